@@ -1,0 +1,42 @@
+import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { requestId } from "hono/request-id";
+import { ApiError, errorBody } from "./lib/errors";
+import { resolveCredential } from "./middleware/credential";
+import { rateLimit, rateLimitHeaders } from "./middleware/rate-limit";
+import events from "./routes/events";
+import type { AppEnv } from "./types";
+
+const app = new Hono<AppEnv>();
+
+// Order matters: headers are written last, so they land on every response,
+// errors included; the credential is resolved before the limiter picks its scope.
+app.use("*", requestId());
+app.use("*", rateLimitHeaders);
+app.use("/v1/*", resolveCredential);
+app.use("*", rateLimit);
+
+app.get("/", (c) => c.json({ data: { service: "witness", docs: "See README.md", api: "/v1" } }));
+app.route("/v1/events", events);
+
+app.notFound(() => {
+  throw new ApiError("NOT_FOUND", "No such route");
+});
+
+app.onError((err, c) => {
+  if (err instanceof ApiError) return c.json(errorBody(err.code, err.message, err.details), err.status);
+  if (err instanceof HTTPException && err.status < 500) {
+    const code = err.status === 401 ? "UNAUTHORIZED" : err.status === 404 ? "NOT_FOUND" : "VALIDATION_ERROR";
+    return c.json(errorBody(code, err.message || "Bad request"), err.status);
+  }
+  // Only 5xx are logged; the client never sees internals.
+  console.error(`[${c.get("requestId")}]`, err);
+  return c.json(
+    errorBody("INTERNAL_ERROR", "Something went wrong on our side; the request stored nothing and is safe to retry", {
+      request_id: c.get("requestId"),
+    }),
+    500,
+  );
+});
+
+export default app;

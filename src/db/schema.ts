@@ -1,0 +1,108 @@
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/** One tenant of Witness. head_* is the chain head the ledger committed last. */
+export const projects = sqliteTable("projects", {
+  id: text("id").primaryKey(),
+  created_at: text("created_at").notNull(),
+  head_seq: integer("head_seq").notNull().default(0),
+  head_hash: text("head_hash"),
+});
+
+/** Keys are `wtn_live_<prefix>_<secret>`; only a SHA-256 of the secret is kept. */
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    prefix: text("prefix").primaryKey(),
+    project_id: text("project_id")
+      .notNull()
+      .references(() => projects.id),
+    secret_hash: text("secret_hash").notNull(),
+    created_at: text("created_at").notNull(),
+    revoked_at: text("revoked_at"),
+  },
+  (t) => [index("api_keys_project_idx").on(t.project_id)],
+);
+
+export const events = sqliteTable(
+  "events",
+  {
+    /** Integer key so the FTS index can point at rows with a rowid VACUUM never renumbers. */
+    row_id: integer("row_id").primaryKey(),
+    id: text("id").notNull().unique(),
+    project_id: text("project_id").notNull(),
+    seq: integer("seq").notNull(),
+    action: text("action").notNull(),
+    organization: text("organization"),
+    actor_id: text("actor_id"),
+    actor_type: text("actor_type"),
+    actor_name: text("actor_name"),
+    actor_email: text("actor_email"),
+    /** Canonical JSON text; hashed as stored. */
+    targets: text("targets").notNull(),
+    /** Canonical JSON text; hashed as stored. */
+    metadata: text("metadata").notNull(),
+    occurred_at: text("occurred_at").notNull(),
+    received_at: text("received_at").notNull(),
+    ip_address: text("ip_address"),
+    user_agent: text("user_agent"),
+    /** Salt of the personal-data commitment; erased together with the clear values. */
+    pii_salt: text("pii_salt"),
+    pii_commitment: text("pii_commitment").notNull(),
+    hash: text("hash").notNull(),
+    prev_hash: text("prev_hash"),
+    signature: text("signature"),
+    anonymized_at: text("anonymized_at"),
+  },
+  (t) => [
+    // One seq per project: a second writer can never fork the chain.
+    uniqueIndex("events_project_seq_idx").on(t.project_id, t.seq),
+    index("events_project_time_idx").on(t.project_id, t.occurred_at, t.seq),
+    index("events_org_time_idx").on(t.project_id, t.organization, t.occurred_at, t.seq),
+    index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq),
+    index("events_action_time_idx").on(t.project_id, t.action, t.occurred_at, t.seq),
+    index("events_ip_time_idx").on(t.project_id, t.ip_address, t.occurred_at, t.seq),
+  ],
+);
+
+/** A retried ingest with the same Idempotency-Key returns these events again. */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    project_id: text("project_id").notNull(),
+    key: text("key").notNull(),
+    event_ids: text("event_ids").notNull(),
+    created_at: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.key] }), index("idempotency_created_idx").on(t.created_at)],
+);
+
+/** Retention plan: days to keep events whose action matches pattern (`*` is the default rule). */
+export const retentionRules = sqliteTable(
+  "retention_rules",
+  {
+    project_id: text("project_id").notNull(),
+    pattern: text("pattern").notNull(),
+    days: integer("days").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.pattern] })],
+);
+
+/** One record per contiguous run of events purged by retention; lets verify bridge the gap. */
+export const retentionGaps = sqliteTable(
+  "retention_gaps",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    project_id: text("project_id").notNull(),
+    /** Hash of the event before the run (null when the run starts the chain). */
+    before_hash: text("before_hash"),
+    /** Hash of the last purged event of the run. */
+    last_hash: text("last_hash").notNull(),
+    first_seq: integer("first_seq").notNull(),
+    last_seq: integer("last_seq").notNull(),
+    purged_count: integer("purged_count").notNull(),
+    purged_at: text("purged_at").notNull(),
+  },
+  (t) => [index("retention_gaps_project_idx").on(t.project_id, t.last_hash)],
+);
+
+export type EventRow = typeof events.$inferSelect;

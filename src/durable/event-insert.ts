@@ -1,0 +1,39 @@
+import type { EventRow } from "../db/schema";
+
+const COLUMNS = [
+  "id", "project_id", "seq", "action", "organization", "actor_id", "actor_type", "actor_name",
+  "actor_email", "targets", "metadata", "occurred_at", "received_at", "ip_address", "user_agent",
+  "pii_salt", "pii_commitment", "hash", "prev_hash", "signature",
+] as const;
+
+const INSERT_SQL =
+  `INSERT INTO events (${COLUMNS.join(", ")}) SELECT ` +
+  COLUMNS.map((_, i) => `value ->> ${i}`).join(", ") +
+  " FROM json_each(?)";
+
+/** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */
+const MAX_PARAM_BYTES = 1_000_000;
+
+/**
+ * Many rows per statement through json_each: D1 allows only 100 bound
+ * parameters per statement, and one statement per row would be far slower.
+ */
+export function insertEventsStatements(db: D1Database, rows: EventRow[]): D1PreparedStatement[] {
+  const statements: D1PreparedStatement[] = [];
+  let chunk: string[] = [];
+  let bytes = 0;
+  const flush = () => {
+    if (chunk.length === 0) return;
+    statements.push(db.prepare(INSERT_SQL).bind(`[${chunk.join(",")}]`));
+    chunk = [];
+    bytes = 0;
+  };
+  for (const row of rows) {
+    const json = JSON.stringify(COLUMNS.map((c) => row[c]));
+    if (bytes + json.length > MAX_PARAM_BYTES) flush();
+    chunk.push(json);
+    bytes += json.length;
+  }
+  flush();
+  return statements;
+}

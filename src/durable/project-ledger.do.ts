@@ -1,0 +1,189 @@
+import { DurableObject } from "cloudflare:workers";
+import type { EventRow } from "../db/schema";
+import { canonicalPayload, chainHash, piiCommitment } from "../lib/chain";
+import { randomHex } from "../lib/crypto";
+import { RateWindows, type RateState } from "../lib/rate-window";
+import { loadKeyring, sign } from "../lib/signing-keys";
+import type { NewEvent } from "../schemas/event";
+import { insertEventsStatements } from "./event-insert";
+
+export interface AppendRequest {
+  events: NewEvent[];
+  idempotencyKey: string | null;
+  /** API key prefix and its per-minute budget: ingest is rate limited per key. */
+  keyPrefix: string;
+  rateLimit: number;
+}
+
+export type AppendResult =
+  | { status: "appended" | "replayed"; events: EventRow[]; rate: RateState }
+  | { status: "rate_limited"; rate: RateState };
+
+interface Pending {
+  events: NewEvent[];
+  idempotencyKey: string | null;
+  resolve: (rows: EventRow[]) => void;
+  reject: (error: unknown) => void;
+}
+
+const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Bound on one group commit, so one D1 batch stays well inside its limits. */
+const MAX_GROUP_EVENTS = 1000;
+
+/**
+ * The only writer of one project's chain. Concurrent appends queue up and are
+ * committed together in one D1 batch (group commit) that also moves the head;
+ * the in-memory head moves only after D1 said yes.
+ */
+export class ProjectLedger extends DurableObject<Env> {
+  private readonly projectId: string;
+  private head = { seq: 0, hash: null as string | null };
+  private queue: Pending[] = [];
+  private draining = false;
+  private readonly inFlight = new Map<string, Promise<EventRow[]>>();
+  private readonly rates = new RateWindows();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    if (!ctx.id.name) throw new Error("ProjectLedger must be addressed by project id (idFromName)");
+    this.projectId = ctx.id.name;
+    ctx.blockConcurrencyWhile(() => this.loadHead());
+  }
+
+  private async loadHead() {
+    const row = await this.env.DB.prepare("SELECT head_seq, head_hash FROM projects WHERE id = ?")
+      .bind(this.projectId)
+      .first<{ head_seq: number; head_hash: string | null }>();
+    this.head = { seq: row?.head_seq ?? 0, hash: row?.head_hash ?? null };
+  }
+
+  async append(req: AppendRequest): Promise<AppendResult> {
+    const rate = this.rates.hit(req.keyPrefix, req.rateLimit);
+    if (!rate.allowed) return { status: "rate_limited", rate };
+    if (req.idempotencyKey === null) return { status: "appended", events: await this.enqueue(req), rate };
+
+    const key = req.idempotencyKey;
+    const running = this.inFlight.get(key);
+    if (running) return { status: "replayed", events: await running, rate };
+    const earlier = await this.findIdempotent(key);
+    if (earlier) return { status: "replayed", events: earlier, rate };
+    const promise = this.enqueue(req);
+    this.inFlight.set(key, promise);
+    try {
+      return { status: "appended", events: await promise, rate };
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  private async findIdempotent(key: string): Promise<EventRow[] | null> {
+    const since = new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString();
+    const hit = await this.env.DB.prepare(
+      "SELECT event_ids FROM idempotency_keys WHERE project_id = ? AND key = ? AND created_at > ?",
+    )
+      .bind(this.projectId, key, since)
+      .first<{ event_ids: string }>();
+    if (!hit) return null;
+    const { results } = await this.env.DB.prepare(
+      "SELECT * FROM events WHERE project_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY seq",
+    )
+      .bind(this.projectId, hit.event_ids)
+      .all<EventRow>();
+    return results;
+  }
+
+  private enqueue(req: AppendRequest): Promise<EventRow[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ events: req.events, idempotencyKey: req.idempotencyKey, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain() {
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) {
+        const group: Pending[] = [];
+        let size = 0;
+        while (this.queue.length > 0 && (group.length === 0 || size + this.queue[0].events.length <= MAX_GROUP_EVENTS)) {
+          const next = this.queue.shift()!;
+          size += next.events.length;
+          group.push(next);
+        }
+        await this.commit(group);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async commit(group: Pending[]) {
+    try {
+      const rows = await this.buildRows(group.flatMap((p) => p.events));
+      const last = rows[rows.length - 1];
+      const now = new Date().toISOString();
+      const statements = [
+        ...insertEventsStatements(this.env.DB, rows),
+        this.env.DB.prepare("UPDATE projects SET head_seq = ?, head_hash = ? WHERE id = ?").bind(
+          last.seq,
+          last.hash,
+          this.projectId,
+        ),
+      ];
+      let offset = 0;
+      const slices = group.map((p) => {
+        const slice = rows.slice(offset, offset + p.events.length);
+        offset += p.events.length;
+        if (p.idempotencyKey !== null) {
+          statements.push(
+            this.env.DB.prepare(
+              "INSERT OR REPLACE INTO idempotency_keys (project_id, key, event_ids, created_at) VALUES (?, ?, ?, ?)",
+            ).bind(this.projectId, p.idempotencyKey, JSON.stringify(slice.map((r) => r.id)), now),
+          );
+        }
+        return slice;
+      });
+      await this.env.DB.batch(statements);
+      this.head = { seq: last.seq, hash: last.hash };
+      group.forEach((p, i) => p.resolve(slices[i]));
+    } catch (error) {
+      // A D1 batch is one transaction: nothing of it was stored. Reload the head
+      // anyway, in case the commit did land and only its answer was lost.
+      await this.loadHead().catch(() => {});
+      group.forEach((p) => p.reject(error));
+    }
+  }
+
+  private async buildRows(events: NewEvent[]): Promise<EventRow[]> {
+    const ring = await loadKeyring(this.env.SIGNING_KEYS);
+    const receivedAt = new Date().toISOString();
+    let { seq, hash: prevHash } = this.head;
+    const rows: EventRow[] = [];
+    for (const e of events) {
+      seq += 1;
+      const salt = randomHex(16);
+      const commitment = await piiCommitment(salt, e);
+      const row = {
+        ...e,
+        row_id: null as unknown as number,
+        id: crypto.randomUUID(),
+        project_id: this.projectId,
+        seq,
+        occurred_at: e.occurred_at ?? receivedAt,
+        received_at: receivedAt,
+        pii_salt: salt,
+        pii_commitment: commitment,
+        prev_hash: prevHash,
+        hash: "",
+        signature: null as string | null,
+        anonymized_at: null,
+      };
+      const payload = canonicalPayload(row, commitment);
+      row.hash = await chainHash(prevHash, payload);
+      row.signature = await sign(ring, payload);
+      prevHash = row.hash;
+      rows.push(row);
+    }
+    return rows;
+  }
+}

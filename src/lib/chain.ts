@@ -1,0 +1,79 @@
+import { canonicalize } from "./canonical";
+import { sha256Hex } from "./crypto";
+
+/** The personal fields that enter the chain only as a salted commitment. */
+export interface PersonalData {
+  actor_id: string | null;
+  actor_name: string | null;
+  actor_email: string | null;
+  ip_address: string | null;
+  user_agent: string | null;
+}
+
+/** Stored, non-derived fields of an event that the hash and signature cover. */
+export interface ChainFields {
+  id: string;
+  project_id: string;
+  seq: number;
+  action: string;
+  organization: string | null;
+  actor_type: string | null;
+  /** Canonical (RFC 8785) JSON text of the targets array, as stored. */
+  targets: string;
+  /** Canonical (RFC 8785) JSON text of the metadata object, as stored. */
+  metadata: string;
+  occurred_at: string;
+}
+
+export const PAYLOAD_VERSION = 1;
+
+export function piiCommitment(salt: string, pii: PersonalData): Promise<string> {
+  return sha256Hex(
+    salt +
+      canonicalize({
+        actor_email: pii.actor_email,
+        actor_id: pii.actor_id,
+        actor_name: pii.actor_name,
+        ip_address: pii.ip_address,
+        user_agent: pii.user_agent,
+      }),
+  );
+}
+
+/**
+ * The RFC 8785 text of the payload. Built by hand because targets and metadata
+ * are already stored canonical; the unit tests prove it equals canonicalize()
+ * of the parsed object, which is how a third party recomputes it.
+ */
+export function canonicalPayload(e: ChainFields, pii: string): string {
+  const s = JSON.stringify;
+  return (
+    `{"action":${s(e.action)},"actor_type":${s(e.actor_type)},"id":${s(e.id)},` +
+    `"metadata":${e.metadata},"occurred_at":${s(e.occurred_at)},"organization":${s(e.organization)},` +
+    `"pii":${s(pii)},"project_id":${s(e.project_id)},"seq":${e.seq},"targets":${e.targets},` +
+    `"v":${PAYLOAD_VERSION}}`
+  );
+}
+
+export function chainHash(prevHash: string | null, payload: string): Promise<string> {
+  return sha256Hex((prevHash ?? "") + payload);
+}
+
+/**
+ * The commitment a row's payload must carry. With its salt present the row's
+ * clear personal data is recommitted, so editing it is caught. After erasure
+ * (salt gone) the stored commitment stands in, but only if the clear values are
+ * gone too: personal data planted on an erased row cannot be vouched for.
+ */
+export async function rowCommitment(
+  row: PersonalData & { pii_salt: string | null; pii_commitment: string },
+): Promise<string | null> {
+  if (row.pii_salt !== null) return piiCommitment(row.pii_salt, row);
+  const cleared =
+    row.actor_id === null &&
+    row.actor_name === null &&
+    row.actor_email === null &&
+    row.ip_address === null &&
+    row.user_agent === null;
+  return cleared ? row.pii_commitment : null;
+}

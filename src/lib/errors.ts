@@ -1,0 +1,33 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** The closed catalogue of error codes; each has exactly one HTTP status. */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  EVENT_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export function errorBody(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+  return { error: { code, message, details } };
+}

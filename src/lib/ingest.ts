@@ -1,0 +1,37 @@
+import type { Context } from "hono";
+import type { EventRow } from "../db/schema";
+import { rateLimited } from "../middleware/rate-limit";
+import type { NewEvent } from "../schemas/event";
+import type { AppEnv } from "../types";
+import { ApiError } from "./errors";
+import { validationError } from "./validate";
+
+export function requestContext(req: Request) {
+  return { ip_address: req.headers.get("CF-Connecting-IP"), user_agent: req.headers.get("User-Agent") };
+}
+
+function idempotencyKey(c: Context<AppEnv>): string | null {
+  const key = c.req.header("Idempotency-Key");
+  if (key === undefined) return null;
+  if (key.length < 1 || key.length > 255) {
+    throw validationError([{ path: "Idempotency-Key", message: "Idempotency-Key must be 1 to 255 characters" }]);
+  }
+  return key;
+}
+
+/** Hands validated events to the project's ledger, which chains and stores them. */
+export async function appendEvents(c: Context<AppEnv>, events: NewEvent[]): Promise<EventRow[]> {
+  const credential = c.get("credential");
+  if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Ingest needs an API key");
+  const ledger = c.env.LEDGER.get(c.env.LEDGER.idFromName(credential.projectId));
+  const result = await ledger.append({
+    events,
+    idempotencyKey: idempotencyKey(c),
+    keyPrefix: credential.prefix,
+    rateLimit: Number(c.env.RATE_LIMIT_INGEST_PER_MIN) || 1200,
+  });
+  c.set("rate", result.rate);
+  if (result.status === "rate_limited") throw rateLimited(result.rate);
+  if (result.status === "replayed") c.header("Idempotent-Replayed", "true");
+  return result.events;
+}

@@ -1,0 +1,47 @@
+import { createMiddleware } from "hono/factory";
+import { ApiError } from "../lib/errors";
+import type { RateState } from "../lib/rate-window";
+import type { AppEnv } from "../types";
+
+export function clientIp(req: Request): string {
+  return req.headers.get("CF-Connecting-IP") ?? "unknown";
+}
+
+export function isIngest(method: string, path: string): boolean {
+  return method === "POST" && (path === "/v1/events" || path === "/v1/events/batch");
+}
+
+export function rateLimited(rate: RateState): ApiError {
+  return new ApiError("RATE_LIMITED", `Rate limit of ${rate.limit} requests per minute exceeded; retry in ${rate.reset} s`, {
+    limit: rate.limit,
+    retry_after: rate.reset,
+  });
+}
+
+/**
+ * Writes the IETF RateLimit-* headers on every response, errors included.
+ * Authenticated ingest is counted per API key by the project ledger (the
+ * route sets c.var.rate); everything else is counted here, per client IP.
+ */
+export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
+  c.set("rate", null);
+  const keyScoped = isIngest(c.req.method, c.req.path) && c.get("credential")?.kind === "api_key";
+  if (!keyScoped) {
+    const limit = Number(c.env.RATE_LIMIT_OTHER_PER_MIN) || 1500;
+    const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(`ip:${clientIp(c.req.raw)}`));
+    c.set("rate", await limiter.hit(limit));
+  }
+  const rate = c.get("rate");
+  if (rate && !rate.allowed) throw rateLimited(rate);
+  await next();
+});
+
+export const rateLimitHeaders = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  const rate = c.get("rate");
+  if (!rate) return;
+  c.res.headers.set("RateLimit-Limit", String(rate.limit));
+  c.res.headers.set("RateLimit-Remaining", String(rate.remaining));
+  c.res.headers.set("RateLimit-Reset", String(rate.reset));
+  if (!rate.allowed) c.res.headers.set("Retry-After", String(rate.reset));
+});

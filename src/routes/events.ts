@@ -1,0 +1,46 @@
+import { Hono } from "hono";
+import type { EventRow } from "../db/schema";
+import { ApiError } from "../lib/errors";
+import { toEvent } from "../lib/event-shape";
+import { appendEvents, requestContext } from "../lib/ingest";
+import { readJsonObject } from "../lib/request-body";
+import { validationError } from "../lib/validate";
+import { projectOf, requireCredential } from "../middleware/credential";
+import { parseEvent } from "../schemas/event";
+import type { AppEnv } from "../types";
+
+export const MAX_BATCH = 100;
+
+const events = new Hono<AppEnv>();
+const apiKeyOnly = requireCredential({ allowEmbed: false });
+const readers = requireCredential({ allowEmbed: true });
+
+events.post("/", apiKeyOnly, async (c) => {
+  const event = parseEvent(await readJsonObject(c), requestContext(c.req.raw));
+  const [row] = await appendEvents(c, [event]);
+  return c.json({ data: toEvent(row) }, 201);
+});
+
+events.post("/batch", apiKeyOnly, async (c) => {
+  const body = await readJsonObject(c);
+  const list = body.events;
+  if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH) {
+    throw validationError([{ path: "events", message: `events must be an array of 1 to ${MAX_BATCH} events` }]);
+  }
+  const ctx = requestContext(c.req.raw);
+  const parsed = list.map((raw, i) => parseEvent(raw, ctx, `events.${i}.`));
+  const rows = await appendEvents(c, parsed);
+  return c.json({ data: rows.map(toEvent) }, 201);
+});
+
+events.get("/:id", readers, async (c) => {
+  const credential = c.get("credential")!;
+  const row = await c.env.DB.prepare("SELECT * FROM events WHERE id = ? AND project_id = ?")
+    .bind(c.req.param("id"), projectOf(credential))
+    .first<EventRow>();
+  const hidden = credential.kind === "embed" && credential.organization !== null && row?.organization !== credential.organization;
+  if (!row || hidden) throw new ApiError("NOT_FOUND", "No event with that id in this project");
+  return c.json({ data: toEvent(row) });
+});
+
+export default events;

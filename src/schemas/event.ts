@@ -1,0 +1,163 @@
+import { z } from "zod";
+import { canonicalize } from "../lib/canonical";
+import { normalizeTimestamp } from "../lib/cursor";
+import { ApiError } from "../lib/errors";
+import { utf8Length } from "../lib/crypto";
+import { toIssues, validationError } from "../lib/validate";
+
+/** Per-event caps in UTF-8 bytes of the serialized field (spec "Limits"). */
+export const CAPS = {
+  action: 255,
+  organization: 128,
+  metadata: 8192,
+  targets: 4096,
+  targetEntries: 20,
+  "actor.id": 255,
+  "actor.name": 255,
+  "actor.email": 255,
+  "actor.type": 64,
+  "target.type": 64,
+  "target.id": 255,
+  "target.name": 255,
+} as const;
+
+const required = (field: string) => ({
+  error: (issue: { input: unknown }) =>
+    issue.input === undefined ? `${field} is required` : `${field} must be a string`,
+});
+
+export const actorSchema = z.strictObject({
+  id: z.string().min(1, "actor.id must not be empty").nullish(),
+  type: z.string().min(1, "actor.type must not be empty").nullish(),
+  name: z.string().nullish(),
+  email: z.email("actor.email must be a valid e-mail address").nullish(),
+});
+
+export const targetSchema = z.strictObject({
+  type: z.string(required("type")).min(1, "type must not be empty"),
+  id: z.string(required("id")).min(1, "id must not be empty"),
+  name: z.string().nullish(),
+});
+
+export const eventInputSchema = z.strictObject({
+  action: z.string(required("action")).min(1, "action must not be empty"),
+  organization: z.string().min(1, "organization must not be empty").nullish(),
+  actor: actorSchema.nullish(),
+  targets: z.array(targetSchema).nullish(),
+  metadata: z.record(z.string(), z.json(), "metadata must be a JSON object").nullish(),
+  occurred_at: z
+    .string()
+    .nullish()
+    .refine((v) => v == null || normalizeTimestamp(v) !== null, {
+      message: "occurred_at must be an ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z",
+    }),
+});
+
+export type EventInput = z.infer<typeof eventInputSchema>;
+
+/** An event as the ledger receives it: validated, flattened, JSON fields canonical. */
+export interface NewEvent {
+  action: string;
+  organization: string | null;
+  actor_id: string | null;
+  actor_type: string | null;
+  actor_name: string | null;
+  actor_email: string | null;
+  targets: string;
+  metadata: string;
+  occurred_at: string | null;
+  ip_address: string | null;
+  user_agent: string | null;
+}
+
+function tooLarge(field: string, size: number, limit: number, unit: "bytes" | "entries" = "bytes", at = "") {
+  const name = at + field;
+  const index = /^events\.(\d+)\.$/.exec(at);
+  return new ApiError("EVENT_TOO_LARGE", `${name} is ${size} ${unit}; the limit is ${limit} ${unit}`, {
+    field: name,
+    size,
+    limit,
+    ...(unit === "entries" ? { unit } : {}),
+    ...(index ? { index: Number(index[1]) } : {}),
+  });
+}
+
+/** Checks every cap on the raw body, before shape validation, so oversize is always a 413. */
+export function checkCaps(raw: Record<string, unknown>, at = ""): void {
+  const text = (field: keyof typeof CAPS, value: unknown) => {
+    if (typeof value === "string" && utf8Length(value) > CAPS[field]) {
+      throw tooLarge(field, utf8Length(value), CAPS[field], "bytes", at);
+    }
+  };
+  text("action", raw.action);
+  text("organization", raw.organization);
+  const actor = raw.actor;
+  if (actor && typeof actor === "object") {
+    const a = actor as Record<string, unknown>;
+    text("actor.id", a.id);
+    text("actor.type", a.type);
+    text("actor.name", a.name);
+    text("actor.email", a.email);
+  }
+  if (Array.isArray(raw.targets)) {
+    if (raw.targets.length > CAPS.targetEntries) {
+      throw tooLarge("targets", raw.targets.length, CAPS.targetEntries, "entries", at);
+    }
+    const size = utf8Length(JSON.stringify(raw.targets));
+    if (size > CAPS.targets) throw tooLarge("targets", size, CAPS.targets, "bytes", at);
+    raw.targets.forEach((t, i) => {
+      if (!t || typeof t !== "object") return;
+      const entry = t as Record<string, unknown>;
+      for (const key of ["type", "id", "name"] as const) {
+        const value = entry[key];
+        const cap = CAPS[`target.${key}`];
+        if (typeof value === "string" && utf8Length(value) > cap) {
+          throw tooLarge(`targets.${i}.${key}`, utf8Length(value), cap, "bytes", at);
+        }
+      }
+    });
+  }
+  if (raw.metadata !== undefined && raw.metadata !== null) {
+    const size = utf8Length(JSON.stringify(raw.metadata));
+    if (size > CAPS.metadata) throw tooLarge("metadata", size, CAPS.metadata, "bytes", at);
+  }
+}
+
+export interface RequestContext {
+  ip_address: string | null;
+  user_agent: string | null;
+}
+
+/** Raw JSON value -> NewEvent, or throws the 413 / 400 the spec asks for. */
+export function parseEvent(raw: unknown, ctx: RequestContext, at = ""): NewEvent {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    throw validationError([{ path: at.replace(/\.$/, ""), message: "an event must be a JSON object" }]);
+  }
+  checkCaps(raw as Record<string, unknown>, at);
+  const result = eventInputSchema.safeParse(raw);
+  if (!result.success) {
+    throw validationError(toIssues(result.error).map((i) => ({ ...i, path: at + i.path })));
+  }
+  const e = result.data;
+  let metadata: string;
+  let targets: string;
+  try {
+    metadata = canonicalize(e.metadata ?? {});
+    targets = canonicalize((e.targets ?? []).map((t) => ({ type: t.type, id: t.id, name: t.name ?? null })));
+  } catch {
+    throw validationError([{ path: `${at}metadata`, message: "metadata must hold finite JSON values" }]);
+  }
+  return {
+    action: e.action,
+    organization: e.organization ?? null,
+    actor_id: e.actor?.id ?? null,
+    actor_type: e.actor?.type ?? null,
+    actor_name: e.actor?.name ?? null,
+    actor_email: e.actor?.email ?? null,
+    targets,
+    metadata,
+    occurred_at: e.occurred_at ? normalizeTimestamp(e.occurred_at) : null,
+    ip_address: ctx.ip_address,
+    user_agent: ctx.user_agent,
+  };
+}

@@ -1,0 +1,16 @@
+import type { RateState } from "./lib/rate-window";
+
+/** Who is calling: a project's API key, or an embed token (read-only, maybe one organization). */
+export type Credential =
+  | { kind: "api_key"; projectId: string; prefix: string }
+  | { kind: "embed"; projectId: string; organization: string | null };
+
+export interface AppEnv {
+  Bindings: Env;
+  Variables: {
+    credential: Credential | null;
+    /** Set when the credential could not be accepted; thrown by requireCredential. */
+    credentialError: string | null;
+    rate: RateState | null;
+  };
+}

@@ -1,0 +1,51 @@
+import { env, exports } from "cloudflare:workers";
+import { generateApiKey } from "../src/lib/api-keys";
+
+export const BASE = "https://witness.test";
+
+/** A fresh project with its own key: storage is shared within a test file. */
+export async function createProject(name = `p-${crypto.randomUUID()}`) {
+  const { key, prefix, secretHash } = await generateApiKey();
+  const now = new Date().toISOString();
+  await env.DB.batch([
+    env.DB.prepare("INSERT OR IGNORE INTO projects (id, created_at) VALUES (?, ?)").bind(name, now),
+    env.DB.prepare("INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES (?, ?, ?, ?)").bind(
+      prefix,
+      name,
+      secretHash,
+      now,
+    ),
+  ]);
+  return { id: name, key, prefix };
+}
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+  ip?: string;
+}
+
+/** Calls the worker's own fetch handler, as a client over HTTP would. */
+export async function call(method: string, path: string, options: CallOptions = {}) {
+  const headers: Record<string, string> = {
+    "CF-Connecting-IP": options.ip ?? `10.0.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`,
+    ...(options.key ? { Authorization: `Bearer ${options.key}` } : {}),
+    ...(options.body !== undefined ? { "Content-Type": "application/json" } : {}),
+    ...options.headers,
+  };
+  const body = options.body === undefined ? undefined : typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+  const res = await exports.default.fetch(new Request(`${BASE}${path}`, { method, headers, body }));
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = null;
+  }
+  return { status: res.status, headers: res.headers, json, text };
+}
+
+export function ingest(key: string, event: unknown, options: Omit<CallOptions, "key" | "body"> = {}) {
+  return call("POST", "/v1/events", { ...options, key, body: event });
+}

@@ -1,0 +1,23 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig(async () => ({
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+          // Fixed test secrets; real ones come from .dev.vars or `wrangler secret put`.
+          SIGNING_KEYS: "1:test-signing-key-version-one",
+          EMBED_TOKEN_SECRET: "test-embed-token-secret-0123456789abcdef",
+          RECEIPT_SIGNING_KEYS: "",
+        },
+      },
+    }),
+  ],
+  test: {
+    include: ["test/{unit,routes,durable}/**/*.test.ts"],
+    setupFiles: ["./test/setup.ts"],
+  },
+}));
