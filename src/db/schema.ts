@@ -101,8 +101,15 @@ export const retentionGaps = sqliteTable(
     last_seq: integer("last_seq").notNull(),
     purged_count: integer("purged_count").notNull(),
     purged_at: text("purged_at").notNull(),
+    /** `v<N>:` HMAC of the record (SIGNING_KEYS), so a gap cannot be forged to hide a deletion. */
+    signature: text("signature"),
   },
-  (t) => [index("retention_gaps_project_idx").on(t.project_id, t.last_hash)],
+  (t) => [
+    index("retention_gaps_project_idx").on(t.project_id, t.last_hash),
+    // One record per hole: the purge finds its neighbours by seq to merge them.
+    uniqueIndex("retention_gaps_first_seq_idx").on(t.project_id, t.first_seq),
+    index("retention_gaps_last_seq_idx").on(t.project_id, t.last_seq),
+  ],
 );
 
 export type EventRow = typeof events.$inferSelect;
