@@ -40,7 +40,7 @@ export class ProjectLedger extends DurableObject<Env> {
   private head = { seq: 0, hash: null as string | null };
   private queue: Pending[] = [];
   private draining = false;
-  private readonly inFlight = new Map<string, Promise<EventRow[]>>();
+  private readonly inFlight = new Map<string, Promise<{ replayed: boolean; events: EventRow[] }>>();
   private readonly rates = new RateWindows();
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -62,18 +62,26 @@ export class ProjectLedger extends DurableObject<Env> {
     if (!rate.allowed) return { status: "rate_limited", rate };
     if (req.idempotencyKey === null) return { status: "appended", events: await this.enqueue(req), rate };
 
+    // Registered before any await, so concurrent retries with the same key share one append.
     const key = req.idempotencyKey;
     const running = this.inFlight.get(key);
-    if (running) return { status: "replayed", events: await running, rate };
-    const earlier = await this.findIdempotent(key);
-    if (earlier) return { status: "replayed", events: earlier, rate };
-    const promise = this.enqueue(req);
-    this.inFlight.set(key, promise);
+    if (running) return { status: "replayed", events: (await running).events, rate };
+    const attempt = (async () => {
+      const earlier = await this.findIdempotent(key);
+      return earlier ? { replayed: true, events: earlier } : { replayed: false, events: await this.enqueue(req) };
+    })();
+    this.inFlight.set(key, attempt);
     try {
-      return { status: "appended", events: await promise, rate };
+      const { replayed, events } = await attempt;
+      return { status: replayed ? "replayed" : "appended", events, rate };
     } finally {
       this.inFlight.delete(key);
     }
+  }
+
+  /** Counts an ingest request that failed before it could be appended. */
+  countRequest(keyPrefix: string, limit: number): RateState {
+    return this.rates.hit(keyPrefix, limit);
   }
 
   private async findIdempotent(key: string): Promise<EventRow[] | null> {

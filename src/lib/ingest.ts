@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { EventRow } from "../db/schema";
-import { rateLimited } from "../middleware/rate-limit";
+import { ingestLimit, rateLimited } from "../middleware/rate-limit";
 import type { NewEvent } from "../schemas/event";
 import type { AppEnv } from "../types";
 import { ApiError } from "./errors";
@@ -28,7 +28,7 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[]): Prom
     events,
     idempotencyKey: idempotencyKey(c),
     keyPrefix: credential.prefix,
-    rateLimit: Number(c.env.RATE_LIMIT_INGEST_PER_MIN) || 1200,
+    rateLimit: ingestLimit(c.env),
   });
   c.set("rate", result.rate);
   if (result.status === "rate_limited") throw rateLimited(result.rate);

@@ -8,8 +8,9 @@ export interface RateState {
 }
 
 /**
- * Fixed one-minute windows per key. Refused requests are not counted, so a
- * client that backs off regains its budget at the next window.
+ * One-minute windows per key, each starting at the key's first request after
+ * the previous window ended (so a burst is never split across two windows).
+ * Refused requests are not counted: a client that backs off regains its budget.
  */
 export class RateWindows {
   private windows = new Map<string, { start: number; count: number }>();
@@ -17,13 +18,13 @@ export class RateWindows {
   constructor(private readonly periodMs = 60_000) {}
 
   hit(key: string, limit: number, now = Date.now()): RateState {
-    const start = now - (now % this.periodMs);
     let window = this.windows.get(key);
-    if (!window || window.start !== start) {
-      if (this.windows.size > 10_000) this.prune(start);
-      window = { start, count: 0 };
+    if (!window || now >= window.start + this.periodMs) {
+      if (this.windows.size > 10_000) this.prune(now);
+      window = { start: now, count: 0 };
       this.windows.set(key, window);
     }
+    const start = window.start;
     const allowed = window.count < limit;
     if (allowed) window.count++;
     return {
@@ -34,7 +35,7 @@ export class RateWindows {
     };
   }
 
-  private prune(currentStart: number) {
-    for (const [key, w] of this.windows) if (w.start !== currentStart) this.windows.delete(key);
+  private prune(now: number) {
+    for (const [key, w] of this.windows) if (now >= w.start + this.periodMs) this.windows.delete(key);
   }
 }

@@ -34,7 +34,17 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   const rate = c.get("rate");
   if (rate && !rate.allowed) throw rateLimited(rate);
   await next();
+  const credential = c.get("credential");
+  if (keyScoped && credential?.kind === "api_key" && !c.get("rate")) {
+    // Refused before it reached the ledger (bad body): it still spends the key's budget.
+    const ledger = c.env.LEDGER.get(c.env.LEDGER.idFromName(credential.projectId));
+    c.set("rate", await ledger.countRequest(credential.prefix, ingestLimit(c.env)));
+  }
 });
+
+export function ingestLimit(env: Env): number {
+  return Number(env.RATE_LIMIT_INGEST_PER_MIN) || 1200;
+}
 
 export const rateLimitHeaders = createMiddleware<AppEnv>(async (c, next) => {
   await next();

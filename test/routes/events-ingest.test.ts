@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, createProject, ingest } from "../helpers";
+import { createProject, ingest } from "../helpers";
 
 describe("POST /v1/events", () => {
   it("stores a minimal event, fills server fields and returns 201 with the event", async () => {

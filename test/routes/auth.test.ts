@@ -1,0 +1,92 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { call, createProject, ingest } from "../helpers";
+
+describe("authentication", () => {
+  it("uses the test secrets from the vitest config, not a developer's .dev.vars", () => {
+    expect(env.SIGNING_KEYS).toBe("1:test-signing-key-version-one");
+  });
+
+  it.each([
+    ["no Authorization header", undefined],
+    ["a non-Bearer scheme", "Basic dXNlcjpwYXNz"],
+    ["a malformed key", "Bearer not-a-key"],
+    ["an unknown prefix", "Bearer wtn_live_AAAAAAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"],
+  ])("answers 401 in the envelope for %s", async (_name, header) => {
+    const res = await call("POST", "/v1/events", { body: { action: "a" }, headers: header ? { Authorization: header } : {} });
+    expect(res.status).toBe(401);
+    expect(res.json.error.code).toBe("UNAUTHORIZED");
+    expect(res.json.error.details).toEqual({});
+    const read = await call("GET", "/v1/events/00000000-0000-0000-0000-000000000000", { headers: header ? { Authorization: header } : {} });
+    expect(read.status).toBe(401);
+  });
+
+  it("refuses a key whose secret is wrong even with a real prefix", async () => {
+    const p = await createProject();
+    const forged = `wtn_live_${p.prefix}_${"A".repeat(32)}`;
+    const res = await ingest(forged, { action: "a" });
+    expect(res.status).toBe(401);
+    expect(res.json.error.message).toBe("The API key is not valid");
+  });
+
+  it("stores only a SHA-256 of the secret, never the key", async () => {
+    const p = await createProject();
+    const row = await env.DB.prepare("SELECT * FROM api_keys WHERE prefix = ?").bind(p.prefix).first<Record<string, string>>();
+    const secret = p.key.split("_")[3];
+    expect(Object.values(row!).some((v) => typeof v === "string" && v.includes(secret))).toBe(false);
+    expect(row!.secret_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("refuses a revoked key with 401", async () => {
+    const p = await createProject();
+    expect((await ingest(p.key, { action: "before" })).status).toBe(201);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?").bind(new Date().toISOString(), p.prefix).run();
+    const res = await ingest(p.key, { action: "after" });
+    expect(res.status).toBe(401);
+    expect(res.json.error.message).toMatch(/revoked/);
+  });
+});
+
+describe("project isolation", () => {
+  it("writes to the key's project and never reads another project's event", async () => {
+    const a = await createProject();
+    const b = await createProject();
+    const created = await ingest(a.key, { action: "secret.thing", actor: { id: "u1", email: "x@a.test" } });
+    expect(created.json.data.project_id).toBe(a.id);
+    const own = await call("GET", `/v1/events/${created.json.data.id}`, { key: a.key });
+    expect(own.status).toBe(200);
+    expect(own.json.data).toEqual(created.json.data);
+    const foreign = await call("GET", `/v1/events/${created.json.data.id}`, { key: b.key });
+    expect(foreign.status).toBe(404);
+    expect(foreign.json.error.code).toBe("NOT_FOUND");
+    // Chains are per project: b's first event starts a chain of its own.
+    const first = await ingest(b.key, { action: "b.first" });
+    expect(first.json.data.prev_hash).toBeNull();
+    expect(first.json.data.seq).toBe(1);
+  });
+});
+
+describe("errors", () => {
+  it("answers unknown routes and ids with 404 in the envelope", async () => {
+    const p = await createProject();
+    const route = await call("GET", "/v1/nothing-here", { key: p.key });
+    expect(route.status).toBe(404);
+    expect(route.json.error).toEqual({ code: "NOT_FOUND", message: "No such route", details: {} });
+    const id = await call("GET", "/v1/events/00000000-0000-0000-0000-000000000000", { key: p.key });
+    expect(id.status).toBe(404);
+  });
+
+  it("turns an unexpected failure into a 500 envelope without internals", async () => {
+    const p = await createProject();
+    await env.DB.exec("CREATE TRIGGER boom_500 BEFORE INSERT ON events WHEN NEW.action = 'explode.now' BEGIN SELECT RAISE(ABORT, 'secret sql detail'); END");
+    try {
+      const res = await ingest(p.key, { action: "explode.now" });
+      expect(res.status).toBe(500);
+      expect(res.json.error.code).toBe("INTERNAL_ERROR");
+      expect(res.text).not.toMatch(/secret sql detail|SQLITE|at .*\.ts/);
+      expect(res.json.error.details.request_id).toBeTruthy();
+    } finally {
+      await env.DB.exec("DROP TRIGGER boom_500");
+    }
+  });
+});
