@@ -1,0 +1,228 @@
+// Benchmark plumbing: start workers under `wrangler dev`, load data, measure.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { createHash, randomBytes, randomInt } from "node:crypto";
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const ROOT = new URL("../..", import.meta.url).pathname;
+const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
+const ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+
+export function tempDir(name) {
+  return mkdtempSync(join(tmpdir(), `witness-bench-${name}-`));
+}
+
+function run(args, cwd = ROOT) {
+  return execFileSync(WRANGLER, args, { cwd, env: ENV, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+}
+
+async function waitFor(url, child, seconds = 90) {
+  const until = Date.now() + seconds * 1000;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}) before ${url} answered`);
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+  throw new Error(`${url} did not come up in ${seconds}s`);
+}
+
+function descendants(pid) {
+  const out = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) out.push(Number(entry), ...descendants(Number(entry)));
+    } catch {}
+  }
+  return out;
+}
+
+/** Starts `wrangler dev` for a config; returns its URL, workerd's pid (for memory) and stop(). */
+export async function startWorker({ port, configDir = ROOT, persistDir, vars = {} }) {
+  const args = ["dev", "--port", String(port), "--ip", "127.0.0.1", "--log-level", "error", "--show-interactive-dev-session=false"];
+  if (persistDir) args.push("--persist-to", persistDir);
+  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
+  const child = spawn(WRANGLER, args, { cwd: configDir, env: ENV, stdio: ["ignore", "ignore", "inherit"], detached: true });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(url, child);
+  const workerdPid = descendants(child.pid).find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd";
+    } catch {
+      return false;
+    }
+  });
+  return {
+    url,
+    workerdPid,
+    stop() {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {}
+    },
+  };
+}
+
+/** The Witness worker with its own local state, bench secrets and rate limits out of the way. */
+export async function startWitness({ port, persistDir }) {
+  run(["d1", "migrations", "apply", "witness", "--local", "--persist-to", persistDir]);
+  const receiptKey = (await import("node:crypto")).generateKeyPairSync("ed25519").privateKey.export({ format: "der", type: "pkcs8" });
+  return startWorker({
+    port,
+    persistDir,
+    vars: {
+      SIGNING_KEYS: `1:${randomBytes(32).toString("base64url")}`,
+      EMBED_TOKEN_SECRET: randomBytes(32).toString("base64url"),
+      RECEIPT_SIGNING_KEYS: `bench:${receiptKey.toString("base64url")}`,
+      RATE_LIMIT_INGEST_PER_MIN: "1000000000",
+      RATE_LIMIT_OTHER_PER_MIN: "1000000000",
+    },
+  });
+}
+
+export function startBaseline({ port }) {
+  return startWorker({ port, configDir: join(ROOT, "test", "bench", "baseline"), persistDir: tempDir("baseline") });
+}
+
+/** A project and key straight in the local D1 of persistDir (works while dev runs). */
+export function createKey(persistDir, projectId) {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const pick = (n) => Array.from({ length: n }, () => alphabet[randomInt(62)]).join("");
+  const prefix = pick(12);
+  const secret = pick(32);
+  const hash = createHash("sha256").update(secret).digest("hex");
+  const now = new Date().toISOString();
+  run([
+    "d1", "execute", "witness", "--local", "--persist-to", persistDir, "--command",
+    `INSERT OR IGNORE INTO projects (id, created_at) VALUES ('${projectId}', '${now}'); ` +
+      `INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES ('${prefix}', '${projectId}', '${hash}', '${now}');`,
+  ]);
+  return `wtn_live_${prefix}_${secret}`;
+}
+
+const ACTIONS = ["user.login.succeeded", "user.login.failed", "document.shared", "document.deleted", "billing.plan.changed", "member.invited"];
+
+/** A realistic event; a few rare values make selective filters and searches possible. */
+export function sampleEvent(i) {
+  const rare = i % 10_000 === 0;
+  return {
+    action: rare ? "security.key.rotated" : ACTIONS[i % ACTIONS.length],
+    organization: `org_${i % 50}`,
+    actor: { id: `user_${i % 5000}`, type: "user", name: rare ? `Zebulon ${i}` : `User ${i % 5000}`, email: `user${i % 5000}@acme.test` },
+    targets: [{ type: "document", id: `doc_${i % 20000}`, name: "Quarterly plan" }],
+    metadata: { plan: "pro", request: i },
+    // Spread over ~a year, not in ingest order, like backfilled data.
+    occurred_at: new Date(Date.UTC(2026, 0, 1) + ((i * 7919) % 31_536_000) * 1000).toISOString(),
+  };
+}
+
+/** Loads `total` events through POST /v1/events/batch; returns events per second. */
+export async function batchLoad({ url, key, total, concurrency = 6, batchSize = 100, makeEvent = sampleEvent, ip = "127.0.0.2" }) {
+  let next = 0;
+  const started = performance.now();
+  async function worker() {
+    while (next < total) {
+      const from = next;
+      next = Math.min(total, next + batchSize);
+      const events = [];
+      for (let i = from; i < next; i++) events.push(makeEvent(i));
+      const res = await fetch(`${url}/v1/events/batch`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "CF-Connecting-IP": ip },
+        body: JSON.stringify({ events }),
+      });
+      if (res.status !== 201) throw new Error(`batch ingest answered ${res.status}: ${await res.text()}`);
+      await res.arrayBuffer();
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  return { total, seconds, perSecond: total / seconds };
+}
+
+export function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Runs fn sequentially `iterations` times after a warm-up; latency figures in ms. */
+export async function latency(fn, iterations = 200, warmup = 10) {
+  for (let i = 0; i < warmup; i++) await fn(i);
+  const times = [];
+  for (let i = 0; i < iterations; i++) {
+    const t = performance.now();
+    await fn(i);
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99) };
+}
+
+/** Samples a process's resident memory every 100 ms until stop(); returns the peak in MiB. */
+export function sampleRss(pid) {
+  let peak = 0;
+  const read = () => {
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
+      peak = Math.max(peak, kb);
+    } catch {}
+  };
+  read();
+  const timer = setInterval(read, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      read();
+      return peak / 1024;
+    },
+  };
+}
+
+export function ensureWrk() {
+  if (spawnSync("which", ["wrk"]).status === 0) return;
+  console.log("Installing wrk from Debian (HTTP load generator)...");
+  execFileSync("sh", ["-c", "apt-get update -qq && apt-get install -y -qq wrk >/dev/null"], { stdio: "inherit" });
+}
+
+/** wrk -c<connections> against one POST; returns req/s and latency percentiles in ms. */
+export function wrk({ url, body, headers = {}, connections = 32, seconds = 10, threads = 2 }) {
+  const script = join(tempDir("wrk"), "post.lua");
+  const lines = ['wrk.method = "POST"', `wrk.body = ${JSON.stringify(body)}`];
+  for (const [k, v] of Object.entries({ "Content-Type": "application/json", ...headers })) {
+    lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
+  }
+  writeFileSync(script, lines.join("\n"));
+  const out = execFileSync("wrk", ["-t", String(threads), "-c", String(connections), "-d", `${seconds}s`, "--latency", "-s", script, url], {
+    encoding: "utf8",
+  });
+  const ms = (label) => {
+    const m = new RegExp(`^\\s*${label}%\\s+([\\d.]+)(us|ms|s)`, "m").exec(out);
+    if (!m) return NaN;
+    return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
+  };
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)[1]),
+    p50: ms("50"),
+    p99: ms("99"),
+    errors: non2xx ? Number(non2xx[1]) : 0,
+  };
+}
+
+export function report(title, rows) {
+  console.log(`\n== ${title}`);
+  const width = Math.max(...rows.map(([label]) => label.length));
+  for (const [label, value] of rows) console.log(`  ${label.padEnd(width)}  ${value}`);
+}
+
+export const fmt = {
+  ms: (v) => `${v.toFixed(2)} ms`,
+  rate: (v, unit) => `${Math.round(v).toLocaleString("en-US")} ${unit}`,
+  pct: (v) => `${(v * 100).toFixed(0)}%`,
+};
