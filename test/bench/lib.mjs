@@ -7,7 +7,11 @@ import { join } from "node:path";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
-const ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+const ENV = {
+  ...process.env,
+  // wrangler needs Node 22: the node@22 dev dependency first on PATH, even when run outside npm.
+  PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}`,
+  WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
 
 export function tempDir(name) {
   return mkdtempSync(join(tmpdir(), `witness-bench-${name}-`));
