@@ -1,4 +1,4 @@
-// npm run keys:revoke -- <prefix> [--remote]: the key stops working at once.
+// npm run keys:revoke -- <prefix> [--remote]: the key stops working within 10 s (key lookups are cached that long).
 import { fail, parseArgs, quote, sql } from "./lib.mjs";
 
 const { remote, positional } = parseArgs(process.argv.slice(2));
@@ -9,4 +9,4 @@ const rows = sql(
   { remote },
 );
 if (rows.length === 0) fail(`no key with prefix ${prefix}`);
-console.log(`Revoked key ${prefix} of project ${rows[0].project_id} (at ${rows[0].revoked_at}).`);
+console.log(`Revoked key ${prefix} of project ${rows[0].project_id} (at ${rows[0].revoked_at}); it stops working within 10 seconds.`);

@@ -39,11 +39,11 @@ describe("authentication", () => {
 
   it("refuses a revoked key with 401", async () => {
     const p = await createProject();
-    expect((await ingest(p.key, { action: "before" })).status).toBe(201);
     await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?").bind(new Date().toISOString(), p.prefix).run();
     const res = await ingest(p.key, { action: "after" });
     expect(res.status).toBe(401);
     expect(res.json.error.message).toMatch(/revoked/);
+    expect((await call("GET", "/v1/events/x", { key: p.key })).status).toBe(401);
   });
 });
 
