@@ -3,6 +3,7 @@ import type { EventRow } from "../db/schema";
 import { canonicalPayload, chainHash, piiCommitment } from "../lib/chain";
 import { randomHex } from "../lib/crypto";
 import { RateWindows, type RateState } from "../lib/rate-window";
+import { purgeBatch } from "../lib/retention";
 import { loadKeyring, sign } from "../lib/signing-keys";
 import type { NewEvent } from "../schemas/event";
 import { insertEventsStatements } from "./event-insert";
@@ -98,6 +99,18 @@ export class ProjectLedger extends DurableObject<Env> {
       .bind(this.projectId, hit.event_ids)
       .all<EventRow>();
     return results;
+  }
+
+  /** One bounded retention batch; it holds the commit lock, so it never interleaves with an append. */
+  async purgeExpired(now: string): Promise<{ purged: number; done: boolean }> {
+    while (this.draining) await scheduler.wait(10);
+    this.draining = true;
+    try {
+      return await purgeBatch(this.env.DB, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, new Date(now));
+    } finally {
+      this.draining = false;
+      if (this.queue.length > 0) void this.drain();
+    }
   }
 
   private enqueue(req: AppendRequest): Promise<EventRow[]> {

@@ -4,9 +4,12 @@ import { ApiError } from "../lib/errors";
 import { toEvent } from "../lib/event-shape";
 import { appendEvents, requestContext } from "../lib/ingest";
 import { readJsonObject } from "../lib/request-body";
-import { validationError } from "../lib/validate";
+import { loadKeyring } from "../lib/signing-keys";
+import { validate, validationError } from "../lib/validate";
+import { verifyChain } from "../lib/verify";
 import { projectOf, requireCredential } from "../middleware/credential";
 import { parseEvent } from "../schemas/event";
+import { verifyQuery } from "../schemas/verify";
 import type { AppEnv } from "../types";
 
 export const MAX_BATCH = 100;
@@ -31,6 +34,13 @@ events.post("/batch", apiKeyOnly, async (c) => {
   const parsed = list.map((raw, i) => parseEvent(raw, ctx, `events.${i}.`));
   const rows = await appendEvents(c, parsed);
   return c.json({ data: rows.map(toEvent) }, 201);
+});
+
+events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
+  const { from, to } = c.req.valid("query");
+  const ring = await loadKeyring(c.env.SIGNING_KEYS);
+  const window = { from: from ?? null, to: to ?? null };
+  return c.json({ data: await verifyChain(c.env.DB, ring, projectOf(c.get("credential")), window) });
 });
 
 events.get("/:id", readers, async (c) => {

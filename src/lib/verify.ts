@@ -1,0 +1,173 @@
+import {
+  CHAIN_COLUMNS,
+  CHAIN_START,
+  checkLink,
+  checkRow,
+  gapLookup,
+  readHead,
+  rowBefore,
+  rowPastHead,
+  type ChainRow,
+  type FailureReason,
+  type LinkStart,
+} from "./chain-check";
+import { gapsEndingAt, type GapRecord } from "./retention";
+import type { SigningKeyring } from "./signing-keys";
+
+/** Inclusive bounds on occurred_at (normalized ISO); null is open. */
+export interface VerifyWindow {
+  from: string | null;
+  to: string | null;
+}
+
+export interface GapReport {
+  at: string;
+  reason: "plan_retention";
+  purged_count: number;
+  first_seq: number;
+  last_seq: number;
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  verified: number;
+  anonymized: number;
+  unsigned: number;
+  gaps: GapReport[];
+  /** event_id and at are null only when every row of a non-empty chain is gone. */
+  failure: { event_id: string | null; reason: FailureReason; at: string | null } | null;
+}
+
+/** Rows per D1 page: large enough to amortise the round trip, small enough to keep memory flat. */
+export const PAGE_SIZE = 2000;
+
+/**
+ * Walks the project's chain in seq order, one D1 page at a time (the next page
+ * is fetched while this one is checked), and stops at the first bad row. A
+ * window limits which rows are checked, never what they are checked against:
+ * each row still links to its real chain predecessor.
+ */
+export async function verifyChain(
+  db: D1Database,
+  ring: SigningKeyring,
+  projectId: string,
+  window: VerifyWindow,
+  pageSize = PAGE_SIZE,
+): Promise<VerifyResult> {
+  // Rows appended while we walk lie past this head and are left for the next verify.
+  const head = await readHead(db, projectId);
+  const firstSigned = await firstSignedSeq(db, projectId, head.seq);
+  const windowed = window.from !== null || window.to !== null;
+  const result: VerifyResult = { ok: true, verified: 0, anonymized: 0, unsigned: 0, gaps: [], failure: null };
+  const fail = (row: { id: string; occurred_at: string } | null, reason: FailureReason): VerifyResult => ({
+    ...result,
+    ok: false,
+    failure: { event_id: row?.id ?? null, reason, at: row?.occurred_at ?? null },
+  });
+  const report = (gap: GapRecord) =>
+    result.gaps.push({
+      at: gap.purged_at,
+      reason: "plan_retention",
+      purged_count: gap.purged_count,
+      first_seq: gap.first_seq,
+      last_seq: gap.last_seq,
+    });
+
+  let last: ChainRow | null = null;
+  for await (const page of pages(db, projectId, head.seq, window, pageSize)) {
+    const starts = await linkStarts(db, projectId, page, last, windowed);
+    const holes = page.flatMap((row, i) => (row.seq !== starts[i].seq + 1 && row.prev_hash !== null ? [row.prev_hash] : []));
+    const gaps = await gapsEndingAt(db, projectId, holes);
+    const checks = await Promise.all(page.map((row) => checkRow(ring, row)));
+    for (let i = 0; i < page.length; i++) {
+      const row = page[i];
+      const start = starts[i];
+      if (row.seq === start.seq + 1) {
+        if (row.prev_hash !== start.hash) return fail(row, "chain_broken");
+      } else {
+        const link = await checkLink(ring, start, row, async (hash) => gaps.get(hash) ?? []);
+        if (!link.ok) return fail(row, "chain_broken");
+        report(link.gap!);
+      }
+      const check = checks[i];
+      if (!check.hash) return fail(row, "hash_mismatch");
+      const mustBeSigned = firstSigned !== null && row.seq >= firstSigned;
+      if (check.signature === false || (check.signature === null && mustBeSigned)) return fail(row, "signature_mismatch");
+      if (row.anonymized_at !== null) result.anonymized++;
+      else if (check.signature === null) result.unsigned++;
+      else result.verified++;
+    }
+    last = page[page.length - 1];
+  }
+
+  // The chain's end must be the head the ledger recorded (or a gap must lead
+  // to it): that is how deleting the newest events shows. A window that stops
+  // before the end does not check it.
+  const end = windowed ? await rowBefore(db, projectId, head.seq + 1) : last;
+  if (window.to === null || (end !== null && end.seq === last?.seq)) {
+    const link = await checkLink(ring, end ?? CHAIN_START, { seq: head.seq + 1, prev_hash: head.hash }, gapLookup(db, projectId));
+    if (!link.ok) return fail(end, "chain_broken");
+    if (link.gap) report(link.gap);
+    const planted = await rowPastHead(db, projectId);
+    if (planted) return fail(planted, "chain_broken");
+  }
+  return result;
+}
+
+async function firstSignedSeq(db: D1Database, projectId: string, headSeq: number): Promise<number | null> {
+  const row = await db
+    .prepare("SELECT seq FROM events WHERE project_id = ? AND seq <= ? AND signature IS NOT NULL ORDER BY seq LIMIT 1")
+    .bind(projectId, headSeq)
+    .first<{ seq: number }>();
+  return row?.seq ?? null;
+}
+
+async function* pages(db: D1Database, projectId: string, headSeq: number, window: VerifyWindow, size: number) {
+  let sql = `SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? AND seq <= ?`;
+  const bounds: string[] = [];
+  if (window.from !== null) (sql += " AND occurred_at >= ?"), bounds.push(window.from);
+  if (window.to !== null) (sql += " AND occurred_at <= ?"), bounds.push(window.to);
+  const statement = db.prepare(`${sql} ORDER BY seq LIMIT ${size}`);
+  const fetchAfter = (seq: number) => {
+    const promise = statement.bind(projectId, seq, headSeq, ...bounds).all<ChainRow>();
+    // Walking may stop early at a failure; a prefetch nobody awaits must not reject unhandled.
+    promise.catch(() => {});
+    return promise;
+  };
+  let next = fetchAfter(0);
+  for (;;) {
+    const { results } = await next;
+    if (results.length === size) next = fetchAfter(results[results.length - 1].seq);
+    if (results.length > 0) yield results;
+    if (results.length < size) return;
+  }
+}
+
+/**
+ * The chain predecessor of every row of a page. Without a window the walk sees
+ * every row, so it is simply the row walked before; in a window it may lie
+ * outside it and is looked up (one query per page).
+ */
+async function linkStarts(
+  db: D1Database,
+  projectId: string,
+  page: ChainRow[],
+  last: ChainRow | null,
+  windowed: boolean,
+): Promise<LinkStart[]> {
+  const walkedBefore = page.map((_, i) => (i === 0 ? last : page[i - 1]));
+  if (!windowed) return walkedBefore.map((row) => row ?? CHAIN_START);
+  const unknown = page.filter((row, i) => walkedBefore[i]?.seq !== row.seq - 1).map((row) => row.seq);
+  const found = new Map<number, LinkStart>();
+  if (unknown.length > 0) {
+    const { results } = await db
+      .prepare(
+        "SELECT j.value AS of_seq, e.seq, e.hash FROM json_each(?2) j JOIN events e ON e.project_id = ?1 " +
+          "AND e.seq = (SELECT MAX(s.seq) FROM events s WHERE s.project_id = ?1 AND s.seq < j.value)",
+      )
+      .bind(projectId, JSON.stringify(unknown))
+      .all<{ of_seq: number; seq: number; hash: string }>();
+    for (const r of results) found.set(r.of_seq, { seq: r.seq, hash: r.hash });
+  }
+  return page.map((row, i) => (walkedBefore[i]?.seq === row.seq - 1 ? walkedBefore[i]! : (found.get(row.seq) ?? CHAIN_START)));
+}

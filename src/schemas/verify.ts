@@ -1,0 +1,23 @@
+import { z } from "zod";
+import { normalizeTimestamp } from "../lib/cursor";
+
+const bound = (name: string) =>
+  z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z
+      .string(`${name} must be given once`)
+      .transform((v, ctx) => {
+        const normalized = normalizeTimestamp(v);
+        if (normalized === null) {
+          ctx.addIssue({ code: "custom", message: `${name} must be an ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z` });
+          return z.NEVER;
+        }
+        return normalized;
+      })
+      .optional(),
+  );
+
+/** GET /v1/events/verify: an optional window on occurred_at, both ends inclusive. */
+export const verifyQuery = z
+  .object({ from: bound("from"), to: bound("to") })
+  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: "from must not be after to", path: ["from"] });

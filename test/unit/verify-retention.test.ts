@@ -1,0 +1,112 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { cutoffSql, orderRules, PURGE_BATCH, purgeBatch } from "../../src/lib/retention";
+import { loadKeyring } from "../../src/lib/signing-keys";
+import { verifyChain } from "../../src/lib/verify";
+import { appendRows, K1, newProject } from "./verify-fixtures";
+
+const OLD = "2020-01-01T00:00:00.000Z";
+const NOW = new Date("2026-06-01T00:00:00.000Z");
+
+async function plan(projectId: string, pattern: string, days: number) {
+  await env.DB.prepare("INSERT INTO retention_rules (project_id, pattern, days) VALUES (?, ?, ?)").bind(projectId, pattern, days).run();
+}
+
+async function gaps(projectId: string) {
+  const { results } = await env.DB.prepare(
+    "SELECT first_seq, last_seq, purged_count FROM retention_gaps WHERE project_id = ? ORDER BY first_seq",
+  )
+    .bind(projectId)
+    .all();
+  return results;
+}
+
+describe("retention rules", () => {
+  it("ranks exact actions over longer prefixes over shorter ones over *", () => {
+    const rules = [
+      { pattern: "*", days: 1 },
+      { pattern: "a.*", days: 2 },
+      { pattern: "a.b.c", days: 3 },
+      { pattern: "a.b.*", days: 4 },
+    ];
+    expect(orderRules(rules).map((r) => r.pattern)).toEqual(["a.b.c", "a.b.*", "a.*", "*"]);
+  });
+
+  it("turns the plan into one CASE with bound values, NULL when no rule matches", () => {
+    const { sql, params } = cutoffSql([{ pattern: "debug.*", days: 1 }], NOW);
+    expect(sql).toBe("CASE WHEN substr(action, 1, 6) = ? THEN ? ELSE NULL END");
+    expect(params).toEqual(["debug.", "2026-05-31T00:00:00.000Z"]);
+    expect(cutoffSql([{ pattern: "*", days: 30 }], NOW)).toEqual({ sql: "?", params: ["2026-05-02T00:00:00.000Z"] });
+  });
+});
+
+describe("purgeBatch", () => {
+  it("purges in bounded batches and keeps one gap record per hole, merged across batches", async () => {
+    const p = await newProject();
+    const count = PURGE_BATCH * 2 + 10;
+    const rows = await appendRows(p, K1, [...Array.from({ length: count }, () => ({ occurred_at: OLD })), {}]);
+    await plan(p, "*", 30);
+    const ring = await loadKeyring(K1);
+    expect(await purgeBatch(env.DB, ring, p, NOW)).toEqual({ purged: PURGE_BATCH, done: false });
+    expect(await purgeBatch(env.DB, ring, p, NOW)).toEqual({ purged: PURGE_BATCH, done: false });
+    expect(await purgeBatch(env.DB, ring, p, NOW)).toEqual({ purged: 10, done: true });
+    expect(await gaps(p)).toEqual([{ first_seq: 1, last_seq: count, purged_count: count }]);
+    const result = await verifyChain(env.DB, ring, p, { from: null, to: null });
+    expect(result).toMatchObject({ ok: true, verified: 1, gaps: [{ purged_count: count }] });
+    expect(result.gaps[0].at).toBe(NOW.toISOString());
+    expect(rows.length).toBe(count + 1);
+  });
+
+  it("joins a new run to the holes on both sides of it", async () => {
+    const p = await newProject();
+    // seq 2 and 4 expire first (debug, 1 day); then 3 (default, 30 days) joins them into one hole.
+    await appendRows(p, K1, [
+      {},
+      { action: "debug.a", occurred_at: "2026-05-20T00:00:00.000Z" },
+      { occurred_at: "2026-05-20T00:00:00.000Z" },
+      { action: "debug.b", occurred_at: "2026-05-20T00:00:00.000Z" },
+      {},
+    ]);
+    const ring = await loadKeyring(K1);
+    await plan(p, "debug.*", 1);
+    await plan(p, "*", 30);
+    await purgeBatch(env.DB, ring, p, NOW);
+    expect(await gaps(p)).toEqual([
+      { first_seq: 2, last_seq: 2, purged_count: 1 },
+      { first_seq: 4, last_seq: 4, purged_count: 1 },
+    ]);
+    await env.DB.prepare("UPDATE retention_rules SET days = 5 WHERE project_id = ? AND pattern = '*'").bind(p).run();
+    await purgeBatch(env.DB, ring, p, NOW);
+    expect(await gaps(p)).toEqual([{ first_seq: 2, last_seq: 4, purged_count: 3 }]);
+    expect(await verifyChain(env.DB, ring, p, { from: null, to: null }, 1)).toMatchObject({ ok: true, verified: 2 });
+  });
+
+  it("does not merge a forged neighbour into a signed record", async () => {
+    const p = await newProject();
+    const rows = await appendRows(p, K1, [{}, {}, { occurred_at: OLD }, {}]);
+    // An attacker deletes seq 2 and plants an unsigned gap for it.
+    await env.DB.batch([
+      env.DB.prepare("DELETE FROM events WHERE id = ?").bind(rows[1].id),
+      env.DB.prepare(
+        "INSERT INTO retention_gaps (project_id, before_hash, last_hash, first_seq, last_seq, purged_count, purged_at) VALUES (?, ?, ?, 2, 2, 1, ?)",
+      ).bind(p, rows[0].hash, rows[1].hash, NOW.toISOString()),
+    ]);
+    await plan(p, "*", 30);
+    const ring = await loadKeyring(K1);
+    await purgeBatch(env.DB, ring, p, NOW);
+    expect(await gaps(p)).toEqual([
+      { first_seq: 2, last_seq: 2, purged_count: 1 },
+      { first_seq: 3, last_seq: 3, purged_count: 1 },
+    ]);
+    expect((await verifyChain(env.DB, ring, p, { from: null, to: null })).failure).toMatchObject({
+      event_id: rows[3].id,
+      reason: "chain_broken",
+    });
+  });
+
+  it("does nothing for a project without a plan", async () => {
+    const p = await newProject();
+    await appendRows(p, K1, [{ occurred_at: OLD }]);
+    expect(await purgeBatch(env.DB, await loadKeyring(K1), p, NOW)).toEqual({ purged: 0, done: true });
+  });
+});
