@@ -5,6 +5,8 @@ import { ApiError, errorBody } from "./lib/errors";
 import { resolveCredential } from "./middleware/credential";
 import { rateLimit, rateLimitHeaders } from "./middleware/rate-limit";
 import events from "./routes/events";
+import { receiptPages, receipts } from "./routes/receipts";
+import wellKnown from "./routes/well-known";
 import type { AppEnv } from "./types";
 
 const app = new Hono<AppEnv>();
@@ -18,6 +20,9 @@ app.use("*", rateLimit);
 
 app.get("/", (c) => c.json({ data: { service: "witness", docs: "See README.md", api: "/v1" } }));
 app.route("/v1/events", events);
+app.route("/v1/receipts", receipts);
+app.route("/receipts", receiptPages);
+app.route("/.well-known", wellKnown);
 
 app.notFound(() => {
   throw new ApiError("NOT_FOUND", "No such route");

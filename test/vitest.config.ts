@@ -11,7 +11,10 @@ export default defineConfig(async () => ({
           // Fixed test secrets; real ones come from .dev.vars or `wrangler secret put`.
           SIGNING_KEYS: "1:test-signing-key-version-one",
           EMBED_TOKEN_SECRET: "test-embed-token-secret-0123456789abcdef",
-          RECEIPT_SIGNING_KEYS: "",
+          // Two receipt keys, as after a rotation: test-2 signs, both are published.
+          RECEIPT_SIGNING_KEYS:
+            "test-1:MC4CAQAwBQYDK2VwBCIEIGHefepuyS5KQInooVHePmKmN9op8r20BdH5omtcDWjz," +
+            "test-2:MC4CAQAwBQYDK2VwBCIEIMEc7uxzTEK5bUGXhVUWxM52v67sbzLCrKD4KuWC803P",
         },
       },
     }),

@@ -4,6 +4,8 @@ import { ApiError } from "../lib/errors";
 import { toEvent } from "../lib/event-shape";
 import { appendEvents, requestContext } from "../lib/ingest";
 import { readJsonObject } from "../lib/request-body";
+import { loadChainRow, publicCheck, receiptBody } from "../lib/receipt";
+import { loadReceiptKeys, signReceipt } from "../lib/receipt-signing";
 import { loadKeyring } from "../lib/signing-keys";
 import { validate, validationError } from "../lib/validate";
 import { verifyChain } from "../lib/verify";
@@ -41,6 +43,17 @@ events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
   const ring = await loadKeyring(c.env.SIGNING_KEYS);
   const window = { from: from ?? null, to: to ?? null };
   return c.json({ data: await verifyChain(c.env.DB, ring, projectOf(c.get("credential")), window) });
+});
+
+events.get("/:id/receipt", apiKeyOnly, async (c) => {
+  const row = await loadChainRow(c.env.DB, c.req.param("id"), projectOf(c.get("credential")));
+  if (!row) throw new ApiError("NOT_FOUND", "No event with that id in this project");
+  const [check, keys] = await Promise.all([
+    publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row),
+    loadReceiptKeys(c.env.RECEIPT_SIGNING_KEYS),
+  ]);
+  const body = receiptBody(row, check, new URL(c.req.url).origin, new Date().toISOString());
+  return c.json({ data: await signReceipt(keys, body) });
 });
 
 events.get("/:id", readers, async (c) => {

@@ -1,0 +1,90 @@
+import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, gapLookup, readHead, rowAfter, rowBefore, type ChainRow } from "./chain-check";
+import type { SigningKeyring } from "./signing-keys";
+
+export const RECEIPT_TYPE = "witness.receipt.v1";
+
+/** What anyone holding a receipt may learn: never names, e-mails, IPs, user agents or metadata. */
+export interface PublicCheck {
+  hash: boolean;
+  signature: boolean;
+  predecessor_link: boolean;
+  successor_link: boolean;
+}
+
+export function loadChainRow(db: D1Database, id: string, projectId?: string): Promise<ChainRow | null> {
+  const scoped = projectId === undefined ? "" : " AND project_id = ?";
+  const params = projectId === undefined ? [id] : [id, projectId];
+  return db.prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE id = ?${scoped}`).bind(...params).first<ChainRow>();
+}
+
+/** One event's own checks plus both of its links, the newest event's link being the recorded head. */
+export async function publicCheck(db: D1Database, ring: SigningKeyring, row: ChainRow): Promise<PublicCheck> {
+  const head = await readHead(db, row.project_id);
+  const gaps = gapLookup(db, row.project_id);
+  const [content, before, after] = await Promise.all([
+    checkRow(ring, row),
+    rowBefore(db, row.project_id, row.seq),
+    rowAfter(db, row.project_id, row.seq, head.seq),
+  ]);
+  const [predecessor, successor] = await Promise.all([
+    checkLink(ring, before ?? CHAIN_START, row, gaps),
+    row.seq > head.seq ? { ok: false } : checkLink(ring, row, after ?? { seq: head.seq + 1, prev_hash: head.hash }, gaps),
+  ]);
+  return { hash: content.hash, signature: content.signature === true, predecessor_link: predecessor.ok, successor_link: successor.ok };
+}
+
+export function isValid(check: PublicCheck): boolean {
+  return check.hash && check.signature && check.predecessor_link && check.successor_link;
+}
+
+export function receiptUrls(origin: string, id: string) {
+  const path = encodeURIComponent(id);
+  return { verification_url: `${origin}/v1/receipts/${path}`, view_url: `${origin}/receipts/${path}` };
+}
+
+/** The fields both public surfaces and the receipt show. */
+export function publicFields(row: ChainRow) {
+  const target = (JSON.parse(row.targets) as Array<{ type: string; id: string }>)[0];
+  return {
+    event_id: row.id,
+    action: row.action,
+    actor: row.actor_type === null && row.actor_id === null ? null : { type: row.actor_type, id: row.actor_id },
+    target: target ? { type: target.type, id: target.id } : null,
+    occurred_at: row.occurred_at,
+    seq: row.seq,
+    hash: row.hash,
+    prev_hash: row.prev_hash,
+  };
+}
+
+/** The receipt before its Ed25519 proof; `valid` is the public check at issuance. */
+export function receiptBody(row: ChainRow, check: PublicCheck, origin: string, issuedAt: string) {
+  const { event_id, action, actor, target, occurred_at, seq, hash, prev_hash } = publicFields(row);
+  return {
+    type: RECEIPT_TYPE,
+    event_id,
+    action,
+    actor,
+    target,
+    occurred_at,
+    hash,
+    prev_hash,
+    signature: row.signature,
+    seq,
+    valid: isValid(check),
+    issued_at: issuedAt,
+    ...receiptUrls(origin, row.id),
+  };
+}
+
+/** The raw JSON behind verification_url. */
+export function publicStatus(row: ChainRow, check: PublicCheck, origin: string, checkedAt: string) {
+  return {
+    ...publicFields(row),
+    exists: true,
+    valid: isValid(check),
+    checks: check,
+    checked_at: checkedAt,
+    view_url: receiptUrls(origin, row.id).view_url,
+  };
+}

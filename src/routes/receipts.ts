@@ -1,0 +1,53 @@
+import { Hono, type Context } from "hono";
+import { randomHex } from "../lib/crypto";
+import { ApiError } from "../lib/errors";
+import { isValid, loadChainRow, publicCheck, publicFields, publicStatus, receiptUrls } from "../lib/receipt";
+import { loadKeyring } from "../lib/signing-keys";
+import type { AppEnv } from "../types";
+import { receiptNotFoundPage, receiptPage } from "../views/receipt-page";
+
+/**
+ * Public by design: whoever was given a receipt can check it here without a
+ * credential. Both surfaces show only what the receipt itself shows.
+ */
+export const receipts = new Hono<AppEnv>();
+
+receipts.get("/:id", async (c) => {
+  const row = await loadChainRow(c.env.DB, c.req.param("id"));
+  if (!row) throw new ApiError("NOT_FOUND", "No event with that id");
+  const check = await publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row);
+  c.header("Cache-Control", "no-store");
+  return c.json({ data: publicStatus(row, check, new URL(c.req.url).origin, new Date().toISOString()) });
+});
+
+/** The human view of the same check, at /receipts/<id>. Plain HTML, no script. */
+export const receiptPages = new Hono<AppEnv>();
+
+function pageHeaders(c: Context<AppEnv>, nonce: string) {
+  c.header(
+    "Content-Security-Policy",
+    `default-src 'none'; style-src 'nonce-${nonce}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+  );
+  c.header("X-Content-Type-Options", "nosniff");
+  c.header("Referrer-Policy", "no-referrer");
+  c.header("Cache-Control", "no-store");
+}
+
+receiptPages.get("/:id", async (c) => {
+  const nonce = randomHex(16);
+  pageHeaders(c, nonce);
+  const row = await loadChainRow(c.env.DB, c.req.param("id"));
+  if (!row) return c.html(receiptNotFoundPage(nonce), 404);
+  const check = await publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row);
+  const origin = new URL(c.req.url).origin;
+  return c.html(
+    receiptPage({
+      nonce,
+      fields: publicFields(row),
+      check,
+      valid: isValid(check),
+      checkedAt: new Date().toISOString(),
+      jsonUrl: receiptUrls(origin, row.id).verification_url,
+    }),
+  );
+});
