@@ -49,3 +49,14 @@ export async function call(method: string, path: string, options: CallOptions = 
 export function ingest(key: string, event: unknown, options: Omit<CallOptions, "key" | "body"> = {}) {
   return call("POST", "/v1/events", { ...options, key, body: event });
 }
+
+/** Ingests events through POST /v1/events/batch, 100 per call; returns the stored events in chain order. */
+export async function ingestMany(key: string, events: unknown[], options: Omit<CallOptions, "key" | "body"> = {}) {
+  const stored: any[] = [];
+  for (let i = 0; i < events.length; i += 100) {
+    const res = await call("POST", "/v1/events/batch", { ...options, key, body: { events: events.slice(i, i + 100) } });
+    if (res.status !== 201) throw new Error(`batch ingest answered ${res.status}: ${res.text}`);
+    stored.push(...res.json.data);
+  }
+  return stored;
+}

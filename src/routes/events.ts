@@ -2,15 +2,19 @@ import { Hono } from "hono";
 import type { EventRow } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import { toEvent } from "../lib/event-shape";
+import { EMPTY_PAGE, listEvents, searchEvents } from "../lib/event-read";
+import { selectionFor } from "../lib/event-query";
 import { appendEvents, requestContext } from "../lib/ingest";
 import { readJsonObject } from "../lib/request-body";
 import { loadChainRow, publicCheck, receiptBody } from "../lib/receipt";
 import { loadReceiptKeys, signReceipt } from "../lib/receipt-signing";
+import { searchTerms } from "../lib/search-query";
 import { loadKeyring } from "../lib/signing-keys";
 import { validate, validationError } from "../lib/validate";
 import { verifyChain } from "../lib/verify";
 import { projectOf, requireCredential } from "../middleware/credential";
 import { parseEvent } from "../schemas/event";
+import { listQuerySchema, searchQuerySchema } from "../schemas/list-query";
 import { verifyQuery } from "../schemas/verify";
 import type { AppEnv } from "../types";
 
@@ -54,6 +58,22 @@ events.get("/:id/receipt", apiKeyOnly, async (c) => {
   ]);
   const body = receiptBody(row, check, new URL(c.req.url).origin, new Date().toISOString());
   return c.json({ data: await signReceipt(keys, body) });
+});
+
+events.get("/", readers, validate("query", listQuerySchema), async (c) => {
+  const query = c.req.valid("query");
+  const sel = selectionFor(c.get("credential")!, query);
+  const page = sel ? await listEvents(c.env.DB, sel, query.cursor ?? null, query.limit) : EMPTY_PAGE;
+  return c.json({ data: page.rows.map(toEvent), nextCursor: page.nextCursor });
+});
+
+events.get("/search", readers, validate("query", searchQuerySchema), async (c) => {
+  const query = c.req.valid("query");
+  const sel = selectionFor(c.get("credential")!, query);
+  // Text with no word characters (only punctuation or emoji) matches nothing.
+  const terms = searchTerms(query.q);
+  const page = sel && terms.length > 0 ? await searchEvents(c.env.DB, sel, terms, query.cursor ?? null, query.limit) : EMPTY_PAGE;
+  return c.json({ data: page.rows.map(toEvent), nextCursor: page.nextCursor });
 });
 
 events.get("/:id", readers, async (c) => {

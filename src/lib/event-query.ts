@@ -1,0 +1,151 @@
+import type { Filters } from "../schemas/list-query";
+import type { Credential } from "../types";
+import type { Cursor } from "./cursor";
+
+/** The filters of one read, resolved against the credential and reduced to what SQL needs. */
+export interface Selection {
+  projectId: string;
+  organization: string | null;
+  actorId: string | null;
+  ipAddress: string | null;
+  dateFrom: string | null;
+  dateTo: string | null;
+  /** Exactly these actions, or null for any action. */
+  actions: string[] | null;
+  /** Actions to leave out; only ever set when actions is null. */
+  exclude: string[];
+}
+
+/**
+ * Null when nothing can match, so callers answer an empty page without a
+ * query. An embed token narrowed to an organization only ever sees that
+ * organization: asking for another one finds nothing.
+ */
+export function selectionFor(credential: Credential, filters: Filters): Selection | null {
+  let organization = filters.organization ?? null;
+  if (credential.kind === "embed" && credential.organization !== null) {
+    if (organization !== null && organization !== credential.organization) return null;
+    organization = credential.organization;
+  }
+  // action, actions and actions_exclude all apply; folding them into one
+  // include list (or one exclude list) keeps every query on a single index
+  // and under D1's 100 bound parameters.
+  const exclude = new Set(filters.actions_exclude ?? []);
+  let actions: string[] | null = filters.action !== undefined ? [filters.action] : null;
+  if (filters.actions) actions = actions ? actions.filter((a) => filters.actions!.includes(a)) : filters.actions;
+  if (actions) {
+    actions = actions.filter((a) => !exclude.has(a));
+    if (actions.length === 0) return null;
+  }
+  return {
+    projectId: credential.projectId,
+    organization,
+    actorId: filters.actor_id ?? null,
+    ipAddress: filters.ip_address ?? null,
+    dateFrom: filters.date_from ?? null,
+    dateTo: filters.date_to ?? null,
+    actions,
+    exclude: actions ? [] : [...exclude],
+  };
+}
+
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+export interface SelectOptions {
+  /** Columns of `events e` to return. */
+  columns: string;
+  cursor: Cursor | null;
+  limit: number;
+  /** An FTS5 MATCH expression: walk the full-text matches instead of the list index. */
+  match?: string;
+}
+
+const ORDER = "ORDER BY e.occurred_at DESC, e.seq DESC";
+
+/**
+ * The index to walk, named explicitly: without statistics SQLite may prefer a
+ * date range on the time index over an equality filter and then read every
+ * event of the range. The narrowest equality filter usually wins: one actor,
+ * one address, one organization, one action.
+ */
+function indexFor(sel: Selection, action: boolean): string {
+  if (sel.actorId !== null) return "events_actor_time_idx";
+  if (sel.ipAddress !== null) return "events_ip_time_idx";
+  if (sel.organization !== null) return "events_org_time_idx";
+  return action ? "events_action_time_idx" : "events_project_time_idx";
+}
+
+/**
+ * One page of a selection, newest first (occurred_at, then seq). Each shape
+ * walks an index in list order and stops at the limit:
+ * - no action or one action: the (project, filter, occurred_at, seq) index of
+ *   the narrowest equality filter;
+ * - several actions: one ordered, limited branch per action, merged (SQLite
+ *   cannot walk an IN list in index order; it would sort every matching row);
+ * - match: the FTS5 hits, looked up by rowid and sorted (cheap when rare).
+ */
+export function selectEvents(sel: Selection, options: SelectOptions): Statement {
+  const params: unknown[] = [];
+  const bind = (value: unknown) => `?${params.push(value)}`;
+  const limit = bind(options.limit);
+  const where = [`e.project_id = ${bind(sel.projectId)}`];
+  if (sel.organization !== null) where.push(`e.organization = ${bind(sel.organization)}`);
+  if (sel.actorId !== null) where.push(`e.actor_id = ${bind(sel.actorId)}`);
+  if (sel.ipAddress !== null) where.push(`e.ip_address = ${bind(sel.ipAddress)}`);
+  if (sel.dateFrom !== null) where.push(`e.occurred_at >= ${bind(sel.dateFrom)}`);
+  // Only the tighter of date_to and the cursor bounds the walk; the other is
+  // implied by it, and SQLite would otherwise seek by one and filter by the other.
+  const cursor = options.cursor;
+  if (cursor && (sel.dateTo === null || cursor.occurredAt <= sel.dateTo)) {
+    where.push(
+      cursor.seq === null
+        ? `e.occurred_at < ${bind(cursor.occurredAt)}`
+        : `(e.occurred_at, e.seq) < (${bind(cursor.occurredAt)}, ${bind(cursor.seq)})`,
+    );
+  } else if (sel.dateTo !== null) {
+    where.push(`e.occurred_at <= ${bind(sel.dateTo)}`);
+  }
+  if (sel.exclude.length > 0) where.push(`e.action NOT IN (${sel.exclude.map(bind).join(", ")})`);
+  const actions = (sel.actions ?? []).map(bind);
+
+  if (options.match !== undefined) {
+    if (actions.length > 0) where.push(`e.action IN (${actions.join(", ")})`);
+    return {
+      sql:
+        `SELECT ${options.columns} FROM events_fts f CROSS JOIN events e ON e.row_id = f.rowid ` +
+        `WHERE f.events_fts MATCH ${bind(options.match)} AND ${where.join(" AND ")} ${ORDER} LIMIT ${limit}`,
+      params,
+    };
+  }
+  const from = `FROM events e INDEXED BY ${indexFor(sel, actions.length > 0)}`;
+  if (actions.length <= 1) {
+    if (actions.length === 1) where.push(`e.action = ${actions[0]}`);
+    return { sql: `SELECT ${options.columns} ${from} WHERE ${where.join(" AND ")} ${ORDER} LIMIT ${limit}`, params };
+  }
+  const branches = actions.map(
+    (action) =>
+      `SELECT * FROM (SELECT e.row_id, e.occurred_at, e.seq ${from} ` +
+      `WHERE ${where.join(" AND ")} AND e.action = ${action} ${ORDER} LIMIT ${limit})`,
+  );
+  return {
+    sql:
+      `SELECT ${options.columns} FROM events e WHERE e.row_id IN (SELECT row_id FROM ` +
+      `(${unionAll(branches)}) ORDER BY occurred_at DESC, seq DESC LIMIT ${limit}) ${ORDER}`,
+    params,
+  };
+}
+
+/** D1 allows at most 5 terms per compound SELECT; nest groups of 5 as subqueries. */
+const MAX_COMPOUND = 5;
+
+function unionAll(selects: string[]): string {
+  if (selects.length <= MAX_COMPOUND) return selects.join(" UNION ALL ");
+  const groups: string[] = [];
+  for (let i = 0; i < selects.length; i += MAX_COMPOUND) {
+    groups.push(`SELECT * FROM (${unionAll(selects.slice(i, i + MAX_COMPOUND))})`);
+  }
+  return unionAll(groups);
+}

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import { decodeCursor, normalizeTimestamp } from "../lib/cursor";
+
+export const MAX_LIMIT = 200;
+export const DEFAULT_LIMIT = 50;
+export const MAX_ACTIONS = 50;
+export const MAX_QUERY_LENGTH = 255;
+
+// An empty parameter (`?organization=`) counts as absent: forms and clients that
+// always send every field should not turn a blank box into a filter or a 400.
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
+
+const text = (name: string, max: number) =>
+  optional(z.string(`${name} must be given once`).max(max, `${name} must be at most ${max} characters`));
+
+const timestamp = (name: string) =>
+  optional(
+    z.string(`${name} must be given once`).transform((v, ctx) => {
+      const normalized = normalizeTimestamp(v);
+      if (normalized === null) {
+        ctx.addIssue({ code: "custom", message: `${name} must be an ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z` });
+        return z.NEVER;
+      }
+      return normalized;
+    }),
+  );
+
+const actionList = (name: string) =>
+  optional(
+    z.string(`${name} must be given once`).transform((v, ctx) => {
+      const list = [...new Set(v.split(",").map((a) => a.trim()).filter((a) => a !== ""))];
+      if (list.length === 0) ctx.addIssue({ code: "custom", message: `${name} must list at least one action` });
+      if (list.length > MAX_ACTIONS) ctx.addIssue({ code: "custom", message: `${name} accepts at most ${MAX_ACTIONS} actions` });
+      if (list.some((a) => a.length > 255)) ctx.addIssue({ code: "custom", message: `each action in ${name} is at most 255 characters` });
+      return list;
+    }),
+  );
+
+/** The filters shared by list, search and export. */
+export const filterShape = {
+  organization: text("organization", 128),
+  actor_id: text("actor_id", 255),
+  action: text("action", 255),
+  actions: actionList("actions"),
+  actions_exclude: actionList("actions_exclude"),
+  ip_address: text("ip_address", 255),
+  date_from: timestamp("date_from"),
+  date_to: timestamp("date_to"),
+};
+
+const dateOrder = {
+  check: (q: { date_from?: string; date_to?: string }) => !q.date_from || !q.date_to || q.date_from <= q.date_to,
+  params: { message: "date_from must not be after date_to", path: ["date_from"] },
+};
+
+const pageShape = {
+  limit: optional(
+    z
+      .string("limit must be given once")
+      .regex(/^\d+$/, `limit must be a whole number from 1 to ${MAX_LIMIT}`)
+      .transform(Number)
+      .pipe(z.number().min(1, `limit must be from 1 to ${MAX_LIMIT}`).max(MAX_LIMIT, `limit must be from 1 to ${MAX_LIMIT}`)),
+  ).transform((v) => v ?? DEFAULT_LIMIT),
+  cursor: optional(
+    z.string("cursor must be given once").transform((v, ctx) => {
+      const cursor = decodeCursor(v);
+      if (cursor === null) {
+        ctx.addIssue({ code: "custom", message: "cursor must be a nextCursor from an earlier page or an ISO 8601 timestamp" });
+        return z.NEVER;
+      }
+      return cursor;
+    }),
+  ),
+};
+
+export const listQuerySchema = z.object({ ...filterShape, ...pageShape }).refine(dateOrder.check, dateOrder.params);
+
+export const searchQuerySchema = z
+  .object({
+    ...filterShape,
+    ...pageShape,
+    q: z
+      .string("q is required, once")
+      .min(1, "q must not be empty")
+      .max(MAX_QUERY_LENGTH, `q must be at most ${MAX_QUERY_LENGTH} characters`),
+  })
+  .refine(dateOrder.check, dateOrder.params);
+
+export const exportQuerySchema = z
+  .object({
+    ...filterShape,
+    format: z.enum(["csv", "json"], "format must be csv or json"),
+  })
+  .refine(dateOrder.check, dateOrder.params);
+
+export type Filters = z.infer<z.ZodObject<typeof filterShape>>;
+export type ListQuery = z.infer<typeof listQuerySchema>;
+export type SearchQuery = z.infer<typeof searchQuerySchema>;
+export type ExportQuery = z.infer<typeof exportQuerySchema>;

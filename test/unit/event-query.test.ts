@@ -1,0 +1,98 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { selectEvents, selectionFor, type Selection, type SelectOptions } from "../../src/lib/event-query";
+import type { Filters } from "../../src/schemas/list-query";
+import type { Credential } from "../../src/types";
+
+const key: Credential = { kind: "api_key", projectId: "p1", prefix: "abc" };
+const base = selectionFor(key, {})!;
+const sel = (filters: Filters) => selectionFor(key, filters)!;
+
+async function plan(s: Selection, options: Partial<SelectOptions> = {}): Promise<string[]> {
+  const st = selectEvents(s, { columns: "e.*", cursor: null, limit: 51, ...options });
+  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${st.sql}`)
+    .bind(...st.params)
+    .all<{ detail: string }>();
+  return results.map((r) => r.detail);
+}
+
+/** A full scan reads every event of every project: "SCAN e" / "SCAN events" without an index. */
+const fullScan = (lines: string[]) => lines.some((l) => /^SCAN (e|events)\b/.test(l) && !/USING/.test(l));
+
+describe("selectionFor", () => {
+  it("folds action, actions and actions_exclude into one include or exclude list", () => {
+    expect(sel({ action: "a" }).actions).toEqual(["a"]);
+    expect(sel({ actions: ["a", "b"], actions_exclude: ["b", "c"] })).toMatchObject({ actions: ["a"], exclude: [] });
+    expect(sel({ actions_exclude: ["b", "c"] })).toMatchObject({ actions: null, exclude: ["b", "c"] });
+    expect(sel({ action: "a", actions: ["a", "b"] }).actions).toEqual(["a"]);
+    expect(selectionFor(key, { action: "a", actions: ["b"] })).toBeNull();
+    expect(selectionFor(key, { action: "a", actions_exclude: ["a"] })).toBeNull();
+  });
+
+  it("forces an embed token's organization and finds nothing for another one", () => {
+    const embed: Credential = { kind: "embed", projectId: "p1", organization: "org_a" };
+    expect(selectionFor(embed, {})!.organization).toBe("org_a");
+    expect(selectionFor(embed, { organization: "org_a" })!.organization).toBe("org_a");
+    expect(selectionFor(embed, { organization: "org_b" })).toBeNull();
+    const wholeProject: Credential = { kind: "embed", projectId: "p1", organization: null };
+    expect(selectionFor(wholeProject, { organization: "org_b" })!.organization).toBe("org_b");
+    expect(selectionFor(wholeProject, {})!.organization).toBeNull();
+  });
+});
+
+describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
+  const at = "2026-05-05T05:05:05.000Z";
+  const cases: Array<[string, Selection, string, RegExp?]> = [
+    ["no filter", base, "events_project_time_idx"],
+    ["organization", sel({ organization: "o" }), "events_org_time_idx"],
+    ["actor_id", sel({ actor_id: "u" }), "events_actor_time_idx"],
+    ["action", sel({ action: "a" }), "events_action_time_idx"],
+    ["ip_address", sel({ ip_address: "203.0.113.1" }), "events_ip_time_idx"],
+    ["actions_exclude", sel({ actions_exclude: ["a", "b"] }), "events_project_time_idx"],
+    ["date_from", sel({ date_from: at }), "events_project_time_idx", /occurred_at>\?/],
+    ["date_to", sel({ date_to: at }), "events_project_time_idx", /occurred_at<\?|\(occurred_at,seq\)<\(\?,\?\)/],
+    ["organization + date range", sel({ organization: "o", date_from: at, date_to: at }), "events_org_time_idx", /organization=\? AND occurred_at>\? AND (occurred_at<\?|\(occurred_at,seq\)<\(\?,\?\))/],
+    ["actor_id + organization + action", sel({ actor_id: "u", organization: "o", action: "a" }), "events_actor_time_idx"],
+  ];
+
+  for (const [name, s, index, seek] of cases) {
+    it(`${name}: walks ${index} in list order, no full scan, no sort`, async () => {
+      for (const cursor of [null, { occurredAt: at, seq: 7 }, { occurredAt: at, seq: null }]) {
+        const lines = await plan(s, { cursor });
+        expect(fullScan(lines), lines.join("\n")).toBe(false);
+        expect(lines.join("\n")).toContain(`SEARCH e USING INDEX ${index} (project_id=?`);
+        expect(lines.join("\n"), "sorted instead of walking the index").not.toContain("TEMP B-TREE");
+        if (seek) expect(lines.join("\n")).toMatch(seek);
+        if (cursor?.seq) expect(lines.join("\n")).toMatch(/\(occurred_at,seq\)<\(\?,\?\)|occurred_at<\?/);
+      }
+    });
+  }
+
+  it("several actions: one ordered branch per action on the action index; only the final page is sorted", async () => {
+    const many = sel({ actions: Array.from({ length: 50 }, (_, i) => `a.${i}`) });
+    const lines = await plan(many, { cursor: { occurredAt: at, seq: 3 } });
+    expect(fullScan(lines)).toBe(false);
+    expect(lines.filter((l) => l.includes("USING COVERING INDEX events_action_time_idx (project_id=? AND action=?"))).toHaveLength(50);
+    expect(lines).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid=?)");
+  });
+
+  it("full-text match: walks the FTS hits and looks each up by rowid", async () => {
+    const lines = await plan(sel({ organization: "o" }), { match: '"log"*' });
+    expect(fullScan(lines)).toBe(false);
+    expect(lines[0]).toMatch(/^SCAN f VIRTUAL TABLE INDEX/);
+    expect(lines).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid=?)");
+  });
+
+  it("keeps every statement under D1's 100 bound parameters", () => {
+    const fifty = Array.from({ length: 50 }, (_, i) => `a.${i}`);
+    const filters = { organization: "o", actor_id: "u", ip_address: "i", date_from: at, date_to: at, actions_exclude: fifty };
+    const cursor = { occurredAt: at, seq: 1 };
+    const excluded = selectEvents(sel(filters), { columns: "e.*", cursor, limit: 10, match: '"x"*' });
+    expect(excluded.params.length).toBeLessThanOrEqual(100);
+    const both = sel({ ...filters, actions: [...fifty.slice(40), ...fifty.map((a) => `${a}.x`)].slice(0, 50) });
+    expect(both.actions).toHaveLength(40);
+    for (const match of [undefined, '"x"*']) {
+      expect(selectEvents(both, { columns: "e.*", cursor, limit: 5, match }).params.length).toBeLessThanOrEqual(100);
+    }
+  });
+});
