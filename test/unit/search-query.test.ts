@@ -1,0 +1,58 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ftsExpression, matchesAll, searchTerms, words } from "../../src/lib/search-query";
+
+describe("searchTerms", () => {
+  it("cuts text into lower-case words at spaces and punctuation", () => {
+    expect(searchTerms("bob@acme.test")).toEqual(["bob", "acme", "test"]);
+    expect(searchTerms("User.LOGIN")).toEqual(["user", "login"]);
+    expect(searchTerms("u_42")).toEqual(["u", "42"]);
+  });
+
+  it("drops duplicates and terms that another term already implies", () => {
+    expect(searchTerms("log login LOGIN")).toEqual(["login"]);
+  });
+
+  it("turns FTS5 syntax into plain words or nothing", () => {
+    expect(searchTerms('"a" OR (b*) AND NEAR(c d, 2) -e f:g ^h {i j} + 🙂')).toEqual(
+      ["or", "b", "and", "near", "c", "d", "2", "e", "f", "g", "h", "i", "j"],
+    );
+    expect(searchTerms('"*()-:^+{}🙂🙂 ,.;')).toEqual([]);
+  });
+
+  it("folds case and Latin diacritics like the index does", () => {
+    expect(words("José MÜLLER Ångström ΣΊΣΥΦΟΣ İstanbul straße")).toEqual(["jose", "muller", "angstrom", "σίσυφοσ", "istanbul", "straße"]);
+  });
+});
+
+describe("ftsExpression", () => {
+  it("quotes every term as a prefix and requires all of them", () => {
+    expect(ftsExpression(["bob", "acme"])).toBe('"bob"* AND "acme"*');
+  });
+});
+
+describe("matchesAll agrees with FTS5 (unicode61 remove_diacritics 2)", () => {
+  const texts = [
+    "user.login.succeeded", "José Álvarez", "MÜLLER", "Ёлка", "Σίσυφος", "naïve café", "北京 東京", "İstanbul",
+    "bob@acme.test", "O'Brien-Smith", "x_y:z", "ǅemal", "ﬁle", "Straße", "Øresund", "smile 🙂", "ＦＵＬＬ",
+  ];
+  const queries = [
+    "logi", "jos", "alv", "álv", "mull", "müll", "ёл", "ел", "σισ", "σίσ", "naive", "caf", "北京", "ist", "bob acme", "bob@acme.test",
+    "o brien", "smi", "y z", "dz", "ǆem", "fi", "file", "stras", "straß", "ores", "øre", "smile", "full", "ｆｕｌｌ",
+  ];
+
+  it("on accented, non-Latin and punctuated text", async () => {
+    await env.DB.exec("CREATE VIRTUAL TABLE IF NOT EXISTS fold_probe USING fts5(a, tokenize='unicode61 remove_diacritics 2', prefix='2 3')");
+    await env.DB.prepare("DELETE FROM fold_probe").run();
+    await env.DB.batch(texts.map((t, i) => env.DB.prepare("INSERT INTO fold_probe (rowid, a) VALUES (?, ?)").bind(i + 1, t)));
+    for (const q of queries) {
+      const terms = searchTerms(q);
+      const { results } = await env.DB.prepare("SELECT rowid AS i FROM fold_probe WHERE fold_probe MATCH ? ORDER BY rowid")
+        .bind(ftsExpression(terms))
+        .all<{ i: number }>();
+      const byFts = results.map((r) => texts[r.i - 1]);
+      const byJs = texts.filter((t) => matchesAll(terms, [t]));
+      expect(byJs, q).toEqual(byFts);
+    }
+  });
+});
