@@ -3,7 +3,9 @@ import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { ApiError, errorBody } from "./lib/errors";
 import { resolveCredential } from "./middleware/credential";
+import { embedReadCors, embedReadsOnly } from "./middleware/embed-scope";
 import { rateLimit, rateLimitHeaders } from "./middleware/rate-limit";
+import { embedAssets, embedTokens } from "./routes/embed";
 import events from "./routes/events";
 import { receiptPages, receipts } from "./routes/receipts";
 import wellKnown from "./routes/well-known";
@@ -15,14 +17,19 @@ const app = new Hono<AppEnv>();
 // errors included; the credential is resolved before the limiter picks its scope.
 app.use("*", requestId());
 app.use("*", rateLimitHeaders);
+// Before the credential and the limiter: preflights end here, and 401/429 still carry CORS.
+app.use("/v1/*", embedReadCors);
 app.use("/v1/*", resolveCredential);
 app.use("*", rateLimit);
+app.use("/v1/*", embedReadsOnly);
 
 app.get("/", (c) => c.json({ data: { service: "witness", docs: "See README.md", api: "/v1" } }));
 app.route("/v1/events", events);
 app.route("/v1/receipts", receipts);
 app.route("/receipts", receiptPages);
 app.route("/.well-known", wellKnown);
+app.route("/v1/embed", embedTokens);
+app.route("/embed", embedAssets);
 
 app.notFound(() => {
   throw new ApiError("NOT_FOUND", "No such route");

@@ -1,6 +1,57 @@
+import { sign, verify } from "hono/jwt";
 import type { Credential } from "../types";
 
-/** Embed tokens arrive with the privacy and embedding work; until then none verifies. */
-export async function verifyEmbedToken(_env: Env, _token: string): Promise<Credential | null> {
-  return null;
+/** Bounds of ttl_seconds; a token shorter than a minute is more likely a unit mistake than a wish. */
+export const EMBED_TTL = { min: 60, default: 900, max: 3600 } as const;
+
+/** Audience claim: a JWT signed with the same secret for another purpose is not an embed token. */
+const AUDIENCE = "witness:embed";
+
+export interface EmbedGrant {
+  projectId: string;
+  /** Prefix of the API key that minted the token: revoking that key revokes its tokens. */
+  keyPrefix: string;
+  organization: string | null;
+}
+
+function secretOf(env: Env): string | null {
+  return env.EMBED_TOKEN_SECRET ? env.EMBED_TOKEN_SECRET : null;
+}
+
+/** HS256 JWT bound to one project, the minting key and (optionally) one organization. */
+export async function mintEmbedToken(env: Env, grant: EmbedGrant, ttlSeconds: number, now = Date.now()) {
+  const secret = secretOf(env);
+  if (!secret) throw new Error("EMBED_TOKEN_SECRET is not set");
+  const iat = Math.floor(now / 1000);
+  const exp = iat + ttlSeconds;
+  const token = await sign(
+    { aud: AUDIENCE, sub: grant.projectId, key: grant.keyPrefix, org: grant.organization, iat, exp },
+    secret,
+    "HS256",
+  );
+  return { token, expiresAt: new Date(exp * 1000).toISOString() };
+}
+
+/**
+ * The credential an embed token stands for, or null when it is expired, tampered,
+ * signed with another secret, or its minting key was revoked or moved project.
+ */
+export async function verifyEmbedToken(env: Env, token: string): Promise<Credential | null> {
+  const secret = secretOf(env);
+  if (!secret) return null;
+  let claims: Record<string, unknown>;
+  try {
+    claims = await verify(token, secret, { alg: "HS256", aud: AUDIENCE });
+  } catch {
+    return null;
+  }
+  const { sub, key, org, exp } = claims;
+  // verify() checks exp only when present; a token without one must not live forever.
+  if (typeof exp !== "number" || typeof sub !== "string" || typeof key !== "string") return null;
+  if (org !== null && typeof org !== "string") return null;
+  const live = await env.DB.prepare("SELECT 1 AS ok FROM api_keys WHERE prefix = ? AND project_id = ? AND revoked_at IS NULL")
+    .bind(key, sub)
+    .first();
+  if (!live) return null;
+  return { kind: "embed", projectId: sub, organization: org };
 }

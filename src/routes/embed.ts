@@ -1,0 +1,76 @@
+import { Hono } from "hono";
+import { etag } from "hono/etag";
+import { demoPage } from "../embed/demo-page";
+import { sha256Base64 } from "../embed/digest";
+import { FEED_ELEMENT_JS } from "../embed/feed-element";
+import { EMBED_TTL, mintEmbedToken } from "../lib/embed-token";
+import { ApiError } from "../lib/errors";
+import { readJsonObject } from "../lib/request-body";
+import { toIssues, validate, validationError } from "../lib/validate";
+import { requireCredential } from "../middleware/credential";
+import { demoQuerySchema, embedTokenRequestSchema } from "../schemas/embed";
+import type { AppEnv } from "../types";
+
+/** POST /v1/embed/token: API keys mint short-lived, read-only tokens for the feed. */
+export const embedTokens = new Hono<AppEnv>();
+
+embedTokens.post("/token", requireCredential({ allowEmbed: false }), async (c) => {
+  const credential = c.get("credential");
+  if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Only an API key can mint embed tokens");
+  // Every field is optional, so an empty POST (no body, no Content-Type) asks for the defaults.
+  const empty = c.req.header("Content-Type") === undefined && (await c.req.text()) === "";
+  const parsed = embedTokenRequestSchema.safeParse(empty ? {} : await readJsonObject(c));
+  if (!parsed.success) throw validationError(toIssues(parsed.error));
+  const organization = parsed.data.organization ?? null;
+  const ttl = parsed.data.ttl_seconds ?? EMBED_TTL.default;
+  const grant = { projectId: credential.projectId, keyPrefix: credential.prefix, organization };
+  const { token, expiresAt } = await mintEmbedToken(c.env, grant, ttl);
+  c.header("Cache-Control", "no-store");
+  return c.json({ data: { token, expires_at: expiresAt, organization } }, 201);
+});
+
+/** Public assets under /embed: the component script, and the demo page in dev. */
+export const embedAssets = new Hono<AppEnv>();
+
+let feedEtag: Promise<string> | null = null;
+
+embedAssets.get("/feed.js", etag(), async (c) => {
+  feedEtag ??= sha256Base64(FEED_ELEMENT_JS).then((h) => `"${h.slice(0, 27)}"`);
+  return c.body(FEED_ELEMENT_JS, 200, {
+    "Content-Type": "text/javascript; charset=utf-8",
+    ETag: await feedEtag,
+    // Short freshness, then a cheap 304 revalidation: the URL is not versioned.
+    "Cache-Control": "public, max-age=300, stale-while-revalidate=3600",
+    "X-Content-Type-Options": "nosniff",
+    // Host pages on any origin load it, including ones that require CORP or CORS.
+    "Cross-Origin-Resource-Policy": "cross-origin",
+    "Access-Control-Allow-Origin": "*",
+  });
+});
+
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * Dev only: served when EMBED_DEMO_PROJECT names a project and the request is
+ * to localhost, so a deployed worker never mints tokens for anonymous visitors.
+ */
+embedAssets.get("/demo", validate("query", demoQuerySchema), async (c) => {
+  const projectId = (c.env as Env & { EMBED_DEMO_PROJECT?: string }).EMBED_DEMO_PROJECT;
+  const url = new URL(c.req.url);
+  if (!projectId || !LOCAL_HOSTS.has(url.hostname)) throw new ApiError("NOT_FOUND", "No such route");
+  const key = await c.env.DB.prepare(
+    "SELECT prefix FROM api_keys WHERE project_id = ? AND revoked_at IS NULL ORDER BY created_at DESC LIMIT 1",
+  )
+    .bind(projectId)
+    .first<{ prefix: string }>();
+  if (!key) throw new ApiError("NOT_FOUND", `Project ${projectId} has no live API key; npm run dev creates one`);
+  const organization = c.req.valid("query").organization ?? null;
+  const { token, expiresAt } = await mintEmbedToken(c.env, { projectId, keyPrefix: key.prefix, organization }, EMBED_TTL.default);
+  const page = await demoPage({ token, expiresAt, baseUrl: url.origin, projectId, organization });
+  return c.html(page.html, 200, {
+    "Content-Security-Policy": page.csp,
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+  });
+});
