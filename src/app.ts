@@ -5,6 +5,7 @@ import { ApiError, errorBody } from "./lib/errors";
 import { resolveCredential } from "./middleware/credential";
 import { embedReadCors, embedReadsOnly } from "./middleware/embed-scope";
 import { rateLimit, rateLimitHeaders } from "./middleware/rate-limit";
+import actors from "./routes/actors";
 import { embedAssets, embedTokens } from "./routes/embed";
 import events from "./routes/events";
 import { receiptPages, receipts } from "./routes/receipts";
@@ -28,6 +29,7 @@ app.route("/v1/events", events);
 app.route("/v1/receipts", receipts);
 app.route("/receipts", receiptPages);
 app.route("/.well-known", wellKnown);
+app.route("/v1/actors", actors);
 app.route("/v1/embed", embedTokens);
 app.route("/embed", embedAssets);
 

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { EventRow } from "../db/schema";
 import { canonicalPayload, chainHash, piiCommitment } from "../lib/chain";
 import { randomHex } from "../lib/crypto";
+import { eraseActor } from "../lib/erasure";
 import { RateWindows, type RateState } from "../lib/rate-window";
 import { purgeBatch } from "../lib/retention";
 import { loadKeyring, sign } from "../lib/signing-keys";
@@ -77,6 +78,21 @@ export class ProjectLedger extends DurableObject<Env> {
       return { status: replayed ? "replayed" : "appended", events, rate };
     } finally {
       this.inFlight.delete(key);
+    }
+  }
+
+  /**
+   * Erasure rewrites rows of this chain, so it holds the commit lock as a group
+   * commit does: appends arriving meanwhile queue up and commit right after.
+   */
+  async eraseActor(actorId: string, organization: string | null): Promise<number> {
+    while (this.draining) await scheduler.wait(10);
+    this.draining = true;
+    try {
+      return await eraseActor(this.env, { projectId: this.projectId, actorId, organization });
+    } finally {
+      this.draining = false;
+      if (this.queue.length > 0) void this.drain();
     }
   }
 
