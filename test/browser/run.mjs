@@ -1,0 +1,118 @@
+// npm run test:browser: headless Debian Chromium against a throwaway `wrangler dev`.
+// Starts the worker on its own port with its own state and test secrets, creates a
+// project and key, runs every test/browser/*.test.mjs with node's test runner, stops.
+import { spawn, spawnSync } from "node:child_process";
+import { createHash, generateKeyPairSync, randomBytes, randomInt } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
+const CHROMIUM = "/usr/bin/chromium";
+const PORT = Number(process.env.WITNESS_BROWSER_PORT ?? 8803);
+const BASE = `http://127.0.0.1:${PORT}`;
+const ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", CI: "1" };
+
+if (!existsSync(CHROMIUM)) {
+  console.error(`${CHROMIUM} is missing: apt-get install -y chromium (Debian's package; never a downloaded browser)`);
+  process.exit(1);
+}
+
+const state = mkdtempSync(join(tmpdir(), "witness-browser-"));
+const secrets = {
+  SIGNING_KEYS: `1:${randomBytes(24).toString("base64url")}`,
+  EMBED_TOKEN_SECRET: randomBytes(32).toString("base64url"),
+  RECEIPT_SIGNING_KEYS: `test:${generateKeyPairSync("ed25519").privateKey.export({ format: "der", type: "pkcs8" }).toString("base64url")}`,
+};
+
+function wrangler(args) {
+  const res = spawnSync(WRANGLER, args, { cwd: ROOT, env: ENV, encoding: "utf8" });
+  if (res.status !== 0) throw new Error(`wrangler ${args.join(" ")} failed:\n${res.stdout}${res.stderr}`);
+  return res.stdout;
+}
+
+const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const alnum = (n) => Array.from({ length: n }, () => ALPHANUMERIC[randomInt(62)]).join("");
+
+function createKey(projectId) {
+  const prefix = alnum(12);
+  const secret = alnum(32);
+  const hash = createHash("sha256").update(secret).digest("hex");
+  const now = new Date().toISOString();
+  wrangler([
+    "d1", "execute", "witness", "--local", "--persist-to", state, "--command",
+    `INSERT OR IGNORE INTO projects (id, created_at) VALUES ('${projectId}', '${now}'); ` +
+      `INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES ('${prefix}', '${projectId}', '${hash}', '${now}');`,
+  ]);
+  return `wtn_live_${prefix}_${secret}`;
+}
+
+async function waitForServer(child) {
+  for (let i = 0; i < 120; i++) {
+    if (child.exitCode !== null) throw new Error("wrangler dev exited early");
+    try {
+      if ((await fetch(`${BASE}/`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error("wrangler dev did not start within 60 s");
+}
+
+let server = null;
+function stop() {
+  // The dev server runs in its own process group (detached): end it and its workerd.
+  if (server && server.exitCode === null) {
+    try {
+      process.kill(-server.pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+  }
+  rmSync(state, { recursive: true, force: true });
+}
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => { stop(); process.exit(130); });
+
+let code = 1;
+try {
+  wrangler(["d1", "migrations", "apply", "witness", "--local", "--persist-to", state]);
+  const apiKey = createKey("browser");
+  const demoKey = createKey("browser-demo");
+  const log = [];
+  server = spawn(
+    WRANGLER,
+    [
+      "dev", "--ip", "127.0.0.1", "--port", String(PORT), "--persist-to", state, "--show-interactive-dev-session=false",
+      ...Object.entries({ ...secrets, EMBED_DEMO_PROJECT: "browser-demo" }).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    ],
+    { cwd: ROOT, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  server.stdout.on("data", (d) => log.push(String(d)));
+  server.stderr.on("data", (d) => log.push(String(d)));
+  try {
+    await waitForServer(server);
+  } catch (error) {
+    console.error(log.join(""));
+    throw error;
+  }
+  const files = readdirSync(join(ROOT, "test", "browser")).filter((f) => f.endsWith(".test.mjs")).map((f) => join("test", "browser", f));
+  const run = spawnSync(process.execPath, ["--test", "--test-concurrency=1", ...files], {
+    cwd: ROOT,
+    stdio: "inherit",
+    env: {
+      ...process.env,
+      WITNESS_URL: BASE,
+      WITNESS_API_KEY: apiKey,
+      WITNESS_DEMO_API_KEY: demoKey,
+      WITNESS_EMBED_TOKEN_SECRET: secrets.EMBED_TOKEN_SECRET,
+    },
+  });
+  code = run.status ?? 1;
+} catch (error) {
+  console.error(error);
+} finally {
+  stop();
+}
+process.exit(code);
