@@ -8,6 +8,7 @@ import { rateLimit, rateLimitHeaders } from "./middleware/rate-limit";
 import actors from "./routes/actors";
 import { embedAssets, embedTokens } from "./routes/embed";
 import events from "./routes/events";
+import exports from "./routes/exports";
 import { receiptPages, receipts } from "./routes/receipts";
 import wellKnown from "./routes/well-known";
 import type { AppEnv } from "./types";
@@ -26,6 +27,7 @@ app.use("/v1/*", embedReadsOnly);
 
 app.get("/", (c) => c.json({ data: { service: "witness", docs: "See README.md", api: "/v1" } }));
 app.route("/v1/events", events);
+app.route("/v1/exports", exports);
 app.route("/v1/receipts", receipts);
 app.route("/receipts", receiptPages);
 app.route("/.well-known", wellKnown);

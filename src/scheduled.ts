@@ -1,3 +1,4 @@
+import { deleteExpiredExports } from "./lib/export-stream";
 import { purgeExpiredEvents } from "./lib/retention";
 
 /** The daily cron: housekeeping that must not run on the request path. */
@@ -5,4 +6,5 @@ export async function scheduled(_controller: ScheduledController, env: Env, _ctx
   const cutoff = new Date(Date.now() - 24 * 60 * 60 * 1000).toISOString();
   await env.DB.prepare("DELETE FROM idempotency_keys WHERE created_at < ?").bind(cutoff).run();
   await purgeExpiredEvents(env, new Date());
+  await deleteExpiredExports(env, new Date());
 }

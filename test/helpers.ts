@@ -60,3 +60,34 @@ export async function ingestMany(key: string, events: unknown[], options: Omit<C
   }
   return stored;
 }
+
+/** A strict RFC 4180 reader for checking exports: CRLF rows, quoted fields with doubled quotes. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    let field = "";
+    if (text[i] === '"') {
+      i++;
+      for (;;) {
+        if (i >= text.length) throw new Error("unterminated quoted field");
+        if (text[i] === '"' && text[i + 1] === '"') (field += '"'), (i += 2);
+        else if (text[i] === '"') break;
+        else field += text[i++];
+      }
+      i++;
+    } else {
+      while (i < text.length && text[i] !== "," && text[i] !== "\r" && text[i] !== "\n") {
+        if (text[i] === '"') throw new Error(`bare quote in unquoted field at ${i}`);
+        field += text[i++];
+      }
+    }
+    row.push(field);
+    if (text[i] === ",") i++;
+    else if (text.startsWith("\r\n", i)) (rows.push(row), (row = []), (i += 2));
+    else throw new Error(`expected , or CRLF at ${i}`);
+  }
+  if (row.length > 0) throw new Error("last row lacks its CRLF");
+  return rows;
+}
