@@ -1,3 +1,5 @@
+import { deleteStagedExports } from "./export-stream";
+
 /** Rows rewritten per statement: keeps every statement (and its FTS trigger work) small, whatever the actor's size. */
 export const ERASURE_BATCH = 500;
 
@@ -39,27 +41,10 @@ export async function eraseActorRows(
   }
 }
 
-/** Staged export objects live under this prefix; they may hold the erased data in clear. */
-export function exportPrefix(projectId: string): string {
-  return `exports/${projectId}/`;
-}
-
-/** Deletes every staged export of the project, a listing page (up to 1000 keys) at a time. */
-export async function deleteStagedExports(bucket: R2Bucket, projectId: string): Promise<number> {
-  let deleted = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await bucket.list({ prefix: exportPrefix(projectId), cursor });
-    if (page.objects.length > 0) await bucket.delete(page.objects.map((o) => o.key));
-    deleted += page.objects.length;
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
-  return deleted;
-}
-
 /** The whole erasure of one actor: rows first, then every staged export of the project. */
 export async function eraseActor(env: Env, req: ErasureRequest): Promise<number> {
   const anonymized = await eraseActorRows(env.DB, req);
-  await deleteStagedExports(env.EXPORTS, req.projectId);
+  // Staged exports may hold the erased values in clear.
+  await deleteStagedExports(env, req.projectId);
   return anonymized;
 }
