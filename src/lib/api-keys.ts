@@ -1,4 +1,5 @@
 import { randomAlphanumeric, sha256Hex } from "./crypto";
+import { TtlCache } from "./ttl-cache";
 
 export const KEY_MARKER = "wtn_live";
 
@@ -24,4 +25,28 @@ export async function generateApiKey() {
 
 export function hashSecret(secret: string): Promise<string> {
   return sha256Hex(secret);
+}
+
+export interface KeyRow {
+  project_id: string;
+  secret_hash: string;
+  revoked_at: string | null;
+}
+
+/**
+ * Key rows are cached per isolate for a few seconds: a D1 read on every ingest
+ * would cost more than the ingest itself. The price is that a revocation takes
+ * up to KEY_CACHE_SECONDS to reach isolates that saw the key just before.
+ */
+export const KEY_CACHE_SECONDS = 10;
+const keyRows = new TtlCache<KeyRow>(KEY_CACHE_SECONDS * 1000);
+
+export async function findKey(env: Env, prefix: string): Promise<KeyRow | null> {
+  const cached = keyRows.get(prefix);
+  if (cached) return cached;
+  const row = await env.DB.prepare("SELECT project_id, secret_hash, revoked_at FROM api_keys WHERE prefix = ?")
+    .bind(prefix)
+    .first<KeyRow>();
+  if (row) keyRows.set(prefix, row);
+  return row;
 }

@@ -1,5 +1,6 @@
 import { sign, verify } from "hono/jwt";
 import type { Credential } from "../types";
+import { findKey } from "./api-keys";
 
 /** Bounds of ttl_seconds; a token shorter than a minute is more likely a unit mistake than a wish. */
 export const EMBED_TTL = { min: 60, default: 900, max: 3600 } as const;
@@ -49,9 +50,8 @@ export async function verifyEmbedToken(env: Env, token: string): Promise<Credent
   // verify() checks exp only when present; a token without one must not live forever.
   if (typeof exp !== "number" || typeof sub !== "string" || typeof key !== "string") return null;
   if (org !== null && typeof org !== "string") return null;
-  const live = await env.DB.prepare("SELECT 1 AS ok FROM api_keys WHERE prefix = ? AND project_id = ? AND revoked_at IS NULL")
-    .bind(key, sub)
-    .first();
-  if (!live) return null;
+  // Revoking the minting key revokes its tokens (as fast as the key itself: see findKey).
+  const minter = await findKey(env, key);
+  if (!minter || minter.project_id !== sub || minter.revoked_at) return null;
   return { kind: "embed", projectId: sub, organization: org };
 }

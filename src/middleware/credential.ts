@@ -1,34 +1,9 @@
 import { createMiddleware } from "hono/factory";
-import { parseApiKey, hashSecret } from "../lib/api-keys";
+import { findKey, parseApiKey, hashSecret } from "../lib/api-keys";
 import { timingSafeEqual } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { TtlCache } from "../lib/ttl-cache";
 import type { AppEnv, Credential } from "../types";
 import { verifyEmbedToken } from "../lib/embed-token";
-
-interface KeyRow {
-  project_id: string;
-  secret_hash: string;
-  revoked_at: string | null;
-}
-
-/**
- * Key rows are cached per isolate for a few seconds: a D1 read on every ingest
- * would cost more than the ingest itself. The price is that a revocation takes
- * up to KEY_CACHE_SECONDS to reach isolates that saw the key just before.
- */
-export const KEY_CACHE_SECONDS = 10;
-const keyRows = new TtlCache<KeyRow>(KEY_CACHE_SECONDS * 1000);
-
-async function findKey(env: Env, prefix: string): Promise<KeyRow | null> {
-  const cached = keyRows.get(prefix);
-  if (cached) return cached;
-  const row = await env.DB.prepare("SELECT project_id, secret_hash, revoked_at FROM api_keys WHERE prefix = ?")
-    .bind(prefix)
-    .first<KeyRow>();
-  if (row) keyRows.set(prefix, row);
-  return row;
-}
 
 async function resolve(env: Env, header: string | undefined): Promise<Credential | string> {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;

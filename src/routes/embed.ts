@@ -55,7 +55,7 @@ const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
  * to localhost, so a deployed worker never mints tokens for anonymous visitors.
  */
 embedAssets.get("/demo", validate("query", demoQuerySchema), async (c) => {
-  const projectId = (c.env as Env & { EMBED_DEMO_PROJECT?: string }).EMBED_DEMO_PROJECT;
+  const projectId = c.env.EMBED_DEMO_PROJECT;
   const url = new URL(c.req.url);
   if (!projectId || !LOCAL_HOSTS.has(url.hostname)) throw new ApiError("NOT_FOUND", "No such route");
   const key = await c.env.DB.prepare(

@@ -50,10 +50,13 @@ Demo project API key (project "demo"):
 
   ${key}
 
+Feed component demo: http://localhost:${port}/embed/demo
+
 Try:
   curl -s http://localhost:${port}/v1/events -H "Authorization: Bearer ${key}" \\
     -H "Content-Type: application/json" -d '{"action":"user.login.succeeded","actor":{"id":"u_1","type":"user"}}'
 `);
-const child = spawn(WRANGLER, ["dev", "--test-scheduled", ...args], { cwd: ROOT, env: ENV, stdio: "inherit" });
+const demo = args.some((a) => a.startsWith("EMBED_DEMO_PROJECT")) ? [] : ["--var", "EMBED_DEMO_PROJECT:demo"];
+const child = spawn(WRANGLER, ["dev", "--test-scheduled", ...demo, ...args], { cwd: ROOT, env: ENV, stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code) => process.exit(code ?? 0));

@@ -169,8 +169,11 @@ describe("embed tokens on the reads", () => {
       expect({ name, status: res.status, code: res.json.error.code }).toEqual({ name, status: 401, code: "UNAUTHORIZED" });
     }
 
-    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?").bind(new Date().toISOString(), p.prefix).run();
-    expect((await call("GET", `/v1/events/${event.id}`, { key: good })).status).toBe(401);
+    // Revoking the minting key revokes its tokens (within the key cache's 10 s, like the key itself).
+    const revoked = await createProject();
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?").bind(new Date().toISOString(), revoked.prefix).run();
+    const orphan = await sign({ ...claims, sub: revoked.id, key: revoked.prefix }, env.EMBED_TOKEN_SECRET, "HS256");
+    expect((await call("GET", "/v1/events", { key: orphan })).status).toBe(401);
   });
 
   it("are never taken from the URL", async () => {
