@@ -1,9 +1,10 @@
+import { IDEMPOTENCY_WINDOW_MS } from "./durable/idempotency";
 import { deleteExpiredExports } from "./lib/export-stream";
 import { purgeExpiredEvents } from "./lib/retention";
 
 /** The daily cron: housekeeping that must not run on the request path. */
 export async function scheduled(_controller: ScheduledController, env: Env, _ctx: ExecutionContext): Promise<void> {
-  const cutoff = new Date(Date.now() - 24 * 60 * 60 * 1000).toISOString();
+  const cutoff = new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString();
   await env.DB.prepare("DELETE FROM idempotency_keys WHERE created_at < ?").bind(cutoff).run();
   await purgeExpiredEvents(env, new Date());
   await deleteExpiredExports(env, new Date());

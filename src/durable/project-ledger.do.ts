@@ -8,6 +8,7 @@ import { purgeBatch } from "../lib/retention";
 import { loadKeyring, sign } from "../lib/signing-keys";
 import type { NewEvent } from "../schemas/event";
 import { insertEventsStatements } from "./event-insert";
+import { findIdempotent } from "./idempotency";
 
 export interface AppendRequest {
   events: NewEvent[];
@@ -28,7 +29,6 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Bound on one group commit, so one D1 batch stays well inside its limits. */
 const MAX_GROUP_EVENTS = 1000;
 
@@ -41,7 +41,8 @@ export class ProjectLedger extends DurableObject<Env> {
   private readonly projectId: string;
   private head = { seq: 0, hash: null as string | null };
   private queue: Pending[] = [];
-  private draining = false;
+  private lock: Promise<void> = Promise.resolve();
+  private commitScheduled = false;
   private readonly inFlight = new Map<string, Promise<{ replayed: boolean; events: EventRow[] }>>();
   private readonly rates = new RateWindows();
 
@@ -69,7 +70,7 @@ export class ProjectLedger extends DurableObject<Env> {
     const running = this.inFlight.get(key);
     if (running) return { status: "replayed", events: (await running).events, rate };
     const attempt = (async () => {
-      const earlier = await this.findIdempotent(key);
+      const earlier = await findIdempotent(this.env.DB, this.projectId, key);
       return earlier ? { replayed: true, events: earlier } : { replayed: false, events: await this.enqueue(req) };
     })();
     this.inFlight.set(key, attempt);
@@ -85,15 +86,8 @@ export class ProjectLedger extends DurableObject<Env> {
    * Erasure rewrites rows of this chain, so it holds the commit lock as a group
    * commit does: appends arriving meanwhile queue up and commit right after.
    */
-  async eraseActor(actorId: string, organization: string | null): Promise<number> {
-    while (this.draining) await scheduler.wait(10);
-    this.draining = true;
-    try {
-      return await eraseActor(this.env, { projectId: this.projectId, actorId, organization });
-    } finally {
-      this.draining = false;
-      if (this.queue.length > 0) void this.drain();
-    }
+  eraseActor(actorId: string, organization: string | null): Promise<number> {
+    return this.exclusive(() => eraseActor(this.env, { projectId: this.projectId, actorId, organization }));
   }
 
   /** Counts an ingest request that failed before it could be appended. */
@@ -101,57 +95,48 @@ export class ProjectLedger extends DurableObject<Env> {
     return this.rates.hit(keyPrefix, limit);
   }
 
-  private async findIdempotent(key: string): Promise<EventRow[] | null> {
-    const since = new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString();
-    const hit = await this.env.DB.prepare(
-      "SELECT event_ids FROM idempotency_keys WHERE project_id = ? AND key = ? AND created_at > ?",
-    )
-      .bind(this.projectId, key, since)
-      .first<{ event_ids: string }>();
-    if (!hit) return null;
-    const { results } = await this.env.DB.prepare(
-      "SELECT * FROM events WHERE project_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY seq",
-    )
-      .bind(this.projectId, hit.event_ids)
-      .all<EventRow>();
-    return results;
+  /** One bounded retention batch; it holds the commit lock, so it never interleaves with an append. */
+  purgeExpired(now: string): Promise<{ purged: number; done: boolean }> {
+    return this.exclusive(async () =>
+      purgeBatch(this.env.DB, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, new Date(now)),
+    );
   }
 
-  /** One bounded retention batch; it holds the commit lock, so it never interleaves with an append. */
-  async purgeExpired(now: string): Promise<{ purged: number; done: boolean }> {
-    while (this.draining) await scheduler.wait(10);
-    this.draining = true;
-    try {
-      return await purgeBatch(this.env.DB, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, new Date(now));
-    } finally {
-      this.draining = false;
-      if (this.queue.length > 0) void this.drain();
-    }
+  /**
+   * Runs work while holding the commit lock. Waiters are served in arrival
+   * order, so a long stream of appends cannot starve an erasure or a purge.
+   */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(work);
+    this.lock = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
   }
 
   private enqueue(req: AppendRequest): Promise<EventRow[]> {
     return new Promise((resolve, reject) => {
       this.queue.push({ events: req.events, idempotencyKey: req.idempotencyKey, resolve, reject });
-      if (!this.draining) void this.drain();
+      this.scheduleCommit();
     });
   }
 
-  private async drain() {
-    this.draining = true;
-    try {
-      while (this.queue.length > 0) {
-        const group: Pending[] = [];
-        let size = 0;
-        while (this.queue.length > 0 && (group.length === 0 || size + this.queue[0].events.length <= MAX_GROUP_EVENTS)) {
-          const next = this.queue.shift()!;
-          size += next.events.length;
-          group.push(next);
-        }
-        await this.commit(group);
+  /** Group commit: everything queued while the lock was busy goes into the next batch. */
+  private scheduleCommit() {
+    if (this.commitScheduled || this.queue.length === 0) return;
+    this.commitScheduled = true;
+    void this.exclusive(async () => {
+      this.commitScheduled = false;
+      const group: Pending[] = [];
+      let size = 0;
+      while (this.queue.length > 0 && (group.length === 0 || size + this.queue[0].events.length <= MAX_GROUP_EVENTS)) {
+        const next = this.queue.shift()!;
+        size += next.events.length;
+        group.push(next);
       }
-    } finally {
-      this.draining = false;
-    }
+      await this.commit(group);
+    }).finally(() => this.scheduleCommit());
   }
 
   private async commit(group: Pending[]) {
