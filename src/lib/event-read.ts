@@ -28,8 +28,14 @@ export async function listEvents(db: D1Database, sel: Selection, cursor: Cursor 
   return toPage(await all<EventRow>(db, selectEvents(sel, { columns: "e.*", cursor, limit: limit + 1 })), limit);
 }
 
-/** How many events of the list a search checks itself before handing over to FTS5. */
-export const SCAN_WINDOW = 1000;
+/** Events of the filtered list a search checks itself first: a common term fills its page here. */
+export const FIRST_WINDOW = 250;
+/** FTS5 hits (in all projects) up to which fetching every hit beats walking the list. */
+export const RARE_HITS = 500;
+/** Events checked next when the term is neither common here nor rare overall. */
+export const SCAN_WINDOW = 2000;
+
+const CANDIDATE_COLUMNS = "e.row_id, e.occurred_at, e.seq, e.action, e.actor_name, e.actor_email, e.actor_id";
 
 interface Candidate {
   row_id: number;
@@ -42,13 +48,13 @@ interface Candidate {
 }
 
 /**
- * FTS5 is fast for rare terms but slow for common ones: a prefix term
- * gathers every hit in the index (all projects) before SQLite can sort
- * them into list order. So a search first walks the list index itself and
- * checks the newest SCAN_WINDOW events in JavaScript; a common term fills
- * the page right there. Only when the window runs out does FTS5 take over
- * for the rest, below the last event checked, where it only has rarer hits
- * to sort.
+ * FTS5 alone is slow for common terms: a prefix term gathers every hit in
+ * the index (all projects) and each must be looked up and sorted into list
+ * order. Walking the list and checking each event in JavaScript is slow for
+ * rare terms instead. So: check the newest FIRST_WINDOW events of the
+ * filtered list (a common term fills the page there); if FTS5 has at most
+ * RARE_HITS hits, let it find the rest; otherwise check SCAN_WINDOW more
+ * events, and only then hand the rest (below the last event checked) to FTS5.
  */
 export async function searchEvents(
   db: D1Database,
@@ -58,32 +64,40 @@ export async function searchEvents(
   limit: number,
 ): Promise<Page> {
   const want = limit + 1;
-  const window = await all<Candidate>(
-    db,
-    selectEvents(sel, {
-      columns: "e.row_id, e.occurred_at, e.seq, e.action, e.actor_name, e.actor_email, e.actor_id",
-      cursor,
-      limit: SCAN_WINDOW,
-    }),
-  );
-  const hits = window.filter((r) => matchesAll(terms, [r.action, r.actor_name, r.actor_email, r.actor_id])).slice(0, want);
+  const expression = ftsExpression(terms);
+  const hits: number[] = [];
+  let below = cursor;
+  /** Checks the next `size` events; true while the list goes on below them. */
+  const scan = async (size: number) => {
+    const window = await all<Candidate>(db, selectEvents(sel, { columns: CANDIDATE_COLUMNS, cursor: below, limit: size }));
+    for (const r of window) {
+      if (hits.length < want && matchesAll(terms, [r.action, r.actor_name, r.actor_email, r.actor_id])) hits.push(r.row_id);
+    }
+    const last = window[window.length - 1];
+    if (last) below = { occurredAt: last.occurred_at, seq: last.seq };
+    return window.length === size;
+  };
+  const rare = async () => {
+    const probe = await db
+      .prepare("SELECT count(*) AS n FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?)")
+      .bind(expression, RARE_HITS + 1)
+      .first<{ n: number }>();
+    return probe!.n <= RARE_HITS;
+  };
+
+  let more = await scan(FIRST_WINDOW);
+  if (more && hits.length < want && !(await rare())) more = await scan(SCAN_WINDOW);
   let rows: EventRow[] = [];
   if (hits.length > 0) {
     const { results } = await db
       .prepare("SELECT * FROM events WHERE row_id IN (SELECT value FROM json_each(?)) ORDER BY occurred_at DESC, seq DESC")
-      .bind(JSON.stringify(hits.map((h) => h.row_id)))
+      .bind(JSON.stringify(hits))
       .all<EventRow>();
     rows = results;
   }
-  if (hits.length < want && window.length === SCAN_WINDOW) {
-    const last = window[window.length - 1];
-    const below = { occurredAt: last.occurred_at, seq: last.seq };
-    rows = rows.concat(
-      await all<EventRow>(
-        db,
-        selectEvents(sel, { columns: "e.*", cursor: below, limit: want - hits.length, match: ftsExpression(terms) }),
-      ),
-    );
+  if (more && hits.length < want) {
+    const rest = selectEvents(sel, { columns: "e.*", cursor: below, limit: want - hits.length, match: expression });
+    rows = rows.concat(await all<EventRow>(db, rest));
   }
   return toPage(rows, limit);
 }

@@ -37,33 +37,41 @@ export function stagedKey(projectId: string, exportId: string, n: number): strin
 }
 
 /**
- * The export as a pull stream: each pull reads the next keyset page from D1,
+ * The export as a pull stream: each pull takes the next keyset page from D1,
  * renders it, stages it as one R2 object and only then hands it to the
- * client. The stream pulls again only when the client has taken the previous
- * batch, so memory holds about two batches whatever the export's size. A
- * failure mid-way errors the stream: the client sees a broken download,
+ * client. While a page is rendered, staged and sent, the following page is
+ * already being read; nothing more is read until the client has taken the
+ * previous batch, so memory holds a few batches whatever the export's size.
+ * A failure mid-way errors the stream: the client sees a broken download,
  * never a file that silently ends early.
  */
 export function exportStream(env: Env, projectId: string, sel: Selection | null, format: ExportFormat): ReadableStream<Uint8Array> {
   const exportId = crypto.randomUUID();
   const encoder = new TextEncoder();
-  let cursor: Cursor | null = null;
+  const read = async (cursor: Cursor | null): Promise<EventRow[]> => {
+    if (!sel) return [];
+    const statement = selectEvents(sel, { columns: "e.*", cursor, limit: EXPORT_BATCH });
+    return (await env.DB.prepare(statement.sql).bind(...statement.params).all<EventRow>()).results;
+  };
+  // Rejections surface when the page is awaited; this only keeps an abandoned read from being "unhandled".
+  const prefetch = (cursor: Cursor | null) => {
+    const page = read(cursor);
+    page.catch(() => {});
+    return page;
+  };
+  let next = prefetch(null);
   let n = 0;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        let rows: EventRow[] = [];
-        if (sel) {
-          const statement = selectEvents(sel, { columns: "e.*", cursor, limit: EXPORT_BATCH });
-          rows = (await env.DB.prepare(statement.sql).bind(...statement.params).all<EventRow>()).results;
-        }
+        const rows = await next;
+        const done = rows.length < EXPORT_BATCH;
+        if (!done) next = prefetch({ occurredAt: rows[rows.length - 1].occurred_at, seq: rows[rows.length - 1].seq });
         let text = n === 0 ? format.head : "";
         rows.forEach((row, i) => {
           text += format.line(row, n === 0 && i === 0);
         });
-        const done = rows.length < EXPORT_BATCH;
         if (done) text += format.tail;
-        else cursor = { occurredAt: rows[rows.length - 1].occurred_at, seq: rows[rows.length - 1].seq };
         const bytes = encoder.encode(text);
         await env.EXPORTS.put(stagedKey(projectId, exportId, n), bytes, { httpMetadata: { contentType: format.contentType } });
         n++;

@@ -138,7 +138,7 @@ describe("GET /v1/exports", () => {
       const whole = (await Promise.all(parts.map(async (o) => (await env.EXPORTS.get(o.key))!.text()))).join("");
       expect([csv.text, json.text]).toContain(whole);
     }
-  });
+  }, 60_000);
 });
 
 describe("staged export cleanup", () => {
