@@ -57,7 +57,7 @@ function personalDataText(row: ChainRow): string {
 /**
  * The same result as rowCommitment(), chainHash() and checkSignature() of
  * src/lib/chain.ts and signing-keys.ts (a unit test holds them together), with
- * one encoding of the payload and no async layers: this runs once per event
+ * one encoding of the payload and fewer async layers: this runs once per event
  * of a whole-chain verify.
  */
 export async function checkRow(ring: SigningKeyring, row: ChainRow): Promise<RowCheck> {
@@ -71,7 +71,7 @@ export async function checkRow(ring: SigningKeyring, row: ChainRow): Promise<Row
   }
   const payload = canonicalPayload(row, commitment);
   // prev_hash and payload in one buffer: the hash reads both, the signature the payload alone.
-  const buffer = new Uint8Array(64 + payload.length * 3);
+  const buffer = new Uint8Array(((row.prev_hash?.length ?? 0) + payload.length) * 3);
   const offset = row.prev_hash === null ? 0 : encoder.encodeInto(row.prev_hash, buffer).written;
   const end = offset + encoder.encodeInto(payload, buffer.subarray(offset)).written;
   const hash = hex(await crypto.subtle.digest("SHA-256", buffer.subarray(0, end)));
