@@ -96,9 +96,9 @@ export class ProjectLedger extends DurableObject<Env> {
   }
 
   /** One bounded retention batch; it holds the commit lock, so it never interleaves with an append. */
-  purgeExpired(now: string): Promise<{ purged: number; done: boolean }> {
+  purgeExpired(now: string, afterSeq: number): Promise<{ purged: number; done: boolean; lastSeq: number }> {
     return this.exclusive(async () =>
-      purgeBatch(this.env.DB, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, new Date(now)),
+      purgeBatch(this.env.DB, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, new Date(now), afterSeq),
     );
   }
 

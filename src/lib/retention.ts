@@ -102,20 +102,20 @@ interface Run {
  * records around them in the same D1 transaction. Call it only from the
  * project's ledger, so it never interleaves with an append.
  */
-export async function purgeBatch(db: D1Database, ring: SigningKeyring, projectId: string, now: Date) {
+export async function purgeBatch(db: D1Database, ring: SigningKeyring, projectId: string, now: Date, afterSeq = 0) {
   const { results: rules } = await db
     .prepare("SELECT pattern, days FROM retention_rules WHERE project_id = ?")
     .bind(projectId)
     .all<RetentionRule>();
-  if (rules.length === 0) return { purged: 0, done: true };
+  if (rules.length === 0) return { purged: 0, done: true, lastSeq: afterSeq };
   const cut = cutoffSql(rules, now);
   const { results: rows } = await db
     .prepare(
-      `SELECT seq, hash, prev_hash FROM events WHERE project_id = ? AND occurred_at < (${cut.sql}) ORDER BY seq LIMIT ${PURGE_BATCH}`,
+      `SELECT seq, hash, prev_hash FROM events WHERE project_id = ? AND seq > ? AND occurred_at < (${cut.sql}) ORDER BY seq LIMIT ${PURGE_BATCH}`,
     )
-    .bind(projectId, ...cut.params)
+    .bind(projectId, afterSeq, ...cut.params)
     .all<{ seq: number; hash: string; prev_hash: string | null }>();
-  if (rows.length === 0) return { purged: 0, done: true };
+  if (rows.length === 0) return { purged: 0, done: true, lastSeq: afterSeq };
 
   const first = rows[0].seq;
   const last = rows[rows.length - 1].seq;
@@ -178,7 +178,7 @@ export async function purgeBatch(db: D1Database, ring: SigningKeyring, projectId
       .prepare("DELETE FROM events WHERE project_id = ? AND seq IN (SELECT value FROM json_each(?))")
       .bind(projectId, JSON.stringify(rows.map((r) => r.seq))),
   ]);
-  return { purged: rows.length, done: rows.length < PURGE_BATCH };
+  return { purged: rows.length, done: rows.length < PURGE_BATCH, lastSeq: last };
 }
 
 /** The daily cron: every project with a plan, in bounded batches through its ledger. */
@@ -187,8 +187,12 @@ export async function purgeExpiredEvents(env: Env, now: Date): Promise<void> {
   for (const { project_id } of results) {
     try {
       const ledger = env.LEDGER.get(env.LEDGER.idFromName(project_id));
+      // Each batch resumes after the last one, so a run reads the chain once.
+      let afterSeq = 0;
       for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
-        if ((await ledger.purgeExpired(now.toISOString())).done) break;
+        const batch = await ledger.purgeExpired(now.toISOString(), afterSeq);
+        if (batch.done) break;
+        afterSeq = batch.lastSeq;
       }
     } catch (error) {
       // One project's trouble must not keep the others from their purge.

@@ -162,8 +162,10 @@ async function linkStarts(
   if (unknown.length > 0) {
     const { results } = await db
       .prepare(
-        "SELECT j.value AS of_seq, e.seq, e.hash FROM json_each(?2) j JOIN events e ON e.project_id = ?1 " +
-          "AND e.seq = (SELECT MAX(s.seq) FROM events s WHERE s.project_id = ?1 AND s.seq < j.value)",
+        // CROSS JOIN keeps SQLite from scanning the project's events as the outer loop.
+        "SELECT p.of_seq, e.seq, e.hash FROM (SELECT j.value AS of_seq, " +
+          "(SELECT MAX(s.seq) FROM events s WHERE s.project_id = ?1 AND s.seq < j.value) AS pred FROM json_each(?2) j) p " +
+          "CROSS JOIN events e ON e.project_id = ?1 AND e.seq = p.pred",
       )
       .bind(projectId, JSON.stringify(unknown))
       .all<{ of_seq: number; seq: number; hash: string }>();

@@ -47,9 +47,11 @@ describe("purgeBatch", () => {
     const rows = await appendRows(p, K1, [...Array.from({ length: count }, () => ({ occurred_at: OLD })), {}]);
     await plan(p, "*", 30);
     const ring = await loadKeyring(K1);
-    expect(await purgeBatch(env.DB, ring, p, NOW)).toEqual({ purged: PURGE_BATCH, done: false });
-    expect(await purgeBatch(env.DB, ring, p, NOW)).toEqual({ purged: PURGE_BATCH, done: false });
-    expect(await purgeBatch(env.DB, ring, p, NOW)).toEqual({ purged: 10, done: true });
+    const first = await purgeBatch(env.DB, ring, p, NOW);
+    expect(first).toEqual({ purged: PURGE_BATCH, done: false, lastSeq: PURGE_BATCH });
+    const second = await purgeBatch(env.DB, ring, p, NOW, first.lastSeq);
+    expect(second).toEqual({ purged: PURGE_BATCH, done: false, lastSeq: 2 * PURGE_BATCH });
+    expect(await purgeBatch(env.DB, ring, p, NOW, second.lastSeq)).toEqual({ purged: 10, done: true, lastSeq: count });
     expect(await gaps(p)).toEqual([{ first_seq: 1, last_seq: count, purged_count: count }]);
     const result = await verifyChain(env.DB, ring, p, { from: null, to: null });
     expect(result).toMatchObject({ ok: true, verified: 1, gaps: [{ purged_count: count }] });
@@ -107,6 +109,6 @@ describe("purgeBatch", () => {
   it("does nothing for a project without a plan", async () => {
     const p = await newProject();
     await appendRows(p, K1, [{ occurred_at: OLD }]);
-    expect(await purgeBatch(env.DB, await loadKeyring(K1), p, NOW)).toEqual({ purged: 0, done: true });
+    expect(await purgeBatch(env.DB, await loadKeyring(K1), p, NOW)).toMatchObject({ purged: 0, done: true });
   });
 });
