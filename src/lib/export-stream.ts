@@ -36,14 +36,23 @@ export function stagedKey(projectId: string, exportId: string, n: number): strin
   return `${projectPrefix(projectId)}${exportId}/${String(n).padStart(6, "0")}`;
 }
 
+/** Batches read, rendered and staged ahead of the client: R2 puts overlap instead of queueing. */
+const AHEAD = 3;
+
+interface Staged {
+  bytes: Uint8Array;
+  last: boolean;
+}
+
 /**
- * The export as a pull stream: each pull takes the next keyset page from D1,
- * renders it, stages it as one R2 object and only then hands it to the
- * client. While a page is rendered, staged and sent, the following page is
- * already being read; nothing more is read until the client has taken the
- * previous batch, so memory holds a few batches whatever the export's size.
- * A failure mid-way errors the stream: the client sees a broken download,
- * never a file that silently ends early.
+ * The export as a pull stream. Each batch is one keyset page from D1,
+ * rendered and staged as one R2 object; the client gets it once it is
+ * staged, in order. Pages are read one after the other (each starts after
+ * the previous one's last event) while up to AHEAD batches are rendered and
+ * staged at once, and nothing more is read until the client takes a batch,
+ * so memory holds a few batches whatever the export's size. A failure
+ * mid-way errors the stream: the client sees a broken download, never a
+ * file that silently ends early.
  */
 export function exportStream(env: Env, projectId: string, sel: Selection | null, format: ExportFormat): ReadableStream<Uint8Array> {
   const exportId = crypto.randomUUID();
@@ -53,33 +62,48 @@ export function exportStream(env: Env, projectId: string, sel: Selection | null,
     const statement = selectEvents(sel, { columns: "e.*", cursor, limit: EXPORT_BATCH });
     return (await env.DB.prepare(statement.sql).bind(...statement.params).all<EventRow>()).results;
   };
-  // Rejections surface when the page is awaited; this only keeps an abandoned read from being "unhandled".
-  const prefetch = (cursor: Cursor | null) => {
-    const page = read(cursor);
-    page.catch(() => {});
-    return page;
+  // Where the next page starts; null once the last page was read.
+  let position: Promise<{ cursor: Cursor | null } | null> = Promise.resolve({ cursor: null });
+  const stage = (n: number): Promise<Staged | null> => {
+    const page = position.then((at) => (at ? read(at.cursor) : null));
+    position = page.then((rows) => {
+      if (!rows || rows.length < EXPORT_BATCH) return null;
+      const last = rows[rows.length - 1];
+      return { cursor: { occurredAt: last.occurred_at, seq: last.seq } };
+    });
+    const staged = page.then(async (rows) => {
+      if (!rows) return null;
+      const last = rows.length < EXPORT_BATCH;
+      let text = n === 0 ? format.head : "";
+      rows.forEach((row, i) => {
+        text += format.line(row, n === 0 && i === 0);
+      });
+      if (last) text += format.tail;
+      const bytes = encoder.encode(text);
+      await env.EXPORTS.put(stagedKey(projectId, exportId, n), bytes, { httpMetadata: { contentType: format.contentType } });
+      return { bytes, last };
+    });
+    // A failure surfaces when its batch is awaited; batches never awaited must not count as unhandled.
+    position.catch(() => {});
+    staged.catch(() => {});
+    return staged;
   };
-  let next = prefetch(null);
+  const ahead: Array<Promise<Staged | null>> = [];
   let n = 0;
+  let finished = false;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        const rows = await next;
-        const done = rows.length < EXPORT_BATCH;
-        if (!done) next = prefetch({ occurredAt: rows[rows.length - 1].occurred_at, seq: rows[rows.length - 1].seq });
-        let text = n === 0 ? format.head : "";
-        rows.forEach((row, i) => {
-          text += format.line(row, n === 0 && i === 0);
-        });
-        if (done) text += format.tail;
-        const bytes = encoder.encode(text);
-        await env.EXPORTS.put(stagedKey(projectId, exportId, n), bytes, { httpMetadata: { contentType: format.contentType } });
-        n++;
-        controller.enqueue(bytes);
-        if (done) controller.close();
+        while (!finished && ahead.length < AHEAD) ahead.push(stage(n++));
+        const batch = await ahead.shift()!;
+        if (batch) controller.enqueue(batch.bytes);
+        if (!batch || batch.last) {
+          finished = true;
+          controller.close();
+        }
       },
     },
-    { highWaterMark: 1 },
+    { highWaterMark: 0 },
   );
 }
 

@@ -1,0 +1,106 @@
+// Issue 3 benchmark: list and search latency, export throughput and the worker's memory during exports.
+// Runs against a project loaded with sampleEvent() (see lib.mjs): 6 common actions, 50 organizations,
+// 5,000 actors, occurred_at spread over 2026, and every 10,000th event rare ("security.key.rotated", "Zebulon").
+import { fmt, latency, sampleRss } from "./lib.mjs";
+
+const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);
+
+export default async function readsBench({ url, baselineUrl, key, total, workerdPid, report }) {
+  const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.9" };
+  async function get(path) {
+    const res = await fetch(`${url}${path}`, { headers });
+    const body = await res.json();
+    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${JSON.stringify(body)}`);
+    return body;
+  }
+
+  /** A cursor in the middle of the filtered events (mid-year, or mid-March for the March range): deep in the index. */
+  async function deepCursor(path, query) {
+    const sep = query ? "&" : "?";
+    const middle = query.includes("date_from=2026-03") ? "2026-03-16T00:00:00.000Z" : "2026-07-01T00:00:00.000Z";
+    const page = await get(`${path}${query}${sep}limit=1&cursor=${middle}`);
+    if (page.data.length === 0) throw new Error(`no events below mid-year for ${path}${query}`);
+    return `${page.data[0].occurred_at}~${page.data[0].seq}`;
+  }
+
+  async function measure(path, query) {
+    const sep = query ? "&" : "?";
+    const first = await latency(() => get(`${path}${query}`), ITERATIONS);
+    const cursor = encodeURIComponent(await deepCursor(path, query));
+    const deep = await latency(() => get(`${path}${query}${sep}cursor=${cursor}`), ITERATIONS);
+    return { first, deep };
+  }
+
+  const listCases = [
+    ["no filter", ""],
+    ["organization (1 in 50)", "?organization=org_7"],
+    ["actor_id (1 in 5,000)", "?actor_id=user_42"],
+    ["action (1 in 6)", "?action=document.shared"],
+    ["action (1 in 10,000)", "?action=security.key.rotated"],
+    ["actions (2 common + 1 rare)", "?actions=document.shared,member.invited,security.key.rotated"],
+    ["actions_exclude (2 of 6)", "?actions_exclude=user.login.succeeded,user.login.failed"],
+    ["ip_address (every event)", "?ip_address=127.0.0.2"],
+    ["date range (one month)", "?date_from=2026-03-01T00:00:00.000Z&date_to=2026-03-31T23:59:59.999Z"],
+    ["organization + action + month", "?organization=org_8&action=document.shared&date_from=2026-03-01T00:00:00.000Z&date_to=2026-03-31T23:59:59.999Z"],
+  ];
+  // What every authenticated read pays before its own query: routing, the rate limiter, the key check.
+  const floor = await latency(() => fetch(`${url}/v1/events/00000000-0000-0000-0000-000000000000`, { headers }).then((r) => r.arrayBuffer()), ITERATIONS);
+  const listRows = [["floor: GET /v1/events/<unknown id>", `p50 ${fmt.ms(floor.p50)}, p95 ${fmt.ms(floor.p95)}`]];
+  if (baselineUrl) {
+    const noop = await latency(() => fetch(`${baselineUrl}/nothing`).then((r) => r.arrayBuffer()), ITERATIONS);
+    listRows.unshift(["baseline worker, no-op GET", `p50 ${fmt.ms(noop.p50)}, p95 ${fmt.ms(noop.p95)}`]);
+  }
+  let listWorst = 0;
+  for (const [label, query] of listCases) {
+    const { first, deep } = await measure("/v1/events", query);
+    listWorst = Math.max(listWorst, first.p95, deep.p95);
+    listRows.push([label, `first page p95 ${fmt.ms(first.p95)}, deep cursor p95 ${fmt.ms(deep.p95)}`]);
+  }
+  listRows.push(["worst p95 (target < 20 ms)", fmt.ms(listWorst)]);
+  report(`List, limit 50, ${total.toLocaleString("en-US")} events in the project (${ITERATIONS} requests each)`, listRows);
+
+  const searchCases = [
+    ["common: 'login' (1 in 3)", "?q=login"],
+    ["common: 'user' (every event)", "?q=user"],
+    ["common + filter: 'acme' in org_7", "?q=acme&organization=org_7"],
+    ["rare: 'zebulon' (1 in 10,000)", "?q=zebulon"],
+    ["rare: 'security rotated' (1 in 10,000)", "?q=security%20rotated"],
+  ];
+  const searchRows = [];
+  let searchWorst = 0;
+  for (const [label, query] of searchCases) {
+    const { first, deep } = await measure("/v1/events/search", query);
+    searchWorst = Math.max(searchWorst, first.p95, deep.p95);
+    searchRows.push([label, `first page p95 ${fmt.ms(first.p95)}, deep cursor p95 ${fmt.ms(deep.p95)}`]);
+  }
+  searchRows.push(["worst p95 (target < 50 ms)", fmt.ms(searchWorst)]);
+  report(`Search, limit 50 (${ITERATIONS} requests each)`, searchRows);
+
+  /** Streams an export, counting rows without keeping it; samples workerd's RSS meanwhile. */
+  async function exportRun(query) {
+    const memory = workerdPid ? sampleRss(workerdPid) : null;
+    const started = performance.now();
+    const res = await fetch(`${url}/v1/exports?format=csv${query}`, { headers });
+    if (res.status !== 200) throw new Error(`export answered ${res.status}: ${await res.text()}`);
+    let lines = 0;
+    let bytes = 0;
+    for await (const chunk of res.body) {
+      bytes += chunk.length;
+      for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) lines++;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    return { rows: lines - 1, bytes, seconds, peakMiB: memory ? memory.stop() : NaN };
+  }
+
+  const idle = workerdPid ? sampleRss(workerdPid).stop() : NaN;
+  const small = await exportRun("&organization=org_7");
+  const full = await exportRun("");
+  if (full.rows !== total) throw new Error(`full export has ${full.rows} rows, expected ${total}`);
+  const mib = (v) => `${v.toFixed(0)} MiB`;
+  report("Export, CSV, streamed through R2 staging", [
+    [`small: organization filter (${small.rows.toLocaleString("en-US")} rows)`, `${fmt.rate(small.rows / small.seconds, "rows/s")}, workerd peak RSS ${mib(small.peakMiB)}`],
+    [`full project (${full.rows.toLocaleString("en-US")} rows, ${(full.bytes / 2 ** 20).toFixed(0)} MiB)`, `${fmt.rate(full.rows / full.seconds, "rows/s")} (target >= 50,000), workerd peak RSS ${mib(full.peakMiB)}`],
+    ["workerd RSS before exports", mib(idle)],
+    ["peak growth, full vs small export", `${mib(full.peakMiB - small.peakMiB)} for ${(full.rows / Math.max(1, small.rows)).toFixed(0)}x the rows`],
+  ]);
+}
