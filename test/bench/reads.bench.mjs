@@ -31,6 +31,9 @@ export default async function readsBench({ url, baselineUrl, key, total, workerd
     return { first, deep };
   }
 
+  const pair = (first, deep) =>
+    `first page p50 ${fmt.ms(first.p50)} / p95 ${fmt.ms(first.p95)}; deep cursor p50 ${fmt.ms(deep.p50)} / p95 ${fmt.ms(deep.p95)}`;
+
   const listCases = [
     ["no filter", ""],
     ["organization (1 in 50)", "?organization=org_7"],
@@ -54,7 +57,7 @@ export default async function readsBench({ url, baselineUrl, key, total, workerd
   for (const [label, query] of listCases) {
     const { first, deep } = await measure("/v1/events", query);
     listWorst = Math.max(listWorst, first.p95, deep.p95);
-    listRows.push([label, `first page p95 ${fmt.ms(first.p95)}, deep cursor p95 ${fmt.ms(deep.p95)}`]);
+    listRows.push([label, pair(first, deep)]);
   }
   listRows.push(["worst p95 (target < 20 ms)", fmt.ms(listWorst)]);
   report(`List, limit 50, ${total.toLocaleString("en-US")} events in the project (${ITERATIONS} requests each)`, listRows);
@@ -71,7 +74,7 @@ export default async function readsBench({ url, baselineUrl, key, total, workerd
   for (const [label, query] of searchCases) {
     const { first, deep } = await measure("/v1/events/search", query);
     searchWorst = Math.max(searchWorst, first.p95, deep.p95);
-    searchRows.push([label, `first page p95 ${fmt.ms(first.p95)}, deep cursor p95 ${fmt.ms(deep.p95)}`]);
+    searchRows.push([label, pair(first, deep)]);
   }
   searchRows.push(["worst p95 (target < 50 ms)", fmt.ms(searchWorst)]);
   report(`Search, limit 50 (${ITERATIONS} requests each)`, searchRows);

@@ -40,6 +40,16 @@ describe("GET /v1/exports", () => {
     }
   });
 
+  it("refuses embed tokens: exports need an API key", async () => {
+    const p = await seeded();
+    const minted = await call("POST", "/v1/embed/token", { key: p.key, body: {} });
+    expect(minted.status).toBe(201);
+    const res = await exportOf(minted.json.data.token, "format=json");
+    expect(res.status).toBe(403);
+    expect(res.json.error.code).toBe("FORBIDDEN");
+    expect(await staged(p.id)).toEqual([]);
+  });
+
   it("downloads CSV: attachment headers, one header row, newest first, nested values as JSON", async () => {
     const p = await seeded();
     const res = await exportOf(p.key, "format=csv");
