@@ -24,7 +24,31 @@ function toPage(rows: EventRow[], limit: number): Page {
   return { rows: page, nextCursor: encodeCursor(last.occurred_at, last.seq) };
 }
 
-export async function listEvents(db: D1Database, sel: Selection, cursor: Cursor | null, limit: number): Promise<Page> {
+/** The distinct actions of a project, one index seek each, at most ?2 of them. */
+const DISTINCT_ACTIONS =
+  "WITH RECURSIVE acts(a) AS (SELECT (SELECT min(action) FROM events WHERE project_id = ?1) " +
+  "UNION ALL SELECT (SELECT min(action) FROM events WHERE project_id = ?1 AND action > a) FROM acts WHERE a IS NOT NULL LIMIT ?2) " +
+  "SELECT a FROM acts WHERE a IS NOT NULL";
+const MAX_DISTINCT_ACTIONS = 50;
+
+/**
+ * actions_exclude walks the list skipping excluded events, which reads most
+ * of the project when nearly every action is excluded. When the project has
+ * few distinct actions, the exclusion becomes the include list of the others,
+ * walked one action index range each. Null when nothing is left to match.
+ */
+export async function narrowExclusions(db: D1Database, sel: Selection): Promise<Selection | null> {
+  if (sel.exclude.length === 0) return sel;
+  const { results } = await db.prepare(DISTINCT_ACTIONS).bind(sel.projectId, MAX_DISTINCT_ACTIONS + 1).all<{ a: string }>();
+  if (results.length > MAX_DISTINCT_ACTIONS) return sel;
+  const excluded = new Set(sel.exclude);
+  const actions = results.map((r) => r.a).filter((a) => !excluded.has(a));
+  return actions.length === 0 ? null : { ...sel, actions, exclude: [] };
+}
+
+export async function listEvents(db: D1Database, selection: Selection, cursor: Cursor | null, limit: number): Promise<Page> {
+  const sel = await narrowExclusions(db, selection);
+  if (!sel) return EMPTY_PAGE;
   return toPage(await all<EventRow>(db, selectEvents(sel, { columns: "e.*", cursor, limit: limit + 1 })), limit);
 }
 
@@ -58,11 +82,13 @@ interface Candidate {
  */
 export async function searchEvents(
   db: D1Database,
-  sel: Selection,
+  selection: Selection,
   terms: string[],
   cursor: Cursor | null,
   limit: number,
 ): Promise<Page> {
+  const sel = await narrowExclusions(db, selection);
+  if (!sel) return EMPTY_PAGE;
   const want = limit + 1;
   const expression = ftsExpression(terms);
   const hits: number[] = [];

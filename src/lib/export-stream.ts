@@ -2,6 +2,7 @@ import type { EventRow } from "../db/schema";
 import { CSV_HEADER, eventCsvLine } from "./csv";
 import type { Cursor } from "./cursor";
 import { selectEvents, type Selection } from "./event-query";
+import { narrowExclusions } from "./event-read";
 import { toEvent } from "./event-shape";
 
 /** Rows per D1 page and per staged object: bounded memory, and few enough queries for a million rows. */
@@ -57,12 +58,15 @@ interface Staged {
 export function exportStream(env: Env, projectId: string, sel: Selection | null, format: ExportFormat): ReadableStream<Uint8Array> {
   const exportId = crypto.randomUUID();
   const encoder = new TextEncoder();
+  const narrowed = sel ? narrowExclusions(env.DB, sel) : Promise.resolve(null);
+  narrowed.catch(() => {});
   const read = async (cursor: Cursor | null): Promise<EventRow[]> => {
-    if (!sel) return [];
-    const statement = selectEvents(sel, { columns: "e.*", cursor, limit: EXPORT_BATCH });
+    const resolved = await narrowed;
+    if (!resolved) return [];
+    const statement = selectEvents(resolved, { columns: "e.*", cursor, limit: EXPORT_BATCH });
     return (await env.DB.prepare(statement.sql).bind(...statement.params).all<EventRow>()).results;
   };
-  // Where the next page starts; null once the last page was read.
+  // Where the next page starts; null once the last page was read. Failures surface when a batch is awaited.
   let position: Promise<{ cursor: Cursor | null } | null> = Promise.resolve({ cursor: null });
   const stage = (n: number): Promise<Staged | null> => {
     const page = position.then((at) => (at ? read(at.cursor) : null));

@@ -63,6 +63,24 @@ describe("GET /v1/events", () => {
     expect(minutes(await list(p.key, `?ip_address=203.0.113.2&actions_exclude=doc.shared&date_to=${T(9)}`))).toEqual([9, 7, 6]);
   });
 
+  it("excludes actions correctly whether the project has few or many distinct actions", async () => {
+    for (const distinct of [8, 60]) {
+      const p = await createProject();
+      const events = Array.from({ length: 2 * distinct }, (_, i) => ({ action: `act.${i % distinct}`, occurred_at: T(i % 60) }));
+      const stored = await ingestMany(p.key, events);
+      const keep = new Set(["act.0", "act.3", `act.${distinct - 1}`]);
+      const exclude = Array.from({ length: distinct }, (_, i) => `act.${i}`).filter((a) => !keep.has(a)).slice(0, 50);
+      const expected = stored
+        .filter((e) => !exclude.includes(e.action))
+        .sort((a, b) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1))
+        .map((e) => e.id);
+      const res = await list(p.key, `?limit=200&actions_exclude=${exclude.join(",")}`);
+      expect(res.json.data.map((e: any) => e.id), `${distinct} distinct actions`).toEqual(expected);
+      const search = await call("GET", `/v1/events/search?q=act&limit=200&actions_exclude=${exclude.join(",")}`, { key: p.key });
+      expect(search.json.data.map((e: any) => e.id)).toEqual(expected);
+    }
+  });
+
   it("treats an empty parameter as absent", async () => {
     const p = await seeded();
     expect(minutes(await list(p.key, "?organization=&cursor=&limit=&actions="))).toHaveLength(12);
