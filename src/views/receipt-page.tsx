@@ -14,7 +14,7 @@ h1{font-size:1.25rem;margin:0 0 1rem}
 dl{display:grid;grid-template-columns:10rem 1fr;gap:.5rem 1rem;margin:0}
 dt{color:#5b6473}dd{margin:0;overflow-wrap:anywhere}
 code{font:14px/1.4 ui-monospace,monospace}
-ul{padding-left:1.25rem}footer{margin-top:1rem;font-size:14px;color:#5b6473}
+ul{list-style:none;padding:0}footer{margin-top:1rem;font-size:14px;color:#5b6473}
 `;
 
 const LABELS: Record<keyof PublicCheck, string> = {
