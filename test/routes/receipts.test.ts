@@ -75,6 +75,8 @@ describe("GET /v1/events/:id/receipt", () => {
     const p = await seeded();
     const other = await createProject();
     expect((await call("GET", `/v1/events/${p.event.id}/receipt`)).status).toBe(401);
+    const embed = (await call("POST", "/v1/embed/token", { key: p.key, body: {} })).json.data.token;
+    expect((await call("GET", `/v1/events/${p.event.id}/receipt`, { key: embed })).status).toBe(403);
     expect((await call("GET", `/v1/events/${p.event.id}/receipt`, { key: other.key })).status).toBe(404);
     const unknown = await call("GET", `/v1/events/${crypto.randomUUID()}/receipt`, { key: p.key });
     expect(unknown.status).toBe(404);

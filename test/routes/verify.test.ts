@@ -56,6 +56,8 @@ describe("GET /v1/events/verify", () => {
     const b = await seed(3);
     await run("UPDATE events SET action = 'x' WHERE id = ?", a.events[1].id);
     expect((await call("GET", "/v1/events/verify")).status).toBe(401);
+    const embed = (await call("POST", "/v1/embed/token", { key: a.key, body: {} })).json.data.token;
+    expect((await call("GET", "/v1/events/verify", { key: embed })).status).toBe(403);
     expect((await verify(b.key)).ok).toBe(true);
     expect((await verify(a.key)).failure).toEqual(failure(a.events[1], "hash_mismatch"));
   });
