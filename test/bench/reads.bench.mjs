@@ -1,6 +1,7 @@
 // Issue 3 benchmark: list and search latency, export throughput and the worker's memory during exports.
 // Runs against a project loaded with sampleEvent() (see lib.mjs): 6 common actions, 50 organizations,
 // 5,000 actors, occurred_at spread over 2026, and every 10,000th event rare ("security.key.rotated", "Zebulon").
+import { readdirSync, readFileSync } from "node:fs";
 import { fmt, latency, sampleRss } from "./lib.mjs";
 
 const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);
@@ -79,9 +80,33 @@ export default async function readsBench({ url, baselineUrl, key, total, workerd
   searchRows.push(["worst p95 (target < 50 ms)", fmt.ms(searchWorst)]);
   report(`Search, limit 50 (${ITERATIONS} requests each)`, searchRows);
 
-  /** Streams an export, counting rows without keeping it; samples workerd's RSS meanwhile. */
-  async function exportRun(query) {
-    const memory = workerdPid ? sampleRss(workerdPid) : null;
+  /**
+   * wrangler dev runs two workerd processes side by side: a proxy listening on the port and
+   * the runtime holding the worker, D1 and R2 (restarted on reloads). Returns both, by role.
+   */
+  function workerdProcesses() {
+    const parentOf = (pid) => {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    };
+    const parent = parentOf(workerdPid);
+    const port = new URL(url).port;
+    const found = {};
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "workerd" || parentOf(entry) !== parent) continue;
+        const proxy = readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(`entry=127.0.0.1:${port}`);
+        found[proxy ? "proxy" : "runtime"] = Number(entry);
+      } catch {}
+    }
+    return found;
+  }
+
+  /** Streams an export, counting rows without keeping it; samples the runtime's and the proxy's RSS meanwhile. */
+  async function exportRun(query, pids) {
+    const runtime = pids.runtime ? sampleRss(pids.runtime) : null;
+    const proxy = pids.proxy ? sampleRss(pids.proxy) : null;
     const started = performance.now();
     const res = await fetch(`${url}/v1/exports?format=csv${query}`, { headers });
     if (res.status !== 200) throw new Error(`export answered ${res.status}: ${await res.text()}`);
@@ -92,18 +117,20 @@ export default async function readsBench({ url, baselineUrl, key, total, workerd
       for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) lines++;
     }
     const seconds = (performance.now() - started) / 1000;
-    return { rows: lines - 1, bytes, seconds, peakMiB: memory ? memory.stop() : NaN };
+    return { rows: lines - 1, bytes, seconds, runtimeMiB: runtime ? runtime.stop() : NaN, proxyMiB: proxy ? proxy.stop() : NaN };
   }
 
-  const idle = workerdPid ? sampleRss(workerdPid).stop() : NaN;
-  const small = await exportRun("&organization=org_7");
-  const full = await exportRun("");
+  const pids = workerdPid ? workerdProcesses() : {};
+  const idle = pids.runtime ? sampleRss(pids.runtime).stop() : NaN;
+  const small = await exportRun("&organization=org_7", pids);
+  const full = await exportRun("", pids);
   if (full.rows !== total) throw new Error(`full export has ${full.rows} rows, expected ${total}`);
   const mib = (v) => `${v.toFixed(0)} MiB`;
+  const memory = (run) => `workerd peak RSS ${mib(run.runtimeMiB)} (dev proxy ${mib(run.proxyMiB)})`;
   report("Export, CSV, streamed through R2 staging", [
-    [`small: organization filter (${small.rows.toLocaleString("en-US")} rows)`, `${fmt.rate(small.rows / small.seconds, "rows/s")}, workerd peak RSS ${mib(small.peakMiB)}`],
-    [`full project (${full.rows.toLocaleString("en-US")} rows, ${(full.bytes / 2 ** 20).toFixed(0)} MiB)`, `${fmt.rate(full.rows / full.seconds, "rows/s")} (target >= 50,000), workerd peak RSS ${mib(full.peakMiB)}`],
-    ["workerd RSS before exports", mib(idle)],
-    ["peak growth, full vs small export", `${mib(full.peakMiB - small.peakMiB)} for ${(full.rows / Math.max(1, small.rows)).toFixed(0)}x the rows`],
+    [`small: organization filter (${small.rows.toLocaleString("en-US")} rows)`, `${fmt.rate(small.rows / small.seconds, "rows/s")}, ${memory(small)}`],
+    [`full project (${full.rows.toLocaleString("en-US")} rows, ${(full.bytes / 2 ** 20).toFixed(0)} MiB)`, `${fmt.rate(full.rows / full.seconds, "rows/s")} (target >= 50,000), ${memory(full)}`],
+    ["workerd (runtime) RSS before the exports", mib(idle)],
+    ["runtime peak, full minus small export", `${mib(full.runtimeMiB - small.runtimeMiB)} for ${(full.rows / Math.max(1, small.rows)).toFixed(0)}x the rows`],
   ]);
 }
