@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { EventRow } from "../db/schema";
+import type { Head } from "../lib/chain-check";
 import { canonicalPayload, chainHash, piiCommitment } from "../lib/chain";
 import { randomHex } from "../lib/crypto";
 import { eraseActor } from "../lib/erasure";
@@ -39,7 +40,7 @@ const MAX_GROUP_EVENTS = 1000;
  */
 export class ProjectLedger extends DurableObject<Env> {
   private readonly projectId: string;
-  private head = { seq: 0, hash: null as string | null };
+  private current: Head = { seq: 0, hash: null };
   private queue: Pending[] = [];
   private lock: Promise<void> = Promise.resolve();
   private commitScheduled = false;
@@ -53,11 +54,24 @@ export class ProjectLedger extends DurableObject<Env> {
     ctx.blockConcurrencyWhile(() => this.loadHead());
   }
 
+  /**
+   * The ledger keeps its own copy of the head in Durable Object storage; D1's
+   * projects.head_* is a convenience for operators. The copies differ only if
+   * D1 committed and the ledger died before recording it (D1 ahead, take it),
+   * or if someone rolled D1 back (ledger ahead, keep ours).
+   */
   private async loadHead() {
     const row = await this.env.DB.prepare("SELECT head_seq, head_hash FROM projects WHERE id = ?")
       .bind(this.projectId)
       .first<{ head_seq: number; head_hash: string | null }>();
-    this.head = { seq: row?.head_seq ?? 0, hash: row?.head_hash ?? null };
+    const stored = this.ctx.storage.kv.get<Head>("head");
+    const fromD1 = { seq: row?.head_seq ?? 0, hash: row?.head_hash ?? null };
+    this.current = stored && stored.seq >= fromD1.seq ? stored : fromD1;
+  }
+
+  /** The chain head as this ledger committed it: what verification anchors on. */
+  head(): Head {
+    return this.current;
   }
 
   async append(req: AppendRequest): Promise<AppendResult> {
@@ -166,7 +180,8 @@ export class ProjectLedger extends DurableObject<Env> {
         return slice;
       });
       await this.env.DB.batch(statements);
-      this.head = { seq: last.seq, hash: last.hash };
+      this.current = { seq: last.seq, hash: last.hash };
+      this.ctx.storage.kv.put("head", this.current);
       group.forEach((p, i) => p.resolve(slices[i]));
     } catch (error) {
       // A D1 batch is one transaction: nothing of it was stored. Reload the head
@@ -179,7 +194,7 @@ export class ProjectLedger extends DurableObject<Env> {
   private async buildRows(events: NewEvent[]): Promise<EventRow[]> {
     const ring = await loadKeyring(this.env.SIGNING_KEYS);
     const receivedAt = new Date().toISOString();
-    let { seq, hash: prevHash } = this.head;
+    let { seq, hash: prevHash } = this.current;
     const rows: EventRow[] = [];
     for (const e of events) {
       seq += 1;

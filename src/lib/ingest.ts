@@ -4,6 +4,7 @@ import { ingestLimit, rateLimited } from "../middleware/rate-limit";
 import type { NewEvent } from "../schemas/event";
 import type { AppEnv } from "../types";
 import { ApiError } from "./errors";
+import { ledgerOf } from "./ledger";
 import { validationError } from "./validate";
 
 export function requestContext(req: Request) {
@@ -23,7 +24,7 @@ function idempotencyKey(c: Context<AppEnv>): string | null {
 export async function appendEvents(c: Context<AppEnv>, events: NewEvent[]): Promise<EventRow[]> {
   const credential = c.get("credential");
   if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Ingest needs an API key");
-  const ledger = c.env.LEDGER.get(c.env.LEDGER.idFromName(credential.projectId));
+  const ledger = ledgerOf(c.env, credential.projectId);
   const result = await ledger.append({
     events,
     idempotencyKey: idempotencyKey(c),

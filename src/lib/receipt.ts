@@ -1,4 +1,4 @@
-import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, gapLookup, readHead, rowAfter, rowBefore, type ChainRow } from "./chain-check";
+import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, gapLookup, rowAfter, rowBefore, type ChainRow, type Head } from "./chain-check";
 import type { SigningKeyring } from "./signing-keys";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";
@@ -18,8 +18,7 @@ export function loadChainRow(db: D1Database, id: string, projectId?: string): Pr
 }
 
 /** One event's own checks plus both of its links, the newest event's link being the recorded head. */
-export async function publicCheck(db: D1Database, ring: SigningKeyring, row: ChainRow): Promise<PublicCheck> {
-  const head = await readHead(db, row.project_id);
+export async function publicCheck(db: D1Database, ring: SigningKeyring, row: ChainRow, head: Head): Promise<PublicCheck> {
   const gaps = gapLookup(db, row.project_id);
   const [content, before, after] = await Promise.all([
     checkRow(ring, row),

@@ -1,3 +1,4 @@
+import { ledgerOf } from "./ledger";
 import { canonicalize } from "./canonical";
 import { checkSignature, sign, type SigningKeyring } from "./signing-keys";
 
@@ -186,7 +187,7 @@ export async function purgeExpiredEvents(env: Env, now: Date): Promise<void> {
   const { results } = await env.DB.prepare("SELECT DISTINCT project_id FROM retention_rules").all<{ project_id: string }>();
   for (const { project_id } of results) {
     try {
-      const ledger = env.LEDGER.get(env.LEDGER.idFromName(project_id));
+      const ledger = ledgerOf(env, project_id);
       // Each batch resumes after the last one, so a run reads the chain once.
       let afterSeq = 0;
       for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {

@@ -4,10 +4,10 @@ import {
   checkLink,
   checkRow,
   gapLookup,
-  readHead,
   rowBefore,
   rowPastHead,
   type ChainRow,
+  type Head,
   type FailureReason,
   type LinkStart,
 } from "./chain-check";
@@ -52,10 +52,10 @@ export async function verifyChain(
   ring: SigningKeyring,
   projectId: string,
   window: VerifyWindow,
+  /** The head the ledger recorded (ledgerHead); rows appended after it are left for the next verify. */
+  head: Head,
   pageSize = PAGE_SIZE,
 ): Promise<VerifyResult> {
-  // Rows appended while we walk lie past this head and are left for the next verify.
-  const head = await readHead(db, projectId);
   const firstSigned = await firstSignedSeq(db, projectId, head.seq);
   const windowed = window.from !== null || window.to !== null;
   const result: VerifyResult = { ok: true, verified: 0, anonymized: 0, unsigned: 0, gaps: [], failure: null };

@@ -2,6 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { ApiError } from "../lib/errors";
 import type { RateState } from "../lib/rate-window";
 import type { AppEnv } from "../types";
+import { ledgerOf } from "../lib/ledger";
 
 export function clientIp(req: Request): string {
   return req.headers.get("CF-Connecting-IP") ?? "unknown";
@@ -37,7 +38,7 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   const credential = c.get("credential");
   if (keyScoped && credential?.kind === "api_key" && !c.get("rate")) {
     // Refused before it reached the ledger (bad body): it still spends the key's budget.
-    const ledger = c.env.LEDGER.get(c.env.LEDGER.idFromName(credential.projectId));
+    const ledger = ledgerOf(c.env, credential.projectId);
     c.set("rate", await ledger.countRequest(credential.prefix, ingestLimit(c.env)));
   }
 });

@@ -1,3 +1,4 @@
+import { ledgerOf } from "../lib/ledger";
 import { Hono } from "hono";
 import { validate } from "../lib/validate";
 import { projectOf, requireCredential } from "../middleware/credential";
@@ -16,7 +17,7 @@ actors.delete(
     const projectId = projectOf(c.get("credential"));
     const { id } = c.req.valid("param");
     const organization = c.req.valid("query").organization ?? null;
-    const ledger = c.env.LEDGER.get(c.env.LEDGER.idFromName(projectId));
+    const ledger = ledgerOf(c.env, projectId);
     const anonymized = await ledger.eraseActor(id, organization);
     return c.json({ data: { actor_id: id, organization, anonymized } });
   },

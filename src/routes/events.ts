@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { EventRow } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import { toEvent } from "../lib/event-shape";
+import { ledgerHead } from "../lib/ledger";
 import { EMPTY_PAGE, listEvents, searchEvents } from "../lib/event-read";
 import { selectionFor } from "../lib/event-query";
 import { appendEvents, requestContext } from "../lib/ingest";
@@ -46,14 +47,15 @@ events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
   const { from, to } = c.req.valid("query");
   const ring = await loadKeyring(c.env.SIGNING_KEYS);
   const window = { from: from ?? null, to: to ?? null };
-  return c.json({ data: await verifyChain(c.env.DB, ring, projectOf(c.get("credential")), window) });
+    const projectId = projectOf(c.get("credential"));
+  return c.json({ data: await verifyChain(c.env.DB, ring, projectId, window, await ledgerHead(c.env, projectId)) });
 });
 
 events.get("/:id/receipt", apiKeyOnly, async (c) => {
   const row = await loadChainRow(c.env.DB, c.req.param("id"), projectOf(c.get("credential")));
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   const [check, keys] = await Promise.all([
-    publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row),
+    publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row, await ledgerHead(c.env, row.project_id)),
     loadReceiptKeys(c.env.RECEIPT_SIGNING_KEYS),
   ]);
   const body = receiptBody(row, check, new URL(c.req.url).origin, new Date().toISOString());

@@ -1,3 +1,4 @@
+import { ledgerHead } from "../lib/ledger";
 import { Hono, type Context } from "hono";
 import { randomHex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
@@ -15,7 +16,7 @@ export const receipts = new Hono<AppEnv>();
 receipts.get("/:id", async (c) => {
   const row = await loadChainRow(c.env.DB, c.req.param("id"));
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id");
-  const check = await publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row);
+  const check = await publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row, await ledgerHead(c.env, row.project_id));
   c.header("Cache-Control", "no-store");
   return c.json({ data: publicStatus(row, check, new URL(c.req.url).origin, new Date().toISOString()) });
 });
@@ -38,7 +39,7 @@ receiptPages.get("/:id", async (c) => {
   pageHeaders(c, nonce);
   const row = await loadChainRow(c.env.DB, c.req.param("id"));
   if (!row) return c.html(receiptNotFoundPage(nonce), 404);
-  const check = await publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row);
+  const check = await publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row, await ledgerHead(c.env, row.project_id));
   const origin = new URL(c.req.url).origin;
   return c.html(
     receiptPage({

@@ -1,6 +1,8 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { EventRow } from "../../src/db/schema";
+import { canonicalPayload, chainHash, rowCommitment } from "../../src/lib/chain";
 import worker from "../../src/index";
 import { call, createProject, ingest } from "../helpers";
 
@@ -98,6 +100,31 @@ describe("GET /v1/events/verify", () => {
       const p = await seed(5);
       await run("DELETE FROM events WHERE id = ?", p.events[4].id);
       expect(await verify(p.key)).toMatchObject({ ok: false, verified: 4, failure: failure(p.events[3], "chain_broken") });
+    });
+
+    it("deleted newest rows with the D1 head rolled back to match", async () => {
+      const p = await seed(5);
+      await run("DELETE FROM events WHERE id IN (?, ?)", p.events[3].id, p.events[4].id);
+      await run("UPDATE projects SET head_seq = 3, head_hash = ? WHERE id = ?", p.events[2].hash, p.id);
+      // The ledger's own record of the head still says 5.
+      expect(await verify(p.key)).toMatchObject({ ok: false, verified: 3, failure: failure(p.events[2], "chain_broken") });
+    });
+
+    it("a rewritten history whose hashes were all recomputed up to a rolled-back D1 head", async () => {
+      const p = await seed(3);
+      // Signatures do not cover prev_hash, so an attacker can strip the first signature,
+      // edit that row and recompute every hash after it; only the head gives it away.
+      const rows = (await env.DB.prepare("SELECT * FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<EventRow>()).results;
+      rows[0] = { ...rows[0], action: "nothing.happened", signature: null };
+      let prev: string | null = null;
+      for (const row of rows) {
+        row.prev_hash = prev;
+        row.hash = await chainHash(prev, canonicalPayload(row, (await rowCommitment(row))!));
+        prev = row.hash;
+        await run("UPDATE events SET action = ?, signature = ?, prev_hash = ?, hash = ? WHERE id = ?", row.action, row.signature, row.prev_hash, row.hash, row.id);
+      }
+      await run("UPDATE projects SET head_hash = ? WHERE id = ?", prev, p.id);
+      expect((await verify(p.key)).failure).toEqual(failure(p.events[2], "chain_broken"));
     });
 
     it("anonymized_at set on an edited row", async () => {

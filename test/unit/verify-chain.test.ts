@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { readHead } from "../../src/lib/chain-check";
 import { loadKeyring } from "../../src/lib/signing-keys";
 import { verifyChain, type VerifyWindow } from "../../src/lib/verify";
 import { appendRows, K1, K2, newProject } from "./verify-fixtures";
@@ -7,7 +8,8 @@ import { appendRows, K1, K2, newProject } from "./verify-fixtures";
 const OPEN: VerifyWindow = { from: null, to: null };
 
 async function verifyWith(keys: string, projectId: string, window = OPEN, pageSize = 2) {
-  return verifyChain(env.DB, await loadKeyring(keys), projectId, window, pageSize);
+  // These fixtures write rows and the D1 head directly, with no ledger behind them.
+  return verifyChain(env.DB, await loadKeyring(keys), projectId, window, await readHead(env.DB, projectId), pageSize);
 }
 
 describe("verifyChain across D1 pages", () => {

@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { readHead } from "../../src/lib/chain-check";
 import { describe, expect, it } from "vitest";
 import { cutoffSql, orderRules, PURGE_BATCH, purgeBatch } from "../../src/lib/retention";
 import { loadKeyring } from "../../src/lib/signing-keys";
@@ -53,7 +54,7 @@ describe("purgeBatch", () => {
     expect(second).toEqual({ purged: PURGE_BATCH, done: false, lastSeq: 2 * PURGE_BATCH });
     expect(await purgeBatch(env.DB, ring, p, NOW, second.lastSeq)).toEqual({ purged: 10, done: true, lastSeq: count });
     expect(await gaps(p)).toEqual([{ first_seq: 1, last_seq: count, purged_count: count }]);
-    const result = await verifyChain(env.DB, ring, p, { from: null, to: null });
+    const result = await verifyChain(env.DB, ring, p, { from: null, to: null }, await readHead(env.DB, p));
     expect(result).toMatchObject({ ok: true, verified: 1, gaps: [{ purged_count: count }] });
     expect(result.gaps[0].at).toBe(NOW.toISOString());
     expect(rows.length).toBe(count + 1);
@@ -80,7 +81,7 @@ describe("purgeBatch", () => {
     await env.DB.prepare("UPDATE retention_rules SET days = 5 WHERE project_id = ? AND pattern = '*'").bind(p).run();
     await purgeBatch(env.DB, ring, p, NOW);
     expect(await gaps(p)).toEqual([{ first_seq: 2, last_seq: 4, purged_count: 3 }]);
-    expect(await verifyChain(env.DB, ring, p, { from: null, to: null }, 1)).toMatchObject({ ok: true, verified: 2 });
+    expect(await verifyChain(env.DB, ring, p, { from: null, to: null }, await readHead(env.DB, p), 1)).toMatchObject({ ok: true, verified: 2 });
   });
 
   it("does not merge a forged neighbour into a signed record", async () => {
@@ -100,7 +101,7 @@ describe("purgeBatch", () => {
       { first_seq: 2, last_seq: 2, purged_count: 1 },
       { first_seq: 3, last_seq: 3, purged_count: 1 },
     ]);
-    expect((await verifyChain(env.DB, ring, p, { from: null, to: null })).failure).toMatchObject({
+    expect((await verifyChain(env.DB, ring, p, { from: null, to: null }, await readHead(env.DB, p))).failure).toMatchObject({
       event_id: rows[3].id,
       reason: "chain_broken",
     });
