@@ -1,5 +1,6 @@
-import type { EventRow } from "../db/schema";
-import { CSV_HEADER, eventCsvLine } from "./csv";
+import { getTableColumns } from "drizzle-orm";
+import { events, type EventRow } from "../db/schema";
+import { CSV_COLUMNS, CSV_HEADER, csvLine, type CsvValue } from "./csv";
 import type { Cursor } from "./cursor";
 import { selectEvents, type Selection } from "./event-query";
 import { narrowExclusions } from "./event-read";
@@ -15,17 +16,32 @@ export interface ExportFormat {
   contentType: string;
   extension: string;
   head: string;
-  line(row: EventRow, first: boolean): string;
+  /** The columns read for each event, in the order line() gets their values. */
+  columns: ReadonlyArray<keyof EventRow>;
+  line(cells: unknown[], first: boolean): string;
   tail: string;
 }
 
+const EVENT_COLUMNS = Object.keys(getTableColumns(events)) as Array<keyof EventRow>;
+
+// Rows are read as plain arrays (D1 raw()): for a million rows, building an
+// object per row costs about a third of the export's time.
 export const FORMATS: Record<"csv" | "json", ExportFormat> = {
-  csv: { contentType: "text/csv; charset=utf-8", extension: "csv", head: CSV_HEADER, line: eventCsvLine, tail: "" },
+  csv: {
+    contentType: "text/csv; charset=utf-8",
+    extension: "csv",
+    head: CSV_HEADER,
+    columns: CSV_COLUMNS,
+    line: (cells) => csvLine(cells as CsvValue[]),
+    tail: "",
+  },
   json: {
     contentType: "application/json; charset=utf-8",
     extension: "json",
     head: "[",
-    line: (row, first) => (first ? "" : ",") + JSON.stringify(toEvent(row)),
+    columns: EVENT_COLUMNS,
+    line: (cells, first) =>
+      (first ? "" : ",") + JSON.stringify(toEvent(Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, cells[i]])) as EventRow)),
     tail: "]",
   },
 };
@@ -60,11 +76,14 @@ export function exportStream(env: Env, projectId: string, sel: Selection | null,
   const encoder = new TextEncoder();
   const narrowed = sel ? narrowExclusions(env.DB, sel) : Promise.resolve(null);
   narrowed.catch(() => {});
-  const read = async (cursor: Cursor | null): Promise<EventRow[]> => {
+  const columns = format.columns.map((c) => `e.${c}`).join(", ");
+  const occurredAt = format.columns.indexOf("occurred_at");
+  const seq = format.columns.indexOf("seq");
+  const read = async (cursor: Cursor | null): Promise<unknown[][]> => {
     const resolved = await narrowed;
     if (!resolved) return [];
-    const statement = selectEvents(resolved, { columns: "e.*", cursor, limit: EXPORT_BATCH });
-    return (await env.DB.prepare(statement.sql).bind(...statement.params).all<EventRow>()).results;
+    const statement = selectEvents(resolved, { columns, cursor, limit: EXPORT_BATCH });
+    return env.DB.prepare(statement.sql).bind(...statement.params).raw();
   };
   // Where the next page starts; null once the last page was read. Failures surface when a batch is awaited.
   let position: Promise<{ cursor: Cursor | null } | null> = Promise.resolve({ cursor: null });
@@ -73,7 +92,7 @@ export function exportStream(env: Env, projectId: string, sel: Selection | null,
     position = page.then((rows) => {
       if (!rows || rows.length < EXPORT_BATCH) return null;
       const last = rows[rows.length - 1];
-      return { cursor: { occurredAt: last.occurred_at, seq: last.seq } };
+      return { cursor: { occurredAt: last[occurredAt] as string, seq: last[seq] as number } };
     });
     const staged = page.then(async (rows) => {
       if (!rows) return null;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CSV_COLUMNS, CSV_HEADER, csvField, csvLine, eventCsvLine } from "../../src/lib/csv";
+import { CSV_COLUMNS, CSV_HEADER, csvField, csvLine } from "../../src/lib/csv";
 import type { EventRow } from "../../src/db/schema";
 import { parseCsv } from "../helpers";
 
@@ -51,7 +51,7 @@ describe("event lines", () => {
       occurred_at: "2026-05-05T05:05:05.000Z", received_at: "2026-05-05T05:05:06.000Z", ip_address: "203.0.113.9",
       user_agent: "curl/8", pii_salt: "s", pii_commitment: "c", hash: "h", prev_hash: null, signature: "v1:x", anonymized_at: null,
     } satisfies EventRow;
-    const [fields] = parseCsv(eventCsvLine(row));
+    const [fields] = parseCsv(csvLine(CSV_COLUMNS.map((c) => row[c])));
     expect(Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, fields[i]]))).toEqual({
       id: "e1", project_id: "p", seq: "3", occurred_at: "2026-05-05T05:05:05.000Z", action: "doc.shared", organization: "org, inc",
       actor_id: "u_1", actor_type: "user", actor_name: 'Ann "The Hammer"', actor_email: "ann@example.com",
