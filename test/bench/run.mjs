@@ -9,8 +9,11 @@ const want = (name) => only.length === 0 || only.includes(name);
 
 ensureWrk();
 const persistDir = tempDir("witness");
-const service = await startWitness({ port: 8870, persistDir });
+// Baseline first: a wrangler dev that starts later reloads the ones already
+// running (dev registry), which would cut off requests in flight.
 const baseline = await startBaseline({ port: 8871 });
+const service = await startWitness({ port: 8870, persistDir });
+await new Promise((r) => setTimeout(r, 3000));
 const ctx = { url: service.url, baselineUrl: baseline.url, workerdPid: service.workerdPid, persistDir, report };
 
 try {
