@@ -27,11 +27,15 @@ export function wrangler(args, { quiet = false } = {}) {
   return res.stdout ?? "";
 }
 
+/** Where a command runs: the deployed D1 (remote), or a local one (optionally under persistTo). */
+function target({ remote = false, persistTo } = {}) {
+  if (remote) return ["--remote"];
+  return persistTo ? ["--local", "--persist-to", persistTo] : ["--local"];
+}
+
 /** Runs SQL against the local D1 (or the deployed one with --remote) and returns the rows. */
-export function sql(command, { remote = false } = {}) {
-  const out = wrangler(["d1", "execute", DB_NAME, remote ? "--remote" : "--local", "--json", "--command", command], {
-    quiet: true,
-  });
+export function sql(command, where = {}) {
+  const out = wrangler(["d1", "execute", DB_NAME, ...target(where), "--json", "--command", command], { quiet: true });
   const parsed = JSON.parse(out.slice(out.indexOf("[")));
   return parsed.flatMap((r) => r.results ?? []);
 }
@@ -40,8 +44,8 @@ export function quote(value) {
   return value === null ? "NULL" : `'${String(value).replaceAll("'", "''")}'`;
 }
 
-export function applyMigrations({ remote = false } = {}) {
-  wrangler(["d1", "migrations", "apply", DB_NAME, remote ? "--remote" : "--local"], { quiet: true });
+export function applyMigrations(where = {}) {
+  wrangler(["d1", "migrations", "apply", DB_NAME, ...target(where)], { quiet: true });
 }
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -59,7 +63,7 @@ export function checkProjectId(id) {
 }
 
 /** Creates the project when missing and a new key for it; only the secret's hash is stored. */
-export function createKey(projectId, { remote = false } = {}) {
+export function createKey(projectId, where = {}) {
   const prefix = randomAlphanumeric(12);
   const secret = randomAlphanumeric(32);
   const secretHash = createHash("sha256").update(secret).digest("hex");
@@ -67,7 +71,7 @@ export function createKey(projectId, { remote = false } = {}) {
   sql(
     `INSERT OR IGNORE INTO projects (id, created_at) VALUES (${quote(projectId)}, ${quote(now)}); ` +
       `INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES (${quote(prefix)}, ${quote(projectId)}, ${quote(secretHash)}, ${quote(now)});`,
-    { remote },
+    where,
   );
   return { key: `wtn_live_${prefix}_${secret}`, prefix };
 }

@@ -1,9 +1,10 @@
 // Benchmark plumbing: start workers under `wrangler dev`, load data, measure.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { createHash, randomBytes, randomInt } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { applyMigrations, createKey as createProjectKey } from "../../src/scripts/lib.mjs";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
@@ -15,10 +16,6 @@ const ENV = {
 
 export function tempDir(name) {
   return mkdtempSync(join(tmpdir(), `witness-bench-${name}-`));
-}
-
-function run(args, cwd = ROOT) {
-  return execFileSync(WRANGLER, args, { cwd, env: ENV, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
 async function waitFor(url, child, seconds = 90) {
@@ -76,7 +73,7 @@ export async function startWorker({ port, configDir = ROOT, persistDir, vars = {
 
 /** The Witness worker with its own local state, bench secrets and rate limits out of the way. */
 export async function startWitness({ port, persistDir }) {
-  run(["d1", "migrations", "apply", "witness", "--local", "--persist-to", persistDir]);
+  applyMigrations({ persistTo: persistDir });
   const receiptKey = (await import("node:crypto")).generateKeyPairSync("ed25519").privateKey.export({ format: "der", type: "pkcs8" });
   return startWorker({
     port,
@@ -97,18 +94,7 @@ export function startBaseline({ port }) {
 
 /** A project and key straight in the local D1 of persistDir (works while dev runs). */
 export function createKey(persistDir, projectId) {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  const pick = (n) => Array.from({ length: n }, () => alphabet[randomInt(62)]).join("");
-  const prefix = pick(12);
-  const secret = pick(32);
-  const hash = createHash("sha256").update(secret).digest("hex");
-  const now = new Date().toISOString();
-  run([
-    "d1", "execute", "witness", "--local", "--persist-to", persistDir, "--command",
-    `INSERT OR IGNORE INTO projects (id, created_at) VALUES ('${projectId}', '${now}'); ` +
-      `INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES ('${prefix}', '${projectId}', '${hash}', '${now}');`,
-  ]);
-  return `wtn_live_${prefix}_${secret}`;
+  return createProjectKey(projectId, { persistTo: persistDir }).key;
 }
 
 const ACTIONS = ["user.login.succeeded", "user.login.failed", "document.shared", "document.deleted", "billing.plan.changed", "member.invited"];

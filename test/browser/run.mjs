@@ -2,10 +2,11 @@
 // Starts the worker on its own port with its own state and test secrets, creates a
 // project and key, runs every test/browser/*.test.mjs with node's test runner, stops.
 import { spawn, spawnSync } from "node:child_process";
-import { createHash, generateKeyPairSync, randomBytes, randomInt } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { applyMigrations, createKey as createProjectKey } from "../../src/scripts/lib.mjs";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
@@ -26,27 +27,7 @@ const secrets = {
   RECEIPT_SIGNING_KEYS: `test:${generateKeyPairSync("ed25519").privateKey.export({ format: "der", type: "pkcs8" }).toString("base64url")}`,
 };
 
-function wrangler(args) {
-  const res = spawnSync(WRANGLER, args, { cwd: ROOT, env: ENV, encoding: "utf8" });
-  if (res.status !== 0) throw new Error(`wrangler ${args.join(" ")} failed:\n${res.stdout}${res.stderr}`);
-  return res.stdout;
-}
-
-const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-const alnum = (n) => Array.from({ length: n }, () => ALPHANUMERIC[randomInt(62)]).join("");
-
-function createKey(projectId) {
-  const prefix = alnum(12);
-  const secret = alnum(32);
-  const hash = createHash("sha256").update(secret).digest("hex");
-  const now = new Date().toISOString();
-  wrangler([
-    "d1", "execute", "witness", "--local", "--persist-to", state, "--command",
-    `INSERT OR IGNORE INTO projects (id, created_at) VALUES ('${projectId}', '${now}'); ` +
-      `INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES ('${prefix}', '${projectId}', '${hash}', '${now}');`,
-  ]);
-  return `wtn_live_${prefix}_${secret}`;
-}
+const createKey = (projectId) => createProjectKey(projectId, { persistTo: state }).key;
 
 async function waitForServer(child) {
   for (let i = 0; i < 120; i++) {
@@ -77,7 +58,7 @@ for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => { stop(); p
 
 let code = 1;
 try {
-  wrangler(["d1", "migrations", "apply", "witness", "--local", "--persist-to", state]);
+  applyMigrations({ persistTo: state });
   const apiKey = createKey("browser");
   const demoKey = createKey("browser-demo");
   const log = [];
