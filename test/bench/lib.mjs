@@ -45,7 +45,24 @@ function descendants(pid) {
   return out;
 }
 
-/** Starts `wrangler dev` for a config; returns its URL, workerd's pid (for memory) and stop(). */
+/**
+ * The workerd processes under a wrangler dev: the proxy listening on the port and
+ * the runtime holding the worker, D1 and R2. Looked up on each call, because the
+ * runtime is restarted when wrangler reloads.
+ */
+function workerdProcesses(rootPid, port) {
+  const found = {};
+  for (const pid of descendants(rootPid)) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== "workerd") continue;
+      const proxy = readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`entry=127.0.0.1:${port}`);
+      found[proxy ? "proxy" : "runtime"] = pid;
+    } catch {}
+  }
+  return found;
+}
+
+/** Starts `wrangler dev` for a config; returns its URL, its workerd processes (for memory) and stop(). */
 export async function startWorker({ port, configDir = ROOT, persistDir, vars = {} }) {
   const args = ["dev", "--port", String(port), "--ip", "127.0.0.1", "--log-level", "error", "--show-interactive-dev-session=false"];
   if (persistDir) args.push("--persist-to", persistDir);
@@ -53,16 +70,9 @@ export async function startWorker({ port, configDir = ROOT, persistDir, vars = {
   const child = spawn(WRANGLER, args, { cwd: configDir, env: ENV, stdio: ["ignore", "ignore", "inherit"], detached: true });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(url, child);
-  const workerdPid = descendants(child.pid).find((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd";
-    } catch {
-      return false;
-    }
-  });
   return {
     url,
-    workerdPid,
+    processes: () => workerdProcesses(child.pid, port),
     stop() {
       try {
         process.kill(-child.pid, "SIGTERM");

@@ -1,12 +1,11 @@
 // Issue 3 benchmark: list and search latency, export throughput and the worker's memory during exports.
 // Runs against a project loaded with sampleEvent() (see lib.mjs): 6 common actions, 50 organizations,
 // 5,000 actors, occurred_at spread over 2026, and every 10,000th event rare ("security.key.rotated", "Zebulon").
-import { readdirSync, readFileSync } from "node:fs";
 import { fmt, latency, sampleRss } from "./lib.mjs";
 
 const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);
 
-export default async function readsBench({ url, baselineUrl, key, total, workerdPid, report }) {
+export default async function readsBench({ url, baselineUrl, key, total, processes, report }) {
   const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.9" };
   async function get(path) {
     const res = await fetch(`${url}${path}`, { headers });
@@ -80,29 +79,6 @@ export default async function readsBench({ url, baselineUrl, key, total, workerd
   searchRows.push(["worst p95 (target < 50 ms)", fmt.ms(searchWorst)]);
   report(`Search, limit 50 (${ITERATIONS} requests each)`, searchRows);
 
-  /**
-   * wrangler dev runs two workerd processes side by side: a proxy listening on the port and
-   * the runtime holding the worker, D1 and R2 (restarted on reloads). Returns both, by role.
-   */
-  function workerdProcesses() {
-    const parentOf = (pid) => {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    };
-    const parent = parentOf(workerdPid);
-    const port = new URL(url).port;
-    const found = {};
-    for (const entry of readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "workerd" || parentOf(entry) !== parent) continue;
-        const proxy = readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(`entry=127.0.0.1:${port}`);
-        found[proxy ? "proxy" : "runtime"] = Number(entry);
-      } catch {}
-    }
-    return found;
-  }
-
   /** Streams an export, counting rows without keeping it; samples the runtime's and the proxy's RSS meanwhile. */
   async function exportRun(query, pids) {
     const runtime = pids.runtime ? sampleRss(pids.runtime) : null;
@@ -120,7 +96,7 @@ export default async function readsBench({ url, baselineUrl, key, total, workerd
     return { rows: lines - 1, bytes, seconds, runtimeMiB: runtime ? runtime.stop() : NaN, proxyMiB: proxy ? proxy.stop() : NaN };
   }
 
-  const pids = workerdPid ? workerdProcesses() : {};
+  const pids = processes();
   const idle = pids.runtime ? sampleRss(pids.runtime).stop() : NaN;
   // The runtime's heap grows on the first big export and then stays (lazy GC in every isolate
   // of the process, D1's and R2's included); warm it up so the two measured runs compare like for like.

@@ -1,6 +1,5 @@
 // Issue 4 benchmark: GET /v1/events/verify over the whole large project, against
 // a loop that only computes SHA-256 + HMAC per event in the same runtime.
-import { readdirSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { fmt, sampleRss } from "./lib.mjs";
 
@@ -16,26 +15,6 @@ function getJson(url, headers = {}) {
     req.on("error", reject);
     req.end();
   });
-}
-
-/**
- * wrangler dev runs two workerd processes, a proxy and the one running the
- * worker with its D1; either may be the pid we are given. The heavier of the
- * siblings is the worker.
- */
-function workerProcess(pid) {
-  const stat = (p) => readFileSync(`/proc/${p}/stat`, "utf8");
-  const ppid = (p) => Number(stat(p).slice(stat(p).lastIndexOf(")") + 2).split(" ")[1]);
-  const rss = (p) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, "utf8"))?.[1] ?? 0);
-  const parent = ppid(pid);
-  const siblings = readdirSync("/proc").filter((e) => {
-    try {
-      return /^\d+$/.test(e) && ppid(e) === parent && readFileSync(`/proc/${e}/comm`, "utf8").trim() === "workerd";
-    } catch {
-      return false;
-    }
-  });
-  return Number(siblings.sort((a, b) => rss(b) - rss(a))[0] ?? pid);
 }
 
 async function timed(fn) {
@@ -55,13 +34,13 @@ async function baselineRate(baselineUrl, n) {
   return best;
 }
 
-export default async function verifyBench({ url, key, projectId, total, workerdPid, baselineUrl, report }) {
+export default async function verifyBench({ url, key, projectId, total, processes, baselineUrl, report }) {
   const baseline = await baselineRate(baselineUrl, Math.min(total, 200_000));
   const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.4" };
 
   // Warm the worker (JIT, key import, D1 connection) on a small window first.
   await getJson(`${url}/v1/events/verify?to=2026-01-02T00:00:00Z`, headers);
-  const worker = workerProcess(workerdPid);
+  const worker = processes().runtime;
   const before = sampleRss(worker).stop();
   const during = sampleRss(worker);
   const { value, seconds } = await timed(() => getJson(`${url}/v1/events/verify`, headers));
