@@ -52,6 +52,20 @@ export function timingSafeEqual(a: string, b: string): boolean {
   return crypto.subtle.timingSafeEqual(x, y);
 }
 
+/**
+ * UTF-8 byte length without encoding (ingest measures every field against its
+ * cap). Lone surrogates count 3 bytes, as TextEncoder writes them as U+FFFD.
+ */
 export function utf8Length(text: string): number {
-  return encoder.encode(text).length;
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2; // the pair: 2 UTF-16 units, 4 bytes
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
 }
