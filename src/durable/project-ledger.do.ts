@@ -1,12 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import type { EventRow } from "../db/schema";
 import type { Head } from "../lib/chain-check";
-import { canonicalPayload, chainHash, piiCommitment } from "../lib/chain";
+import { piiCommitment, sealRow } from "../lib/chain";
 import { randomHex } from "../lib/crypto";
 import { eraseActor } from "../lib/erasure";
 import { RateWindows, type RateState } from "../lib/rate-window";
 import { purgeBatch } from "../lib/retention";
-import { loadKeyring, sign } from "../lib/signing-keys";
+import { loadKeyring } from "../lib/signing-keys";
 import type { NewEvent } from "../schemas/event";
 import { insertEventsStatements } from "./event-insert";
 import { findIdempotent } from "./idempotency";
@@ -199,25 +199,22 @@ export class ProjectLedger extends DurableObject<Env> {
     for (const e of events) {
       seq += 1;
       const salt = randomHex(16);
-      const commitment = await piiCommitment(salt, e);
-      const row = {
-        ...e,
-        row_id: null as unknown as number,
-        id: crypto.randomUUID(),
-        project_id: this.projectId,
-        seq,
-        occurred_at: e.occurred_at ?? receivedAt,
-        received_at: receivedAt,
-        pii_salt: salt,
-        pii_commitment: commitment,
-        prev_hash: prevHash,
-        hash: "",
-        signature: null as string | null,
-        anonymized_at: null,
-      };
-      const payload = canonicalPayload(row, commitment);
-      row.hash = await chainHash(prevHash, payload);
-      row.signature = await sign(ring, payload);
+      const row = await sealRow(
+        {
+          ...e,
+          row_id: null as unknown as number,
+          id: crypto.randomUUID(),
+          project_id: this.projectId,
+          seq,
+          occurred_at: e.occurred_at ?? receivedAt,
+          received_at: receivedAt,
+          pii_salt: salt,
+          pii_commitment: await piiCommitment(salt, e),
+          prev_hash: prevHash,
+          anonymized_at: null,
+        },
+        ring,
+      );
       prevHash = row.hash;
       rows.push(row);
     }

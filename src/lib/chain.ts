@@ -1,5 +1,6 @@
 import { canonicalize } from "./canonical";
 import { sha256Hex } from "./crypto";
+import { sign, type SigningKeyring } from "./signing-keys";
 
 /** The personal fields that enter the chain only as a salted commitment. */
 export interface PersonalData {
@@ -57,6 +58,15 @@ export function canonicalPayload(e: ChainFields, pii: string): string {
 
 export function chainHash(prevHash: string | null, payload: string): Promise<string> {
   return sha256Hex((prevHash ?? "") + payload);
+}
+
+/** Seals a new row: its hash links it to prev_hash, its signature uses the newest key. */
+export async function sealRow<T extends ChainFields & { pii_commitment: string; prev_hash: string | null }>(
+  row: T,
+  ring: SigningKeyring,
+): Promise<T & { hash: string; signature: string }> {
+  const payload = canonicalPayload(row, row.pii_commitment);
+  return { ...row, hash: await chainHash(row.prev_hash, payload), signature: await sign(ring, payload) };
 }
 
 /**

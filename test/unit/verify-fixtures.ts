@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { insertEventsStatements } from "../../src/durable/event-insert";
 import type { EventRow } from "../../src/db/schema";
-import { canonicalPayload, chainHash, piiCommitment } from "../../src/lib/chain";
-import { loadKeyring, sign } from "../../src/lib/signing-keys";
+import { piiCommitment, sealRow } from "../../src/lib/chain";
+import { loadKeyring } from "../../src/lib/signing-keys";
 
 export const K1 = "1:unit-test-signing-key-one";
 export const K2 = "2:unit-test-signing-key-two";
@@ -29,30 +29,27 @@ export async function appendRows(projectId: string, keys: string, specs: Array<{
     seq += 1;
     const pii = { actor_id: `u_${seq}`, actor_name: "Ada", actor_email: "ada@example.com", ip_address: "203.0.113.9", user_agent: "t/1" };
     const salt = `salt-${seq}`;
-    const commitment = await piiCommitment(salt, pii);
-    const row: EventRow = {
-      row_id: null as unknown as number,
-      id: crypto.randomUUID(),
-      project_id: projectId,
-      seq,
-      action: spec.action ?? "document.edited",
-      organization: null,
-      actor_type: "user",
-      ...pii,
-      targets: "[]",
-      metadata: "{}",
-      occurred_at: spec.occurred_at ?? new Date().toISOString(),
-      received_at: new Date().toISOString(),
-      pii_salt: salt,
-      pii_commitment: commitment,
-      prev_hash: prev,
-      hash: "",
-      signature: null,
-      anonymized_at: null,
-    };
-    const payload = canonicalPayload(row, commitment);
-    row.hash = await chainHash(prev, payload);
-    row.signature = await sign(ring, payload);
+    const row: EventRow = await sealRow(
+      {
+        row_id: null as unknown as number,
+        id: crypto.randomUUID(),
+        project_id: projectId,
+        seq,
+        action: spec.action ?? "document.edited",
+        organization: null,
+        actor_type: "user",
+        ...pii,
+        targets: "[]",
+        metadata: "{}",
+        occurred_at: spec.occurred_at ?? new Date().toISOString(),
+        received_at: new Date().toISOString(),
+        pii_salt: salt,
+        pii_commitment: await piiCommitment(salt, pii),
+        prev_hash: prev,
+        anonymized_at: null,
+      },
+      ring,
+    );
     prev = row.hash;
     rows.push(row);
   }
