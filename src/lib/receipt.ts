@@ -1,5 +1,6 @@
 import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, gapLookup, rowAfter, rowBefore, type ChainRow, type Head } from "./chain-check";
-import type { SigningKeyring } from "./signing-keys";
+import { ledgerHead } from "./ledger";
+import { loadKeyring, type SigningKeyring } from "./signing-keys";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";
 
@@ -30,6 +31,12 @@ export async function publicCheck(db: D1Database, ring: SigningKeyring, row: Cha
     row.seq > head.seq ? { ok: false } : checkLink(ring, row, after ?? { seq: head.seq + 1, prev_hash: head.hash }, gaps),
   ]);
   return { hash: content.hash, signature: content.signature === true, predecessor_link: predecessor.ok, successor_link: successor.ok };
+}
+
+/** publicCheck against the current signing keys and the head the project's ledger recorded. */
+export async function checkEvent(env: Env, row: ChainRow): Promise<PublicCheck> {
+  const [ring, head] = await Promise.all([loadKeyring(env.SIGNING_KEYS), ledgerHead(env, row.project_id)]);
+  return publicCheck(env.DB, ring, row, head);
 }
 
 export function isValid(check: PublicCheck): boolean {

@@ -1,5 +1,5 @@
-import { ledgerOf } from "./ledger";
 import { canonicalize } from "./canonical";
+import { ledgerOf } from "./ledger";
 import { checkSignature, sign, type SigningKeyring } from "./signing-keys";
 
 /**

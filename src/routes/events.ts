@@ -7,7 +7,7 @@ import { EMPTY_PAGE, listEvents, searchEvents } from "../lib/event-read";
 import { selectionFor } from "../lib/event-query";
 import { appendEvents, requestContext } from "../lib/ingest";
 import { readJsonObject } from "../lib/request-body";
-import { loadChainRow, publicCheck, receiptBody } from "../lib/receipt";
+import { checkEvent, loadChainRow, receiptBody } from "../lib/receipt";
 import { loadReceiptKeys, signReceipt } from "../lib/receipt-signing";
 import { searchTerms } from "../lib/search-query";
 import { loadKeyring } from "../lib/signing-keys";
@@ -55,7 +55,7 @@ events.get("/:id/receipt", apiKeyOnly, async (c) => {
   const row = await loadChainRow(c.env.DB, c.req.param("id"), projectOf(c.get("credential")));
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   const [check, keys] = await Promise.all([
-    publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row, await ledgerHead(c.env, row.project_id)),
+    checkEvent(c.env, row),
     loadReceiptKeys(c.env.RECEIPT_SIGNING_KEYS),
   ]);
   const body = receiptBody(row, check, new URL(c.req.url).origin, new Date().toISOString());

@@ -1,9 +1,7 @@
-import { ledgerHead } from "../lib/ledger";
 import { Hono, type Context } from "hono";
 import { randomHex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { isValid, loadChainRow, publicCheck, publicFields, publicStatus, receiptUrls } from "../lib/receipt";
-import { loadKeyring } from "../lib/signing-keys";
+import { checkEvent, isValid, loadChainRow, publicFields, publicStatus, receiptUrls } from "../lib/receipt";
 import type { AppEnv } from "../types";
 import { receiptNotFoundPage, receiptPage } from "../views/receipt-page";
 
@@ -16,7 +14,7 @@ export const receipts = new Hono<AppEnv>();
 receipts.get("/:id", async (c) => {
   const row = await loadChainRow(c.env.DB, c.req.param("id"));
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id");
-  const check = await publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row, await ledgerHead(c.env, row.project_id));
+  const check = await checkEvent(c.env, row);
   c.header("Cache-Control", "no-store");
   return c.json({ data: publicStatus(row, check, new URL(c.req.url).origin, new Date().toISOString()) });
 });
@@ -39,7 +37,7 @@ receiptPages.get("/:id", async (c) => {
   pageHeaders(c, nonce);
   const row = await loadChainRow(c.env.DB, c.req.param("id"));
   if (!row) return c.html(receiptNotFoundPage(nonce), 404);
-  const check = await publicCheck(c.env.DB, await loadKeyring(c.env.SIGNING_KEYS), row, await ledgerHead(c.env, row.project_id));
+  const check = await checkEvent(c.env, row);
   const origin = new URL(c.req.url).origin;
   return c.html(
     receiptPage({
