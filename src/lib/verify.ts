@@ -1,6 +1,7 @@
 import {
   CHAIN_COLUMNS,
   CHAIN_START,
+  chainRowOf,
   checkLink,
   checkRow,
   gapLookup,
@@ -129,14 +130,17 @@ async function* pages(db: D1Database, projectId: string, headSeq: number, window
   if (window.to !== null) (sql += " AND occurred_at <= ?"), bounds.push(window.to);
   const statement = db.prepare(`${sql} ORDER BY seq LIMIT ${size}`);
   const fetchAfter = (seq: number) => {
-    const promise = statement.bind(projectId, seq, headSeq, ...bounds).all<ChainRow>();
+    const promise = statement
+      .bind(projectId, seq, headSeq, ...bounds)
+      .raw()
+      .then((rows) => rows.map(chainRowOf));
     // Walking may stop early at a failure; a prefetch nobody awaits must not reject unhandled.
     promise.catch(() => {});
     return promise;
   };
   let next = fetchAfter(0);
   for (;;) {
-    const { results } = await next;
+    const results = await next;
     if (results.length === size) next = fetchAfter(results[results.length - 1].seq);
     if (results.length > 0) yield results;
     if (results.length < size) return;
