@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import WebSocket from "ws";
 import { applyMigrations, createKey as createProjectKey } from "../../src/scripts/lib.mjs";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
@@ -64,7 +65,9 @@ function workerdProcesses(rootPid, port) {
 
 /** Starts `wrangler dev` for a config; returns its URL, its workerd processes (for memory) and stop(). */
 export async function startWorker({ port, configDir = ROOT, persistDir, vars = {} }) {
+  const inspectorPort = port + 1000;
   const args = ["dev", "--port", String(port), "--ip", "127.0.0.1", "--log-level", "error", "--show-interactive-dev-session=false"];
+  args.push("--inspector-port", String(inspectorPort));
   if (persistDir) args.push("--persist-to", persistDir);
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child = spawn(WRANGLER, args, { cwd: configDir, env: ENV, stdio: ["ignore", "ignore", "inherit"], detached: true });
@@ -72,6 +75,7 @@ export async function startWorker({ port, configDir = ROOT, persistDir, vars = {
   await waitFor(url, child);
   return {
     url,
+    inspectorPort,
     processes: () => workerdProcesses(child.pid, port),
     stop() {
       try {
@@ -180,6 +184,42 @@ export function sampleRss(pid) {
       clearInterval(timer);
       read();
       return peak / 1024;
+    },
+  };
+}
+
+/**
+ * Samples the Worker isolate's V8 heap (its Durable Objects share it) through
+ * wrangler's inspector: what the Worker itself holds. The runtime's RSS also
+ * carries local D1's SQLite and R2, which grow with the data they touch.
+ */
+export async function sampleHeap(inspectorPort) {
+  const ws = new WebSocket(`ws://127.0.0.1:${inspectorPort}/ws`);
+  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  let next = 0;
+  const waiting = new Map();
+  ws.on("message", (data) => {
+    const message = JSON.parse(String(data));
+    waiting.get(message.id)?.(message.result);
+    waiting.delete(message.id);
+  });
+  const usage = () =>
+    new Promise((resolve) => {
+      const id = ++next;
+      waiting.set(id, resolve);
+      ws.send(JSON.stringify({ id, method: "Runtime.getHeapUsage" }));
+    });
+  const mib = (bytes) => bytes / 2 ** 20;
+  const first = await usage();
+  let peak = first.usedSize;
+  const timer = setInterval(async () => (peak = Math.max(peak, (await usage()).usedSize)), 100);
+  return {
+    beforeMiB: mib(first.usedSize),
+    async stop() {
+      clearInterval(timer);
+      peak = Math.max(peak, (await usage()).usedSize);
+      ws.close();
+      return mib(peak);
     },
   };
 }

@@ -1,11 +1,11 @@
 // Issue 3 benchmark: list and search latency, export throughput and the worker's memory during exports.
 // Runs against a project loaded with sampleEvent() (see lib.mjs): 6 common actions, 50 organizations,
 // 5,000 actors, occurred_at spread over 2026, and every 10,000th event rare ("security.key.rotated", "Zebulon").
-import { fmt, latency, sampleRss } from "./lib.mjs";
+import { fmt, latency, sampleHeap, sampleRss } from "./lib.mjs";
 
 const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);
 
-export default async function readsBench({ url, baselineUrl, key, total, processes, report }) {
+export default async function readsBench({ url, baselineUrl, key, total, processes, inspectorPort, report }) {
   const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.9" };
   async function get(path) {
     const res = await fetch(`${url}${path}`, { headers });
@@ -79,8 +79,9 @@ export default async function readsBench({ url, baselineUrl, key, total, process
   searchRows.push(["worst p95 (target < 50 ms)", fmt.ms(searchWorst)]);
   report(`Search, limit 50 (${ITERATIONS} requests each)`, searchRows);
 
-  /** Streams an export, counting rows without keeping it; samples the runtime's and the proxy's RSS meanwhile. */
+  /** Streams an export, counting rows without keeping it; samples the Worker's heap and the runtime's and proxy's RSS meanwhile. */
   async function exportRun(query, pids) {
+    const heap = await sampleHeap(inspectorPort);
     const runtime = pids.runtime ? sampleRss(pids.runtime) : null;
     const proxy = pids.proxy ? sampleRss(pids.proxy) : null;
     const started = performance.now();
@@ -93,7 +94,15 @@ export default async function readsBench({ url, baselineUrl, key, total, process
       for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) lines++;
     }
     const seconds = (performance.now() - started) / 1000;
-    return { rows: lines - 1, bytes, seconds, runtimeMiB: runtime ? runtime.stop() : NaN, proxyMiB: proxy ? proxy.stop() : NaN };
+    return {
+      rows: lines - 1,
+      bytes,
+      seconds,
+      heapBeforeMiB: heap.beforeMiB,
+      heapMiB: await heap.stop(),
+      runtimeMiB: runtime ? runtime.stop() : NaN,
+      proxyMiB: proxy ? proxy.stop() : NaN,
+    };
   }
 
   const pids = processes();
@@ -105,11 +114,15 @@ export default async function readsBench({ url, baselineUrl, key, total, process
   const full = await exportRun("", pids);
   if (full.rows !== total) throw new Error(`full export has ${full.rows} rows, expected ${total}`);
   const mib = (v) => `${v.toFixed(0)} MiB`;
-  const memory = (run) => `workerd peak RSS ${mib(run.runtimeMiB)} (dev proxy ${mib(run.proxyMiB)})`;
+  const memory = (run) =>
+    `Worker heap ${mib(run.heapBeforeMiB)} -> peak ${mib(run.heapMiB)}; workerd peak RSS ${mib(run.runtimeMiB)} (dev proxy ${mib(run.proxyMiB)})`;
   report("Export, CSV, streamed through R2 staging", [
     [`small: organization filter (${small.rows.toLocaleString("en-US")} rows)`, `${fmt.rate(small.rows / small.seconds, "rows/s")}, ${memory(small)}`],
     [`full project (${full.rows.toLocaleString("en-US")} rows, ${(full.bytes / 2 ** 20).toFixed(0)} MiB)`, `${fmt.rate(full.rows / full.seconds, "rows/s")} (target >= 50,000), ${memory(full)}`],
     ["workerd (runtime) RSS before the exports / after a one-month warm-up export", `${mib(idle)} / ${mib(warmup.runtimeMiB)}`],
-    ["runtime peak, full minus small export", `${mib(full.runtimeMiB - small.runtimeMiB)} for ${(full.rows / Math.max(1, small.rows)).toFixed(0)}x the rows`],
+    [
+      "peak, full minus small export",
+      `Worker heap ${mib(full.heapMiB - small.heapMiB)}, runtime RSS ${mib(full.runtimeMiB - small.runtimeMiB)}, for ${(full.rows / Math.max(1, small.rows)).toFixed(0)}x the rows`,
+    ],
   ]);
 }

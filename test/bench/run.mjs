@@ -14,7 +14,7 @@ const persistDir = tempDir("witness");
 const baseline = await startBaseline({ port: 8871 });
 const service = await startWitness({ port: 8870, persistDir });
 await new Promise((r) => setTimeout(r, 3000));
-const ctx = { url: service.url, baselineUrl: baseline.url, processes: service.processes, persistDir, report };
+const ctx = { url: service.url, baselineUrl: baseline.url, processes: service.processes, inspectorPort: service.inspectorPort, persistDir, report };
 
 try {
   if (want("ingest")) await (await import("./ingest.bench.mjs")).default(ctx);
