@@ -18,24 +18,37 @@ export class RateWindows {
   constructor(private readonly periodMs = 60_000) {}
 
   hit(key: string, limit: number, now = Date.now()): RateState {
+    const { granted, remaining, resetAt } = this.take(key, limit, 1, now);
+    return { limit, remaining, reset: secondsUntil(resetAt, now), allowed: granted === 1 };
+  }
+
+  /** What is left of key's budget now, counting nothing. */
+  left(key: string, limit: number, now = Date.now()): number {
+    const window = this.windows.get(key);
+    return !window || now >= window.start + this.periodMs ? limit : Math.max(0, limit - window.count);
+  }
+
+  /**
+   * Counts up to `want` requests at once (as many as are left); `remaining`
+   * is what is left after them, `resetAt` the window's end (epoch ms).
+   */
+  take(key: string, limit: number, want: number, now = Date.now()): { granted: number; remaining: number; resetAt: number } {
     let window = this.windows.get(key);
     if (!window || now >= window.start + this.periodMs) {
       if (this.windows.size > 10_000) this.prune(now);
       window = { start: now, count: 0 };
       this.windows.set(key, window);
     }
-    const start = window.start;
-    const allowed = window.count < limit;
-    if (allowed) window.count++;
-    return {
-      limit,
-      remaining: Math.max(0, limit - window.count),
-      reset: Math.max(1, Math.ceil((start + this.periodMs - now) / 1000)),
-      allowed,
-    };
+    const granted = Math.max(0, Math.min(want, limit - window.count));
+    window.count += granted;
+    return { granted, remaining: Math.max(0, limit - window.count), resetAt: window.start + this.periodMs };
   }
 
   private prune(now: number) {
     for (const [key, w] of this.windows) if (now >= w.start + this.periodMs) this.windows.delete(key);
   }
+}
+
+export function secondsUntil(resetAt: number, now: number): number {
+  return Math.max(1, Math.ceil((resetAt - now) / 1000));
 }

@@ -3,6 +3,10 @@ import { ApiError } from "../lib/errors";
 import type { RateState } from "../lib/rate-window";
 import type { AppEnv } from "../types";
 import { ledgerOf } from "../lib/ledger";
+import { LeasedBudgets } from "../lib/rate-lease";
+
+/** This isolate's leased share of each client IP's budget (the RateLimiter DO keeps the count). */
+const budgets = new LeasedBudgets();
 
 export function clientIp(req: Request): string {
   return req.headers.get("CF-Connecting-IP") ?? "unknown";
@@ -10,6 +14,11 @@ export function clientIp(req: Request): string {
 
 export function isIngest(method: string, path: string): boolean {
   return method === "POST" && (path === "/v1/events" || path === "/v1/events/batch");
+}
+
+/** GET/HEAD with no side effect: not exports, which stage their batches in R2 as they stream. */
+function isPlainRead(method: string, path: string): boolean {
+  return (method === "GET" || method === "HEAD") && !path.startsWith("/v1/exports");
 }
 
 export function rateLimited(rate: RateState): ApiError {
@@ -29,8 +38,18 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   const keyScoped = isIngest(c.req.method, c.req.path) && c.get("credential")?.kind === "api_key";
   if (!keyScoped) {
     const limit = Number(c.env.RATE_LIMIT_OTHER_PER_MIN) || 1500;
-    const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(`ip:${clientIp(c.req.raw)}`));
-    c.set("rate", await limiter.hit(limit));
+    const key = `ip:${clientIp(c.req.raw)}`;
+    const counted = budgets.take(key, limit, () => c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(key)).lease(limit));
+    if (counted instanceof Promise && isPlainRead(c.req.method, c.req.path)) {
+      // No token held here, so the limiter is asked. A plain read changes
+      // nothing, so it runs meanwhile rather than after the round trip; a
+      // refused read's answer is thrown away and the client gets the 429.
+      const [rate] = await Promise.all([counted, next()]);
+      c.set("rate", rate);
+      if (!rate.allowed) throw rateLimited(rate);
+      return;
+    }
+    c.set("rate", await counted);
   }
   const rate = c.get("rate");
   if (rate && !rate.allowed) throw rateLimited(rate);
