@@ -1,10 +1,10 @@
-import type { EventRow } from "../db/schema";
 import { type Cursor, encodeCursor } from "./cursor";
 import { selectEvents, type Selection, type Statement } from "./event-query";
+import { SHAPE_COLUMNS, SHAPE_SELECT, type ShapeRow } from "./event-shape";
 import { ftsExpression, matchesAll } from "./search-query";
 
 export interface Page {
-  rows: EventRow[];
+  rows: ShapeRow[];
   /** Resumes right after the last row; null on the last page. */
   nextCursor: string | null;
 }
@@ -17,7 +17,7 @@ async function all<T>(db: D1Database, statement: Statement): Promise<T[]> {
 }
 
 /** rows holds up to limit + 1 rows: the extra one only says that another page exists. */
-function toPage(rows: EventRow[], limit: number): Page {
+function toPage(rows: ShapeRow[], limit: number): Page {
   if (rows.length <= limit) return { rows, nextCursor: null };
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
@@ -49,7 +49,7 @@ export async function narrowExclusions(db: D1Database, sel: Selection): Promise<
 export async function listEvents(db: D1Database, selection: Selection, cursor: Cursor | null, limit: number): Promise<Page> {
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
-  return toPage(await all<EventRow>(db, selectEvents(sel, { columns: "e.*", cursor, limit: limit + 1 })), limit);
+  return toPage(await all<ShapeRow>(db, selectEvents(sel, { columns: SHAPE_SELECT, cursor, limit: limit + 1 })), limit);
 }
 
 /** Events of the filtered list a search checks itself first: a common term fills its page here. */
@@ -113,17 +113,19 @@ export async function searchEvents(
 
   let more = await scan(FIRST_WINDOW);
   if (more && hits.length < want && !(await rare())) more = await scan(SCAN_WINDOW);
-  let rows: EventRow[] = [];
+  let rows: ShapeRow[] = [];
   if (hits.length > 0) {
     const { results } = await db
-      .prepare("SELECT * FROM events WHERE row_id IN (SELECT value FROM json_each(?)) ORDER BY occurred_at DESC, seq DESC")
+      .prepare(
+        `SELECT ${SHAPE_COLUMNS.join(", ")} FROM events WHERE row_id IN (SELECT value FROM json_each(?)) ORDER BY occurred_at DESC, seq DESC`,
+      )
       .bind(JSON.stringify(hits))
-      .all<EventRow>();
+      .all<ShapeRow>();
     rows = results;
   }
   if (more && hits.length < want) {
-    const rest = selectEvents(sel, { columns: "e.*", cursor: below, limit: want - hits.length, match: expression });
-    rows = rows.concat(await all<EventRow>(db, rest));
+    const rest = selectEvents(sel, { columns: SHAPE_SELECT, cursor: below, limit: want - hits.length, match: expression });
+    rows = rows.concat(await all<ShapeRow>(db, rest));
   }
   return toPage(rows, limit);
 }

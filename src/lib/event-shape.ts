@@ -1,15 +1,46 @@
 import type { EventRow } from "../db/schema";
 
+/** The stored columns the event shape is made of (pii_salt, row_id and received_at stay inside). */
+export const SHAPE_COLUMNS = [
+  "id",
+  "project_id",
+  "seq",
+  "action",
+  "organization",
+  "actor_id",
+  "actor_type",
+  "actor_name",
+  "actor_email",
+  "targets",
+  "metadata",
+  "occurred_at",
+  "ip_address",
+  "user_agent",
+  "hash",
+  "prev_hash",
+  "signature",
+  "pii_commitment",
+  "anonymized_at",
+] as const satisfies ReadonlyArray<keyof EventRow>;
+
+export type ShapeRow = Pick<EventRow, (typeof SHAPE_COLUMNS)[number]>;
+
+/** SHAPE_COLUMNS for a SELECT from `events e`. */
+export const SHAPE_SELECT = SHAPE_COLUMNS.map((c) => `e.${c}`).join(", ");
+
+function hasActor(row: ShapeRow): boolean {
+  return row.actor_id !== null || row.actor_type !== null || row.actor_name !== null || row.actor_email !== null;
+}
+
 /** The one event shape of ingest, get, list, search and JSON export. */
-export function toEvent(row: EventRow) {
-  const hasActor = row.actor_id !== null || row.actor_type !== null || row.actor_name !== null || row.actor_email !== null;
+export function toEvent(row: ShapeRow) {
   return {
     id: row.id,
     project_id: row.project_id,
     seq: row.seq,
     action: row.action,
     organization: row.organization,
-    actor: hasActor ? { id: row.actor_id, type: row.actor_type, name: row.actor_name, email: row.actor_email } : null,
+    actor: hasActor(row) ? { id: row.actor_id, type: row.actor_type, name: row.actor_name, email: row.actor_email } : null,
     targets: JSON.parse(row.targets) as Array<{ type: string; id: string; name: string | null }>,
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     occurred_at: row.occurred_at,
@@ -24,3 +55,27 @@ export function toEvent(row: EventRow) {
 }
 
 export type Event = ReturnType<typeof toEvent>;
+
+/**
+ * JSON.stringify(toEvent(row)), written directly: targets and metadata are
+ * stored as canonical JSON text, so they go in as they are instead of being
+ * parsed and serialized again for every event of every page.
+ */
+export function eventJson(row: ShapeRow): string {
+  const s = JSON.stringify;
+  const actor = hasActor(row)
+    ? `{"id":${s(row.actor_id)},"type":${s(row.actor_type)},"name":${s(row.actor_name)},"email":${s(row.actor_email)}}`
+    : "null";
+  return (
+    `{"id":${s(row.id)},"project_id":${s(row.project_id)},"seq":${s(row.seq)},"action":${s(row.action)},` +
+    `"organization":${s(row.organization)},"actor":${actor},"targets":${row.targets},"metadata":${row.metadata},` +
+    `"occurred_at":${s(row.occurred_at)},"ip_address":${s(row.ip_address)},"user_agent":${s(row.user_agent)},` +
+    `"hash":${s(row.hash)},"prev_hash":${s(row.prev_hash)},"signature":${s(row.signature)},` +
+    `"pii_commitment":${s(row.pii_commitment)},"anonymized_at":${s(row.anonymized_at)}}`
+  );
+}
+
+/** `{"data":[...events],"nextCursor":...}` of a list or search page. */
+export function pageJson(rows: ShapeRow[], nextCursor: string | null): string {
+  return `{"data":[${rows.map(eventJson).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`;
+}

@@ -1,10 +1,9 @@
-import { getTableColumns } from "drizzle-orm";
-import { events, type EventRow } from "../db/schema";
+import type { EventRow } from "../db/schema";
 import { CSV_COLUMNS, CSV_HEADER, csvLine, type CsvValue } from "./csv";
 import type { Cursor } from "./cursor";
 import { selectEvents, type Selection } from "./event-query";
 import { narrowExclusions } from "./event-read";
-import { toEvent } from "./event-shape";
+import { eventJson, SHAPE_COLUMNS, type ShapeRow } from "./event-shape";
 
 /** Rows per D1 page and per staged object: bounded memory, and few enough queries for a million rows. */
 export const EXPORT_BATCH = 2000;
@@ -22,7 +21,12 @@ export interface ExportFormat {
   tail: string;
 }
 
-const EVENT_COLUMNS = Object.keys(getTableColumns(events)) as Array<keyof EventRow>;
+/** A row of SHAPE_COLUMNS read with raw(), as the object eventJson() reads. */
+function shapeRowOf(cells: unknown[]): ShapeRow {
+  const row: Record<string, unknown> = {};
+  for (let i = 0; i < SHAPE_COLUMNS.length; i++) row[SHAPE_COLUMNS[i]] = cells[i];
+  return row as ShapeRow;
+}
 
 // Rows are read as plain arrays (D1 raw()): for a million rows, building an
 // object per row costs about a third of the export's time.
@@ -39,9 +43,8 @@ export const FORMATS: Record<"csv" | "json", ExportFormat> = {
     contentType: "application/json; charset=utf-8",
     extension: "json",
     head: "[",
-    columns: EVENT_COLUMNS,
-    line: (cells, first) =>
-      (first ? "" : ",") + JSON.stringify(toEvent(Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, cells[i]])) as EventRow)),
+    columns: SHAPE_COLUMNS,
+    line: (cells, first) => (first ? "" : ",") + eventJson(shapeRowOf(cells)),
     tail: "]",
   },
 };

@@ -1,7 +1,6 @@
 import { Hono } from "hono";
-import type { EventRow } from "../db/schema";
 import { ApiError } from "../lib/errors";
-import { toEvent } from "../lib/event-shape";
+import { eventJson, pageJson, SHAPE_COLUMNS, type ShapeRow } from "../lib/event-shape";
 import { ledgerHead } from "../lib/ledger";
 import { EMPTY_PAGE, listEvents, searchEvents } from "../lib/event-read";
 import { selectionFor } from "../lib/event-query";
@@ -20,6 +19,8 @@ import { verifyQuery } from "../schemas/verify";
 import type { AppEnv } from "../types";
 
 export const MAX_BATCH = 100;
+/** What c.json() would set: pages are written as JSON text directly (pageJson). */
+const JSON_TYPE = { "Content-Type": "application/json" };
 
 const events = new Hono<AppEnv>();
 const apiKeyOnly = requireCredential({ allowEmbed: false });
@@ -28,7 +29,7 @@ const readers = requireCredential({ allowEmbed: true });
 events.post("/", apiKeyOnly, async (c) => {
   const event = parseEvent(await readJsonObject(c), requestContext(c.req.raw));
   const [row] = await appendEvents(c, [event]);
-  return c.json({ data: toEvent(row) }, 201);
+  return c.body(`{"data":${eventJson(row)}}`, 201, JSON_TYPE);
 });
 
 events.post("/batch", apiKeyOnly, async (c) => {
@@ -40,7 +41,7 @@ events.post("/batch", apiKeyOnly, async (c) => {
   const ctx = requestContext(c.req.raw);
   const parsed = list.map((raw, i) => parseEvent(raw, ctx, `events.${i}.`));
   const rows = await appendEvents(c, parsed);
-  return c.json({ data: rows.map(toEvent) }, 201);
+  return c.body(`{"data":[${rows.map(eventJson).join(",")}]}`, 201, JSON_TYPE);
 });
 
 events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
@@ -66,7 +67,7 @@ events.get("/", readers, validate("query", listQuerySchema), async (c) => {
   const query = c.req.valid("query");
   const sel = selectionFor(c.get("credential")!, query);
   const page = sel ? await listEvents(c.env.DB, sel, query.cursor ?? null, query.limit) : EMPTY_PAGE;
-  return c.json({ data: page.rows.map(toEvent), nextCursor: page.nextCursor });
+  return c.body(pageJson(page.rows, page.nextCursor), 200, JSON_TYPE);
 });
 
 events.get("/search", readers, validate("query", searchQuerySchema), async (c) => {
@@ -75,17 +76,17 @@ events.get("/search", readers, validate("query", searchQuerySchema), async (c) =
   // Text with no word characters (only punctuation or emoji) matches nothing.
   const terms = searchTerms(query.q);
   const page = sel && terms.length > 0 ? await searchEvents(c.env.DB, sel, terms, query.cursor ?? null, query.limit) : EMPTY_PAGE;
-  return c.json({ data: page.rows.map(toEvent), nextCursor: page.nextCursor });
+  return c.body(pageJson(page.rows, page.nextCursor), 200, JSON_TYPE);
 });
 
 events.get("/:id", readers, async (c) => {
   const credential = c.get("credential")!;
-  const row = await c.env.DB.prepare("SELECT * FROM events WHERE id = ? AND project_id = ?")
+  const row = await c.env.DB.prepare(`SELECT ${SHAPE_COLUMNS.join(", ")} FROM events WHERE id = ? AND project_id = ?`)
     .bind(c.req.param("id"), projectOf(credential))
-    .first<EventRow>();
+    .first<ShapeRow>();
   const hidden = credential.kind === "embed" && credential.organization !== null && row?.organization !== credential.organization;
   if (!row || hidden) throw new ApiError("NOT_FOUND", "No event with that id in this project");
-  return c.json({ data: toEvent(row) });
+  return c.body(`{"data":${eventJson(row)}}`, 200, JSON_TYPE);
 });
 
 export default events;

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { canonicalize } from "../../src/lib/canonical";
+import { eventJson, pageJson, toEvent, type ShapeRow } from "../../src/lib/event-shape";
+
+function row(overrides: Partial<ShapeRow> = {}): ShapeRow {
+  return {
+    id: "7d0c3a8e-2f7b-4f51-9a59-0c6f3f0f2b11",
+    project_id: "acme",
+    seq: 42,
+    action: "document.shared",
+    organization: "org_42",
+    actor_id: "u_1",
+    actor_type: "user",
+    actor_name: "Ada",
+    actor_email: "ada@example.com",
+    targets: canonicalize([{ type: "document", id: "doc_9", name: "Q3 plan" }]),
+    metadata: canonicalize({ via: "share-dialog" }),
+    occurred_at: "2026-05-05T05:05:05.000Z",
+    ip_address: "203.0.113.9",
+    user_agent: "curl/8.5",
+    hash: "ab".repeat(32),
+    prev_hash: "cd".repeat(32),
+    signature: "v1:" + "ef".repeat(32),
+    pii_commitment: "01".repeat(32),
+    anonymized_at: null,
+    ...overrides,
+  };
+}
+
+describe("eventJson", () => {
+  it("writes exactly JSON.stringify(toEvent(row)) for ordinary, awkward and erased rows", () => {
+    const rows = [
+      row(),
+      row({ actor_id: null, actor_type: null, actor_name: null, actor_email: null, organization: null, prev_hash: null }),
+      row({ actor_type: "system", actor_id: null, actor_name: null, actor_email: null, signature: null }),
+      row({
+        action: 'quote " backslash \\ tab \t nl \n',
+        actor_name: "多字节 😀 \u2028 \u0000 lone \ud800",
+        metadata: canonicalize({ n: [1e21, 0.1, -0, 1.5e-7, 2 ** 53], s: "</script>", deep: { z: null, a: [true, false, {}] } }),
+        targets: canonicalize([]),
+      }),
+      row({
+        anonymized_at: "2026-06-01T00:00:00.000Z",
+        actor_id: null,
+        actor_name: null,
+        actor_email: null,
+        ip_address: null,
+        user_agent: null,
+      }),
+    ];
+    for (const r of rows) {
+      expect(eventJson(r)).toBe(JSON.stringify(toEvent(r)));
+      expect(JSON.parse(eventJson(r))).toEqual(toEvent(r));
+    }
+  });
+
+  it("writes a page as {data, nextCursor}", () => {
+    const rows = [row(), row({ seq: 41, id: "other" })];
+    expect(JSON.parse(pageJson(rows, "2026-05-05T05:05:05.000Z~41"))).toEqual({
+      data: rows.map(toEvent),
+      nextCursor: "2026-05-05T05:05:05.000Z~41",
+    });
+    expect(pageJson([], null)).toBe('{"data":[],"nextCursor":null}');
+  });
+});
