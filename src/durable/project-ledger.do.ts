@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { EventRow } from "../db/schema";
 import type { Head } from "../lib/chain-check";
 import { piiCommitment, sealRow } from "../lib/chain";
-import { randomHex } from "../lib/crypto";
+import { randomHex, uuidV7 } from "../lib/crypto";
 import { eraseActor } from "../lib/erasure";
 import { RateWindows, type RateState } from "../lib/rate-window";
 import { purgeBatch } from "../lib/retention";
@@ -203,7 +203,7 @@ export class ProjectLedger extends DurableObject<Env> {
         {
           ...e,
           row_id: null as unknown as number,
-          id: crypto.randomUUID(),
+          id: uuidV7(),
           project_id: this.projectId,
           seq,
           occurred_at: e.occurred_at ?? receivedAt,

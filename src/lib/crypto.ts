@@ -31,6 +31,21 @@ export function randomHex(bytes: number): string {
   return toHex(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
+/**
+ * A version 7 UUID (RFC 9562): 48 bits of Unix milliseconds, then 74 random
+ * bits. Event ids in time order land together in D1's unique index on id;
+ * random v4 ids dirtied one index page per event of every batch. The id
+ * reveals when the event was received, to the millisecond.
+ */
+export function uuidV7(now = Date.now()): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  for (let i = 5, t = now; i >= 0; i--, t = Math.floor(t / 256)) b[i] = t % 256;
+  b[6] = 0x70 | (b[6] & 0x0f);
+  b[8] = 0x80 | (b[8] & 0x3f);
+  const h = toHex(b);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /** Uniform base62 string (rejection sampling, no modulo bias). */
