@@ -21,7 +21,8 @@ export class RateLimiter extends DurableObject<Env> {
    * is exact where it matters.
    */
   lease(limit: number): Lease {
-    const size = Math.max(1, Math.min(MAX_LEASE, Math.floor(this.windows.left("ip", limit) / 10)));
-    return this.windows.take("ip", limit, size);
+    const now = Date.now();
+    const size = Math.max(1, Math.min(MAX_LEASE, Math.floor(this.windows.left("ip", limit, now) / 10)));
+    return { ...this.windows.take("ip", limit, size, now), grantedAt: now };
   }
 }

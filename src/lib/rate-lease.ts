@@ -6,6 +6,8 @@ export interface Lease {
   /** Left in the limiter after this lease. */
   remaining: number;
   resetAt: number;
+  /** The limiter's clock when it granted the lease: a window it just opened ends a full period later. */
+  grantedAt: number;
 }
 
 interface Held {
@@ -49,7 +51,9 @@ export class LeasedBudgets {
     return { limit: held.limit, remaining: held.remaining + held.tokens, reset: secondsUntil(held.resetAt, now), allowed: true };
   }
 
-  private receive(key: string, limit: number, lease: Lease, now: number): RateState {
+  private receive(key: string, limit: number, lease: Lease, askedAt: number): RateState {
+    // The lease arrives after the request's clock was read; counting from then would report a 61 s reset.
+    const now = Math.max(askedAt, lease.grantedAt);
     let held = this.current(key, limit, now);
     if (held && held.resetAt === lease.resetAt) {
       // Concurrent leases of one window: pool the tokens; the lowest remaining is the newest.

@@ -24,6 +24,7 @@ describe("rate limits", () => {
       expect(res.headers.get("RateLimit-Limit")).toMatch(/^\d+$/);
       expect(res.headers.get("RateLimit-Remaining")).toMatch(/^\d+$/);
       expect(res.headers.get("RateLimit-Reset")).toMatch(/^\d+$/);
+      expect(Number(res.headers.get("RateLimit-Reset"))).toBeLessThanOrEqual(60);
     }
   });
 

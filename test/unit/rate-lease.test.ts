@@ -10,7 +10,7 @@ function limiter(limit: number, now: () => number) {
   const lease = async (): Promise<Lease> => {
     calls.n++;
     const size = Math.max(1, Math.min(MAX_LEASE, Math.floor(windows.left("ip", limit, now()) / 10)));
-    return windows.take("ip", limit, size, now());
+    return { ...windows.take("ip", limit, size, now()), grantedAt: now() };
   };
   return { windows, calls, lease };
 }
@@ -43,6 +43,14 @@ describe("LeasedBudgets", () => {
     now += 60_000;
     // Tokens of the old window are still held, but the window is over: a new lease, a full budget.
     expect(await budgets.take("ip:b", 100, lease, now)).toEqual({ limit: 100, remaining: 99, reset: 60, allowed: true });
+  });
+
+  it("reports a full window's reset when the limiter opened the window after the request read its clock", async () => {
+    const asked = 5_000_000;
+    // The limiter answers 350 ms later by its clock and opens the window then.
+    const { lease } = limiter(10, () => asked + 350);
+    const got = await new LeasedBudgets().take("ip:e", 10, lease, asked);
+    expect(got).toEqual({ limit: 10, remaining: 9, reset: 60, allowed: true });
   });
 
   it("keeps budgets per key and per configured limit", async () => {
