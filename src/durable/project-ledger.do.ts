@@ -3,6 +3,7 @@ import type { EventRow } from "../db/schema";
 import type { Head } from "../lib/chain-check";
 import { piiCommitment, sealRow } from "../lib/chain";
 import { randomHex, uuidV7 } from "../lib/crypto";
+import { eventJson } from "../lib/event-shape";
 import { eraseActor } from "../lib/erasure";
 import { RateWindows, type RateState } from "../lib/rate-window";
 import { purgeBatch } from "../lib/retention";
@@ -19,8 +20,13 @@ export interface AppendRequest {
   rateLimit: number;
 }
 
+/**
+ * events: each event's JSON in the API's event shape, in chain order. Text
+ * rather than rows: a string crosses the RPC boundary far cheaper than an
+ * object of twenty fields, and the worker only writes it into its answer.
+ */
 export type AppendResult =
-  | { status: "appended" | "replayed"; events: EventRow[]; rate: RateState }
+  | { status: "appended" | "replayed"; events: string[]; rate: RateState }
   | { status: "rate_limited"; rate: RateState };
 
 interface Pending {
@@ -77,12 +83,12 @@ export class ProjectLedger extends DurableObject<Env> {
   async append(req: AppendRequest): Promise<AppendResult> {
     const rate = this.rates.hit(req.keyPrefix, req.rateLimit);
     if (!rate.allowed) return { status: "rate_limited", rate };
-    if (req.idempotencyKey === null) return { status: "appended", events: await this.enqueue(req), rate };
+    if (req.idempotencyKey === null) return { status: "appended", events: (await this.enqueue(req)).map(eventJson), rate };
 
     // Registered before any await, so concurrent retries with the same key share one append.
     const key = req.idempotencyKey;
     const running = this.inFlight.get(key);
-    if (running) return { status: "replayed", events: (await running).events, rate };
+    if (running) return { status: "replayed", events: (await running).events.map(eventJson), rate };
     const attempt = (async () => {
       const earlier = await findIdempotent(this.env.DB, this.projectId, key);
       return earlier ? { replayed: true, events: earlier } : { replayed: false, events: await this.enqueue(req) };
@@ -90,7 +96,7 @@ export class ProjectLedger extends DurableObject<Env> {
     this.inFlight.set(key, attempt);
     try {
       const { replayed, events } = await attempt;
-      return { status: replayed ? "replayed" : "appended", events, rate };
+      return { status: replayed ? "replayed" : "appended", events: events.map(eventJson), rate };
     } finally {
       this.inFlight.delete(key);
     }

@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-import type { EventRow } from "../db/schema";
 import { ingestLimit, rateLimited } from "../middleware/rate-limit";
 import type { NewEvent } from "../schemas/event";
 import type { AppEnv } from "../types";
@@ -20,8 +19,8 @@ function idempotencyKey(c: Context<AppEnv>): string | null {
   return key;
 }
 
-/** Hands validated events to the project's ledger, which chains and stores them. */
-export async function appendEvents(c: Context<AppEnv>, events: NewEvent[]): Promise<EventRow[]> {
+/** Hands validated events to the project's ledger, which chains and stores them; returns each one's JSON. */
+export async function appendEvents(c: Context<AppEnv>, events: NewEvent[]): Promise<string[]> {
   const credential = c.get("credential");
   if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Ingest needs an API key");
   const ledger = ledgerOf(c.env, credential.projectId);

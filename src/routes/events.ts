@@ -28,8 +28,8 @@ const readers = requireCredential({ allowEmbed: true });
 
 events.post("/", apiKeyOnly, async (c) => {
   const event = parseEvent(await readJsonObject(c), requestContext(c.req.raw));
-  const [row] = await appendEvents(c, [event]);
-  return c.body(`{"data":${eventJson(row)}}`, 201, JSON_TYPE);
+  const [json] = await appendEvents(c, [event]);
+  return c.body(`{"data":${json}}`, 201, JSON_TYPE);
 });
 
 events.post("/batch", apiKeyOnly, async (c) => {
@@ -40,8 +40,8 @@ events.post("/batch", apiKeyOnly, async (c) => {
   }
   const ctx = requestContext(c.req.raw);
   const parsed = list.map((raw, i) => parseEvent(raw, ctx, `events.${i}.`));
-  const rows = await appendEvents(c, parsed);
-  return c.body(`{"data":[${rows.map(eventJson).join(",")}]}`, 201, JSON_TYPE);
+  const events = await appendEvents(c, parsed);
+  return c.body(`{"data":[${events.join(",")}]}`, 201, JSON_TYPE);
 });
 
 events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
