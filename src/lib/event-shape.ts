@@ -32,7 +32,11 @@ function hasActor(row: ShapeRow): boolean {
   return row.actor_id !== null || row.actor_type !== null || row.actor_name !== null || row.actor_email !== null;
 }
 
-/** The one event shape of ingest, get, list, search and JSON export. */
+/**
+ * The one event shape of ingest, get, list, search and JSON export, as an
+ * object: its type is the API's Event, and eventJson() must write exactly its
+ * JSON (a unit test holds them together).
+ */
 export function toEvent(row: ShapeRow) {
   return {
     id: row.id,
