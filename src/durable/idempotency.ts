@@ -1,10 +1,10 @@
-import type { EventRow } from "../db/schema";
+import { SHAPE_SELECT, type ShapeRow } from "../lib/event-shape";
 
 /** How long a retried Idempotency-Key returns the first result. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** The events a key appended within the window, in chain order; null when the key is new. */
-export async function findIdempotent(db: D1Database, projectId: string, key: string): Promise<EventRow[] | null> {
+export async function findIdempotent(db: D1Database, projectId: string, key: string): Promise<ShapeRow[] | null> {
   const since = new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString();
   const hit = await db
     .prepare("SELECT event_ids FROM idempotency_keys WHERE project_id = ? AND key = ? AND created_at > ?")
@@ -12,8 +12,8 @@ export async function findIdempotent(db: D1Database, projectId: string, key: str
     .first<{ event_ids: string }>();
   if (!hit) return null;
   const { results } = await db
-    .prepare("SELECT * FROM events WHERE project_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY seq")
+    .prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.id IN (SELECT value FROM json_each(?)) ORDER BY e.seq`)
     .bind(projectId, hit.event_ids)
-    .all<EventRow>();
+    .all<ShapeRow>();
   return results;
 }

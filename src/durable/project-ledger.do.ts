@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { EventRow } from "../db/schema";
-import type { Head } from "../lib/chain-check";
+import { readHead, type Head } from "../lib/chain-check";
 import { piiCommitment, sealRow } from "../lib/chain";
 import { randomHex, uuidV7 } from "../lib/crypto";
 import { eventJson } from "../lib/event-shape";
@@ -50,7 +50,7 @@ export class ProjectLedger extends DurableObject<Env> {
   private queue: Pending[] = [];
   private lock: Promise<void> = Promise.resolve();
   private commitScheduled = false;
-  private readonly inFlight = new Map<string, Promise<{ replayed: boolean; events: EventRow[] }>>();
+  private readonly inFlight = new Map<string, Promise<{ replayed: boolean; events: string[] }>>();
   private readonly rates = new RateWindows();
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -67,11 +67,8 @@ export class ProjectLedger extends DurableObject<Env> {
    * or if someone rolled D1 back (ledger ahead, keep ours).
    */
   private async loadHead() {
-    const row = await this.env.DB.prepare("SELECT head_seq, head_hash FROM projects WHERE id = ?")
-      .bind(this.projectId)
-      .first<{ head_seq: number; head_hash: string | null }>();
+    const fromD1 = await readHead(this.env.DB, this.projectId);
     const stored = this.ctx.storage.kv.get<Head>("head");
-    const fromD1 = { seq: row?.head_seq ?? 0, hash: row?.head_hash ?? null };
     this.current = stored && stored.seq >= fromD1.seq ? stored : fromD1;
   }
 
@@ -88,15 +85,16 @@ export class ProjectLedger extends DurableObject<Env> {
     // Registered before any await, so concurrent retries with the same key share one append.
     const key = req.idempotencyKey;
     const running = this.inFlight.get(key);
-    if (running) return { status: "replayed", events: (await running).events.map(eventJson), rate };
+    if (running) return { status: "replayed", events: (await running).events, rate };
     const attempt = (async () => {
       const earlier = await findIdempotent(this.env.DB, this.projectId, key);
-      return earlier ? { replayed: true, events: earlier } : { replayed: false, events: await this.enqueue(req) };
+      const replayed = earlier !== null;
+      return { replayed, events: (earlier ?? (await this.enqueue(req))).map(eventJson) };
     })();
     this.inFlight.set(key, attempt);
     try {
       const { replayed, events } = await attempt;
-      return { status: replayed ? "replayed" : "appended", events: events.map(eventJson), rate };
+      return { status: replayed ? "replayed" : "appended", events, rate };
     } finally {
       this.inFlight.delete(key);
     }

@@ -1,6 +1,6 @@
 import { type Cursor, encodeCursor } from "./cursor";
 import { selectEvents, type Selection, type Statement } from "./event-query";
-import { SHAPE_COLUMNS, SHAPE_SELECT, type ShapeRow } from "./event-shape";
+import { SHAPE_SELECT, type ShapeRow } from "./event-shape";
 import { ftsExpression, matchesAll } from "./search-query";
 
 export interface Page {
@@ -117,7 +117,7 @@ export async function searchEvents(
   if (hits.length > 0) {
     const { results } = await db
       .prepare(
-        `SELECT ${SHAPE_COLUMNS.join(", ")} FROM events WHERE row_id IN (SELECT value FROM json_each(?)) ORDER BY occurred_at DESC, seq DESC`,
+        `SELECT ${SHAPE_SELECT} FROM events e WHERE e.row_id IN (SELECT value FROM json_each(?)) ORDER BY e.occurred_at DESC, e.seq DESC`,
       )
       .bind(JSON.stringify(hits))
       .all<ShapeRow>();

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { ApiError } from "../lib/errors";
-import { eventJson, pageJson, SHAPE_COLUMNS, type ShapeRow } from "../lib/event-shape";
+import { eventJson, pageJson, SHAPE_SELECT, type ShapeRow } from "../lib/event-shape";
 import { ledgerHead } from "../lib/ledger";
 import { EMPTY_PAGE, listEvents, searchEvents } from "../lib/event-read";
 import { selectionFor } from "../lib/event-query";
@@ -81,7 +81,7 @@ events.get("/search", readers, validate("query", searchQuerySchema), async (c) =
 
 events.get("/:id", readers, async (c) => {
   const credential = c.get("credential")!;
-  const row = await c.env.DB.prepare(`SELECT ${SHAPE_COLUMNS.join(", ")} FROM events WHERE id = ? AND project_id = ?`)
+  const row = await c.env.DB.prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.id = ? AND e.project_id = ?`)
     .bind(c.req.param("id"), projectOf(credential))
     .first<ShapeRow>();
   const hidden = credential.kind === "embed" && credential.organization !== null && row?.organization !== credential.organization;
