@@ -28,46 +28,17 @@ export type ShapeRow = Pick<EventRow, (typeof SHAPE_COLUMNS)[number]>;
 /** SHAPE_COLUMNS for a SELECT from `events e`. */
 export const SHAPE_SELECT = SHAPE_COLUMNS.map((c) => `e.${c}`).join(", ");
 
-function hasActor(row: ShapeRow): boolean {
-  return row.actor_id !== null || row.actor_type !== null || row.actor_name !== null || row.actor_email !== null;
-}
-
 /**
- * The one event shape of ingest, get, list, search and JSON export, as an
- * object: its type is the API's Event, and eventJson() must write exactly its
- * JSON (a unit test holds them together).
- */
-export function toEvent(row: ShapeRow) {
-  return {
-    id: row.id,
-    project_id: row.project_id,
-    seq: row.seq,
-    action: row.action,
-    organization: row.organization,
-    actor: hasActor(row) ? { id: row.actor_id, type: row.actor_type, name: row.actor_name, email: row.actor_email } : null,
-    targets: JSON.parse(row.targets) as Array<{ type: string; id: string; name: string | null }>,
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-    occurred_at: row.occurred_at,
-    ip_address: row.ip_address,
-    user_agent: row.user_agent,
-    hash: row.hash,
-    prev_hash: row.prev_hash,
-    signature: row.signature,
-    pii_commitment: row.pii_commitment,
-    anonymized_at: row.anonymized_at,
-  };
-}
-
-export type Event = ReturnType<typeof toEvent>;
-
-/**
- * JSON.stringify(toEvent(row)), written directly: targets and metadata are
- * stored as canonical JSON text, so they go in as they are instead of being
- * parsed and serialized again for every event of every page.
+ * The one event shape of ingest, get, list, search and JSON export, written
+ * as JSON text: targets and metadata are stored as canonical JSON text, so they
+ * go in as they are instead of being parsed and serialized again for every
+ * event of every page. test/unit/event-shape.test.ts holds it equal to
+ * JSON.stringify of the shape built as an object.
  */
 export function eventJson(row: ShapeRow): string {
   const s = JSON.stringify;
-  const actor = hasActor(row)
+  const hasActor = row.actor_id !== null || row.actor_type !== null || row.actor_name !== null || row.actor_email !== null;
+  const actor = hasActor
     ? `{"id":${s(row.actor_id)},"type":${s(row.actor_type)},"name":${s(row.actor_name)},"email":${s(row.actor_email)}}`
     : "null";
   return (
