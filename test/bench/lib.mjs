@@ -13,7 +13,12 @@ const ENV = {
   ...process.env,
   // wrangler needs Node 22: the node@22 dev dependency first on PATH, even when run outside npm.
   PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}`,
-  WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+  WRANGLER_SEND_METRICS: "false", NO_COLOR: "1",
+  // wrangler dev 4.155 records a trace of every request, Durable Object call and
+  // D1 query into a local SQLite store (its local observability dashboard), on
+  // the same runtime thread as the worker: ~3-7 ms of a list, ~40% of ingest
+  // throughput. A deployed worker does not pay it; both bench workers skip it.
+  X_LOCAL_OBSERVABILITY: "false" };
 
 export function tempDir(name) {
   return mkdtempSync(join(tmpdir(), `witness-bench-${name}-`));
