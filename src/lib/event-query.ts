@@ -61,6 +61,13 @@ export interface SelectOptions {
   limit: number;
   /** An FTS5 MATCH expression: walk the full-text matches instead of the list index. */
   match?: string;
+  /**
+   * With excluded actions: look at only the next `window` events of the walk
+   * and leave out the excluded ones among them, instead of walking on until
+   * the page is full (which reads most of the project when nearly every
+   * action is excluded).
+   */
+  window?: number;
 }
 
 const ORDER = "ORDER BY e.occurred_at DESC, e.seq DESC";
@@ -85,7 +92,9 @@ function indexFor(sel: Selection, action: boolean): string {
  *   the narrowest equality filter;
  * - several actions: one ordered, limited branch per action, merged (SQLite
  *   cannot walk an IN list in index order; it would sort every matching row);
- * - match: the FTS5 hits, looked up by rowid and sorted (cheap when rare).
+ * - match: the FTS5 hits, looked up by rowid and sorted (cheap when rare);
+ * - window: the next `window` events of the walk without the exclusion,
+ *   looked up by rowid, the excluded ones left out, the rest sorted.
  */
 export function selectEvents(sel: Selection, options: SelectOptions): Statement {
   const params: unknown[] = [];
@@ -108,7 +117,13 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   } else if (sel.dateTo !== null) {
     where.push(`e.occurred_at <= ${bind(sel.dateTo)}`);
   }
-  if (sel.exclude.length > 0) where.push(`e.action NOT IN (${sel.exclude.map(bind).join(", ")})`);
+  const exclude = sel.exclude.length > 0 ? `e.action NOT IN (${sel.exclude.map(bind).join(", ")})` : null;
+  const from = `FROM events e INDEXED BY ${indexFor(sel, (sel.actions?.length ?? 0) > 0)}`;
+  if (exclude && options.window !== undefined && options.match === undefined) {
+    const walked = `SELECT e.row_id ${from} WHERE ${where.join(" AND ")} ${ORDER} LIMIT ${bind(options.window)}`;
+    return { sql: `SELECT ${options.columns} FROM events e WHERE e.row_id IN (${walked}) AND ${exclude} ${ORDER} LIMIT ${limit}`, params };
+  }
+  if (exclude) where.push(exclude);
   const actions = (sel.actions ?? []).map(bind);
 
   if (options.match !== undefined) {
@@ -120,7 +135,6 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
       params,
     };
   }
-  const from = `FROM events e INDEXED BY ${indexFor(sel, actions.length > 0)}`;
   if (actions.length <= 1) {
     if (actions.length === 1) where.push(`e.action = ${actions[0]}`);
     return { sql: `SELECT ${options.columns} ${from} WHERE ${where.join(" AND ")} ${ORDER} LIMIT ${limit}`, params };

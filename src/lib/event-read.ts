@@ -46,7 +46,18 @@ export async function narrowExclusions(db: D1Database, sel: Selection): Promise<
   return actions.length === 0 ? null : { ...sel, actions, exclude: [] };
 }
 
+/** How many events past a page an exclusion first looks at, in pages: enough when up to half are excluded. */
+const EXCLUDE_WINDOW_PAGES = 2;
+
 export async function listEvents(db: D1Database, selection: Selection, cursor: Cursor | null, limit: number): Promise<Page> {
+  if (selection.exclude.length > 0) {
+    // Usually a few noisy actions are excluded and the next events fill the
+    // page: one query. If not, the list ended or the excluded actions crowd
+    // the window, and narrowing to the included actions decides.
+    const window = (limit + 1) * EXCLUDE_WINDOW_PAGES;
+    const rows = await all<ShapeRow>(db, selectEvents(selection, { columns: SHAPE_SELECT, cursor, limit: limit + 1, window }));
+    if (rows.length > limit) return toPage(rows, limit);
+  }
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
   return toPage(await all<ShapeRow>(db, selectEvents(sel, { columns: SHAPE_SELECT, cursor, limit: limit + 1 })), limit);

@@ -76,6 +76,15 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     expect(lines).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid=?)");
   });
 
+  it("excluded actions within a window: walks the list index for the window, then looks each event up by rowid", async () => {
+    for (const filters of [{}, { organization: "o" }, { actor_id: "u", date_from: at }]) {
+      const lines = await plan(sel({ ...filters, actions_exclude: ["a", "b"] }), { cursor: { occurredAt: at, seq: 3 }, window: 102 });
+      expect(fullScan(lines), lines.join("\n")).toBe(false);
+      expect(lines.join("\n")).toMatch(/SEARCH e USING (COVERING )?INDEX events_(project|org|actor)_time_idx \(project_id=\?/);
+      expect(lines).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid=?)");
+    }
+  });
+
   it("full-text match: walks the FTS hits and looks each up by rowid", async () => {
     const lines = await plan(sel({ organization: "o" }), { match: '"log"*' });
     expect(fullScan(lines)).toBe(false);
