@@ -1,6 +1,6 @@
 import { type Cursor, encodeCursor } from "./cursor";
 import { selectEvents, type Selection, type Statement } from "./event-query";
-import { SHAPE_SELECT, type ShapeRow } from "./event-shape";
+import { SHAPE_SELECT, shapeRowOf, type ShapeRow } from "./event-shape";
 import { ftsExpression, matchesAll } from "./search-query";
 
 export interface Page {
@@ -11,9 +11,10 @@ export interface Page {
 
 export const EMPTY_PAGE: Page = { rows: [], nextCursor: null };
 
-async function all<T>(db: D1Database, statement: Statement): Promise<T[]> {
-  const { results } = await db.prepare(statement.sql).bind(...statement.params).all<T>();
-  return results;
+/** Events in the event shape's columns (SHAPE_SELECT), read as arrays. */
+async function shapeRows(db: D1Database, statement: Statement): Promise<ShapeRow[]> {
+  const cells = await db.prepare(statement.sql).bind(...statement.params).raw();
+  return cells.map(shapeRowOf);
 }
 
 /** rows holds up to limit + 1 rows: the extra one only says that another page exists. */
@@ -55,12 +56,12 @@ export async function listEvents(db: D1Database, selection: Selection, cursor: C
     // page: one query. If not, the list ended or the excluded actions crowd
     // the window, and narrowing to the included actions decides.
     const window = (limit + 1) * EXCLUDE_WINDOW_PAGES;
-    const rows = await all<ShapeRow>(db, selectEvents(selection, { columns: SHAPE_SELECT, cursor, limit: limit + 1, window }));
+    const rows = await shapeRows(db, selectEvents(selection, { columns: SHAPE_SELECT, cursor, limit: limit + 1, window }));
     if (rows.length > limit) return toPage(rows, limit);
   }
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
-  return toPage(await all<ShapeRow>(db, selectEvents(sel, { columns: SHAPE_SELECT, cursor, limit: limit + 1 })), limit);
+  return toPage(await shapeRows(db, selectEvents(sel, { columns: SHAPE_SELECT, cursor, limit: limit + 1 })), limit);
 }
 
 /** Events of the filtered list a search checks itself first: a common term fills its page here. */
@@ -72,15 +73,16 @@ export const SCAN_WINDOW = 2000;
 
 const CANDIDATE_COLUMNS = "e.row_id, e.occurred_at, e.seq, e.action, e.actor_name, e.actor_email, e.actor_id";
 
-interface Candidate {
-  row_id: number;
-  occurred_at: string;
-  seq: number;
-  action: string;
-  actor_name: string | null;
-  actor_email: string | null;
-  actor_id: string | null;
-}
+/** A row of CANDIDATE_COLUMNS, read as an array: a scan checks up to 2,000 of them. */
+type Candidate = [
+  rowId: number,
+  occurredAt: string,
+  seq: number,
+  action: string,
+  actorName: string | null,
+  actorEmail: string | null,
+  actorId: string | null,
+];
 
 /**
  * FTS5 alone is slow for common terms: a prefix term gathers every hit in
@@ -106,12 +108,13 @@ export async function searchEvents(
   let below = cursor;
   /** Checks the next `size` events; true while the list goes on below them. */
   const scan = async (size: number) => {
-    const window = await all<Candidate>(db, selectEvents(sel, { columns: CANDIDATE_COLUMNS, cursor: below, limit: size }));
-    for (const r of window) {
-      if (hits.length < want && matchesAll(terms, [r.action, r.actor_name, r.actor_email, r.actor_id])) hits.push(r.row_id);
+    const { sql, params } = selectEvents(sel, { columns: CANDIDATE_COLUMNS, cursor: below, limit: size });
+    const window = await db.prepare(sql).bind(...params).raw<Candidate>();
+    for (const [rowId, , , action, actorName, actorEmail, actorId] of window) {
+      if (hits.length < want && matchesAll(terms, [action, actorName, actorEmail, actorId])) hits.push(rowId);
     }
     const last = window[window.length - 1];
-    if (last) below = { occurredAt: last.occurred_at, seq: last.seq };
+    if (last) below = { occurredAt: last[1], seq: last[2] };
     return window.length === size;
   };
   const rare = async () => {
@@ -126,17 +129,14 @@ export async function searchEvents(
   if (more && hits.length < want && !(await rare())) more = await scan(SCAN_WINDOW);
   let rows: ShapeRow[] = [];
   if (hits.length > 0) {
-    const { results } = await db
-      .prepare(
-        `SELECT ${SHAPE_SELECT} FROM events e WHERE e.row_id IN (SELECT value FROM json_each(?)) ORDER BY e.occurred_at DESC, e.seq DESC`,
-      )
-      .bind(JSON.stringify(hits))
-      .all<ShapeRow>();
-    rows = results;
+    rows = await shapeRows(db, {
+      sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.row_id IN (SELECT value FROM json_each(?)) ORDER BY e.occurred_at DESC, e.seq DESC`,
+      params: [JSON.stringify(hits)],
+    });
   }
   if (more && hits.length < want) {
     const rest = selectEvents(sel, { columns: SHAPE_SELECT, cursor: below, limit: want - hits.length, match: expression });
-    rows = rows.concat(await all<ShapeRow>(db, rest));
+    rows = rows.concat(await shapeRows(db, rest));
   }
   return toPage(rows, limit);
 }

@@ -3,7 +3,7 @@ import { CSV_COLUMNS, CSV_HEADER, csvLine, type CsvValue } from "./csv";
 import type { Cursor } from "./cursor";
 import { selectEvents, type Selection } from "./event-query";
 import { narrowExclusions } from "./event-read";
-import { eventJson, SHAPE_COLUMNS, type ShapeRow } from "./event-shape";
+import { eventJson, SHAPE_COLUMNS, shapeRowOf } from "./event-shape";
 
 /** Rows per D1 page and per staged object: bounded memory, and few enough queries for a million rows. */
 export const EXPORT_BATCH = 2000;
@@ -19,13 +19,6 @@ export interface ExportFormat {
   columns: ReadonlyArray<keyof EventRow>;
   line(cells: unknown[], first: boolean): string;
   tail: string;
-}
-
-/** A row of SHAPE_COLUMNS read with raw(), as the object eventJson() reads. */
-function shapeRowOf(cells: unknown[]): ShapeRow {
-  const row: Record<string, unknown> = {};
-  for (let i = 0; i < SHAPE_COLUMNS.length; i++) row[SHAPE_COLUMNS[i]] = cells[i];
-  return row as ShapeRow;
 }
 
 // Rows are read as plain arrays (D1 raw()): for a million rows, building an

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { canonicalize } from "../../src/lib/canonical";
-import { eventJson, pageJson, type ShapeRow } from "../../src/lib/event-shape";
+import { eventJson, pageJson, SHAPE_COLUMNS, shapeRowOf, type ShapeRow } from "../../src/lib/event-shape";
 
 /** The event shape built as an object, the plain way: what eventJson() must write the JSON of. */
 function toEvent(row: ShapeRow) {
@@ -84,5 +84,13 @@ describe("eventJson", () => {
       nextCursor: "2026-05-05T05:05:05.000Z~41",
     });
     expect(pageJson([], null)).toBe('{"data":[],"nextCursor":null}');
+  });
+});
+
+describe("shapeRowOf", () => {
+  it("names each cell of a raw() row after its column in SHAPE_COLUMNS, and nothing else", () => {
+    const named = shapeRowOf([...SHAPE_COLUMNS]);
+    expect(Object.keys(named).sort()).toEqual([...SHAPE_COLUMNS].sort());
+    for (const column of SHAPE_COLUMNS) expect(named[column], column).toBe(column);
   });
 });
