@@ -160,17 +160,25 @@ export function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-/** Runs fn sequentially `iterations` times after a warm-up; latency figures in ms. */
-export async function latency(fn, iterations = 200, warmup = 10) {
-  for (let i = 0; i < warmup; i++) await fn(i);
-  const times = [];
+/**
+ * Sequential latency of several requests, in rounds: each round sends every
+ * one of fns once, so a slow spell of this shared machine lands on all of them
+ * alike instead of on whichever case ran then. Returns p50/p95/p99 in ms per fn.
+ */
+export async function latencies(fns, iterations = 200, warmup = 10) {
+  for (let i = 0; i < warmup; i++) for (const fn of fns) await fn();
+  const times = fns.map(() => []);
   for (let i = 0; i < iterations; i++) {
-    const t = performance.now();
-    await fn(i);
-    times.push(performance.now() - t);
+    for (let f = 0; f < fns.length; f++) {
+      const t = performance.now();
+      await fns[f]();
+      times[f].push(performance.now() - t);
+    }
   }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99) };
+  return times.map((list) => {
+    list.sort((a, b) => a - b);
+    return { p50: percentile(list, 50), p95: percentile(list, 95), p99: percentile(list, 99) };
+  });
 }
 
 /** Samples a process's resident memory every 100 ms until stop(); returns the peak in MiB. */

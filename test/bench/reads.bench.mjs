@@ -1,7 +1,7 @@
 // Issue 3 benchmark: list and search latency, export throughput and the worker's memory during exports.
 // Runs against a project loaded with sampleEvent() (see lib.mjs): 6 common actions, 50 organizations,
 // 5,000 actors, occurred_at spread over 2026, and every 10,000th event rare ("security.key.rotated", "Zebulon").
-import { fmt, latency, sampleHeap, sampleRss } from "./lib.mjs";
+import { fmt, latencies, sampleHeap, sampleRss } from "./lib.mjs";
 
 const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);
 
@@ -23,12 +23,20 @@ export default async function readsBench({ url, baselineUrl, key, total, process
     return `${page.data[0].occurred_at}~${page.data[0].seq}`;
   }
 
-  async function measure(path, query) {
-    const sep = query ? "&" : "?";
-    const first = await latency(() => get(`${path}${query}`), ITERATIONS);
-    const cursor = encodeURIComponent(await deepCursor(path, query));
-    const deep = await latency(() => get(`${path}${query}${sep}cursor=${cursor}`), ITERATIONS);
-    return { first, deep };
+  /** Each case's first page and a deep cursor page, all measured together in rounds (see latencies()). */
+  async function measureAll(path, cases, extra = []) {
+    const requests = [...extra.map(([, fn]) => fn)];
+    for (const [, query] of cases) {
+      const sep = query ? "&" : "?";
+      const cursor = encodeURIComponent(await deepCursor(path, query));
+      requests.push(() => get(`${path}${query}`), () => get(`${path}${query}${sep}cursor=${cursor}`));
+    }
+    const results = await latencies(requests, ITERATIONS);
+    const own = results.slice(extra.length);
+    return {
+      extra: results.slice(0, extra.length),
+      cases: cases.map(([label], i) => ({ label, first: own[2 * i], deep: own[2 * i + 1] })),
+    };
   }
 
   const pair = (first, deep) =>
@@ -46,21 +54,21 @@ export default async function readsBench({ url, baselineUrl, key, total, process
     ["date range (one month)", "?date_from=2026-03-01T00:00:00.000Z&date_to=2026-03-31T23:59:59.999Z"],
     ["organization + action + month", "?organization=org_8&action=document.shared&date_from=2026-03-01T00:00:00.000Z&date_to=2026-03-31T23:59:59.999Z"],
   ];
-  // What every authenticated read pays before its own query: routing, the rate limiter, the key check.
-  const floor = await latency(() => fetch(`${url}/v1/events/00000000-0000-0000-0000-000000000000`, { headers }).then((r) => r.arrayBuffer()), ITERATIONS);
-  const listRows = [["floor: GET /v1/events/<unknown id>", `p50 ${fmt.ms(floor.p50)}, p95 ${fmt.ms(floor.p95)}`]];
-  if (baselineUrl) {
-    const noop = await latency(() => fetch(`${baselineUrl}/nothing`).then((r) => r.arrayBuffer()), ITERATIONS);
-    listRows.unshift(["baseline worker, no-op GET", `p50 ${fmt.ms(noop.p50)}, p95 ${fmt.ms(noop.p95)}`]);
-  }
+  // What every authenticated read pays before its own query (routing, the rate limiter, the key
+  // check), and the runtime's own floor: measured in the same rounds as the lists.
+  const extra = [["floor: GET /v1/events/<unknown id>", () => fetch(`${url}/v1/events/00000000-0000-0000-0000-000000000000`, { headers }).then((r) => r.arrayBuffer())]];
+  if (baselineUrl) extra.unshift(["baseline worker, no-op GET", () => fetch(`${baselineUrl}/nothing`).then((r) => r.arrayBuffer())]);
+  const lists = await measureAll("/v1/events", listCases, extra);
+  const listRows = extra.map(([label], i) => [label, `p50 ${fmt.ms(lists.extra[i].p50)}, p95 ${fmt.ms(lists.extra[i].p95)}`]);
   let listWorst = 0;
-  for (const [label, query] of listCases) {
-    const { first, deep } = await measure("/v1/events", query);
+  let listUnder = 0;
+  for (const { label, first, deep } of lists.cases) {
     listWorst = Math.max(listWorst, first.p95, deep.p95);
+    listUnder += (first.p95 < 20) + (deep.p95 < 20);
     listRows.push([label, pair(first, deep)]);
   }
-  listRows.push(["worst p95 (target < 20 ms)", fmt.ms(listWorst)]);
-  report(`List, limit 50, ${total.toLocaleString("en-US")} events in the project (${ITERATIONS} requests each)`, listRows);
+  listRows.push(["worst p95 (target < 20 ms)", `${fmt.ms(listWorst)} (${listUnder} of ${2 * listCases.length} under 20 ms)`]);
+  report(`List, limit 50, ${total.toLocaleString("en-US")} events in the project (${ITERATIONS} rounds of every request)`, listRows);
 
   const searchCases = [
     ["common: 'login' (1 in 3)", "?q=login"],
@@ -69,15 +77,15 @@ export default async function readsBench({ url, baselineUrl, key, total, process
     ["rare: 'zebulon' (1 in 10,000)", "?q=zebulon"],
     ["rare: 'security rotated' (1 in 10,000)", "?q=security%20rotated"],
   ];
+  const searches = await measureAll("/v1/events/search", searchCases);
   const searchRows = [];
   let searchWorst = 0;
-  for (const [label, query] of searchCases) {
-    const { first, deep } = await measure("/v1/events/search", query);
+  for (const { label, first, deep } of searches.cases) {
     searchWorst = Math.max(searchWorst, first.p95, deep.p95);
     searchRows.push([label, pair(first, deep)]);
   }
   searchRows.push(["worst p95 (target < 50 ms)", fmt.ms(searchWorst)]);
-  report(`Search, limit 50 (${ITERATIONS} requests each)`, searchRows);
+  report(`Search, limit 50 (${ITERATIONS} rounds of every request)`, searchRows);
 
   /** Streams an export, counting rows without keeping it; samples the Worker's heap and the runtime's and proxy's RSS meanwhile. */
   async function exportRun(query, pids) {
