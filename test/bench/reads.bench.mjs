@@ -1,26 +1,27 @@
 // Issue 3 benchmark: list and search latency, export throughput and the worker's memory during exports.
 // Runs against a project loaded with sampleEvent() (see lib.mjs): 6 common actions, 50 organizations,
 // 5,000 actors, occurred_at spread over 2026, and every 10,000th event rare ("security.key.rotated", "Zebulon").
-import { fmt, latencies, sampleHeap, sampleRss } from "./lib.mjs";
+import { fmt, httpGet, latencies, sampleHeap, sampleRss } from "./lib.mjs";
 
 const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);
 
 export default async function readsBench({ url, baselineUrl, key, total, processes, inspectorPort, report }) {
   const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.9" };
+  /** The whole answer of a GET that must succeed; timed requests stop the clock once the body is in. */
   async function get(path) {
-    const res = await fetch(`${url}${path}`, { headers });
-    const body = await res.json();
-    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${JSON.stringify(body)}`);
-    return body;
+    const res = await httpGet(`${url}${path}`, headers);
+    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${res.body}`);
+    return res.body;
   }
+  const page = async (path) => JSON.parse(await get(path));
 
   /** A cursor in the middle of the filtered events (mid-year, or mid-March for the March range): deep in the index. */
   async function deepCursor(path, query) {
     const sep = query ? "&" : "?";
     const middle = query.includes("date_from=2026-03") ? "2026-03-16T00:00:00.000Z" : "2026-07-01T00:00:00.000Z";
-    const page = await get(`${path}${query}${sep}limit=1&cursor=${middle}`);
-    if (page.data.length === 0) throw new Error(`no events below mid-year for ${path}${query}`);
-    return `${page.data[0].occurred_at}~${page.data[0].seq}`;
+    const { data } = await page(`${path}${query}${sep}limit=1&cursor=${middle}`);
+    if (data.length === 0) throw new Error(`no events below mid-year for ${path}${query}`);
+    return `${data[0].occurred_at}~${data[0].seq}`;
   }
 
   /** Each case's first page and a deep cursor page, all measured together in rounds (see latencies()). */
@@ -56,8 +57,8 @@ export default async function readsBench({ url, baselineUrl, key, total, process
   ];
   // What every authenticated read pays before its own query (routing, the rate limiter, the key
   // check), and the runtime's own floor: measured in the same rounds as the lists.
-  const extra = [["floor: GET /v1/events/<unknown id>", () => fetch(`${url}/v1/events/00000000-0000-0000-0000-000000000000`, { headers }).then((r) => r.arrayBuffer())]];
-  if (baselineUrl) extra.unshift(["baseline worker, no-op GET", () => fetch(`${baselineUrl}/nothing`).then((r) => r.arrayBuffer())]);
+  const extra = [["floor: GET /v1/events/<unknown id>", () => httpGet(`${url}/v1/events/00000000-0000-0000-0000-000000000000`, headers)]];
+  if (baselineUrl) extra.unshift(["baseline worker, no-op GET", () => httpGet(`${baselineUrl}/nothing`)]);
   const lists = await measureAll("/v1/events", listCases, extra);
   const listRows = extra.map(([label], i) => [label, `p50 ${fmt.ms(lists.extra[i].p50)}, p95 ${fmt.ms(lists.extra[i].p95)}`]);
   let listWorst = 0;
