@@ -1,7 +1,7 @@
 // Benchmark plumbing: start workers under `wrangler dev`, load data, measure.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -91,17 +91,31 @@ export async function startWorker({ port, configDir = ROOT, persistDir, vars = {
   };
 }
 
+/**
+ * Secrets of a bench data directory, made on its first run and kept beside
+ * the data: events stay verifiable when BENCH_DATA reuses the directory.
+ */
+function benchSecrets(persistDir) {
+  const file = join(persistDir, "bench-secrets.json");
+  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
+  const receiptKey = generateKeyPairSync("ed25519").privateKey.export({ format: "der", type: "pkcs8" });
+  const secrets = {
+    SIGNING_KEYS: `1:${randomBytes(32).toString("base64url")}`,
+    EMBED_TOKEN_SECRET: randomBytes(32).toString("base64url"),
+    RECEIPT_SIGNING_KEYS: `bench:${receiptKey.toString("base64url")}`,
+  };
+  writeFileSync(file, JSON.stringify(secrets));
+  return secrets;
+}
+
 /** The Witness worker with its own local state, bench secrets and rate limits out of the way. */
 export async function startWitness({ port, persistDir }) {
   applyMigrations({ persistTo: persistDir });
-  const receiptKey = (await import("node:crypto")).generateKeyPairSync("ed25519").privateKey.export({ format: "der", type: "pkcs8" });
   return startWorker({
     port,
     persistDir,
     vars: {
-      SIGNING_KEYS: `1:${randomBytes(32).toString("base64url")}`,
-      EMBED_TOKEN_SECRET: randomBytes(32).toString("base64url"),
-      RECEIPT_SIGNING_KEYS: `bench:${receiptKey.toString("base64url")}`,
+      ...benchSecrets(persistDir),
       RATE_LIMIT_INGEST_PER_MIN: "1000000000",
       RATE_LIMIT_OTHER_PER_MIN: "1000000000",
     },
