@@ -1,3 +1,4 @@
+import { shapeRows } from "../lib/event-read";
 import { SHAPE_SELECT, type ShapeRow } from "../lib/event-shape";
 
 /** How long a retried Idempotency-Key returns the first result. */
@@ -11,9 +12,8 @@ export async function findIdempotent(db: D1Database, projectId: string, key: str
     .bind(projectId, key, since)
     .first<{ event_ids: string }>();
   if (!hit) return null;
-  const { results } = await db
-    .prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.id IN (SELECT value FROM json_each(?)) ORDER BY e.seq`)
-    .bind(projectId, hit.event_ids)
-    .all<ShapeRow>();
-  return results;
+  return shapeRows(db, {
+    sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.id IN (SELECT value FROM json_each(?)) ORDER BY e.seq`,
+    params: [projectId, hit.event_ids],
+  });
 }

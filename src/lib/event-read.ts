@@ -11,8 +11,8 @@ export interface Page {
 
 export const EMPTY_PAGE: Page = { rows: [], nextCursor: null };
 
-/** Events in the event shape's columns (SHAPE_SELECT), read as arrays. */
-async function shapeRows(db: D1Database, statement: Statement): Promise<ShapeRow[]> {
+/** Events in the event shape's columns (SHAPE_SELECT), read as arrays: how every read of the event shape goes. */
+export async function shapeRows(db: D1Database, statement: Statement): Promise<ShapeRow[]> {
   const cells = await db.prepare(statement.sql).bind(...statement.params).raw();
   return cells.map(shapeRowOf);
 }

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { ApiError } from "../lib/errors";
-import { eventJson, pageJson, SHAPE_SELECT, type ShapeRow } from "../lib/event-shape";
+import { eventJson, pageJson, SHAPE_SELECT } from "../lib/event-shape";
 import { ledgerHead } from "../lib/ledger";
-import { EMPTY_PAGE, listEvents, searchEvents } from "../lib/event-read";
+import { EMPTY_PAGE, listEvents, searchEvents, shapeRows } from "../lib/event-read";
 import { selectionFor } from "../lib/event-query";
 import { appendEvents, requestContext } from "../lib/ingest";
 import { readJsonObject } from "../lib/request-body";
@@ -81,9 +81,10 @@ events.get("/search", readers, validate("query", searchQuerySchema), async (c) =
 
 events.get("/:id", readers, async (c) => {
   const credential = c.get("credential")!;
-  const row = await c.env.DB.prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.id = ? AND e.project_id = ?`)
-    .bind(c.req.param("id"), projectOf(credential))
-    .first<ShapeRow>();
+  const [row] = await shapeRows(c.env.DB, {
+    sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.id = ? AND e.project_id = ?`,
+    params: [c.req.param("id"), projectOf(credential)],
+  });
   const hidden = credential.kind === "embed" && credential.organization !== null && row?.organization !== credential.organization;
   if (!row || hidden) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   return c.body(`{"data":${eventJson(row)}}`, 200, JSON_TYPE);
