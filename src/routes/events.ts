@@ -48,7 +48,7 @@ events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
   const { from, to } = c.req.valid("query");
   const ring = await loadKeyring(c.env.SIGNING_KEYS);
   const window = { from: from ?? null, to: to ?? null };
-    const projectId = projectOf(c.get("credential"));
+  const projectId = projectOf(c.get("credential"));
   return c.json({ data: await verifyChain(c.env.DB, ring, projectId, window, await ledgerHead(c.env, projectId)) });
 });
 
