@@ -1,7 +1,7 @@
 // Issue 2 benchmark: single-event ingest vs the baseline no-op POST, and batch ingest.
 import { batchLoad, createKey, fmt, sampleEvent, wrk } from "./lib.mjs";
 
-export default async function ingestBench({ url, baselineUrl, persistDir, report }) {
+export default async function ingestBench({ url, runtimeUrl, baselineUrl, persistDir, report }) {
   const body = JSON.stringify(sampleEvent(1));
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
   const key = createKey(persistDir, "bench-ingest");
@@ -28,6 +28,7 @@ export default async function ingestBench({ url, baselineUrl, persistDir, report
   const live = (i) => ({ ...sampleEvent(i), occurred_at: undefined });
   const batch = await batchLoad({ url, key: createKey(persistDir, "bench-batch"), total: batchTotal, makeEvent: live });
   const backfill = await batchLoad({ url, key: createKey(persistDir, "bench-backfill"), total: batchTotal });
+  const liveAtRuntime = await batchLoad({ url: runtimeUrl, key: createKey(persistDir, "bench-batch-runtime"), total: batchTotal, makeEvent: live });
 
   report("Ingest (wrangler dev, wrk -c32, three alternating rounds of each)", [
     ["baseline no-op POST", fmt.rate(baseline.rps, "req/s")],
@@ -35,5 +36,6 @@ export default async function ingestBench({ url, baselineUrl, persistDir, report
     ["single-event p50 / p99", `${fmt.ms(single.p50)} / ${fmt.ms(single.p99)}`],
     ["batch ingest, live events (100/request, 6 in flight)", `${fmt.rate(batch.perSecond, "events/s")} over ${batch.total.toLocaleString("en-US")} events (target >= 10,000)`],
     ["batch ingest, backfill over a year (same)", `${fmt.rate(backfill.perSecond, "events/s")} over ${backfill.total.toLocaleString("en-US")} events`],
+    ["batch ingest, live events, at the runtime (no dev proxy)", `${fmt.rate(liveAtRuntime.perSecond, "events/s")} over ${liveAtRuntime.total.toLocaleString("en-US")} events`],
   ]);
 }

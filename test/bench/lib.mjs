@@ -1,7 +1,7 @@
 // Benchmark plumbing: start workers under `wrangler dev`, load data, measure.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -69,6 +69,50 @@ function workerdProcesses(rootPid, port) {
   return found;
 }
 
+/**
+ * Ports a process listens on at 127.0.0.1, in the order it opened them (by
+ * file descriptor): its socket inodes matched against /proc/net/tcp.
+ */
+function listeningPorts(pid) {
+  const fdOf = new Map();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) fdOf.set(m[1], Number(fd));
+    } catch {}
+  }
+  const found = [];
+  for (const line of readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1)) {
+    const f = line.trim().split(/\s+/);
+    // f[1] local address (hex ip:port), f[3] state (0A = LISTEN), f[9] inode
+    if (f[3] === "0A" && f[1].startsWith("0100007F:") && fdOf.has(f[9])) found.push({ fd: fdOf.get(f[9]), port: parseInt(f[1].split(":")[1], 16) });
+  }
+  return found.sort((a, b) => a.fd - b.fd).map((s) => s.port);
+}
+
+/**
+ * The runtime's own HTTP socket behind wrangler dev's proxy. wrangler dev 4
+ * answers on a proxy worker in a second workerd process that forwards every
+ * request to the runtime (for reloads); a deployed worker has no such hop, and
+ * on this 2-core machine it costs a request ~3 ms. The runtime opens its entry
+ * socket first, then its inspector and its debug port (Cap'n Proto), so
+ * sockets are tried in that order, and the first that answers a made-up path
+ * exactly as the proxy does is taken: the others are not sent HTTP they do
+ * not speak.
+ */
+async function findRuntimeUrl(url, runtimePid) {
+  const probe = `/bench-probe-${Date.now()}`;
+  // agent: false, a connection each: none is left idle in a pool for later requests.
+  const get = (base) => httpRequest(`${base}${probe}`, { agent: false });
+  const expected = await get(url);
+  for (const port of listeningPorts(runtimePid)) {
+    const candidate = `http://127.0.0.1:${port}`;
+    const res = await get(candidate).catch(() => null);
+    if (res && res.status === expected.status && res.body.equals(expected.body)) return candidate;
+  }
+  throw new Error(`no socket of workerd ${runtimePid} answers like ${url}`);
+}
+
 /** Starts `wrangler dev` for a config; returns its URL, its workerd processes (for memory) and stop(). */
 export async function startWorker({ port, configDir = ROOT, persistDir, vars = {} }) {
   const inspectorPort = port + 1000;
@@ -83,6 +127,8 @@ export async function startWorker({ port, configDir = ROOT, persistDir, vars = {
     url,
     inspectorPort,
     processes: () => workerdProcesses(child.pid, port),
+    /** The same worker without wrangler dev's proxy in front (see findRuntimeUrl). */
+    runtimeUrl: () => findRuntimeUrl(url, workerdProcesses(child.pid, port).runtime),
     stop() {
       try {
         process.kill(-child.pid, "SIGTERM");

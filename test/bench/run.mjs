@@ -18,9 +18,18 @@ mkdirSync(persistDir, { recursive: true });
 const baseline = await startBaseline({ port: 8871 });
 const service = await startWitness({ port: 8870, persistDir });
 await new Promise((r) => setTimeout(r, 3000));
-const ctx = { url: service.url, baselineUrl: baseline.url, processes: service.processes, inspectorPort: service.inspectorPort, persistDir, report };
 
 try {
+  const ctx = {
+    url: service.url,
+    runtimeUrl: await service.runtimeUrl(),
+    baselineUrl: baseline.url,
+    baselineRuntimeUrl: await baseline.runtimeUrl(),
+    processes: service.processes,
+    inspectorPort: service.inspectorPort,
+    persistDir,
+    report,
+  };
   if (want("ingest")) await (await import("./ingest.bench.mjs")).default(ctx);
 
   const modules = ["reads", "verify"].filter((m) => want(m) && existsSync(new URL(`./${m}.bench.mjs`, import.meta.url)));
