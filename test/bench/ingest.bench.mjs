@@ -1,5 +1,6 @@
 // Issue 2 benchmark: single-event ingest vs the baseline no-op POST, and batch ingest.
 import { batchLoad, createKey, fmt, sampleEvent, wrk } from "./lib.mjs";
+import { sqliteInsertFloor } from "./sqlite-floor.mjs";
 
 export default async function ingestBench({ url, runtimeUrl, baselineUrl, persistDir, report }) {
   const body = JSON.stringify(sampleEvent(1));
@@ -30,12 +31,15 @@ export default async function ingestBench({ url, runtimeUrl, baselineUrl, persis
   const backfill = await batchLoad({ url, key: createKey(persistDir, "bench-backfill"), total: batchTotal });
   const liveAtRuntime = await batchLoad({ url: runtimeUrl, key: createKey(persistDir, "bench-batch-runtime"), total: batchTotal, makeEvent: live });
 
+  const floor = sqliteInsertFloor({ total: batchTotal });
+
   report("Ingest (wrangler dev, wrk -c32, three alternating rounds of each)", [
     ["baseline no-op POST", fmt.rate(baseline.rps, "req/s")],
     ["single-event ingest", `${fmt.rate(single.rps, "events/s")} (${fmt.pct(single.rps / baseline.rps)} of baseline; target >= 70%)`],
     ["single-event p50 / p99", `${fmt.ms(single.p50)} / ${fmt.ms(single.p99)}`],
     ["batch ingest, live events (100/request, 6 in flight)", `${fmt.rate(batch.perSecond, "events/s")} over ${batch.total.toLocaleString("en-US")} events (target >= 10,000)`],
     ["batch ingest, backfill over a year (same)", `${fmt.rate(backfill.perSecond, "events/s")} over ${backfill.total.toLocaleString("en-US")} events`],
+    ["SQLite alone, the same INSERTs of live events, no fsync (ceiling)", `${fmt.rate(floor.perSecond, "events/s")} over ${floor.total.toLocaleString("en-US")} events`],
     ["batch ingest, live events, at the runtime (no dev proxy)", `${fmt.rate(liveAtRuntime.perSecond, "events/s")} over ${liveAtRuntime.total.toLocaleString("en-US")} events`],
   ]);
 }
