@@ -3,6 +3,7 @@
 // BENCH_DATA names a directory for the service's local state that later runs reuse: the large
 // project is loaded once, and a run that finds it complete goes straight to the reads.
 import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { sql } from "../../src/scripts/lib.mjs";
 import { batchLoad, createKey, ensureWrk, fmt, report, startBaseline, startWitness, tempDir } from "./lib.mjs";
 
@@ -13,6 +14,8 @@ const want = (name) => only.length === 0 || only.includes(name);
 ensureWrk();
 const persistDir = process.env.BENCH_DATA ?? tempDir("witness");
 mkdirSync(persistDir, { recursive: true });
+// Data loaded before BENCH_DATA kept the signing keys beside it was signed with keys now lost.
+const keptKeys = existsSync(join(persistDir, "bench-secrets.json"));
 // Baseline first: a wrangler dev that starts later reloads the ones already
 // running (dev registry), which would cut off requests in flight.
 const baseline = await startBaseline({ port: 8871 });
@@ -38,6 +41,7 @@ try {
     const key = createKey(persistDir, projectId);
     const [{ n: loaded }] = sql(`SELECT count(*) AS n FROM events WHERE project_id = '${projectId}'`, { persistTo: persistDir });
     if (loaded === total) {
+      if (!keptKeys && want("verify")) throw new Error(`${persistDir} kept no signing keys, so its events cannot verify: use another BENCH_DATA`);
       console.log(`\nReusing the ${total.toLocaleString("en-US")} events of ${projectId} in ${persistDir}.`);
     } else if (loaded > 0) {
       throw new Error(`${persistDir} holds ${loaded} events of ${projectId}, not ${total}: use another BENCH_DATA`);
