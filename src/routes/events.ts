@@ -11,7 +11,7 @@ import { loadReceiptKeys, signReceipt } from "../lib/receipt-signing";
 import { searchTerms } from "../lib/search-query";
 import { loadKeyring } from "../lib/signing-keys";
 import { validate, validationError } from "../lib/validate";
-import { verifyChain } from "../lib/verify";
+import { verifyProject } from "../lib/verify";
 import { projectOf, requireCredential } from "../middleware/credential";
 import { parseEvent } from "../schemas/event";
 import { listQuerySchema, searchQuerySchema } from "../schemas/list-query";
@@ -49,7 +49,7 @@ events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
   const ring = await loadKeyring(c.env.SIGNING_KEYS);
   const window = { from: from ?? null, to: to ?? null };
   const projectId = projectOf(c.get("credential"));
-  return c.json({ data: await verifyChain(c.env.DB, ring, projectId, window, await ledgerHead(c.env, projectId)) });
+  return c.json({ data: await verifyProject(c.env.DB, ring, projectId, window, await ledgerHead(c.env, projectId)) });
 });
 
 events.get("/:id/receipt", apiKeyOnly, async (c) => {

@@ -3,7 +3,8 @@ import { readHead } from "../../src/lib/chain-check";
 import { describe, expect, it } from "vitest";
 import { cutoffSql, orderRules, PURGE_BATCH, purgeBatch } from "../../src/lib/retention";
 import { loadKeyring } from "../../src/lib/signing-keys";
-import { verifyChain } from "../../src/lib/verify";
+import { verifyChain, verifyProject } from "../../src/lib/verify";
+import type { SigningKeyring } from "../../src/lib/signing-keys";
 import { appendRows, K1, newProject } from "./verify-fixtures";
 
 const OLD = "2020-01-01T00:00:00.000Z";
@@ -111,5 +112,69 @@ describe("purgeBatch", () => {
     const p = await newProject();
     await appendRows(p, K1, [{ occurred_at: OLD }]);
     expect(await purgeBatch(env.DB, await loadKeyring(K1), p, NOW)).toMatchObject({ purged: 0, done: true });
+  });
+});
+
+/**
+ * env.DB, except that the retention purge runs (and commits) just before the
+ * walk asks D1 for its page number `atPage`: the daily cron landing mid-verify.
+ */
+function purgeDuringWalk(projectId: string, ring: SigningKeyring, atPage: number): D1Database {
+  let pages = 0;
+  const db = env.DB;
+  return new Proxy(db, {
+    get(target, key) {
+      if (key !== "prepare") {
+        const value = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return (sql: string) => {
+        const statement = target.prepare(sql);
+        if (!sql.includes("seq > ? AND seq <= ?")) return statement;
+        return {
+          bind: (...params: unknown[]) => {
+            const bound = statement.bind(...params);
+            return {
+              raw: async () => {
+                if (++pages === atPage) await purgeBatch(db, ring, projectId, NOW);
+                return bound.raw();
+              },
+            };
+          },
+        };
+      };
+    },
+  });
+}
+
+describe("verify while the retention purge runs", () => {
+  it("walks again instead of reporting a purge that landed mid-walk as a broken chain", async () => {
+    const p = await newProject();
+    const rows = await appendRows(p, K1, [{ occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, {}, {}]);
+    await plan(p, "*", 30);
+    const ring = await loadKeyring(K1);
+    const head = await readHead(env.DB, p);
+    const all = { from: null, to: null };
+    // Pages of 2: rows 1-2 are read, then seq 1-4 are purged into one gap before the next page
+    // (now rows 5-6) is. The gap starts before row 2, where the walk stands: a broken link to it.
+    const once = await verifyChain(purgeDuringWalk(p, ring, 2), ring, p, all, head, 2);
+    expect(once.failure).toMatchObject({ event_id: rows[4].id, reason: "chain_broken" });
+
+    const q = await newProject();
+    await appendRows(q, K1, [{ occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, {}, {}]);
+    await plan(q, "*", 30);
+    const result = await verifyProject(purgeDuringWalk(q, ring, 2), ring, q, all, await readHead(env.DB, q), 2);
+    expect(result).toMatchObject({ ok: true, verified: 2, failure: null, gaps: [{ first_seq: 1, last_seq: 4, purged_count: 4 }] });
+  });
+
+  it("still reports a real break when a purge lands mid-walk", async () => {
+    const p = await newProject();
+    const rows = await appendRows(p, K1, [{ occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, {}, {}, {}]);
+    // Someone deletes seq 6 without a gap record: a break no purge explains.
+    await env.DB.prepare("DELETE FROM events WHERE id = ?").bind(rows[5].id).run();
+    await plan(p, "*", 30);
+    const ring = await loadKeyring(K1);
+    const result = await verifyProject(purgeDuringWalk(p, ring, 2), ring, p, { from: null, to: null }, await readHead(env.DB, p), 2);
+    expect(result.failure).toMatchObject({ event_id: rows[6].id, reason: "chain_broken" });
   });
 });
