@@ -2,9 +2,8 @@ import { env } from "cloudflare:workers";
 import { readHead } from "../../src/lib/chain-check";
 import { describe, expect, it } from "vitest";
 import { cutoffSql, orderRules, PURGE_BATCH, purgeBatch } from "../../src/lib/retention";
-import { loadKeyring } from "../../src/lib/signing-keys";
+import { loadKeyring, type SigningKeyring } from "../../src/lib/signing-keys";
 import { verifyChain, verifyProject } from "../../src/lib/verify";
-import type { SigningKeyring } from "../../src/lib/signing-keys";
 import { appendRows, K1, newProject } from "./verify-fixtures";
 
 const OLD = "2020-01-01T00:00:00.000Z";
@@ -147,11 +146,17 @@ function purgeDuringWalk(projectId: string, ring: SigningKeyring, atPage: number
   });
 }
 
+/** A project whose first four events (of `total`) are past its 30-day plan. */
+async function fourExpired(total: number) {
+  const p = await newProject();
+  const rows = await appendRows(p, K1, Array.from({ length: total }, (_, i) => (i < 4 ? { occurred_at: OLD } : {})));
+  await plan(p, "*", 30);
+  return { p, rows };
+}
+
 describe("verify while the retention purge runs", () => {
   it("walks again instead of reporting a purge that landed mid-walk as a broken chain", async () => {
-    const p = await newProject();
-    const rows = await appendRows(p, K1, [{ occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, {}, {}]);
-    await plan(p, "*", 30);
+    const { p, rows } = await fourExpired(6);
     const ring = await loadKeyring(K1);
     const head = await readHead(env.DB, p);
     const all = { from: null, to: null };
@@ -160,19 +165,15 @@ describe("verify while the retention purge runs", () => {
     const once = await verifyChain(purgeDuringWalk(p, ring, 2), ring, p, all, head, 2);
     expect(once.failure).toMatchObject({ event_id: rows[4].id, reason: "chain_broken" });
 
-    const q = await newProject();
-    await appendRows(q, K1, [{ occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, {}, {}]);
-    await plan(q, "*", 30);
+    const { p: q } = await fourExpired(6);
     const result = await verifyProject(purgeDuringWalk(q, ring, 2), ring, q, all, await readHead(env.DB, q), 2);
     expect(result).toMatchObject({ ok: true, verified: 2, failure: null, gaps: [{ first_seq: 1, last_seq: 4, purged_count: 4 }] });
   });
 
   it("still reports a real break when a purge lands mid-walk", async () => {
-    const p = await newProject();
-    const rows = await appendRows(p, K1, [{ occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, {}, {}, {}]);
+    const { p, rows } = await fourExpired(7);
     // Someone deletes seq 6 without a gap record: a break no purge explains.
     await env.DB.prepare("DELETE FROM events WHERE id = ?").bind(rows[5].id).run();
-    await plan(p, "*", 30);
     const ring = await loadKeyring(K1);
     const result = await verifyProject(purgeDuringWalk(p, ring, 2), ring, p, { from: null, to: null }, await readHead(env.DB, p), 2);
     expect(result.failure).toMatchObject({ event_id: rows[6].id, reason: "chain_broken" });
