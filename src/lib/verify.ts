@@ -126,19 +126,15 @@ const MAX_WALKS = 3;
  * records changed is checked again, from the start, against the chain as it
  * is now; a real break is found again and reported.
  */
-export async function verifyProject(
-  db: D1Database,
-  ring: SigningKeyring,
-  projectId: string,
-  window: VerifyWindow,
-  head: Head,
-  pageSize = PAGE_SIZE,
-): Promise<VerifyResult> {
+export async function verifyProject(...args: Parameters<typeof verifyChain>): Promise<VerifyResult> {
+  const [db, , projectId] = args;
+  let before = await lastGapId(db, projectId);
   for (let walk = 1; ; walk++) {
-    const before = await lastGapId(db, projectId);
-    const result = await verifyChain(db, ring, projectId, window, head, pageSize);
+    const result = await verifyChain(...args);
     if (result.failure?.reason !== "chain_broken" || walk === MAX_WALKS) return result;
-    if ((await lastGapId(db, projectId)) === before) return result;
+    const after = await lastGapId(db, projectId);
+    if (after === before) return result;
+    before = after;
   }
 }
 
