@@ -113,6 +113,16 @@ async function findRuntimeUrl(url, runtimePid) {
   throw new Error(`no socket of workerd ${runtimePid} answers like ${url}`);
 }
 
+/** A zombie (exited, not yet reaped) holds nothing open. */
+function running(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
 /** Starts `wrangler dev` for a config; returns its URL, its workerd processes (for memory) and stop(). */
 export async function startWorker({ port, configDir = ROOT, persistDir, vars = {} }) {
   const inspectorPort = port + 1000;
@@ -129,10 +139,15 @@ export async function startWorker({ port, configDir = ROOT, persistDir, vars = {
     processes: () => workerdProcesses(child.pid, port),
     /** The same worker without wrangler dev's proxy in front (see findRuntimeUrl). */
     runtimeUrl: () => findRuntimeUrl(url, workerdProcesses(child.pid, port).runtime),
-    stop() {
+    /** Resolves once wrangler and its workerd processes are gone (so another may open the same state). */
+    async stop() {
+      const all = [child.pid, ...descendants(child.pid)];
       try {
         process.kill(-child.pid, "SIGTERM");
       } catch {}
+      for (let waited = 0; waited < 15_000 && all.some(running); waited += 100) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
     },
   };
 }

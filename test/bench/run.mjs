@@ -51,8 +51,12 @@ try {
       report("Bulk load", [["batch ingest into one project", `${fmt.rate(load.perSecond, "events/s")} (${load.seconds.toFixed(0)} s)`]]);
     }
     for (const m of modules) await (await import(`./${m}.bench.mjs`)).default({ ...ctx, key, projectId, total });
+    if (want("reads")) {
+      // The floor opens Witness's local D1, so Witness goes first; the baseline too (same worker name).
+      await Promise.all([service.stop(), baseline.stop()]);
+      await (await import("./export-floor.bench.mjs")).default({ persistDir, total, report });
+    }
   }
 } finally {
-  service.stop();
-  baseline.stop();
+  await Promise.all([service.stop(), baseline.stop()]);
 }

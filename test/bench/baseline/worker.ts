@@ -1,7 +1,11 @@
 import { Hono } from "hono";
+import { CSV_COLUMNS } from "../../../src/lib/csv";
+import type { Cursor } from "../../../src/lib/cursor";
+import { selectEvents, type Selection } from "../../../src/lib/event-query";
+import { EXPORT_BATCH } from "../../../src/lib/export-stream";
 
 const encoder = new TextEncoder();
-const app = new Hono();
+const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket } }>();
 
 /** The no-op POST that ingest is compared with: parse the JSON body, answer 201. */
 app.post("/noop", async (c) => {
@@ -24,6 +28,71 @@ app.get("/crypto-loop", async (c) => {
     prev = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
   }
   return c.json({ n, last: prev });
+});
+
+/**
+ * What the runtime alone costs the parts of an export (?to=):
+ * - read: the export's own keyset pages (same query, columns and page size)
+ *   read from D1; only each page's row count is sent on;
+ * - send: one such page read once, its cells joined with commas, and those
+ *   bytes sent as often as ?rows= takes pages: no D1, no rendering;
+ * - stage: the same, each copy put into R2 first, up to three puts at once
+ *   (as the export overlaps them).
+ * A ceiling for each part, not a measure of the export.
+ */
+app.get("/export-floor", async (c) => {
+  const to = c.req.query("to") ?? "read";
+  const sel: Selection = {
+    projectId: c.req.query("project") ?? "bench-large",
+    organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [],
+  };
+  const columns = CSV_COLUMNS.map((col) => `e.${col}`).join(", ");
+  const occurredAt = CSV_COLUMNS.indexOf("occurred_at");
+  const seq = CSV_COLUMNS.indexOf("seq");
+  const readPage = (cursor: Cursor | null) => {
+    const statement = selectEvents(sel, { columns, cursor, limit: EXPORT_BATCH });
+    return c.env.DB.prepare(statement.sql).bind(...statement.params).raw();
+  };
+  if (to === "read") {
+    let cursor: Cursor | null = null;
+    let done = false;
+    const pages = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          if (done) return controller.close();
+          const rows = await readPage(cursor);
+          done = rows.length < EXPORT_BATCH;
+          const last = rows[rows.length - 1];
+          if (last) cursor = { occurredAt: last[occurredAt] as string, seq: last[seq] as number };
+          controller.enqueue(encoder.encode(`${rows.length}\n`));
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return c.body(pages, 200, { "Content-Type": "text/plain; charset=utf-8" });
+  }
+  const pageCount = Math.ceil(Number(c.req.query("rows") ?? "1000000") / EXPORT_BATCH);
+  let text = "";
+  for (const row of await readPage(null)) text += `${row.join(",")}\r\n`;
+  const bytes = encoder.encode(text);
+  const ahead: Promise<unknown>[] = [];
+  let started = 0;
+  let sent = 0;
+  const copies = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (sent === pageCount) return controller.close();
+        if (to === "stage") {
+          while (ahead.length < 3 && started < pageCount) ahead.push(c.env.STAGING.put(`floor/${started++}`, bytes));
+          await ahead.shift();
+        }
+        sent++;
+        controller.enqueue(bytes);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return c.body(copies, 200, { "Content-Type": "text/plain; charset=utf-8" });
 });
 
 export default app;
