@@ -39,6 +39,9 @@ export default async function exportFloorBench({ persistDir, total, report }) {
       if (label) rows.push([label, `${fmt.rate(counted / seconds, "rows/s")} (${seconds.toFixed(1)} s)`]);
     }
     report(`Export floor: the runtime alone, ${total.toLocaleString("en-US")} rows, no Witness code (ceiling)`, rows);
+    const cleared = await fetch(`${base}/staged-exports/delete`, { method: "POST" });
+    if (!cleared.ok) throw new Error(`deleting staged exports answered ${cleared.status}`);
+    console.log(`(deleted ${(await cleared.json()).deleted} staged export objects of the read bench from ${persistDir})`);
   } finally {
     await floor.stop();
   }

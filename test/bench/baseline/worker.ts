@@ -5,7 +5,7 @@ import { selectEvents, type Selection } from "../../../src/lib/event-query";
 import { EXPORT_BATCH } from "../../../src/lib/export-stream";
 
 const encoder = new TextEncoder();
-const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket } }>();
+const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket; WITNESS_EXPORTS: R2Bucket } }>();
 
 /** The no-op POST that ingest is compared with: parse the JSON body, answer 201. */
 app.post("/noop", async (c) => {
@@ -93,6 +93,23 @@ app.get("/export-floor", async (c) => {
     { highWaterMark: 0 },
   );
   return c.body(copies, 200, { "Content-Type": "text/plain; charset=utf-8" });
+});
+
+/**
+ * Deletes Witness's staged export objects under --persist-to. The daily cron
+ * does this after 24 h in service; under the bench no cron runs, and every
+ * read bench stages ~1.5 GB.
+ */
+app.post("/staged-exports/delete", async (c) => {
+  let deleted = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await c.env.WITNESS_EXPORTS.list({ prefix: "exports/", cursor, limit: 1000 });
+    if (page.objects.length > 0) await c.env.WITNESS_EXPORTS.delete(page.objects.map((o) => o.key));
+    deleted += page.objects.length;
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return c.json({ deleted });
 });
 
 export default app;
