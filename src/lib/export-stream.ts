@@ -140,12 +140,12 @@ async function deleteStaged(bucket: R2Bucket, prefix: string, keep: (object: R2O
 }
 
 /** Daily cron: staged export objects are only a transfer buffer; none outlives a day. */
-export function deleteExpiredExports(env: Env, now: Date): Promise<number> {
+export function deleteExpiredExports(env: Pick<Env, "EXPORTS">, now: Date): Promise<number> {
   const cutoff = now.getTime() - STAGED_TTL_MS;
   return deleteStaged(env.EXPORTS, PREFIX, (o) => o.uploaded.getTime() >= cutoff);
 }
 
 /** Every staged export object of one project, whatever its age (erasure calls this). */
-export function deleteStagedExports(env: Env, projectId: string): Promise<number> {
+export function deleteStagedExports(env: Pick<Env, "EXPORTS">, projectId: string): Promise<number> {
   return deleteStaged(env.EXPORTS, projectPrefix(projectId), () => false);
 }

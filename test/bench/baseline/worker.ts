@@ -2,10 +2,10 @@ import { Hono } from "hono";
 import { CSV_COLUMNS } from "../../../src/lib/csv";
 import type { Cursor } from "../../../src/lib/cursor";
 import { selectEvents, type Selection } from "../../../src/lib/event-query";
-import { EXPORT_BATCH } from "../../../src/lib/export-stream";
+import { deleteExpiredExports, EXPORT_BATCH, STAGED_TTL_MS } from "../../../src/lib/export-stream";
 
 const encoder = new TextEncoder();
-const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket; WITNESS_EXPORTS: R2Bucket } }>();
+const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket; EXPORTS: R2Bucket } }>();
 
 /** The no-op POST that ingest is compared with: parse the JSON body, answer 201. */
 app.post("/noop", async (c) => {
@@ -96,19 +96,12 @@ app.get("/export-floor", async (c) => {
 });
 
 /**
- * Deletes Witness's staged export objects under --persist-to. The daily cron
- * does this after 24 h in service; under the bench no cron runs, and every
- * read bench stages ~1.5 GB.
+ * Deletes Witness's staged export objects under --persist-to, as the daily
+ * cron would a day from now. Under the bench no cron runs, and every read
+ * bench stages ~1.5 GB.
  */
 app.post("/staged-exports/delete", async (c) => {
-  let deleted = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await c.env.WITNESS_EXPORTS.list({ prefix: "exports/", cursor, limit: 1000 });
-    if (page.objects.length > 0) await c.env.WITNESS_EXPORTS.delete(page.objects.map((o) => o.key));
-    deleted += page.objects.length;
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
+  const deleted = await deleteExpiredExports(c.env, new Date(Date.now() + STAGED_TTL_MS));
   return c.json({ deleted });
 });
 
