@@ -3,10 +3,10 @@
 // stopped), or sends (and stages in R2) one page's bytes as often as the project has pages.
 // No Witness code runs; each figure is an upper bound for an export. Timed at the runtime.
 import { join } from "node:path";
-import { fmt, ROOT, startWorker } from "./lib.mjs";
+import { countLines, fmt, ROOT, startWorker } from "./lib.mjs";
 
 const STEPS = [
-  ["read", "read the export's D1 pages (nothing sent)"],
+  ["read", "read the export's D1 pages (a line feed per row sent)"],
   ["send", "send the export's bytes (no D1)"],
   ["stage", "stage them in R2 and send them (no D1)"],
 ];
@@ -21,22 +21,11 @@ export default async function exportFloorBench({ persistDir, total, report }) {
       const started = performance.now();
       const res = await fetch(`${base}/export-floor?to=${to}&rows=${total}`);
       if (res.status !== 200) throw new Error(`export floor answered ${res.status}: ${await res.text()}`);
-      // "read" sends a row count per page; the others the page's lines, over and over.
-      let counted = 0;
-      let tail = "";
-      for await (const chunk of res.body) {
-        if (to !== "read") {
-          for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) counted++;
-          continue;
-        }
-        const lines = (tail + Buffer.from(chunk).toString()).split("\n");
-        tail = lines.pop();
-        for (const line of lines) counted += Number(line);
-      }
+      // A line per row; "send" and "stage" send whole copies of a page, so the last may run past total.
+      const { lines } = await countLines(res.body);
       const seconds = (performance.now() - started) / 1000;
-      // Copies of a whole page: the last one may hold more rows than the project has left.
-      if (to === "read" ? counted !== total : counted < total) throw new Error(`export floor (${to}) saw ${counted} rows for ${total}`);
-      if (label) rows.push([label, `${fmt.rate(counted / seconds, "rows/s")} (${seconds.toFixed(1)} s)`]);
+      if (to === "read" ? lines !== total : lines < total) throw new Error(`export floor (${to}) saw ${lines} rows for ${total}`);
+      if (label) rows.push([label, `${fmt.rate(lines / seconds, "rows/s")} (${seconds.toFixed(1)} s)`]);
     }
     report(`Export floor: the runtime alone, ${total.toLocaleString("en-US")} rows, no Witness code (ceiling)`, rows);
     const cleared = await fetch(`${base}/staged-exports/delete`, { method: "POST" });

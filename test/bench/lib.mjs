@@ -265,6 +265,17 @@ export function httpGet(url, headers = {}) {
   return httpRequest(url, { agent: keepAlive, headers });
 }
 
+/** Reads a streamed body to the end without keeping it: its bytes and its line feeds. */
+export async function countLines(body) {
+  let lines = 0;
+  let bytes = 0;
+  for await (const chunk of body) {
+    bytes += chunk.length;
+    for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) lines++;
+  }
+  return { lines, bytes };
+}
+
 export function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }

@@ -1,7 +1,7 @@
 // Issue 3 benchmark: list and search latency, export throughput and the worker's memory during exports.
 // Runs against a project loaded with sampleEvent() (see lib.mjs): 6 common actions, 50 organizations,
 // 5,000 actors, occurred_at spread over 2026, and every 10,000th event rare ("security.key.rotated", "Zebulon").
-import { fmt, httpGet, latencies, sampleHeap, sampleRss } from "./lib.mjs";
+import { countLines, fmt, httpGet, latencies, sampleHeap, sampleRss } from "./lib.mjs";
 
 const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);
 
@@ -116,12 +116,7 @@ export default async function readsBench({ url, runtimeUrl, baselineUrl, baselin
     const started = performance.now();
     const res = await fetch(`${base}/v1/exports?format=csv${query}`, { headers });
     if (res.status !== 200) throw new Error(`export answered ${res.status}: ${await res.text()}`);
-    let lines = 0;
-    let bytes = 0;
-    for await (const chunk of res.body) {
-      bytes += chunk.length;
-      for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) lines++;
-    }
+    const { lines, bytes } = await countLines(res.body);
     const seconds = (performance.now() - started) / 1000;
     return {
       rows: lines - 1,
