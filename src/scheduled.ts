@@ -1,6 +1,6 @@
-import { IDEMPOTENCY_WINDOW_MS } from "./durable/idempotency";
-import { deleteExpiredExports } from "./lib/export-stream";
-import { purgeExpiredEvents } from "./lib/retention";
+import { IDEMPOTENCY_WINDOW_MS } from "./chain/idempotency";
+import { deleteExpiredExports } from "./reads/export-stream";
+import { purgeExpiredEvents } from "./chain/retention";
 
 /** The daily cron: housekeeping that must not run on the request path. */
 export async function scheduled(_controller: ScheduledController, env: Env, _ctx: ExecutionContext): Promise<void> {

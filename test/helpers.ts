@@ -1,5 +1,5 @@
 import { env, exports } from "cloudflare:workers";
-import { generateApiKey } from "../src/lib/api-keys";
+import { generateApiKey } from "../src/auth/api-keys";
 
 export const BASE = "https://witness.test";
 

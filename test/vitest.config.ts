@@ -20,7 +20,7 @@ export default defineConfig(async () => ({
     }),
   ],
   test: {
-    include: ["test/{unit,routes,durable}/**/*.test.ts"],
+    include: ["test/**/*.test.ts"],
     setupFiles: ["./test/setup.ts"],
   },
 }));

@@ -1,16 +1,16 @@
 import { DurableObject } from "cloudflare:workers";
 import type { EventRow } from "../db/schema";
-import { readHead, type Head } from "../lib/chain-check";
-import { piiCommitment, sealRow } from "../lib/chain";
+import { readHead, type Head } from "../chain/chain-check";
+import { piiCommitment, sealRow } from "../chain/payload";
 import { randomHex, uuidV7 } from "../lib/crypto";
-import { eventJson } from "../lib/event-shape";
-import { eraseActor } from "../lib/erasure";
-import { RateWindows, type RateState } from "../lib/rate-window";
-import { purgeBatch } from "../lib/retention";
-import { loadKeyring } from "../lib/signing-keys";
+import { eventJson } from "../reads/event-shape";
+import { eraseActor } from "../chain/erasure";
+import { RateWindows, type RateState } from "../auth/rate-window";
+import { purgeBatch } from "../chain/retention";
+import { loadKeyring } from "../chain/signing-keys";
 import type { NewEvent } from "../schemas/event";
-import { insertEventsStatements } from "./event-insert";
-import { findIdempotent } from "./idempotency";
+import { insertEventsStatements } from "../chain/event-insert";
+import { findIdempotent } from "../chain/idempotency";
 
 export interface AppendRequest {
   events: NewEvent[];

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Lease } from "../lib/rate-lease";
-import { RateWindows } from "../lib/rate-window";
+import type { Lease } from "../auth/rate-lease";
+import { RateWindows } from "../auth/rate-window";
 
 /** Most requests one lease covers: what one isolate can hold back from the others. */
 export const MAX_LEASE = 50;

@@ -1,9 +1,9 @@
 import { createMiddleware } from "hono/factory";
-import { findKey, parseApiKey, hashSecret } from "../lib/api-keys";
+import { findKey, parseApiKey, hashSecret } from "../auth/api-keys";
 import { timingSafeEqual } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import type { AppEnv, Credential } from "../types";
-import { verifyEmbedToken } from "../lib/embed-token";
+import { verifyEmbedToken } from "../auth/embed-token";
 
 async function resolve(env: Env, header: string | undefined): Promise<Credential | string> {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;

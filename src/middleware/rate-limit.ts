@@ -1,9 +1,9 @@
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../lib/errors";
-import type { RateState } from "../lib/rate-window";
+import type { RateState } from "../auth/rate-window";
 import type { AppEnv } from "../types";
-import { ledgerOf } from "../lib/ledger";
-import { LeasedBudgets } from "../lib/rate-lease";
+import { ledgerOf } from "../chain/ledger";
+import { LeasedBudgets } from "../auth/rate-lease";
 
 /** This isolate's leased share of each client IP's budget (the RateLimiter DO keeps the count). */
 const budgets = new LeasedBudgets();

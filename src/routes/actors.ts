@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { ledgerOf } from "../lib/ledger";
+import { ledgerOf } from "../chain/ledger";
 import { validate } from "../lib/validate";
 import { projectOf, requireCredential } from "../middleware/credential";
 import { actorParamSchema, erasureQuerySchema } from "../schemas/actors";

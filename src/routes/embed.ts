@@ -3,7 +3,7 @@ import { etag } from "hono/etag";
 import { demoPage } from "../embed/demo-page";
 import { sha256Base64 } from "../embed/digest";
 import { FEED_ELEMENT_JS } from "../embed/feed-element";
-import { EMBED_TTL, mintEmbedToken } from "../lib/embed-token";
+import { EMBED_TTL, mintEmbedToken } from "../auth/embed-token";
 import { ApiError } from "../lib/errors";
 import { readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import { selectionFor } from "../lib/event-query";
-import { exportStream, FORMATS } from "../lib/export-stream";
+import { selectionFor } from "../reads/event-query";
+import { exportStream, FORMATS } from "../reads/export-stream";
 import { validate } from "../lib/validate";
 import { requireCredential } from "../middleware/credential";
 import { exportQuerySchema } from "../schemas/list-query";

@@ -1,9 +1,9 @@
 import { Hono, type Context } from "hono";
 import { randomHex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { checkEvent, isValid, loadChainRow, publicFields, publicStatus, receiptUrls } from "../lib/receipt";
+import { checkEvent, isValid, loadChainRow, publicFields, publicStatus, receiptUrls } from "../receipts/receipt";
 import type { AppEnv } from "../types";
-import { receiptNotFoundPage, receiptPage } from "../views/receipt-page";
+import { receiptNotFoundPage, receiptPage } from "../receipts/receipt-page";
 
 /**
  * Public by design: whoever was given a receipt can check it here without a

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { loadReceiptKeys } from "../lib/receipt-signing";
+import { loadReceiptKeys } from "../receipts/receipt-signing";
 import type { AppEnv } from "../types";
 
 /** Public keys of receipt signatures (a JWK set), so anyone can check a receipt offline. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EMBED_TTL } from "../lib/embed-token";
+import { EMBED_TTL } from "../auth/embed-token";
 
 export const embedTokenRequestSchema = z.strictObject({
   organization: z

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { canonicalize } from "../lib/canonical";
-import { normalizeTimestamp } from "../lib/cursor";
+import { canonicalize } from "../chain/canonical";
+import { normalizeTimestamp } from "../reads/cursor";
 import { ApiError } from "../lib/errors";
 import { utf8Length } from "../lib/crypto";
 import { toIssues, validationError } from "../lib/validate";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { decodeCursor, normalizeTimestamp } from "../lib/cursor";
+import { decodeCursor, normalizeTimestamp } from "../reads/cursor";
 
 export const MAX_LIMIT = 200;
 export const DEFAULT_LIMIT = 50;

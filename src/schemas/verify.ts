@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { normalizeTimestamp } from "../lib/cursor";
+import { normalizeTimestamp } from "../reads/cursor";
 
 const bound = (name: string) =>
   z.preprocess(

@@ -1,6 +1,6 @@
 // What SQLite alone does with batch ingest's write on this machine: the schema of migrations/
 // (events, its filter indexes, the FTS5 index and its trigger), the ledger's own INSERT statements
-// (src/durable/event-insert.ts, through a stand-in for D1's prepare/bind), one transaction per
+// (src/chain/event-insert.ts, through a stand-in for D1's prepare/bind), one transaction per
 // 100 events, in Node's built-in SQLite with no fsync. No worker, no D1 plumbing, no hashing:
 // a ceiling for batch ingest, not a measure of it.
 import { randomBytes } from "node:crypto";
@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { insertEventsStatements } from "../../src/durable/event-insert.ts";
+import { insertEventsStatements } from "../../src/chain/event-insert.ts";
 import { uuidV7 } from "../../src/lib/crypto.ts";
 import { ROOT, sampleEvent } from "./lib.mjs";
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { EventRow } from "../../src/db/schema";
-import { canonicalPayload, chainHash, rowCommitment } from "../../src/lib/chain";
-import { checkSignature, loadKeyring } from "../../src/lib/signing-keys";
+import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
+import { checkSignature, loadKeyring } from "../../src/chain/signing-keys";
 import { parseEvent } from "../../src/schemas/event";
 import { call, createProject, ingest } from "../helpers";
 

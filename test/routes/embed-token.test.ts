@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { sign } from "hono/jwt";
 import { describe, expect, it } from "vitest";
-import { mintEmbedToken } from "../../src/lib/embed-token";
+import { mintEmbedToken } from "../../src/auth/embed-token";
 import { call, createProject, ingest } from "../helpers";
 
 async function embedToken(key: string, body: unknown = {}) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FIRST_WINDOW, RARE_HITS, SCAN_WINDOW } from "../../src/lib/event-read";
+import { FIRST_WINDOW, RARE_HITS, SCAN_WINDOW } from "../../src/reads/event-read";
 import { call, createProject, ingestMany } from "../helpers";
 
 const T = (minute: number) => new Date(Date.UTC(2026, 4, 5, 5, minute)).toISOString();

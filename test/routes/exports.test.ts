@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { CSV_COLUMNS } from "../../src/lib/csv";
-import { deleteExpiredExports, deleteStagedExports, EXPORT_BATCH } from "../../src/lib/export-stream";
+import { CSV_COLUMNS } from "../../src/reads/csv";
+import { deleteExpiredExports, deleteStagedExports, EXPORT_BATCH } from "../../src/reads/export-stream";
 import { call, createProject, ingestMany, parseCsv } from "../helpers";
 
 const T = (minute: number) => new Date(Date.UTC(2026, 4, 5, 5, minute)).toISOString();

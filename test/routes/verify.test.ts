@@ -2,7 +2,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { EventRow } from "../../src/db/schema";
-import { canonicalPayload, chainHash, rowCommitment } from "../../src/lib/chain";
+import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
 import worker from "../../src/index";
 import { call, createProject, ingest } from "../helpers";
 

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
-import { CSV_COLUMNS } from "../../../src/lib/csv";
-import type { Cursor } from "../../../src/lib/cursor";
-import { selectEvents, type Selection } from "../../../src/lib/event-query";
-import { deleteExpiredExports, EXPORT_BATCH, STAGED_TTL_MS } from "../../../src/lib/export-stream";
+import { CSV_COLUMNS } from "../../../src/reads/csv";
+import type { Cursor } from "../../../src/reads/cursor";
+import { selectEvents, type Selection } from "../../../src/reads/event-query";
+import { deleteExpiredExports, EXPORT_BATCH, STAGED_TTL_MS } from "../../../src/reads/export-stream";
 
 const encoder = new TextEncoder();
 const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket; EXPORTS: R2Bucket } }>();

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { eraseActorRows } from "../../src/lib/erasure";
+import { eraseActorRows } from "../../src/chain/erasure";
 import { createProject } from "../helpers";
 
 /** A D1 whose statements report how many rows each execution rewrote. */

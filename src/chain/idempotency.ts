@@ -1,5 +1,5 @@
-import { shapeRows } from "../lib/event-read";
-import { SHAPE_SELECT, type ShapeRow } from "../lib/event-shape";
+import { shapeRows } from "../reads/event-read";
+import { SHAPE_SELECT, type ShapeRow } from "../reads/event-shape";
 
 /** How long a retried Idempotency-Key returns the first result. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;

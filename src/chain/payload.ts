@@ -1,5 +1,5 @@
 import { canonicalize } from "./canonical";
-import { sha256Hex } from "./crypto";
+import { sha256Hex } from "../lib/crypto";
 import { sign, type SigningKeyring } from "./signing-keys";
 
 /** The personal fields that enter the chain only as a salted commitment. */

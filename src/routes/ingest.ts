@@ -2,9 +2,9 @@ import type { Context } from "hono";
 import { ingestLimit, rateLimited } from "../middleware/rate-limit";
 import type { NewEvent } from "../schemas/event";
 import type { AppEnv } from "../types";
-import { ApiError } from "./errors";
-import { ledgerOf } from "./ledger";
-import { validationError } from "./validate";
+import { ApiError } from "../lib/errors";
+import { ledgerOf } from "../chain/ledger";
+import { validationError } from "../lib/validate";
 
 export function requestContext(req: Request) {
   return { ip_address: req.headers.get("CF-Connecting-IP"), user_agent: req.headers.get("User-Agent") };

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { canonicalize as serverCanonicalize } from "../../src/lib/canonical";
-import { loadReceiptKeys, signReceipt } from "../../src/lib/receipt-signing";
+import { canonicalize as serverCanonicalize } from "../../src/chain/canonical";
+import { loadReceiptKeys, signReceipt } from "../../src/receipts/receipt-signing";
 import { canonicalize, parsePublicKeys, unwrapReceipt, verifyReceipt } from "../../src/scripts/receipt-check.mjs";
 
 const BODY = {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { selectEvents, selectionFor, type Selection, type SelectOptions } from "../../src/lib/event-query";
+import { selectEvents, selectionFor, type Selection, type SelectOptions } from "../../src/reads/event-query";
 import type { Filters } from "../../src/schemas/list-query";
 import type { Credential } from "../../src/types";
 

@@ -1,5 +1,5 @@
 import { raw } from "hono/html";
-import type { PublicCheck, publicFields } from "../lib/receipt";
+import type { PublicCheck, publicFields } from "./receipt";
 
 type Fields = ReturnType<typeof publicFields>;
 

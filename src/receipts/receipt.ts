@@ -1,6 +1,6 @@
-import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, gapLookup, rowAfter, rowBefore, type ChainRow, type Head } from "./chain-check";
-import { ledgerHead } from "./ledger";
-import { loadKeyring, type SigningKeyring } from "./signing-keys";
+import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, gapLookup, rowAfter, rowBefore, type ChainRow, type Head } from "../chain/chain-check";
+import { ledgerHead } from "../chain/ledger";
+import { loadKeyring, type SigningKeyring } from "../chain/signing-keys";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";
 

@@ -1,4 +1,4 @@
-import { deleteStagedExports } from "./export-stream";
+import { deleteStagedExports } from "../reads/export-stream";
 
 /** Rows rewritten per statement: keeps every statement (and its FTS trigger work) small, whatever the actor's size. */
 export const ERASURE_BATCH = 500;

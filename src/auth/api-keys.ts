@@ -1,5 +1,5 @@
-import { randomAlphanumeric, sha256Hex } from "./crypto";
-import { TtlCache } from "./ttl-cache";
+import { randomAlphanumeric, sha256Hex } from "../lib/crypto";
+import { TtlCache } from "../lib/ttl-cache";
 
 export const KEY_MARKER = "wtn_live";
 

@@ -1,6 +1,6 @@
 /** Checks of one row and one link of a chain, shared by verify and the public receipt check. */
 import type { EventRow } from "../db/schema";
-import { canonicalPayload, rowCommitment } from "./chain";
+import { canonicalPayload, rowCommitment } from "./payload";
 import { gapIsAuthentic, gapsEndingAt, type GapRecord } from "./retention";
 import type { SigningKeyring } from "./signing-keys";
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ftsExpression, matchesAll, searchTerms, words } from "../../src/lib/search-query";
+import { ftsExpression, matchesAll, searchTerms, words } from "../../src/reads/search-query";
 
 describe("searchTerms", () => {
   it("cuts text into lower-case words at spaces and punctuation", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { canonicalPayload, chainHash, rowCommitment } from "../../src/lib/chain";
-import { checkRow, type ChainRow } from "../../src/lib/chain-check";
-import { checkSignature, loadKeyring, sign } from "../../src/lib/signing-keys";
+import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
+import { checkRow, type ChainRow } from "../../src/chain/chain-check";
+import { checkSignature, loadKeyring, sign } from "../../src/chain/signing-keys";
 import { K1, K2 } from "./verify-fixtures";
 
 /** What checkRow must equal: the reference functions the ledger's side is built from. */

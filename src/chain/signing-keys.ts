@@ -1,4 +1,4 @@
-import { hmacHex, importHmacKey } from "./crypto";
+import { hmacHex, importHmacKey } from "../lib/crypto";
 
 /**
  * SIGNING_KEYS holds every HMAC key version as `<version>:<secret>` pairs

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
-import { readHead } from "../../src/lib/chain-check";
+import { readHead } from "../../src/chain/chain-check";
 import { describe, expect, it } from "vitest";
-import { cutoffSql, orderRules, PURGE_BATCH, purgeBatch } from "../../src/lib/retention";
-import { loadKeyring, type SigningKeyring } from "../../src/lib/signing-keys";
-import { verifyChain, verifyProject } from "../../src/lib/verify";
+import { cutoffSql, orderRules, PURGE_BATCH, purgeBatch } from "../../src/chain/retention";
+import { loadKeyring, type SigningKeyring } from "../../src/chain/signing-keys";
+import { verifyChain, verifyProject } from "../../src/chain/verify";
 import { appendRows, K1, newProject } from "./verify-fixtures";
 
 const OLD = "2020-01-01T00:00:00.000Z";

@@ -1,9 +1,9 @@
 /// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
 import readme from "../../README.md?raw";
-import { canonicalize } from "../../src/lib/canonical";
-import { canonicalPayload, chainHash, piiCommitment, rowCommitment } from "../../src/lib/chain";
-import { loadKeyring, sign } from "../../src/lib/signing-keys";
+import { canonicalize } from "../../src/chain/canonical";
+import { canonicalPayload, chainHash, piiCommitment, rowCommitment } from "../../src/chain/payload";
+import { loadKeyring, sign } from "../../src/chain/signing-keys";
 
 /** The worked example of README "Canonical payload, hash and signature"; a third party must get the same bytes. */
 const EXAMPLE = {

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { readHead } from "../../src/lib/chain-check";
-import { loadKeyring } from "../../src/lib/signing-keys";
-import { verifyChain, type VerifyWindow } from "../../src/lib/verify";
+import { readHead } from "../../src/chain/chain-check";
+import { loadKeyring } from "../../src/chain/signing-keys";
+import { verifyChain, type VerifyWindow } from "../../src/chain/verify";
 import { appendRows, K1, K2, newProject } from "./verify-fixtures";
 
 const OPEN: VerifyWindow = { from: null, to: null };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeTimestamp } from "../../src/lib/cursor";
+import { normalizeTimestamp } from "../../src/reads/cursor";
 
 describe("normalizeTimestamp", () => {
   it.each([

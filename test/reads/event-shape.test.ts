@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { canonicalize } from "../../src/lib/canonical";
-import { eventJson, pageJson, SHAPE_COLUMNS, shapeRowOf, type ShapeRow } from "../../src/lib/event-shape";
+import { canonicalize } from "../../src/chain/canonical";
+import { eventJson, pageJson, SHAPE_COLUMNS, shapeRowOf, type ShapeRow } from "../../src/reads/event-shape";
 
 /** The event shape built as an object, the plain way: what eventJson() must write the JSON of. */
 function toEvent(row: ShapeRow) {
