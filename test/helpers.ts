@@ -1,22 +1,27 @@
 import { env, exports } from "cloudflare:workers";
 import { generateApiKey } from "../src/auth/api-keys";
+import { createProject as placeProject } from "../src/storage/projects";
+import { eventsDb } from "../src/storage/shards";
 
 export const BASE = "https://witness.test";
 
-/** A fresh project with its own key: storage is shared within a test file. */
-export async function createProject(name = `p-${crypto.randomUUID()}`) {
+/**
+ * A fresh project with its own key, placed as the service places it (the
+ * least-full shard) unless a shard is given. db is its event database: tests
+ * that play a database writer tamper there.
+ */
+export async function createProject(name = `p-${crypto.randomUUID()}`, options: { shard?: number } = {}) {
   const { key, prefix, secretHash } = await generateApiKey();
-  const now = new Date().toISOString();
-  await env.DB.batch([
-    env.DB.prepare("INSERT OR IGNORE INTO projects (id, created_at) VALUES (?, ?)").bind(name, now),
-    env.DB.prepare("INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES (?, ?, ?, ?)").bind(
-      prefix,
-      name,
-      secretHash,
-      now,
-    ),
-  ]);
-  return { id: name, key, prefix };
+  const shard = await placeProject(env, name, options.shard);
+  await env.DB.prepare("INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES (?, ?, ?, ?)")
+    .bind(prefix, name, secretHash, new Date().toISOString())
+    .run();
+  return { id: name, key, prefix, shard, db: await eventsDb(env, name) };
+}
+
+/** The event database of a project. */
+export function dbOf(projectId: string): Promise<D1Database> {
+  return eventsDb(env, projectId);
 }
 
 export interface CallOptions {
@@ -90,4 +95,9 @@ export function parseCsv(text: string): string[][] {
   }
   if (row.length > 0) throw new Error("last row lacks its CRLF");
   return rows;
+}
+
+/** Runs SQL on every event database, as a writer with access to all of them: tampering by event id needs no shard. */
+export async function onEveryShard(sql: string, ...params: unknown[]) {
+  await Promise.all([env.EVENTS_0, env.EVENTS_1].map((db) => db.prepare(sql).bind(...params).run()));
 }

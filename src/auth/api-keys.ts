@@ -1,5 +1,6 @@
 import { randomAlphanumeric, sha256Hex } from "../lib/crypto";
 import { TtlCache } from "../lib/ttl-cache";
+import { rememberShard } from "../storage/shards";
 
 export const KEY_MARKER = "wtn_live";
 
@@ -31,6 +32,8 @@ export interface KeyRow {
   project_id: string;
   secret_hash: string;
   revoked_at: string | null;
+  /** The project's event shard, read with the key so routing costs no extra query. */
+  shard: number;
 }
 
 /**
@@ -41,12 +44,32 @@ export interface KeyRow {
 export const KEY_CACHE_SECONDS = 10;
 const keyRows = new TtlCache<KeyRow>(KEY_CACHE_SECONDS * 1000);
 
+/**
+ * Prefixes D1 did not know, remembered briefly so a flood of made-up keys costs
+ * one query per prefix per period, not one per request. Short, because a key
+ * presented before it was created would be refused this long; bounded, so a
+ * flood of distinct prefixes only pushes out older ones.
+ */
+export const UNKNOWN_KEY_CACHE_SECONDS = 5;
+const unknownPrefixes = new TtlCache<true>(UNKNOWN_KEY_CACHE_SECONDS * 1000, 20_000);
+
+/**
+ * Concurrent misses of one prefix each query: sharing one in-flight promise
+ * across requests is unsafe in workerd (it is cancelled with the request that
+ * created it), and the window is one D1 round trip.
+ */
 export async function findKey(env: Env, prefix: string): Promise<KeyRow | null> {
   const cached = keyRows.get(prefix);
   if (cached) return cached;
-  const row = await env.DB.prepare("SELECT project_id, secret_hash, revoked_at FROM api_keys WHERE prefix = ?")
+  if (unknownPrefixes.get(prefix)) return null;
+  const row = await env.DB.prepare(
+    "SELECT k.project_id, k.secret_hash, k.revoked_at, p.shard FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.prefix = ?",
+  )
     .bind(prefix)
     .first<KeyRow>();
-  if (row) keyRows.set(prefix, row);
+  if (row) {
+    keyRows.set(prefix, row);
+    rememberShard(row.project_id, row.shard);
+  } else unknownPrefixes.set(prefix, true);
   return row;
 }

@@ -59,6 +59,14 @@ export interface Head {
   hash: string | null;
 }
 
+/**
+ * What verify anchors on, all of it from the ledger's own storage and none of
+ * it from D1: the head, and the seq from which every row must be signed.
+ */
+export interface Anchor extends Head {
+  signedFrom: number;
+}
+
 /** signature is null when the row carries none. */
 export interface RowCheck {
   hash: boolean;
@@ -161,14 +169,6 @@ export function gapLookup(db: D1Database, projectId: string): GapLookup {
   return async (hash) => (await gapsEndingAt(db, projectId, [hash])).get(hash) ?? [];
 }
 
-export async function readHead(db: D1Database, projectId: string): Promise<Head> {
-  const row = await db
-    .prepare("SELECT head_seq, head_hash FROM projects WHERE id = ?")
-    .bind(projectId)
-    .first<{ head_seq: number; head_hash: string | null }>();
-  return { seq: row?.head_seq ?? 0, hash: row?.head_hash ?? null };
-}
-
 type Neighbour = LinkStart & LinkEnd & { id: string; occurred_at: string };
 const NEIGHBOUR = "SELECT id, seq, hash, prev_hash, occurred_at FROM events WHERE project_id = ?";
 
@@ -185,13 +185,10 @@ export function rowAfter(db: D1Database, projectId: string, seq: number, headSeq
     .first<Neighbour>();
 }
 
-/** The first row past the recorded head: planted, or left over from a rolled-back head. */
-export function rowPastHead(db: D1Database, projectId: string) {
+/** The first row past the ledger's head: planted by someone writing to D1. */
+export function rowPastHead(db: D1Database, projectId: string, headSeq: number) {
   return db
-    .prepare(
-      "SELECT e.id, e.occurred_at FROM events e JOIN projects p ON p.id = e.project_id " +
-        "WHERE e.project_id = ? AND e.seq > p.head_seq ORDER BY e.seq LIMIT 1",
-    )
-    .bind(projectId)
+    .prepare("SELECT id, occurred_at FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT 1")
+    .bind(projectId, headSeq)
     .first<{ id: string; occurred_at: string }>();
 }

@@ -42,8 +42,8 @@ export async function eraseActorRows(
 }
 
 /** The whole erasure of one actor: rows first, then every staged export of the project. */
-export async function eraseActor(env: Env, req: ErasureRequest): Promise<number> {
-  const anonymized = await eraseActorRows(env.DB, req);
+export async function eraseActor(env: Env, db: D1Database, req: ErasureRequest): Promise<number> {
+  const anonymized = await eraseActorRows(db, req);
   // Staged exports may hold the erased values in clear.
   await deleteStagedExports(env, req.projectId);
   return anonymized;

@@ -1,4 +1,4 @@
-import type { Head } from "./chain-check";
+import type { Anchor } from "./chain-check";
 
 /** The project's ledger Durable Object: the only writer of its chain and the keeper of its head. */
 export function ledgerOf(env: Env, projectId: string) {
@@ -6,10 +6,10 @@ export function ledgerOf(env: Env, projectId: string) {
 }
 
 /**
- * The head as the ledger recorded it. Verification anchors on this copy, not
- * on projects.head_* in D1: someone who can write D1 could delete the newest
- * events and roll that row back, but not the ledger's own storage.
+ * The head and signed-from seq as the ledger recorded them in its own storage.
+ * Verification anchors on these, never on D1: someone who can write D1 could
+ * delete the newest events or strip signatures, but not touch the ledger.
  */
-export function ledgerHead(env: Env, projectId: string): Promise<Head> {
-  return ledgerOf(env, projectId).head();
+export function ledgerAnchor(env: Env, projectId: string): Promise<Anchor> {
+  return ledgerOf(env, projectId).anchor();
 }

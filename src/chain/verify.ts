@@ -8,7 +8,7 @@ import {
   rowBefore,
   rowPastHead,
   type ChainRow,
-  type Head,
+  type Anchor,
   type FailureReason,
   type LinkStart,
 } from "./chain-check";
@@ -53,11 +53,10 @@ export async function verifyChain(
   ring: SigningKeyring,
   projectId: string,
   window: VerifyWindow,
-  /** The head the ledger recorded (ledgerHead); rows appended after it are left for the next verify. */
-  head: Head,
+  /** The ledger's anchor (ledgerAnchor); rows appended after its head are left for the next verify. */
+  head: Anchor,
   pageSize = PAGE_SIZE,
 ): Promise<VerifyResult> {
-  const firstSigned = await firstSignedSeq(db, projectId, head.seq);
   const windowed = window.from !== null || window.to !== null;
   const result: VerifyResult = { ok: true, verified: 0, anonymized: 0, unsigned: 0, gaps: [], failure: null };
   const fail = (row: { id: string; occurred_at: string } | null, reason: FailureReason): VerifyResult => ({
@@ -92,7 +91,8 @@ export async function verifyChain(
       // One row at a time: thousands of crypto calls in flight cost more than they overlap.
       const check = await checkRow(ring, row);
       if (!check.hash) return fail(row, "hash_mismatch");
-      const mustBeSigned = firstSigned !== null && row.seq >= firstSigned;
+      // Only the ledger says from where rows are signed: nulling signatures in D1 turns nothing into "unsigned".
+      const mustBeSigned = row.seq >= head.signedFrom;
       if (check.signature === false || (check.signature === null && mustBeSigned)) return fail(row, "signature_mismatch");
       if (row.anonymized_at !== null) result.anonymized++;
       else if (check.signature === null) result.unsigned++;
@@ -109,7 +109,7 @@ export async function verifyChain(
     const link = await checkLink(ring, end ?? CHAIN_START, { seq: head.seq + 1, prev_hash: head.hash }, gapLookup(db, projectId));
     if (!link.ok) return fail(end, "chain_broken");
     if (link.gap) report(link.gap);
-    const planted = await rowPastHead(db, projectId);
+    const planted = await rowPastHead(db, projectId, head.seq);
     if (planted) return fail(planted, "chain_broken");
   }
   return result;
@@ -142,14 +142,6 @@ export async function verifyProject(...args: Parameters<typeof verifyChain>): Pr
 async function lastGapId(db: D1Database, projectId: string): Promise<number> {
   const row = await db.prepare("SELECT max(id) AS id FROM retention_gaps WHERE project_id = ?").bind(projectId).first<{ id: number | null }>();
   return row?.id ?? 0;
-}
-
-async function firstSignedSeq(db: D1Database, projectId: string, headSeq: number): Promise<number | null> {
-  const row = await db
-    .prepare("SELECT seq FROM events WHERE project_id = ? AND seq <= ? AND signature IS NOT NULL ORDER BY seq LIMIT 1")
-    .bind(projectId, headSeq)
-    .first<{ seq: number }>();
-  return row?.seq ?? null;
 }
 
 async function* pages(db: D1Database, projectId: string, headSeq: number, window: VerifyWindow, size: number) {

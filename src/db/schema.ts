@@ -6,6 +6,8 @@ export const projects = sqliteTable("projects", {
   created_at: text("created_at").notNull(),
   head_seq: integer("head_seq").notNull().default(0),
   head_hash: text("head_hash"),
+  /** The event database (EVENTS_<shard>) that holds this project's events. */
+  shard: integer("shard").notNull().default(0),
 });
 
 /** Keys are `wtn_live_<prefix>_<secret>`; only a SHA-256 of the secret is kept. */

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { EventRow } from "../db/schema";
-import { readHead, type Head } from "../chain/chain-check";
+import type { Anchor, Head } from "../chain/chain-check";
+import { recoverHead } from "../chain/head-recovery";
 import { piiCommitment, sealRow } from "../chain/payload";
 import { randomHex, uuidV7 } from "../lib/crypto";
 import { eventJson } from "../reads/event-shape";
@@ -9,6 +10,7 @@ import { RateWindows, type RateState } from "../auth/rate-window";
 import { purgeBatch } from "../chain/retention";
 import { loadKeyring } from "../chain/signing-keys";
 import type { NewEvent } from "../schemas/event";
+import { eventsDb } from "../storage/shards";
 import { insertEventsStatements } from "../chain/event-insert";
 import { findIdempotent } from "../chain/idempotency";
 
@@ -47,6 +49,8 @@ const MAX_GROUP_EVENTS = 1000;
 export class ProjectLedger extends DurableObject<Env> {
   private readonly projectId: string;
   private current: Head = { seq: 0, hash: null };
+  /** The project's event shard, resolved once: the ledger is the only writer of its events. */
+  private db!: D1Database;
   private queue: Pending[] = [];
   private lock: Promise<void> = Promise.resolve();
   private commitScheduled = false;
@@ -61,20 +65,28 @@ export class ProjectLedger extends DurableObject<Env> {
   }
 
   /**
-   * The ledger keeps its own copy of the head in Durable Object storage; D1's
-   * projects.head_* is a convenience for operators. The copies differ only if
-   * D1 committed and the ledger died before recording it (D1 ahead, take it),
-   * or if someone rolled D1 back (ledger ahead, keep ours).
+   * The head lives in this object's own storage, never taken from D1. Rows
+   * found past it are adopted only after recoverHead checked them (a commit
+   * whose answer was lost); planted rows are refused and left for verify.
    */
   private async loadHead() {
-    const fromD1 = await readHead(this.env.DB, this.projectId);
-    const stored = this.ctx.storage.kv.get<Head>("head");
-    this.current = stored && stored.seq >= fromD1.seq ? stored : fromD1;
+    this.db = await eventsDb(this.env, this.projectId);
+    if (this.ctx.storage.kv.get<number>("signed_from") === undefined) this.ctx.storage.kv.put("signed_from", 1);
+    const stored = this.ctx.storage.kv.get<Head>("head") ?? { seq: 0, hash: null };
+    const ring = await loadKeyring(this.env.SIGNING_KEYS);
+    const recovered = await recoverHead(this.db, ring, this.projectId, stored, MAX_GROUP_EVENTS);
+    if (recovered.refused) console.warn(`ledger ${this.projectId}: kept head ${stored.seq}; rows past it refused: ${recovered.refused}`);
+    this.current = recovered.head;
+    if (recovered.adopted.length > 0) this.ctx.storage.kv.put("head", this.current);
   }
 
-  /** The chain head as this ledger committed it: what verification anchors on. */
-  head(): Head {
-    return this.current;
+  /**
+   * What verification anchors on: the head as this ledger committed it and the
+   * seq from which every row is signed (1 for every project this code made; an
+   * operator importing an older, unsigned history would record a later one).
+   */
+  anchor(): Anchor {
+    return { ...this.current, signedFrom: this.ctx.storage.kv.get<number>("signed_from") ?? 1 };
   }
 
   async append(req: AppendRequest): Promise<AppendResult> {
@@ -87,7 +99,7 @@ export class ProjectLedger extends DurableObject<Env> {
     const running = this.inFlight.get(key);
     if (running) return { status: "replayed", events: (await running).events, rate };
     const attempt = (async () => {
-      const earlier = await findIdempotent(this.env.DB, this.projectId, key);
+      const earlier = await findIdempotent(this.db, this.projectId, key);
       const replayed = earlier !== null;
       return { replayed, events: (earlier ?? (await this.enqueue(req))).map(eventJson) };
     })();
@@ -105,7 +117,7 @@ export class ProjectLedger extends DurableObject<Env> {
    * commit does: appends arriving meanwhile queue up and commit right after.
    */
   eraseActor(actorId: string, organization: string | null): Promise<number> {
-    return this.exclusive(() => eraseActor(this.env, { projectId: this.projectId, actorId, organization }));
+    return this.exclusive(() => eraseActor(this.env, this.db, { projectId: this.projectId, actorId, organization }));
   }
 
   /** Counts an ingest request that failed before it could be appended. */
@@ -116,7 +128,7 @@ export class ProjectLedger extends DurableObject<Env> {
   /** One bounded retention batch; it holds the commit lock, so it never interleaves with an append. */
   purgeExpired(now: string, afterSeq: number): Promise<{ purged: number; done: boolean; lastSeq: number }> {
     return this.exclusive(async () =>
-      purgeBatch(this.env.DB, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, new Date(now), afterSeq),
+      purgeBatch(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, new Date(now), afterSeq),
     );
   }
 
@@ -162,28 +174,21 @@ export class ProjectLedger extends DurableObject<Env> {
       const rows = await this.buildRows(group.flatMap((p) => p.events));
       const last = rows[rows.length - 1];
       const now = new Date().toISOString();
-      const statements = [
-        ...insertEventsStatements(this.env.DB, rows),
-        this.env.DB.prepare("UPDATE projects SET head_seq = ?, head_hash = ? WHERE id = ?").bind(
-          last.seq,
-          last.hash,
-          this.projectId,
-        ),
-      ];
+      const statements = insertEventsStatements(this.db, rows);
       let offset = 0;
       const slices = group.map((p) => {
         const slice = rows.slice(offset, offset + p.events.length);
         offset += p.events.length;
         if (p.idempotencyKey !== null) {
           statements.push(
-            this.env.DB.prepare(
+            this.db.prepare(
               "INSERT OR REPLACE INTO idempotency_keys (project_id, key, event_ids, created_at) VALUES (?, ?, ?, ?)",
             ).bind(this.projectId, p.idempotencyKey, JSON.stringify(slice.map((r) => r.id)), now),
           );
         }
         return slice;
       });
-      await this.env.DB.batch(statements);
+      await this.db.batch(statements);
       this.current = { seq: last.seq, hash: last.hash };
       this.ctx.storage.kv.put("head", this.current);
       group.forEach((p, i) => p.resolve(slices[i]));

@@ -20,6 +20,10 @@ export class TtlCache<V> {
     return entry.value;
   }
 
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
   set(key: string, value: V, now = Date.now()): void {
     // Maps iterate in insertion order: dropping the first entry drops the oldest.
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);

@@ -67,10 +67,10 @@ interface Staged {
  * mid-way errors the stream: the client sees a broken download, never a
  * file that silently ends early.
  */
-export function exportStream(env: Env, projectId: string, sel: Selection | null, format: ExportFormat): ReadableStream<Uint8Array> {
+export function exportStream(env: Env, db: D1Database, projectId: string, sel: Selection | null, format: ExportFormat): ReadableStream<Uint8Array> {
   const exportId = crypto.randomUUID();
   const encoder = new TextEncoder();
-  const narrowed = sel ? narrowExclusions(env.DB, sel) : Promise.resolve(null);
+  const narrowed = sel ? narrowExclusions(db, sel) : Promise.resolve(null);
   narrowed.catch(() => {});
   const columns = format.columns.map((c) => `e.${c}`).join(", ");
   const occurredAt = format.columns.indexOf("occurred_at");
@@ -79,7 +79,7 @@ export function exportStream(env: Env, projectId: string, sel: Selection | null,
     const resolved = await narrowed;
     if (!resolved) return [];
     const statement = selectEvents(resolved, { columns, cursor, limit: EXPORT_BATCH });
-    return env.DB.prepare(statement.sql).bind(...statement.params).raw();
+    return db.prepare(statement.sql).bind(...statement.params).raw();
   };
   // Where the next page starts; null once the last page was read. Failures surface when a batch is awaited.
   let position: Promise<{ cursor: Cursor | null } | null> = Promise.resolve({ cursor: null });

@@ -1,5 +1,6 @@
 import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, gapLookup, rowAfter, rowBefore, type ChainRow, type Head } from "../chain/chain-check";
-import { ledgerHead } from "../chain/ledger";
+import { ledgerAnchor } from "../chain/ledger";
+import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
 import { loadKeyring, type SigningKeyring } from "../chain/signing-keys";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";
@@ -12,10 +13,22 @@ export interface PublicCheck {
   successor_link: boolean;
 }
 
-export function loadChainRow(db: D1Database, id: string, projectId?: string): Promise<ChainRow | null> {
-  const scoped = projectId === undefined ? "" : " AND project_id = ?";
-  const params = projectId === undefined ? [id] : [id, projectId];
-  return db.prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE id = ?${scoped}`).bind(...params).first<ChainRow>();
+export function loadChainRow(db: D1Database, id: string, projectId: string): Promise<ChainRow | null> {
+  return db.prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE id = ? AND project_id = ?`).bind(id, projectId).first<ChainRow>();
+}
+
+/** A public receipt names only the event: look on every shard at once (ids are unique UUIDs). */
+export async function findChainRow(env: Env, id: string): Promise<ChainRow | null> {
+  const shards = shardNumbers(env);
+  const rows = await Promise.all(
+    shards.map((n) => shardDb(env, n).prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE id = ?`).bind(id).first<ChainRow>()),
+  );
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    // A copy left on a shard the project no longer lives on (a move under way) is not its event.
+    if (row && (await projectShard(env, row.project_id)) === shards[i]) return row;
+  }
+  return null;
 }
 
 /** One event's own checks plus both of its links, the newest event's link being the recorded head. */
@@ -35,8 +48,8 @@ export async function publicCheck(db: D1Database, ring: SigningKeyring, row: Cha
 
 /** publicCheck against the current signing keys and the head the project's ledger recorded. */
 export async function checkEvent(env: Env, row: ChainRow): Promise<PublicCheck> {
-  const [ring, head] = await Promise.all([loadKeyring(env.SIGNING_KEYS), ledgerHead(env, row.project_id)]);
-  return publicCheck(env.DB, ring, row, head);
+  const [ring, head] = await Promise.all([loadKeyring(env.SIGNING_KEYS), ledgerAnchor(env, row.project_id)]);
+  return publicCheck(await eventsDb(env, row.project_id), ring, row, head);
 }
 
 export function isValid(check: PublicCheck): boolean {

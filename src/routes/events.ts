@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { ApiError } from "../lib/errors";
 import { eventJson, pageJson, SHAPE_SELECT } from "../reads/event-shape";
-import { ledgerHead } from "../chain/ledger";
+import { ledgerAnchor } from "../chain/ledger";
 import { EMPTY_PAGE, listEvents, searchEvents, shapeRows } from "../reads/event-read";
 import { selectionFor } from "../reads/event-query";
 import { appendEvents, requestContext } from "./ingest";
@@ -16,6 +16,7 @@ import { projectOf, requireCredential } from "../middleware/credential";
 import { parseEvent } from "../schemas/event";
 import { listQuerySchema, searchQuerySchema } from "../schemas/list-query";
 import { verifyQuery } from "../schemas/verify";
+import { eventsDb } from "../storage/shards";
 import type { AppEnv } from "../types";
 
 export const MAX_BATCH = 100;
@@ -49,11 +50,12 @@ events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
   const ring = await loadKeyring(c.env.SIGNING_KEYS);
   const window = { from: from ?? null, to: to ?? null };
   const projectId = projectOf(c.get("credential"));
-  return c.json({ data: await verifyProject(c.env.DB, ring, projectId, window, await ledgerHead(c.env, projectId)) });
+  return c.json({ data: await verifyProject(await eventsDb(c.env, projectId), ring, projectId, window, await ledgerAnchor(c.env, projectId)) });
 });
 
 events.get("/:id/receipt", apiKeyOnly, async (c) => {
-  const row = await loadChainRow(c.env.DB, c.req.param("id"), projectOf(c.get("credential")));
+  const projectId = projectOf(c.get("credential"));
+  const row = await loadChainRow(await eventsDb(c.env, projectId), c.req.param("id"), projectId);
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   const [check, keys] = await Promise.all([
     checkEvent(c.env, row),
@@ -66,7 +68,7 @@ events.get("/:id/receipt", apiKeyOnly, async (c) => {
 events.get("/", readers, validate("query", listQuerySchema), async (c) => {
   const query = c.req.valid("query");
   const sel = selectionFor(c.get("credential")!, query);
-  const page = sel ? await listEvents(c.env.DB, sel, query.cursor ?? null, query.limit) : EMPTY_PAGE;
+  const page = sel ? await listEvents(await eventsDb(c.env, sel.projectId), sel, query.cursor ?? null, query.limit) : EMPTY_PAGE;
   return c.body(pageJson(page.rows, page.nextCursor), 200, JSON_TYPE);
 });
 
@@ -75,15 +77,16 @@ events.get("/search", readers, validate("query", searchQuerySchema), async (c) =
   const sel = selectionFor(c.get("credential")!, query);
   // Text with no word characters (only punctuation or emoji) matches nothing.
   const terms = searchTerms(query.q);
-  const page = sel && terms.length > 0 ? await searchEvents(c.env.DB, sel, terms, query.cursor ?? null, query.limit) : EMPTY_PAGE;
+  const page = sel && terms.length > 0 ? await searchEvents(await eventsDb(c.env, sel.projectId), sel, terms, query.cursor ?? null, query.limit) : EMPTY_PAGE;
   return c.body(pageJson(page.rows, page.nextCursor), 200, JSON_TYPE);
 });
 
 events.get("/:id", readers, async (c) => {
   const credential = c.get("credential")!;
-  const [row] = await shapeRows(c.env.DB, {
+  const projectId = projectOf(credential);
+  const [row] = await shapeRows(await eventsDb(c.env, projectId), {
     sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.id = ? AND e.project_id = ?`,
-    params: [c.req.param("id"), projectOf(credential)],
+    params: [c.req.param("id"), projectId],
   });
   const hidden = credential.kind === "embed" && credential.organization !== null && row?.organization !== credential.organization;
   if (!row || hidden) throw new ApiError("NOT_FOUND", "No event with that id in this project");

@@ -4,17 +4,18 @@ import { exportStream, FORMATS } from "../reads/export-stream";
 import { validate } from "../lib/validate";
 import { requireCredential } from "../middleware/credential";
 import { exportQuerySchema } from "../schemas/list-query";
+import { eventsDb } from "../storage/shards";
 import type { AppEnv } from "../types";
 
 const exports = new Hono<AppEnv>();
 
-exports.get("/", requireCredential({ allowEmbed: false }), validate("query", exportQuerySchema), (c) => {
+exports.get("/", requireCredential({ allowEmbed: false }), validate("query", exportQuerySchema), async (c) => {
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
   const format = FORMATS[query.format];
   const date = new Date().toISOString().slice(0, 10);
   const name = `witness-${credential.projectId.replace(/[^A-Za-z0-9._-]/g, "_")}-${date}.${format.extension}`;
-  return c.body(exportStream(c.env, credential.projectId, selectionFor(credential, query), format), 200, {
+  return c.body(exportStream(c.env, await eventsDb(c.env, credential.projectId), credential.projectId, selectionFor(credential, query), format), 200, {
     "Content-Type": format.contentType,
     "Content-Disposition": `attachment; filename="${name}"`,
     // Audit data: no shared cache may keep a copy.

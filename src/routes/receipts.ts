@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import { randomHex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { checkEvent, isValid, loadChainRow, publicFields, publicStatus, receiptUrls } from "../receipts/receipt";
+import { checkEvent, isValid, findChainRow, publicFields, publicStatus, receiptUrls } from "../receipts/receipt";
 import type { AppEnv } from "../types";
 import { receiptNotFoundPage, receiptPage } from "../receipts/receipt-page";
 
@@ -12,7 +12,7 @@ import { receiptNotFoundPage, receiptPage } from "../receipts/receipt-page";
 export const receipts = new Hono<AppEnv>();
 
 receipts.get("/:id", async (c) => {
-  const row = await loadChainRow(c.env.DB, c.req.param("id"));
+  const row = await findChainRow(c.env, c.req.param("id"));
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id");
   const check = await checkEvent(c.env, row);
   c.header("Cache-Control", "no-store");
@@ -35,7 +35,7 @@ function pageHeaders(c: Context<AppEnv>, nonce: string) {
 receiptPages.get("/:id", async (c) => {
   const nonce = randomHex(16);
   pageHeaders(c, nonce);
-  const row = await loadChainRow(c.env.DB, c.req.param("id"));
+  const row = await findChainRow(c.env, c.req.param("id"));
   if (!row) return c.html(receiptNotFoundPage(nonce), 404);
   const check = await checkEvent(c.env, row);
   const origin = new URL(c.req.url).origin;

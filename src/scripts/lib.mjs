@@ -1,7 +1,7 @@
 // Shared helpers of the operator scripts (plain Node, run through npm scripts on Node 22).
 import { spawnSync } from "node:child_process";
 import { createHash, randomInt } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
@@ -44,8 +44,44 @@ export function quote(value) {
   return value === null ? "NULL" : `'${String(value).replaceAll("'", "''")}'`;
 }
 
+/** The distinct D1 databases wrangler.toml binds: the control database and every event shard. */
+export function databaseNames() {
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  return [...new Set([...toml.matchAll(/^database_name\s*=\s*"([^"]+)"/gm)].map((m) => m[1]))];
+}
+
+/** Shard number -> database name, from the EVENTS_<n> bindings in wrangler.toml. */
+export function shardDatabases() {
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  const shards = new Map();
+  for (const block of toml.split("[[d1_databases]]").slice(1)) {
+    const binding = /^binding\s*=\s*"EVENTS_(\d+)"/m.exec(block);
+    const name = /^database_name\s*=\s*"([^"]+)"/m.exec(block);
+    if (binding && name) shards.set(Number(binding[1]), name[1]);
+  }
+  return shards;
+}
+
+/**
+ * The least-full shard: by the bytes D1 reports (size_after, given by the
+ * deployed D1), or by event count where it reports none (a local database).
+ * Ties go to the lowest number.
+ */
+export function leastFullShard(where = {}) {
+  const measured = [...shardDatabases()].sort((a, b) => a[0] - b[0]).map(([shard, name]) => {
+    const out = wrangler(["d1", "execute", name, ...target(where), "--json", "--command", "SELECT count(*) AS n FROM events"], { quiet: true });
+    const [first] = JSON.parse(out.slice(out.indexOf("[")));
+    return { shard, bytes: first?.meta?.size_after, events: first?.results?.[0]?.n ?? 0 };
+  });
+  if (measured.length === 0) fail("wrangler.toml binds no event database (EVENTS_0, EVENTS_1, ...)");
+  const bySize = measured.every((m) => typeof m.bytes === "number");
+  const fullness = (m) => (bySize ? m.bytes : m.events);
+  return measured.reduce((best, m) => (fullness(m) < fullness(best) ? m : best)).shard;
+}
+
+/** Every database gets the same migrations (shard 0 is the control database itself). */
 export function applyMigrations(where = {}) {
-  wrangler(["d1", "migrations", "apply", DB_NAME, ...target(where)], { quiet: true });
+  for (const name of databaseNames()) wrangler(["d1", "migrations", "apply", name, ...target(where)], { quiet: true });
 }
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -68,8 +104,10 @@ export function createKey(projectId, where = {}) {
   const secret = randomAlphanumeric(32);
   const secretHash = createHash("sha256").update(secret).digest("hex");
   const now = new Date().toISOString();
+  const exists = sql(`SELECT 1 AS ok FROM projects WHERE id = ${quote(projectId)}`, where).length > 0;
+  const shard = exists ? 0 : leastFullShard(where);
   sql(
-    `INSERT OR IGNORE INTO projects (id, created_at) VALUES (${quote(projectId)}, ${quote(now)}); ` +
+    `INSERT OR IGNORE INTO projects (id, created_at, shard) VALUES (${quote(projectId)}, ${quote(now)}, ${shard}); ` +
       `INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES (${quote(prefix)}, ${quote(projectId)}, ${quote(secretHash)}, ${quote(now)});`,
     where,
   );

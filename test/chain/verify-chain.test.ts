@@ -1,15 +1,14 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { readHead } from "../../src/chain/chain-check";
 import { loadKeyring } from "../../src/chain/signing-keys";
 import { verifyChain, type VerifyWindow } from "../../src/chain/verify";
-import { appendRows, K1, K2, newProject } from "./verify-fixtures";
+import { appendRows, K1, K2, newProject, fixtureAnchor } from "./verify-fixtures";
 
 const OPEN: VerifyWindow = { from: null, to: null };
 
 async function verifyWith(keys: string, projectId: string, window = OPEN, pageSize = 2) {
   // These fixtures write rows and the D1 head directly, with no ledger behind them.
-  return verifyChain(env.DB, await loadKeyring(keys), projectId, window, await readHead(env.DB, projectId), pageSize);
+  return verifyChain(env.DB, await loadKeyring(keys), projectId, window, fixtureAnchor(projectId), pageSize);
 }
 
 describe("verifyChain across D1 pages", () => {
@@ -63,5 +62,18 @@ describe("verifyChain with rotated signing keys", () => {
     const { p, rows } = await rotatedProject();
     const failure = (await verifyWith(`${K1},2:a-different-secret-for-two`, p)).failure;
     expect(failure).toMatchObject({ event_id: rows[3].id, reason: "signature_mismatch" });
+  });
+
+  it("counts rows before the ledger's signed-from seq as unsigned, and demands signatures from it on", async () => {
+    const p = await newProject();
+    const rows = await appendRows(p, K1, Array.from({ length: 5 }, () => ({})));
+    // An imported history whose first two rows predate signing.
+    await env.DB.prepare("UPDATE events SET signature = NULL WHERE project_id = ? AND seq <= 2").bind(p).run();
+    const ring = await loadKeyring(K1);
+    expect(await verifyChain(env.DB, ring, p, OPEN, fixtureAnchor(p, 3))).toMatchObject({ ok: true, verified: 3, unsigned: 2 });
+    expect((await verifyChain(env.DB, ring, p, OPEN, fixtureAnchor(p, 1))).failure).toMatchObject({
+      event_id: rows[0].id,
+      reason: "signature_mismatch",
+    });
   });
 });

@@ -1,10 +1,9 @@
 import { env } from "cloudflare:workers";
-import { readHead } from "../../src/chain/chain-check";
 import { describe, expect, it } from "vitest";
 import { cutoffSql, orderRules, PURGE_BATCH, purgeBatch } from "../../src/chain/retention";
 import { loadKeyring, type SigningKeyring } from "../../src/chain/signing-keys";
 import { verifyChain, verifyProject } from "../../src/chain/verify";
-import { appendRows, K1, newProject } from "./verify-fixtures";
+import { appendRows, K1, newProject, fixtureAnchor } from "./verify-fixtures";
 
 const OLD = "2020-01-01T00:00:00.000Z";
 const NOW = new Date("2026-06-01T00:00:00.000Z");
@@ -54,7 +53,7 @@ describe("purgeBatch", () => {
     expect(second).toEqual({ purged: PURGE_BATCH, done: false, lastSeq: 2 * PURGE_BATCH });
     expect(await purgeBatch(env.DB, ring, p, NOW, second.lastSeq)).toEqual({ purged: 10, done: true, lastSeq: count });
     expect(await gaps(p)).toEqual([{ first_seq: 1, last_seq: count, purged_count: count }]);
-    const result = await verifyChain(env.DB, ring, p, { from: null, to: null }, await readHead(env.DB, p));
+    const result = await verifyChain(env.DB, ring, p, { from: null, to: null }, fixtureAnchor(p));
     expect(result).toMatchObject({ ok: true, verified: 1, gaps: [{ purged_count: count }] });
     expect(result.gaps[0].at).toBe(NOW.toISOString());
     expect(rows.length).toBe(count + 1);
@@ -81,7 +80,7 @@ describe("purgeBatch", () => {
     await env.DB.prepare("UPDATE retention_rules SET days = 5 WHERE project_id = ? AND pattern = '*'").bind(p).run();
     await purgeBatch(env.DB, ring, p, NOW);
     expect(await gaps(p)).toEqual([{ first_seq: 2, last_seq: 4, purged_count: 3 }]);
-    expect(await verifyChain(env.DB, ring, p, { from: null, to: null }, await readHead(env.DB, p), 1)).toMatchObject({ ok: true, verified: 2 });
+    expect(await verifyChain(env.DB, ring, p, { from: null, to: null }, fixtureAnchor(p), 1)).toMatchObject({ ok: true, verified: 2 });
   });
 
   it("does not merge a forged neighbour into a signed record", async () => {
@@ -101,7 +100,7 @@ describe("purgeBatch", () => {
       { first_seq: 2, last_seq: 2, purged_count: 1 },
       { first_seq: 3, last_seq: 3, purged_count: 1 },
     ]);
-    expect((await verifyChain(env.DB, ring, p, { from: null, to: null }, await readHead(env.DB, p))).failure).toMatchObject({
+    expect((await verifyChain(env.DB, ring, p, { from: null, to: null }, fixtureAnchor(p))).failure).toMatchObject({
       event_id: rows[3].id,
       reason: "chain_broken",
     });
@@ -158,7 +157,7 @@ describe("verify while the retention purge runs", () => {
   it("walks again instead of reporting a purge that landed mid-walk as a broken chain", async () => {
     const { p, rows } = await fourExpired(6);
     const ring = await loadKeyring(K1);
-    const head = await readHead(env.DB, p);
+    const head = fixtureAnchor(p);
     const all = { from: null, to: null };
     // Pages of 2: rows 1-2 are read, then seq 1-4 are purged into one gap before the next page
     // (now rows 5-6) is. The gap starts before row 2, where the walk stands: a broken link to it.
@@ -166,7 +165,7 @@ describe("verify while the retention purge runs", () => {
     expect(once.failure).toMatchObject({ event_id: rows[4].id, reason: "chain_broken" });
 
     const { p: q } = await fourExpired(6);
-    const result = await verifyProject(purgeDuringWalk(q, ring, 2), ring, q, all, await readHead(env.DB, q), 2);
+    const result = await verifyProject(purgeDuringWalk(q, ring, 2), ring, q, all, fixtureAnchor(q), 2);
     expect(result).toMatchObject({ ok: true, verified: 2, failure: null, gaps: [{ first_seq: 1, last_seq: 4, purged_count: 4 }] });
   });
 
@@ -175,7 +174,7 @@ describe("verify while the retention purge runs", () => {
     // Someone deletes seq 6 without a gap record: a break no purge explains.
     await env.DB.prepare("DELETE FROM events WHERE id = ?").bind(rows[5].id).run();
     const ring = await loadKeyring(K1);
-    const result = await verifyProject(purgeDuringWalk(p, ring, 2), ring, p, { from: null, to: null }, await readHead(env.DB, p), 2);
+    const result = await verifyProject(purgeDuringWalk(p, ring, 2), ring, p, { from: null, to: null }, fixtureAnchor(p), 2);
     expect(result.failure).toMatchObject({ event_id: rows[6].id, reason: "chain_broken" });
   });
 });

@@ -3,15 +3,17 @@ import { describe, expect, it } from "vitest";
 import type { EventRow } from "../../src/db/schema";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
 import { checkSignature, loadKeyring } from "../../src/chain/signing-keys";
-import { call, createProject, ingest } from "../helpers";
+import { call, createProject, ingest, dbOf } from "../helpers";
 
 async function rows(projectId: string) {
-  const { results } = await env.DB.prepare("SELECT * FROM events WHERE project_id = ? ORDER BY seq").bind(projectId).all<EventRow>();
+  const { results } = await (await dbOf(projectId)).prepare("SELECT * FROM events WHERE project_id = ? ORDER BY seq").bind(projectId).all<EventRow>();
   return results;
 }
 
+/** The head as the ledger holds it in its own storage. */
 async function head(projectId: string) {
-  return env.DB.prepare("SELECT head_seq, head_hash FROM projects WHERE id = ?").bind(projectId).first<{ head_seq: number; head_hash: string | null }>();
+  const { seq, hash } = await env.LEDGER.get(env.LEDGER.idFromName(projectId)).anchor();
+  return { seq, hash };
 }
 
 /** Recomputes every link, hash and signature the way a verifier would. */
@@ -37,7 +39,7 @@ describe("ProjectLedger", () => {
     expect(list).toHaveLength(200);
     expect(new Set(list.map((r) => r.prev_hash)).size).toBe(200);
     await expectIntactChain(list);
-    expect(await head(p.id)).toEqual({ head_seq: 200, head_hash: list[199].hash });
+    expect(await head(p.id)).toEqual({ seq: 200, hash: list[199].hash });
   });
 
   it("replays an Idempotency-Key retry without appending", async () => {
@@ -63,7 +65,7 @@ describe("ProjectLedger", () => {
     const p = await createProject();
     const before = await ingest(p.key, { action: "before.failure" });
     // A real D1 failure inside the batch, after the first inserts of the statement ran.
-    await env.DB.exec(
+    await p.db.exec(
       `CREATE TRIGGER inject_failure BEFORE INSERT ON events WHEN NEW.project_id = '${p.id}' AND NEW.action = 'will.fail' BEGIN SELECT RAISE(ABORT, 'injected'); END`,
     );
     try {
@@ -75,10 +77,10 @@ describe("ProjectLedger", () => {
       expect(batch.json.error.code).toBe("INTERNAL_ERROR");
       expect((await ingest(p.key, { action: "will.fail" })).status).toBe(500);
     } finally {
-      await env.DB.exec("DROP TRIGGER inject_failure");
+      await p.db.exec("DROP TRIGGER inject_failure");
     }
     expect(await rows(p.id)).toHaveLength(1);
-    expect(await head(p.id)).toEqual({ head_seq: 1, head_hash: before.json.data.hash });
+    expect(await head(p.id)).toEqual({ seq: 1, hash: before.json.data.hash });
     const after = await ingest(p.key, { action: "after.failure" });
     expect(after.status).toBe(201);
     expect(after.json.data.prev_hash).toBe(before.json.data.hash);

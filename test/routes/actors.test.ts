@@ -4,14 +4,14 @@ import type { EventRow } from "../../src/db/schema";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
 import { checkSignature, loadKeyring } from "../../src/chain/signing-keys";
 import { parseEvent } from "../../src/schemas/event";
-import { call, createProject, ingest } from "../helpers";
+import { call, createProject, ingest, dbOf } from "../helpers";
 
 const ada = { id: "u_ada", type: "user", name: "Ada Lovelace", email: "ada@example.com" };
 const bob = { id: "u_bob", type: "user", name: "Bob Byron", email: "bob@example.com" };
 const client = { ip: "203.0.113.7", headers: { "User-Agent": "AdaBrowser/1.0" } };
 
 async function rows(projectId: string) {
-  const { results } = await env.DB.prepare("SELECT * FROM events WHERE project_id = ? ORDER BY seq").bind(projectId).all<EventRow>();
+  const { results } = await (await dbOf(projectId)).prepare("SELECT * FROM events WHERE project_id = ? ORDER BY seq").bind(projectId).all<EventRow>();
   return results;
 }
 
@@ -38,8 +38,9 @@ function erase(key: string, actorId: string, organization?: string) {
   return call("DELETE", `/v1/actors/${encodeURIComponent(actorId)}${query}`, { key });
 }
 
-function ftsMatches(term: string) {
-  return env.DB.prepare("SELECT rowid FROM events_fts WHERE events_fts MATCH ?").bind(term).all();
+async function ftsMatches(term: string) {
+  const found = await Promise.all([env.EVENTS_0, env.EVENTS_1].map((db) => db.prepare("SELECT rowid FROM events_fts WHERE events_fts MATCH ?").bind(term).all()));
+  return { results: found.flatMap((f) => f.results) };
 }
 
 describe("DELETE /v1/actors/:id", () => {
@@ -129,7 +130,7 @@ describe("DELETE /v1/actors/:id", () => {
     // The action stays searchable: only the personal data left the index.
     const byAction = await call("GET", "/v1/events/search?q=profile.updated", { key: p.key });
     expect(byAction.json.data.map((e: { anonymized_at: string | null }) => e.anonymized_at !== null)).toEqual([true]);
-    await env.DB.prepare("INSERT INTO events_fts(events_fts, rank) VALUES ('integrity-check', 1)").run();
+    await p.db.prepare("INSERT INTO events_fts(events_fts, rank) VALUES ('integrity-check', 1)").run();
   });
 
   it("deletes the project's staged exports, and only that project's", async () => {
@@ -225,7 +226,7 @@ describe("DELETE /v1/actors/:id at scale", () => {
     const res = await erase(p.key, "u_ada");
     expect(res.status).toBe(200);
     expect(res.json.data.anonymized).toBe(total);
-    const left = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE project_id = ? AND (actor_id IS NOT NULL OR pii_salt IS NOT NULL OR anonymized_at IS NULL)")
+    const left = await p.db.prepare("SELECT COUNT(*) AS n FROM events WHERE project_id = ? AND (actor_id IS NOT NULL OR pii_salt IS NOT NULL OR anonymized_at IS NULL)")
       .bind(p.id)
       .first<{ n: number }>();
     expect(left!.n).toBe(0);

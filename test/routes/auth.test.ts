@@ -78,7 +78,7 @@ describe("errors", () => {
 
   it("turns an unexpected failure into a 500 envelope without internals", async () => {
     const p = await createProject();
-    await env.DB.exec("CREATE TRIGGER boom_500 BEFORE INSERT ON events WHEN NEW.action = 'explode.now' BEGIN SELECT RAISE(ABORT, 'secret sql detail'); END");
+    await p.db.exec("CREATE TRIGGER boom_500 BEFORE INSERT ON events WHEN NEW.action = 'explode.now' BEGIN SELECT RAISE(ABORT, 'secret sql detail'); END");
     try {
       const res = await ingest(p.key, { action: "explode.now" });
       expect(res.status).toBe(500);
@@ -86,7 +86,7 @@ describe("errors", () => {
       expect(res.text).not.toMatch(/secret sql detail|SQLITE|at .*\.ts/);
       expect(res.json.error.details.request_id).toBeTruthy();
     } finally {
-      await env.DB.exec("DROP TRIGGER boom_500");
+      await p.db.exec("DROP TRIGGER boom_500");
     }
   });
 });

@@ -138,7 +138,7 @@ describe("embed tokens on the reads", () => {
       const res = await call(method, path, { key: token, body });
       expect({ method, path, status: res.status }).toEqual({ method, path, status: 403 });
     }
-    const { results } = await env.DB.prepare("SELECT action FROM events WHERE project_id = ?").bind(p.id).all();
+    const { results } = await p.db.prepare("SELECT action FROM events WHERE project_id = ?").bind(p.id).all();
     expect(results).toEqual([{ action: "doc.read" }]);
   });
 

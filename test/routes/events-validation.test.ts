@@ -1,9 +1,8 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, createProject, ingest } from "../helpers";
+import { call, createProject, ingest, dbOf } from "../helpers";
 
 async function count(projectId: string) {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE project_id = ?").bind(projectId).first<{ n: number }>();
+  const row = await (await dbOf(projectId)).prepare("SELECT COUNT(*) AS n FROM events WHERE project_id = ?").bind(projectId).first<{ n: number }>();
   return row!.n;
 }
 

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createProject, ingest } from "../helpers";
 
@@ -44,7 +43,7 @@ describe("rate limits", () => {
     expect(refused.json.error.code).toBe("RATE_LIMITED");
     expect(refused.headers.get("RateLimit-Remaining")).toBe("0");
     expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
-    const stored = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE project_id = ? AND action = 'one.too.many'").bind(p.id).first<{ n: number }>();
+    const stored = await p.db.prepare("SELECT COUNT(*) AS n FROM events WHERE project_id = ? AND action = 'one.too.many'").bind(p.id).first<{ n: number }>();
     expect(stored!.n).toBe(0);
     // The budget is per key: another key of another project is unaffected, and reads are counted per IP.
     const other = await createProject();

@@ -1,7 +1,6 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parsePublicKeys, verifyReceipt } from "../../src/scripts/receipt-check.mjs";
-import { BASE, call, createProject, ingest } from "../helpers";
+import { BASE, call, createProject, ingest, onEveryShard } from "../helpers";
 
 const SECRETS = ["Ada Lovelace", "ada@example.com", "203.0.113.77", "SecretAgent/7.1", "meta-secret-value", "Q3 plan"];
 
@@ -31,7 +30,7 @@ function expectNoPersonalData(text: string) {
   for (const secret of SECRETS) expect(text).not.toContain(secret);
 }
 
-const tamper = (sql: string, ...params: unknown[]) => env.DB.prepare(sql).bind(...params).run();
+const tamper = onEveryShard;
 
 describe("GET /v1/events/:id/receipt", () => {
   it("returns the receipt fields with an Ed25519 proof that checks against the published keys", async () => {

@@ -4,11 +4,12 @@ import { describe, expect, it } from "vitest";
 import type { EventRow } from "../../src/db/schema";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
 import worker from "../../src/index";
-import { call, createProject, ingest } from "../helpers";
+import { call, createProject, ingest, dbOf, onEveryShard } from "../helpers";
 
 interface Seeded {
   id: string;
   key: string;
+  db: D1Database;
   events: Array<{ id: string; seq: number; occurred_at: string; hash: string; signature: string }>;
 }
 
@@ -34,9 +35,7 @@ async function verify(key: string, query = "") {
   return res.json.data;
 }
 
-function run(sql: string, ...params: unknown[]) {
-  return env.DB.prepare(sql).bind(...params).run();
-}
+const run = onEveryShard;
 
 function failure(event: { id: string; occurred_at: string }, reason: string) {
   return { event_id: event.id, reason, at: event.occurred_at };
@@ -110,11 +109,11 @@ describe("GET /v1/events/verify", () => {
       expect(await verify(p.key)).toMatchObject({ ok: false, verified: 3, failure: failure(p.events[2], "chain_broken") });
     });
 
-    it("a rewritten history whose hashes were all recomputed up to a rolled-back D1 head", async () => {
+    it("a rewritten history whose hashes were all recomputed, its first signature stripped", async () => {
       const p = await seed(3);
       // Signatures do not cover prev_hash, so an attacker can strip the first signature,
-      // edit that row and recompute every hash after it; only the head gives it away.
-      const rows = (await env.DB.prepare("SELECT * FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<EventRow>()).results;
+      // edit that row and recompute every hash after it: the ledger's signed-from seq gives it away.
+      const rows = (await p.db.prepare("SELECT * FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<EventRow>()).results;
       rows[0] = { ...rows[0], action: "nothing.happened", signature: null };
       let prev: string | null = null;
       for (const row of rows) {
@@ -123,8 +122,7 @@ describe("GET /v1/events/verify", () => {
         prev = row.hash;
         await run("UPDATE events SET action = ?, signature = ?, prev_hash = ?, hash = ? WHERE id = ?", row.action, row.signature, row.prev_hash, row.hash, row.id);
       }
-      await run("UPDATE projects SET head_hash = ? WHERE id = ?", prev, p.id);
-      expect((await verify(p.key)).failure).toEqual(failure(p.events[2], "chain_broken"));
+      expect((await verify(p.key)).failure).toEqual(failure(p.events[0], "signature_mismatch"));
     });
 
     it("anonymized_at set on an edited row", async () => {
@@ -174,12 +172,16 @@ describe("GET /v1/events/verify", () => {
     expect((await verify(p.key)).failure).toEqual(failure(p.events[2], "hash_mismatch"));
   });
 
-  it("calls rows before the first signed row unsigned, and only those", async () => {
+  it("attack: stripping every signature in D1 does not make rows 'unsigned'", async () => {
     const p = await seed(5);
-    await run("UPDATE events SET signature = NULL WHERE project_id = ? AND seq <= 2", p.id);
-    expect(await verify(p.key)).toEqual({ ok: true, verified: 3, anonymized: 0, unsigned: 2, gaps: [], failure: null });
+    // The ledger records that this project is signed from seq 1; D1 cannot move that.
+    await run("UPDATE events SET signature = NULL WHERE project_id = ?", p.id);
+    const result = await verify(p.key);
+    expect(result.failure).toEqual(failure(p.events[0], "signature_mismatch"));
+    expect(result.unsigned).toBe(0);
+    // With signatures gone, an edit with a recomputed hash would have passed before; it is still caught.
     await run("UPDATE events SET signature = NULL WHERE id = ?", p.events[3].id);
-    expect((await verify(p.key)).failure).toEqual(failure(p.events[3], "signature_mismatch"));
+    expect((await verify(p.key)).ok).toBe(false);
   });
 
   describe("windows", () => {
@@ -267,7 +269,7 @@ describe("GET /v1/events/verify", () => {
     }
 
     async function remaining(projectId: string) {
-      const { results } = await env.DB.prepare("SELECT seq FROM events WHERE project_id = ? ORDER BY seq").bind(projectId).all<{ seq: number }>();
+      const { results } = await (await dbOf(projectId)).prepare("SELECT seq FROM events WHERE project_id = ? ORDER BY seq").bind(projectId).all<{ seq: number }>();
       return results.map((r) => r.seq);
     }
 
@@ -312,7 +314,7 @@ describe("GET /v1/events/verify", () => {
       await cron();
       await setPlan(p.id, "*", 40);
       await cron();
-      const { results } = await env.DB.prepare("SELECT first_seq, last_seq, purged_count FROM retention_gaps WHERE project_id = ?").bind(p.id).all();
+      const { results } = await p.db.prepare("SELECT first_seq, last_seq, purged_count FROM retention_gaps WHERE project_id = ?").bind(p.id).all();
       expect(results).toEqual([{ first_seq: 1, last_seq: 2, purged_count: 2 }]);
       expect(await verify(p.key)).toMatchObject({ ok: true, verified: 3, gaps: [{ purged_count: 2, first_seq: 1, last_seq: 2 }] });
     });

@@ -1,0 +1,1 @@
+ALTER TABLE `projects` ADD `shard` integer DEFAULT 0 NOT NULL;

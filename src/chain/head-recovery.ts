@@ -1,0 +1,37 @@
+import { CHAIN_COLUMNS, chainRowOf, checkRow, type ChainRow, type Head } from "./chain-check";
+import type { SigningKeyring } from "./signing-keys";
+
+/**
+ * Rows past the ledger's stored head are adopted only when they are exactly
+ * what the ledger itself would have written: the one legitimate way for them
+ * to exist is a group commit that landed in D1 while the ledger died before
+ * recording its new head. So they must continue the stored head seq by seq,
+ * link hash by hash, carry their personal data and our signature, and be no
+ * more than one group commit. Anything else was planted and is left for
+ * verify to report; the ledger keeps its own head.
+ */
+export async function recoverHead(
+  db: D1Database,
+  ring: SigningKeyring,
+  projectId: string,
+  stored: Head,
+  maxGroup: number,
+): Promise<{ head: Head; adopted: ChainRow[]; refused: string | null }> {
+  const cells = await db
+    .prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
+    .bind(projectId, stored.seq, maxGroup + 1)
+    .raw();
+  const rows = cells.map(chainRowOf);
+  if (rows.length === 0) return { head: stored, adopted: [], refused: null };
+  const refuse = (why: string) => ({ head: stored, adopted: [], refused: why });
+  if (rows.length > maxGroup) return refuse(`more than one group commit (${maxGroup} rows) past the stored head`);
+  let prev: Head = stored;
+  for (const row of rows) {
+    if (row.seq !== prev.seq + 1 || row.prev_hash !== prev.hash) return refuse(`seq ${row.seq} does not continue the chain`);
+    if (row.anonymized_at !== null) return refuse(`seq ${row.seq} is already anonymized`);
+    const check = await checkRow(ring, row);
+    if (!check.hash || check.signature !== true) return refuse(`seq ${row.seq} fails its hash or signature`);
+    prev = { seq: row.seq, hash: row.hash };
+  }
+  return { head: prev, adopted: rows, refused: null };
+}

@@ -1,0 +1,69 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { piiCommitment, sealRow } from "../../src/chain/payload";
+import { insertEventsStatements } from "../../src/chain/event-insert";
+import { loadKeyring } from "../../src/chain/signing-keys";
+import type { ProjectLedger } from "../../src/durable/project-ledger.do";
+import type { EventRow } from "../../src/db/schema";
+import { call, createProject, ingest } from "../helpers";
+
+const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
+
+/** Restarts the ledger's head loading, as after an eviction or a failed commit. */
+async function reloadHead(projectId: string) {
+  await runInDurableObject(ledger(projectId), async (instance: ProjectLedger) => {
+    await (instance as unknown as { loadHead(): Promise<void> }).loadHead();
+  });
+}
+
+/** A row as the ledger would seal it after `prev`, signed with `keys`. */
+async function rowAfter(projectId: string, prev: { seq: number; hash: string }, keys: string, action = "landed.late"): Promise<EventRow> {
+  const pii = { actor_id: null, actor_name: null, actor_email: null, ip_address: null, user_agent: null };
+  const salt = "00".repeat(16);
+  const now = new Date().toISOString();
+  return sealRow(
+    {
+      row_id: null as unknown as number, id: crypto.randomUUID(), project_id: projectId, seq: prev.seq + 1, action,
+      organization: null, actor_type: null, ...pii, targets: "[]", metadata: "{}", occurred_at: now, received_at: now,
+      pii_salt: salt, pii_commitment: await piiCommitment(salt, pii), prev_hash: prev.hash, anonymized_at: null,
+    },
+    await loadKeyring(keys),
+  );
+}
+
+describe("ProjectLedger head recovery", () => {
+  it("adopts rows of a commit that landed in D1 when only its answer was lost", async () => {
+    const p = await createProject();
+    const first = await ingest(p.key, { action: "a" });
+    const row = await rowAfter(p.id, first.json.data, env.SIGNING_KEYS);
+    await p.db.batch(insertEventsStatements(p.db, [row]));
+    await reloadHead(p.id);
+    expect(await ledger(p.id).anchor()).toMatchObject({ seq: 2, hash: row.hash });
+    const next = await ingest(p.key, { action: "b" });
+    expect(next.json.data).toMatchObject({ seq: 3, prev_hash: row.hash });
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 3 });
+  });
+
+  it("attack: a row planted past the head with a recomputed hash is not adopted, and verify names it", async () => {
+    const p = await createProject();
+    const first = await ingest(p.key, { action: "a" });
+    // The attacker links and hashes correctly but cannot sign with the real key.
+    const planted = await rowAfter(p.id, first.json.data, "1:not-the-real-key", "admin.granted");
+    await p.db.batch(insertEventsStatements(p.db, [planted]));
+    await reloadHead(p.id);
+    expect(await ledger(p.id).anchor()).toMatchObject({ seq: 1, hash: first.json.data.hash });
+    const result = (await call("GET", "/v1/events/verify", { key: p.key })).json.data;
+    expect(result.ok).toBe(false);
+    expect(result.failure).toMatchObject({ event_id: planted.id, reason: "chain_broken" });
+  });
+
+  it("attack: rows planted after an unsigned gap in seq are not adopted", async () => {
+    const p = await createProject();
+    const first = await ingest(p.key, { action: "a" });
+    const skipped = await rowAfter(p.id, { seq: first.json.data.seq + 1, hash: first.json.data.hash }, env.SIGNING_KEYS);
+    await p.db.batch(insertEventsStatements(p.db, [skipped]));
+    await reloadHead(p.id);
+    expect((await ledger(p.id).anchor()).seq).toBe(1);
+  });
+});
