@@ -10,19 +10,22 @@ import { embedAssets, embedTokens } from "./routes/embed";
 import events from "./routes/events";
 import exports from "./routes/exports";
 import { receiptPages, receipts } from "./routes/receipts";
+import retention from "./routes/retention";
 import wellKnown from "./routes/well-known";
 import type { AppEnv } from "./types";
 
 const app = new Hono<AppEnv>();
 
 // Order matters: headers are written last, so they land on every response,
-// errors included; the credential is resolved before the limiter picks its scope.
+// errors included; the limiter runs before any API-key lookup (it resolves
+// ingest's key itself, since ingest is limited per key), so a refused or
+// random-key burst never reaches D1.
 app.use("*", requestId());
 app.use("*", rateLimitHeaders);
 // Before the credential and the limiter: preflights end here, and 401/429 still carry CORS.
 app.use("/v1/*", embedReadCors);
-app.use("/v1/*", resolveCredential);
 app.use("*", rateLimit);
+app.use("/v1/*", resolveCredential);
 app.use("/v1/*", embedReadsOnly);
 
 app.get("/", (c) => c.json({ data: { service: "witness", docs: "See README.md", api: "/v1" } }));
@@ -32,6 +35,7 @@ app.route("/v1/receipts", receipts);
 app.route("/receipts", receiptPages);
 app.route("/.well-known", wellKnown);
 app.route("/v1/actors", actors);
+app.route("/v1/retention", retention);
 app.route("/v1/embed", embedTokens);
 app.route("/embed", embedAssets);
 

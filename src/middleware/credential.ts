@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { findKey, parseApiKey, hashSecret } from "../auth/api-keys";
 import { timingSafeEqual } from "../lib/crypto";
@@ -22,11 +23,20 @@ async function resolve(env: Env, header: string | undefined): Promise<Credential
   return { kind: "api_key", projectId: row.project_id, prefix: parsed.prefix };
 }
 
-/** Works out who is calling without failing yet: the rate limiter needs to know first. */
-export const resolveCredential = createMiddleware<AppEnv>(async (c, next) => {
+/**
+ * Works out who is calling without failing yet (requireCredential fails).
+ * Once per request: the limiter resolves ingest's key itself, as its scope.
+ */
+export async function ensureCredential(c: Context<AppEnv>): Promise<void> {
+  if (c.get("credential") !== undefined) return;
   const result = await resolve(c.env, c.req.header("Authorization"));
   c.set("credential", typeof result === "string" ? null : result);
   c.set("credentialError", typeof result === "string" ? result : null);
+}
+
+/** Runs after the limiter: a refused request never costs a key lookup in D1. */
+export const resolveCredential = createMiddleware<AppEnv>(async (c, next) => {
+  await ensureCredential(c);
   await next();
 });
 

@@ -4,6 +4,8 @@ import type { RateState } from "../auth/rate-window";
 import type { AppEnv } from "../types";
 import { ledgerOf } from "../chain/ledger";
 import { LeasedBudgets } from "../auth/rate-lease";
+import { requestCost } from "../auth/rate-cost";
+import { ensureCredential } from "./credential";
 
 /** This isolate's leased share of each client IP's budget (the RateLimiter DO keeps the count). */
 const budgets = new LeasedBudgets();
@@ -16,43 +18,36 @@ export function isIngest(method: string, path: string): boolean {
   return method === "POST" && (path === "/v1/events" || path === "/v1/events/batch");
 }
 
-/** GET/HEAD with no side effect: not exports, which stage their batches in R2 as they stream. */
-function isPlainRead(method: string, path: string): boolean {
-  return (method === "GET" || method === "HEAD") && !path.startsWith("/v1/exports");
-}
-
-export function rateLimited(rate: RateState): ApiError {
-  return new ApiError("RATE_LIMITED", `Rate limit of ${rate.limit} requests per minute exceeded; retry in ${rate.reset} s`, {
-    limit: rate.limit,
-    retry_after: rate.reset,
-  });
+export function rateLimited(rate: RateState, cost = 1): ApiError {
+  const message =
+    cost === 1
+      ? `Rate limit of ${rate.limit} requests per minute exceeded; retry in ${rate.reset} s`
+      : `This request costs ${cost} of the ${rate.limit} units a minute allows and ${rate.remaining} are left; retry in ${rate.reset} s`;
+  return new ApiError("RATE_LIMITED", message, { limit: rate.limit, retry_after: rate.reset, ...(cost === 1 ? {} : { cost }) });
 }
 
 /**
  * Writes the IETF RateLimit-* headers on every response, errors included.
  * Authenticated ingest is counted per API key by the project ledger (the
- * route sets c.var.rate); everything else is counted here, per client IP.
+ * route sets c.var.rate), so its key is looked up first; everything else is
+ * counted here, per client IP and by cost (rate-cost.ts), before anything
+ * touches D1: a refused request runs no key lookup and no handler.
  */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   c.set("rate", null);
-  const keyScoped = isIngest(c.req.method, c.req.path) && c.get("credential")?.kind === "api_key";
+  const ingest = isIngest(c.req.method, c.req.path);
+  if (ingest) await ensureCredential(c);
+  const keyScoped = ingest && c.get("credential")?.kind === "api_key";
   if (!keyScoped) {
     const limit = Number(c.env.RATE_LIMIT_OTHER_PER_MIN) || 1500;
+    // A budget set below a price must not make that request impossible.
+    const cost = Math.min(requestCost(c.req.method, c.req.path), limit);
     const key = `ip:${clientIp(c.req.raw)}`;
-    const counted = budgets.take(key, limit, () => c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(key)).lease(limit));
-    if (counted instanceof Promise && isPlainRead(c.req.method, c.req.path)) {
-      // No token held here, so the limiter is asked. A plain read changes
-      // nothing, so it runs meanwhile rather than after the round trip; a
-      // refused read's answer is thrown away and the client gets the 429.
-      const [rate] = await Promise.all([counted, next()]);
-      c.set("rate", rate);
-      if (!rate.allowed) throw rateLimited(rate);
-      return;
-    }
-    c.set("rate", await counted);
+    const limiter = () => c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(key));
+    const rate = await budgets.take(key, limit, (need) => limiter().lease(limit, need), Date.now(), cost);
+    c.set("rate", rate);
+    if (!rate.allowed) throw rateLimited(rate, cost);
   }
-  const rate = c.get("rate");
-  if (rate && !rate.allowed) throw rateLimited(rate);
   await next();
   const credential = c.get("credential");
   if (keyScoped && credential?.kind === "api_key" && !c.get("rate")) {

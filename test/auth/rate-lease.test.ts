@@ -1,16 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { MAX_LEASE } from "../../src/durable/rate-limiter.do";
-import { LeasedBudgets, type Lease } from "../../src/auth/rate-lease";
+import { grantLease, LeasedBudgets, type Lease } from "../../src/auth/rate-lease";
 import { RateWindows, type RateState } from "../../src/auth/rate-window";
 
 /** A limiter as the RateLimiter DO runs it, with a counter of round trips. */
 function limiter(limit: number, now: () => number) {
   const windows = new RateWindows();
   const calls = { n: 0 };
-  const lease = async (): Promise<Lease> => {
+  const lease = async (need = 1): Promise<Lease> => {
     calls.n++;
-    const size = Math.max(1, Math.min(MAX_LEASE, Math.floor(windows.left("ip", limit, now()) / 10)));
-    return { ...windows.take("ip", limit, size, now()), grantedAt: now() };
+    return grantLease(windows, "ip", limit, need, now());
   };
   return { windows, calls, lease };
 }
