@@ -3,7 +3,7 @@ import type { RateState } from "./auth/rate-window";
 /** Who is calling: a project's API key, or an embed token (read-only, maybe one organization). */
 export type Credential =
   | { kind: "api_key"; projectId: string; prefix: string }
-  | { kind: "embed"; projectId: string; organization: string | null };
+  | { kind: "embed"; projectId: string; organization: string | null; includeMetadata: boolean };
 
 export interface AppEnv {
   Bindings: Env;

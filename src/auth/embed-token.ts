@@ -13,20 +13,34 @@ export interface EmbedGrant {
   /** Prefix of the API key that minted the token: revoking that key revokes its tokens. */
   keyPrefix: string;
   organization: string | null;
+  /** Events read with the token carry their metadata; false when absent (see reducedEventJson). */
+  includeMetadata?: boolean;
 }
 
 function secretOf(env: Env): string | null {
   return env.EMBED_TOKEN_SECRET ? env.EMBED_TOKEN_SECRET : null;
 }
 
-/** HS256 JWT bound to one project, the minting key and (optionally) one organization. */
+/**
+ * HS256 JWT bound to one project, the minting key and (optionally) one
+ * organization. `meta` is signed with the rest, so a holder cannot widen
+ * what the token reads.
+ */
 export async function mintEmbedToken(env: Env, grant: EmbedGrant, ttlSeconds: number, now = Date.now()) {
   const secret = secretOf(env);
   if (!secret) throw new Error("EMBED_TOKEN_SECRET is not set");
   const iat = Math.floor(now / 1000);
   const exp = iat + ttlSeconds;
   const token = await sign(
-    { aud: AUDIENCE, sub: grant.projectId, key: grant.keyPrefix, org: grant.organization, iat, exp },
+    {
+      aud: AUDIENCE,
+      sub: grant.projectId,
+      key: grant.keyPrefix,
+      org: grant.organization,
+      meta: grant.includeMetadata === true,
+      iat,
+      exp,
+    },
     secret,
     "HS256",
   );
@@ -46,12 +60,13 @@ export async function verifyEmbedToken(env: Env, token: string): Promise<Credent
   } catch {
     return null;
   }
-  const { sub, key, org, exp } = claims;
+  const { sub, key, org, meta, exp } = claims;
   // verify() checks exp only when present; a token without one must not live forever.
   if (typeof exp !== "number" || typeof sub !== "string" || typeof key !== "string") return null;
   if (org !== null && typeof org !== "string") return null;
   // Revoking the minting key revokes its tokens (as fast as the key itself: see findKey).
   const minter = await findKey(env, key);
   if (!minter || minter.project_id !== sub || minter.revoked_at) return null;
-  return { kind: "embed", projectId: sub, organization: org };
+  // Tokens minted before the claim existed read without metadata.
+  return { kind: "embed", projectId: sub, organization: org, includeMetadata: meta === true };
 }

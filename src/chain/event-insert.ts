@@ -1,4 +1,6 @@
 import type { EventRow } from "../db/schema";
+// .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node.
+import { searchIndexStatements } from "../reads/search-index.ts";
 
 const COLUMNS = [
   "id", "project_id", "seq", "action", "organization", "actor_id", "actor_type", "actor_name",
@@ -17,6 +19,8 @@ const MAX_PARAM_BYTES = 1_000_000;
 /**
  * Many rows per statement through json_each: D1 allows only 100 bound
  * parameters per statement, and one statement per row would be far slower.
+ * The rows' search index entries follow the inserts, so one D1 batch commits
+ * both (the index text is made in JavaScript: see search-index.ts).
  */
 export function insertEventsStatements(db: D1Database, rows: EventRow[]): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
@@ -35,5 +39,12 @@ export function insertEventsStatements(db: D1Database, rows: EventRow[]): D1Prep
     bytes += json.length;
   }
   flush();
+  const byProject = new Map<string, EventRow[]>();
+  for (const row of rows) {
+    const list = byProject.get(row.project_id);
+    if (list) list.push(row);
+    else byProject.set(row.project_id, [row]);
+  }
+  for (const [projectId, list] of byProject) statements.push(...searchIndexStatements(db, projectId, list));
   return statements;
 }

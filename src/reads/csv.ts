@@ -7,21 +7,29 @@ export const CSV_COLUMNS = [
   "ip_address", "user_agent", "hash", "prev_hash", "signature", "pii_commitment", "anonymized_at",
 ] as const satisfies ReadonlyArray<keyof EventRow>;
 
-/** A spreadsheet runs a cell starting with one of these as a formula. */
-const FORMULA_START = /^[=+\-@\t\r]/;
-const NEEDS_QUOTES = /[",\r\n]/;
+/**
+ * A spreadsheet runs a cell starting with `= + - @ \t \r` as a formula. A
+ * cell starts at the field's start, and also right after a `,` or `;` or a
+ * line break inside it for a reader that splits there: a spreadsheet in a
+ * locale that separates with `;`, or one that ignores the quotes. Each such
+ * start gets a single quote.
+ */
+const FORMULA_STARTS = /(?<=^|[,;\r\n])(?=[=+\-@\t\r])/g;
+const NEEDS_QUOTES = /[",;\r\n]/;
+
+export type CsvValue = string | number | null;
 
 /**
  * One RFC 4180 field. Text a spreadsheet would run as a formula gets a
- * leading single quote first (OWASP "CSV injection"); then fields holding
- * quotes, commas or line breaks are quoted, inner quotes doubled.
+ * single quote first (OWASP "CSV injection"), at the start and after every
+ * separator inside the text; then fields holding quotes, commas, semicolons
+ * or line breaks are quoted, inner quotes doubled. So the CSV is for
+ * spreadsheets: targets and metadata may read `'-1` after a comma, where the
+ * JSON export is exact.
  */
-export type CsvValue = string | number | null;
-
 export function csvField(value: CsvValue): string {
   if (value === null) return "";
-  let text = String(value);
-  if (FORMULA_START.test(text)) text = `'${text}`;
+  const text = String(value).replace(FORMULA_STARTS, "'");
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

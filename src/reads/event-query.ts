@@ -1,6 +1,7 @@
 import type { Filters } from "../schemas/list-query";
 import type { Credential } from "../types";
 import type { Cursor } from "./cursor";
+import { SEARCH_TABLE } from "./search-index";
 
 /** The filters of one read, resolved against the credential and reduced to what SQL needs. */
 export interface Selection {
@@ -59,7 +60,7 @@ export interface SelectOptions {
   columns: string;
   cursor: Cursor | null;
   limit: number;
-  /** An FTS5 MATCH expression: walk the full-text matches instead of the list index. */
+  /** An FTS5 MATCH expression (ftsExpression, with the project's tag): walk the full-text matches, not the list index. */
   match?: string;
   /**
    * With excluded actions: look at only the next `window` events of the walk
@@ -130,8 +131,8 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     if (actions.length > 0) where.push(`e.action IN (${actions.join(", ")})`);
     return {
       sql:
-        `SELECT ${options.columns} FROM events_fts f CROSS JOIN events e ON e.row_id = f.rowid ` +
-        `WHERE f.events_fts MATCH ${bind(options.match)} AND ${where.join(" AND ")} ${ORDER} LIMIT ${limit}`,
+        `SELECT ${options.columns} FROM ${SEARCH_TABLE} f CROSS JOIN events e ON e.row_id = f.rowid ` +
+        `WHERE f.${SEARCH_TABLE} MATCH ${bind(options.match)} AND ${where.join(" AND ")} ${ORDER} LIMIT ${limit}`,
       params,
     };
   }

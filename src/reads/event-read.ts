@@ -1,6 +1,7 @@
 import { type Cursor, encodeCursor } from "./cursor";
 import { selectEvents, type Selection, type Statement } from "./event-query";
 import { SHAPE_SELECT, shapeRowOf, type ShapeRow } from "./event-shape";
+import { SEARCH_TABLE, searchTag } from "./search-index";
 import { ftsExpression, matchesAll } from "./search-query";
 
 export interface Page {
@@ -66,9 +67,9 @@ export async function listEvents(db: D1Database, selection: Selection, cursor: C
 
 /** Events of the filtered list a search checks itself first: a common term fills its page here. */
 export const FIRST_WINDOW = 250;
-/** FTS5 hits (in all projects) up to which fetching every hit beats walking the list. */
+/** FTS5 hits (of this project's tag) up to which fetching every hit beats walking the list. */
 export const RARE_HITS = 500;
-/** Events checked next when the term is neither common here nor rare overall. */
+/** Events checked next when the term is neither common in the first window nor rare in the project. */
 export const SCAN_WINDOW = 2000;
 
 const CANDIDATE_COLUMNS = "e.row_id, e.occurred_at, e.seq, e.action, e.actor_name, e.actor_email, e.actor_id";
@@ -85,13 +86,14 @@ type Candidate = [
 ];
 
 /**
- * FTS5 alone is slow for common terms: a prefix term gathers every hit in
- * the index (all projects) and each must be looked up and sorted into list
- * order. Walking the list and checking each event in JavaScript is slow for
- * rare terms instead. So: check the newest FIRST_WINDOW events of the
- * filtered list (a common term fills the page there); if FTS5 has at most
- * RARE_HITS hits, let it find the rest; otherwise check SCAN_WINDOW more
- * events, and only then hand the rest (below the last event checked) to FTS5.
+ * FTS5 alone is slow for common terms: a prefix term gathers every hit of
+ * the project (its tag's doclists, search-index.ts) and each must be looked
+ * up and sorted into list order. Walking the list and checking each event in
+ * JavaScript is slow for rare terms instead. So: check the newest
+ * FIRST_WINDOW events of the filtered list (a common term fills the page
+ * there); if FTS5 has at most RARE_HITS hits, let it find the rest; otherwise
+ * check SCAN_WINDOW more events, and only then hand the rest (below the last
+ * event checked) to FTS5.
  */
 export async function searchEvents(
   db: D1Database,
@@ -103,7 +105,7 @@ export async function searchEvents(
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
   const want = limit + 1;
-  const expression = ftsExpression(terms);
+  const expression = ftsExpression(terms, searchTag(sel.projectId));
   const hits: number[] = [];
   let below = cursor;
   /** Checks the next `size` events; true while the list goes on below them. */
@@ -119,7 +121,7 @@ export async function searchEvents(
   };
   const rare = async () => {
     const probe = await db
-      .prepare("SELECT count(*) AS n FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?)")
+      .prepare(`SELECT count(*) AS n FROM (SELECT rowid FROM ${SEARCH_TABLE} WHERE ${SEARCH_TABLE} MATCH ? LIMIT ?)`)
       .bind(expression, RARE_HITS + 1)
       .first<{ n: number }>();
     return probe!.n <= RARE_HITS;

@@ -1,4 +1,5 @@
 import type { EventRow } from "../db/schema";
+import type { Credential } from "../types";
 
 /** The stored columns the event shape is made of (pii_salt, row_id and received_at stay inside). */
 export const SHAPE_COLUMNS = [
@@ -49,21 +50,43 @@ export const SHAPE_SELECT = SHAPE_COLUMNS.map((c) => `e.${c}`).join(", ");
  * JSON.stringify of the shape built as an object.
  */
 export function eventJson(row: ShapeRow): string {
+  return writeEvent(row, row.actor_email, row.ip_address, row.user_agent, row.metadata);
+}
+
+/**
+ * The reduced event shape of embed tokens: a feed shown to one customer's
+ * users must not hand them each other's e-mail, address or browser, nor
+ * metadata unless the token was minted with include_metadata. Withheld fields
+ * keep their keys with null (metadata too), so clients parse one shape; the
+ * actor stays an object whenever the full shape has one.
+ */
+export function reducedEventJson(row: ShapeRow, includeMetadata: boolean): string {
+  return writeEvent(row, null, null, null, includeMetadata ? row.metadata : "null");
+}
+
+/** The event shape a credential may read. */
+export function eventWriter(credential: Credential): (row: ShapeRow) => string {
+  if (credential.kind !== "embed") return eventJson;
+  const includeMetadata = credential.includeMetadata;
+  return (row) => reducedEventJson(row, includeMetadata);
+}
+
+function writeEvent(row: ShapeRow, email: string | null, ip: string | null, userAgent: string | null, metadata: string): string {
   const s = JSON.stringify;
   const hasActor = row.actor_id !== null || row.actor_type !== null || row.actor_name !== null || row.actor_email !== null;
   const actor = hasActor
-    ? `{"id":${s(row.actor_id)},"type":${s(row.actor_type)},"name":${s(row.actor_name)},"email":${s(row.actor_email)}}`
+    ? `{"id":${s(row.actor_id)},"type":${s(row.actor_type)},"name":${s(row.actor_name)},"email":${s(email)}}`
     : "null";
   return (
     `{"id":${s(row.id)},"project_id":${s(row.project_id)},"seq":${s(row.seq)},"action":${s(row.action)},` +
-    `"organization":${s(row.organization)},"actor":${actor},"targets":${row.targets},"metadata":${row.metadata},` +
-    `"occurred_at":${s(row.occurred_at)},"ip_address":${s(row.ip_address)},"user_agent":${s(row.user_agent)},` +
+    `"organization":${s(row.organization)},"actor":${actor},"targets":${row.targets},"metadata":${metadata},` +
+    `"occurred_at":${s(row.occurred_at)},"ip_address":${s(ip)},"user_agent":${s(userAgent)},` +
     `"hash":${s(row.hash)},"prev_hash":${s(row.prev_hash)},"signature":${s(row.signature)},` +
     `"pii_commitment":${s(row.pii_commitment)},"anonymized_at":${s(row.anonymized_at)}}`
   );
 }
 
-/** `{"data":[...events],"nextCursor":...}` of a list or search page. */
-export function pageJson(rows: ShapeRow[], nextCursor: string | null): string {
-  return `{"data":[${rows.map(eventJson).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`;
+/** `{"data":[...events],"nextCursor":...}` of a list or search page, in the shape `write` makes. */
+export function pageJson(rows: ShapeRow[], nextCursor: string | null, write: (row: ShapeRow) => string = eventJson): string {
+  return `{"data":[${rows.map(write).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`;
 }

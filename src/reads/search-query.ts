@@ -38,19 +38,29 @@ export function words(text: string): string[] {
   return fold(text).match(WORD) ?? [];
 }
 
+/** Shorter terms are ignored: a one-character prefix matches most of a project and costs every tenant of its shard. */
+export const MIN_TERM_CHARS = 2;
+/** More terms than this is a 400: each one is another doclist to read. */
+export const MAX_TERMS = 8;
+
 /**
- * Distinct search terms of q. A term that is a prefix of another adds nothing
- * (whatever word matches `login` also matches `log`), so it is dropped.
- * Empty when q has no word characters at all.
+ * Distinct search terms of q, each at least MIN_TERM_CHARS characters (code
+ * points). A term that is a prefix of another adds nothing (whatever word
+ * matches `login` also matches `log`), so it is dropped. Empty when q has no
+ * word of two characters or more; the caller refuses more than MAX_TERMS.
  */
 export function searchTerms(q: string): string[] {
-  const unique = [...new Set(words(q))];
+  const unique = [...new Set(words(q))].filter((t) => [...t].length >= MIN_TERM_CHARS);
   return unique.filter((t) => !unique.some((other) => other !== t && other.startsWith(t)));
 }
 
-/** The FTS5 MATCH expression: every term a quoted prefix, all of them required. */
-export function ftsExpression(terms: string[]): string {
-  return terms.map((t) => `"${t.replaceAll('"', '""')}"*`).join(" AND ");
+/**
+ * The FTS5 MATCH expression: every term a quoted prefix behind the project's
+ * tag (search-index.ts), all of them required. Terms are words() output, so
+ * the index tokenizer keeps each one whole.
+ */
+export function ftsExpression(terms: string[], tag: string): string {
+  return terms.map((t) => `"${tag}${t.replaceAll('"', '""')}"*`).join(" AND ");
 }
 
 /** True when every term is the start of some word of the searchable texts (the FTS5 rule). */

@@ -14,6 +14,11 @@ import type { AppEnv } from "../types";
 /** POST /v1/embed/token: API keys mint short-lived, read-only tokens for the feed. */
 export const embedTokens = new Hono<AppEnv>();
 
+/** Told with every token, so whoever mints one knows what its holders will not see. */
+const FIELDS_NOTE =
+  "Events read with this token have actor.email, ip_address and user_agent set to null, " +
+  "and metadata set to null unless include_metadata is true.";
+
 embedTokens.post("/token", requireCredential({ allowEmbed: false }), async (c) => {
   const credential = c.get("credential");
   if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Only an API key can mint embed tokens");
@@ -23,10 +28,12 @@ embedTokens.post("/token", requireCredential({ allowEmbed: false }), async (c) =
   if (!parsed.success) throw validationError(toIssues(parsed.error));
   const organization = parsed.data.organization ?? null;
   const ttl = parsed.data.ttl_seconds ?? EMBED_TTL.default;
-  const grant = { projectId: credential.projectId, keyPrefix: credential.prefix, organization };
+  const includeMetadata = parsed.data.include_metadata ?? false;
+  const grant = { projectId: credential.projectId, keyPrefix: credential.prefix, organization, includeMetadata };
   const { token, expiresAt } = await mintEmbedToken(c.env, grant, ttl);
   c.header("Cache-Control", "no-store");
-  return c.json({ data: { token, expires_at: expiresAt, organization } }, 201);
+  const data = { token, expires_at: expiresAt, organization, include_metadata: includeMetadata, fields: FIELDS_NOTE };
+  return c.json({ data }, 201);
 });
 
 /** Public assets under /embed: the component script, and the demo page in dev. */

@@ -12,6 +12,8 @@ export const embedTokenRequestSchema = z.strictObject({
     .min(EMBED_TTL.min, `ttl_seconds must be at least ${EMBED_TTL.min}`)
     .max(EMBED_TTL.max, `ttl_seconds must be at most ${EMBED_TTL.max}`)
     .nullish(),
+  /** Events read with the token carry their metadata; off by default (see reducedEventJson). */
+  include_metadata: z.boolean("include_metadata must be true or false").nullish(),
 });
 
 export const demoQuerySchema = z.object({

@@ -11,9 +11,11 @@ describe("csvField (RFC 4180)", () => {
     expect(csvField("")).toBe("");
   });
 
-  it("quotes fields with quotes, commas, CR or LF and doubles inner quotes", () => {
+  it("quotes fields with quotes, commas, semicolons, CR or LF and doubles inner quotes", () => {
     expect(csvField('say "hi"')).toBe('"say ""hi"""');
     expect(csvField("a,b")).toBe('"a,b"');
+    expect(csvField("a;b")).toBe('"a;b"');
+    expect(csvField("Mozilla/5.0 (X11; Linux)")).toBe('"Mozilla/5.0 (X11; Linux)"');
     expect(csvField("line\nbreak")).toBe('"line\nbreak"');
     expect(csvField("cr\rhere")).toBe('"cr\rhere"');
     expect(csvField('{"a":1}')).toBe('"{""a"":1}"');
@@ -25,10 +27,24 @@ describe("csvField (RFC 4180)", () => {
     expect(csvField("-2+3")).toBe("'-2+3");
     expect(csvField("@SUM(A1)")).toBe("'@SUM(A1)");
     expect(csvField("\tcmd")).toBe("'\tcmd");
-    expect(csvField("\r=1")).toBe("\"'\r=1\"");
-    // Only the first character counts.
+    expect(csvField("\r1")).toBe("\"'\r1\"");
+    // Only where a cell can start: not inside a word.
     expect(csvField("a=b")).toBe("a=b");
     expect(csvField("user-1")).toBe("user-1");
+    expect(csvField("2026-05-05T05:05:05.000Z")).toBe("2026-05-05T05:05:05.000Z");
+  });
+
+  it("neutralizes every formula start after a ; , or line break inside the cell, where another reader splits it", () => {
+    expect(csvField("report.generated;=1+2")).toBe("\"report.generated;'=1+2\"");
+    expect(csvField("a,-1;+2\n@x;b")).toBe("\"a,'-1;'+2\n'@x;b\"");
+    expect(csvField("=1;=2")).toBe("\"'=1;'=2\"");
+    expect(csvField("\r=1")).toBe("\"'\r'=1\"");
+    expect(csvField(";\t;")).toBe("\";'\t;\"");
+    for (const attack of ["report.generated;=1+2", "x;-2+3;@SUM(A1),+1\r\n=2", ";;=", "a;\r;b"]) {
+      const [[cell]] = parseCsv(csvLine([attack]));
+      expect(cell.replaceAll("'", "")).toBe(attack);
+      for (const segment of cell.split(/[;,\r\n]/)) expect(segment, attack).not.toMatch(/^[=+\-@\t]/);
+    }
   });
 
   it("round-trips through a strict reader", () => {

@@ -30,11 +30,11 @@ describe("selectionFor", () => {
   });
 
   it("forces an embed token's organization and finds nothing for another one", () => {
-    const embed: Credential = { kind: "embed", projectId: "p1", organization: "org_a" };
+    const embed: Credential = { kind: "embed", projectId: "p1", organization: "org_a", includeMetadata: false };
     expect(selectionFor(embed, {})!.organization).toBe("org_a");
     expect(selectionFor(embed, { organization: "org_a" })!.organization).toBe("org_a");
     expect(selectionFor(embed, { organization: "org_b" })).toBeNull();
-    const wholeProject: Credential = { kind: "embed", projectId: "p1", organization: null };
+    const wholeProject: Credential = { kind: "embed", projectId: "p1", organization: null, includeMetadata: false };
     expect(selectionFor(wholeProject, { organization: "org_b" })!.organization).toBe("org_b");
     expect(selectionFor(wholeProject, {})!.organization).toBeNull();
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { canonicalize } from "../../src/chain/canonical";
-import { eventJson, pageJson, SHAPE_COLUMNS, shapeRowOf, type ShapeRow } from "../../src/reads/event-shape";
+import { eventJson, eventWriter, pageJson, reducedEventJson, SHAPE_COLUMNS, shapeRowOf, type ShapeRow } from "../../src/reads/event-shape";
 
 /** The event shape built as an object, the plain way: what eventJson() must write the JSON of. */
 function toEvent(row: ShapeRow) {
@@ -22,6 +22,18 @@ function toEvent(row: ShapeRow) {
     signature: row.signature,
     pii_commitment: row.pii_commitment,
     anonymized_at: row.anonymized_at,
+  };
+}
+
+/** The embed tokens' shape, the plain way: personal fields of other users null, metadata only when granted. */
+function toReduced(row: ShapeRow, includeMetadata: boolean) {
+  const event = toEvent(row);
+  return {
+    ...event,
+    actor: event.actor && { ...event.actor, email: null },
+    metadata: includeMetadata ? event.metadata : null,
+    ip_address: null,
+    user_agent: null,
   };
 }
 
@@ -84,6 +96,33 @@ describe("eventJson", () => {
       nextCursor: "2026-05-05T05:05:05.000Z~41",
     });
     expect(pageJson([], null)).toBe('{"data":[],"nextCursor":null}');
+  });
+});
+
+describe("reducedEventJson", () => {
+  const rows = [
+    row(),
+    row({ actor_id: null, actor_type: null, actor_name: null, actor_email: null, ip_address: null }),
+    // Only an e-mail: the actor stays an object, as in the full shape, with the e-mail withheld.
+    row({ actor_id: null, actor_type: null, actor_name: null, actor_email: "only@example.com" }),
+    row({ actor_name: "多字节 😀 \u2028 lone \ud800", metadata: canonicalize({ s: "</script>", n: [1e21, -0] }) }),
+  ];
+
+  it("writes exactly JSON.stringify of the reduced object, with and without metadata", () => {
+    for (const r of rows) {
+      for (const includeMetadata of [false, true]) {
+        expect(reducedEventJson(r, includeMetadata)).toBe(JSON.stringify(toReduced(r, includeMetadata)));
+      }
+      expect(reducedEventJson(r, false)).not.toContain("example.com");
+      expect(reducedEventJson(r, false)).not.toContain("203.0.113.9");
+    }
+  });
+
+  it("is what embed tokens get; API keys get the full shape", () => {
+    const embed = eventWriter({ kind: "embed", projectId: "acme", organization: null, includeMetadata: true });
+    expect(embed(row())).toBe(reducedEventJson(row(), true));
+    expect(eventWriter({ kind: "api_key", projectId: "acme", prefix: "abc" })(row())).toBe(eventJson(row()));
+    expect(JSON.parse(pageJson([row()], null, embed)).data).toEqual([toReduced(row(), true)]);
   });
 });
 

@@ -21,9 +21,11 @@ describe("POST /v1/embed/token", () => {
     const res = await call("POST", "/v1/embed/token", { key: p.key, body: {} });
     expect(res.status).toBe(201);
     expect(res.headers.get("Cache-Control")).toBe("no-store");
-    const { token, expires_at, organization } = res.json.data;
+    const { token, expires_at, organization, include_metadata, fields } = res.json.data;
     expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
     expect(organization).toBeNull();
+    expect(include_metadata).toBe(false);
+    expect(fields).toMatch(/actor\.email, ip_address and user_agent .*null.*metadata/);
     const ttl = (Date.parse(expires_at) - before) / 1000;
     expect(ttl).toBeGreaterThan(895);
     expect(ttl).toBeLessThanOrEqual(901);
@@ -56,6 +58,7 @@ describe("POST /v1/embed/token", () => {
     ["an empty organization", { organization: "" }, "organization"],
     ["an organization over 128 characters", { organization: "o".repeat(129) }, "organization"],
     ["an unknown field", { project: "other" }, ""],
+    ["include_metadata as a string", { include_metadata: "true" }, "include_metadata"],
   ])("refuses %s with 400", async (_name, body, path) => {
     const p = await createProject();
     const res = await call("POST", "/v1/embed/token", { key: p.key, body });
@@ -87,11 +90,51 @@ describe("embed tokens on the reads", () => {
     const theirs = (await ingest(p.key, { action: "doc.read", organization: "org_b" })).json.data;
     const none = (await ingest(p.key, { action: "system.tick" })).json.data;
     const narrowed = await embedToken(p.key, { organization: "org_a" });
-    expect((await call("GET", `/v1/events/${mine.id}`, { key: narrowed })).json.data).toEqual(mine);
+    // The reduced shape: the request's address and browser and the metadata are withheld.
+    expect((await call("GET", `/v1/events/${mine.id}`, { key: narrowed })).json.data).toEqual({ ...mine, ip_address: null, user_agent: null, metadata: null });
     expect((await call("GET", `/v1/events/${theirs.id}`, { key: narrowed })).status).toBe(404);
     expect((await call("GET", `/v1/events/${none.id}`, { key: narrowed })).status).toBe(404);
     const wide = await embedToken(p.key);
     expect((await call("GET", `/v1/events/${theirs.id}`, { key: wide })).status).toBe(200);
+  });
+
+  it("cannot read other users' e-mail, address, browser or metadata through list, search and get", async () => {
+    const p = await createProject();
+    const secrets = { email: "victim@private.example", ip: "198.51.100.77", ua: "VictimBrowser/9.9", meta: "s3cr3t-plan" };
+    const actor = { id: "u_victim", type: "user", name: "Victor Victim", email: secrets.email };
+    const stored = (await ingest(p.key, { action: "doc.read", organization: "org_a", actor, metadata: { plan: secrets.meta } }, {
+      ip: secrets.ip, headers: { "User-Agent": secrets.ua },
+    })).json.data;
+    expect(stored).toMatchObject({ ip_address: secrets.ip, user_agent: secrets.ua, actor: { email: secrets.email } });
+    const reads = [`/v1/events`, `/v1/events/search?q=victor`, `/v1/events/${stored.id}`];
+    const read = async (token: string) => {
+      const events = [];
+      for (const path of reads) {
+        const res = await call("GET", path, { key: token });
+        expect(res.status, path).toBe(200);
+        expect(res.text, path).not.toContain(secrets.email);
+        expect(res.text, path).not.toContain(secrets.ip);
+        expect(res.text, path).not.toContain(secrets.ua);
+        events.push(...(Array.isArray(res.json.data) ? res.json.data : [res.json.data]));
+      }
+      expect(events).toHaveLength(3);
+      return events;
+    };
+    // Same shape as an API key's, with the withheld values null.
+    const reduced = { ...stored, actor: { ...actor, email: null }, ip_address: null, user_agent: null };
+    const plain = await read(await embedToken(p.key, { organization: "org_a" }));
+    for (const e of plain) expect(e).toEqual({ ...reduced, metadata: null });
+    const withMetadata = await read(await embedToken(p.key, { organization: "org_a", include_metadata: true }));
+    for (const e of withMetadata) expect(e).toEqual({ ...reduced, metadata: { plan: secrets.meta } });
+    // The API key still reads everything.
+    expect((await call("GET", `/v1/events/${stored.id}`, { key: p.key })).json.data).toEqual(stored);
+  });
+
+  it("say what they withhold when minted", async () => {
+    const p = await createProject();
+    const res = await call("POST", "/v1/embed/token", { key: p.key, body: { include_metadata: true } });
+    expect(res.status).toBe(201);
+    expect(res.json.data).toMatchObject({ organization: null, include_metadata: true, fields: expect.stringContaining("metadata") });
   });
 
   it("never reads another project's event", async () => {
@@ -156,6 +199,7 @@ describe("embed tokens on the reads", () => {
     const bad: Array<[string, string]> = [
       ["expired", expired],
       ["payload swapped, signature kept", `${header}.${b64url({ ...claims, org: null })}.${signature}`],
+      ["include_metadata granted, signature kept", `${header}.${b64url({ ...claims, meta: true })}.${signature}`],
       ["signature flipped", good.slice(0, -2) + (good.endsWith("AA") ? "BA" : "AA")],
       ["signed with another secret", await sign(claims, "another-secret-of-some-other-deployment", "HS256")],
       ["alg none", `${b64url({ alg: "none", typ: "JWT" })}.${b64url(claims)}.`],

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FIRST_WINDOW, RARE_HITS, SCAN_WINDOW } from "../../src/reads/event-read";
+import { searchTag } from "../../src/reads/search-index";
+import { MAX_TERMS } from "../../src/reads/search-query";
 import { call, createProject, ingestMany } from "../helpers";
 
 const T = (minute: number) => new Date(Date.UTC(2026, 4, 5, 5, minute)).toISOString();
@@ -14,6 +16,18 @@ async function seeded() {
     { action: "user.logout", actor: { id: "u_2", name: "Alice Doe" }, metadata: { note: "stone" }, targets: [{ type: "doc", id: "login" }], occurred_at: T(5) },
   ]);
   return { ...p, stored };
+}
+
+/** Two project ids with the same search tag: they share doclists, as any two projects on a shard may by chance. */
+function collidingIds(): [string, string] {
+  const salt = crypto.randomUUID().slice(0, 8);
+  const seen = new Map<string, string>();
+  for (let i = 0; ; i++) {
+    const id = `p-${salt}-${i}`;
+    const other = seen.get(searchTag(id));
+    if (other) return [other, id];
+    seen.set(searchTag(id), id);
+  }
 }
 
 const search = (key: string, query: string) => call("GET", `/v1/events/search?${query}`, { key });
@@ -73,7 +87,7 @@ describe("GET /v1/events/search", () => {
 
   it("applies every list filter on top of the text", async () => {
     const p = await seeded();
-    expect(actions(await search(p.key, "q=u&organization=org_a"))).toEqual(["document.shared", "user.login.succeeded"]);
+    expect(actions(await search(p.key, "q=acme&organization=org_a"))).toEqual(["document.shared", "user.login.succeeded"]);
     expect(actions(await search(p.key, "q=user&actor_id=u_2"))).toEqual(["user.logout", "user.login.failed"]);
     expect(actions(await search(p.key, "q=user&action=user.logout"))).toEqual(["user.logout"]);
     expect(actions(await search(p.key, "q=acme&actions=document.shared,user.login.failed"))).toEqual(["document.shared", "user.login.failed"]);
@@ -82,10 +96,12 @@ describe("GET /v1/events/search", () => {
   });
 
   it("pages like the list through all three search phases (walk, wider walk, FTS5) without loss or repeats", async () => {
-    // Another project's needles make the term too common overall for FTS5 alone, so all phases run.
-    const other = await createProject();
+    // Another project on the shard with the same tag (a collision) makes the term too common in the
+    // doclists p reads for FTS5 alone, so all phases run; its needles must still never show up.
+    const [otherId, pId] = collidingIds();
+    const other = await createProject(otherId, { shard: 0 });
     await ingestMany(other.key, Array.from({ length: RARE_HITS + 1 }, () => ({ action: "needle.elsewhere" })));
-    const p = await createProject();
+    const p = await createProject(pId, { shard: 0 });
     // Needles every 50th event among filler: more events than both walks, many sharing one instant.
     const total = FIRST_WINDOW + SCAN_WINDOW + 600;
     const events = Array.from({ length: total }, (_, i) => ({
@@ -119,6 +135,45 @@ describe("GET /v1/events/search", () => {
       stored.filter((e) => e.action === "needle.found" && e.occurred_at < "2026-05-05T00:10:00.000Z").reverse().map((e) => e.id),
     );
   }, 60_000);
+
+  it("ignores terms shorter than two characters: only one-letter words find nothing, 200", async () => {
+    const p = await seeded();
+    for (const q of ["a", "b", "a b c d e f g h i j k l", "u_1", "é ü"]) {
+      const res = await search(p.key, `q=${encodeURIComponent(q)}`);
+      expect(res.status, q).toBe(200);
+      expect(res.json, q).toEqual({ data: [], nextCursor: null });
+    }
+    expect(actions(await search(p.key, "q=b%20bob%20s"))).toEqual(["document.shared", "user.login.succeeded"]);
+  });
+
+  it(`refuses more than ${MAX_TERMS} different terms with a 400 naming q`, async () => {
+    const p = await seeded();
+    const nine = "aa bb cc dd ee ff gg hh ii";
+    const res = await search(p.key, `q=${encodeURIComponent(nine)}`);
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe("VALIDATION_ERROR");
+    expect(res.json.error.details.issues).toEqual([{ path: "q", message: expect.stringContaining(`${MAX_TERMS}`) }]);
+    // Short words do not count, nor do words another term already implies.
+    for (const q of ["aa bb cc dd ee ff gg hh", "aa bb cc dd ee ff gg hh i j k l m n o p", "aa bb cc dd ee ff gg hh hhh"]) {
+      expect((await search(p.key, `q=${encodeURIComponent(q)}`)).status, q).toBe(200);
+    }
+  });
+
+  it("on one shard, never finds another project's events with the same words, through every phase", async () => {
+    const a = await createProject(undefined, { shard: 0 });
+    const b = await createProject(undefined, { shard: 0 });
+    // B is full of the words; A has them once, below its first window, so FTS5 must find it.
+    const same = { action: "doc.shared", actor: { id: "u_same", name: "Same Person", email: "same@acme.test" } };
+    await ingestMany(b.key, Array.from({ length: RARE_HITS + 1 }, () => same));
+    const mine = (await ingestMany(a.key, [same, ...Array.from({ length: FIRST_WINDOW + 10 }, () => ({ action: "filler.row" }))]))[0];
+    for (const q of ["same", "same person", "doc shared", "acme", "u_same"]) {
+      const res = await search(a.key, `q=${encodeURIComponent(q)}&limit=200`);
+      expect(res.json.data.map((e: any) => e.id), q).toEqual([mine.id]);
+    }
+    const fromB = await search(b.key, "q=same&limit=200");
+    expect(fromB.json.data).toHaveLength(200);
+    expect(fromB.json.data.every((e: any) => e.project_id === b.id)).toBe(true);
+  }, 30_000);
 
   it("never finds another project's events", async () => {
     const a = await seeded();

@@ -81,6 +81,21 @@ describe("GET /v1/exports", () => {
     }
   });
 
+  it("neutralizes formulas after each ; or , inside a cell, for spreadsheets that split there", async () => {
+    const p = await createProject();
+    const attack = "report.generated;=1+2";
+    await ingestMany(p.key, [{ action: attack, actor: { id: "u_1", name: "Ann;@SUM(A1),-2+3" }, metadata: { x: "a;=cmd|' /C calc'!A0" } }]);
+    const res = await exportOf(p.key, "format=csv");
+    const [record] = csvRecords(res.text);
+    expect(record.action).toBe("report.generated;'=1+2");
+    expect(record.actor_name).toBe("Ann;'@SUM(A1),'-2+3");
+    expect(record.metadata).toBe(`{"x":"a;'=cmd|' /C calc'!A0"}`);
+    // A reader that cuts the file at every ; (or , or line break), quotes or not, finds no formula.
+    const cells = res.text.split(/[;,\r\n]/).map((c) => c.replace(/^"/, ""));
+    expect(cells.filter((c) => /^[=+\-@\t]/.test(c))).toEqual([]);
+    expect(cells).toContain("'=1+2\"");
+  });
+
   it("downloads JSON: one array of events in the list's shape", async () => {
     const p = await seeded();
     const res = await exportOf(p.key, "format=json");

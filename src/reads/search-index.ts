@@ -1,0 +1,200 @@
+import { words } from "./search-query.ts";
+
+/**
+ * The full-text index, scoped per project (migrations/0004_search_per_project.sql).
+ *
+ * One FTS5 index over all projects let one project's common terms make every
+ * other project's search read their doclists. So every indexed word carries
+ * its project's tag (`<tag><word>`), and a search asks only for `"<tag><term>"*`:
+ * it reads its own project's terms and no one else's. The text is made here,
+ * with the same words() the JavaScript matcher uses, so the table is
+ * contentless and its tokenizer (ascii) only splits at the spaces between
+ * words: FTS5 and matchesAll() see exactly the same words.
+ *
+ * Who writes it:
+ * - ingest: insertEventsStatements() appends searchIndexStatements(), so the
+ *   entries commit in the same D1 batch as the events;
+ * - delete (retention, shard moves): a trigger drops the entry;
+ * - erasure: a trigger drops the entry of a row whose action or actor changes,
+ *   then the eraser calls reindexStatements() with the scrubbed values (the
+ *   action stays searchable) and compactSearchIndex() so the erased words also
+ *   leave the index's data pages (a delete only hides them until a merge);
+ * - rows written before this index existed: the daily cron's reindexBacklog().
+ */
+export const SEARCH_TABLE = "events_search";
+
+/** Base-36 characters of a tag; the table's prefix indexes are built for tag + 2 and tag + 3 characters. */
+export const TAG_LENGTH = 6;
+const TAG_SPACE = 36 ** TAG_LENGTH;
+
+/**
+ * A project's tag: FNV-1a of its id, 6 base-36 characters. Two projects with
+ * the same tag only share doclists (every read still filters on project_id).
+ */
+export function searchTag(projectId: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < projectId.length; i++) {
+    hash ^= projectId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return ((hash >>> 0) % TAG_SPACE).toString(36).padStart(TAG_LENGTH, "0");
+}
+
+export interface SearchableFields {
+  action: string;
+  actor_name: string | null;
+  actor_email: string | null;
+  actor_id: string | null;
+}
+
+/** The indexed text of one event: its distinct words, each behind the project's tag. */
+export function indexText(tag: string, row: SearchableFields): string {
+  const all = new Set<string>();
+  for (const text of [row.action, row.actor_name, row.actor_email, row.actor_id]) {
+    if (text) for (const w of words(text)) all.add(w);
+  }
+  let out = "";
+  for (const w of all) out += out === "" ? tag + w : ` ${tag}${w}`;
+  return out;
+}
+
+/** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */
+const MAX_PARAM_BYTES = 1_000_000;
+
+/** JSON arrays of the entries, each under MAX_PARAM_BYTES: one statement each. */
+function chunks(entries: string[]): string[] {
+  const out: string[] = [];
+  let chunk: string[] = [];
+  let bytes = 0;
+  for (const json of entries) {
+    if (chunk.length > 0 && bytes + json.length > MAX_PARAM_BYTES) {
+      out.push(`[${chunk.join(",")}]`);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(json);
+    bytes += json.length;
+  }
+  if (chunk.length > 0) out.push(`[${chunk.join(",")}]`);
+  return out;
+}
+
+// CROSS JOIN keeps json_each outside, so each entry is one seek on the (project_id, seq) index.
+const INSERT_BY_SEQ =
+  `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT e.row_id, j.value ->> 1 ` +
+  "FROM json_each(?2) j CROSS JOIN events e ON e.project_id = ?1 AND e.seq = j.value ->> 0";
+
+/**
+ * Index entries of events just inserted (by project and seq: their row_id is
+ * only known inside the database). Run after the inserts, in the same batch.
+ */
+export function searchIndexStatements(
+  db: D1Database,
+  projectId: string,
+  rows: ReadonlyArray<SearchableFields & { seq: number }>,
+): D1PreparedStatement[] {
+  const tag = searchTag(projectId);
+  const entries = rows.map((r) => JSON.stringify([r.seq, indexText(tag, r)]));
+  return chunks(entries).map((json) => db.prepare(INSERT_BY_SEQ).bind(projectId, json));
+}
+
+const DELETE_BY_ROW_ID = `DELETE FROM ${SEARCH_TABLE} WHERE rowid IN (SELECT j.value ->> 0 FROM json_each(?1) j)`;
+/**
+ * Only rows that still hold the values the text was made from: a row erased
+ * meanwhile is never given its old words back.
+ */
+const INSERT_BY_ROW_ID =
+  `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT e.row_id, j.value ->> 1 FROM json_each(?1) j ` +
+  "CROSS JOIN events e ON e.row_id = j.value ->> 0 AND e.action IS j.value ->> 2 AND e.actor_name IS j.value ->> 3 " +
+  "AND e.actor_email IS j.value ->> 4 AND e.actor_id IS j.value ->> 5";
+
+function replaceStatements(db: D1Database, rows: ReadonlyArray<SearchableFields & { row_id: number; project_id: string }>) {
+  const entries = rows.map((r) =>
+    JSON.stringify([r.row_id, indexText(searchTag(r.project_id), r), r.action, r.actor_name, r.actor_email, r.actor_id]),
+  );
+  return chunks(entries).flatMap((json) => [db.prepare(DELETE_BY_ROW_ID).bind(json), db.prepare(INSERT_BY_ROW_ID).bind(json)]);
+}
+
+/**
+ * For erasure: replaces the index entries of rows whose personal data was
+ * just scrubbed, from their values after the scrub (action and the nulls).
+ * Pass the rows the UPDATE returned (`RETURNING row_id, action, actor_name,
+ * actor_email, actor_id`) and run the statements after it, in one batch or
+ * right after; a row whose values differ from the ones passed is skipped.
+ */
+export function reindexStatements(
+  db: D1Database,
+  projectId: string,
+  rows: ReadonlyArray<SearchableFields & { row_id: number }>,
+): D1PreparedStatement[] {
+  return replaceStatements(db, rows.map((r) => ({ ...r, project_id: projectId })));
+}
+
+/** The FTS5 structure record (rowid 10 of the data table): it changes whenever a merge does any work. */
+const STRUCTURE = `SELECT hex(block) AS s FROM ${SEARCH_TABLE}_data WHERE id = 10`;
+
+/**
+ * For erasure, after reindexStatements(): merges the index until every
+ * segment is rewritten, so deleted entries (tombstones) and their words leave
+ * the data pages. Done in steps of `pages` pages ('merge' with a negative
+ * count is an incremental 'optimize'), so other queries of the shard run
+ * between steps instead of waiting for one long rewrite (measured: 6 steps
+ * of at most 94 ms at 1M events). Stops when a step changes nothing. Appends
+ * meanwhile add segments and restart the rewrite, so the work is capped at
+ * twice the index's size: done is false when the cap ended it (call again).
+ */
+export async function compactSearchIndex(db: D1Database, pages = 1000): Promise<{ steps: number; done: boolean }> {
+  const size = await db.prepare(`SELECT count(*) AS n FROM ${SEARCH_TABLE}_data`).first<{ n: number }>();
+  const maxSteps = Math.ceil((2 * size!.n) / pages) + 2;
+  const merge = db.prepare(`INSERT INTO ${SEARCH_TABLE} (${SEARCH_TABLE}, rank) VALUES ('merge', ?)`).bind(-pages);
+  const structure = db.prepare(STRUCTURE);
+  let before = (await structure.first<{ s: string }>())?.s ?? null;
+  for (let steps = 1; steps <= maxSteps; steps++) {
+    const [, read] = await db.batch<{ s: string }>([merge, structure]);
+    const after = read.results[0]?.s ?? null;
+    if (after === before) return { steps, done: true };
+    before = after;
+  }
+  return { steps: maxSteps, done: false };
+}
+
+interface BacklogRow extends SearchableFields {
+  row_id: number;
+  project_id: string;
+  indexed: number;
+}
+
+/**
+ * For the daily cron: indexes up to `limit` events written before this index
+ * existed (the migration could not make their text). search_backlog holds the
+ * row_id range still to look at: [next_row_id, last_row_id]; last_row_id is
+ * fixed at the first call (max(row_id) then), so rows written by older code
+ * between the migration and the deploy are covered too. Rows that already
+ * have an entry are skipped. Cheap once done: one read of the state row.
+ */
+export async function reindexBacklog(db: D1Database, limit = 2000): Promise<{ indexed: number; done: boolean }> {
+  const state = await db.prepare("SELECT next_row_id AS next, last_row_id AS last FROM search_backlog WHERE id = 1")
+    .first<{ next: number; last: number | null }>();
+  if (!state) return { indexed: 0, done: true };
+  let last = state.last;
+  if (last === null) {
+    last = (await db.prepare("SELECT coalesce(max(row_id), 0) AS m FROM events").first<{ m: number }>())!.m;
+    await db.prepare("UPDATE search_backlog SET last_row_id = ? WHERE id = 1 AND last_row_id IS NULL").bind(last).run();
+  }
+  if (state.next > last) return { indexed: 0, done: true };
+  const { results } = await db
+    .prepare(
+      "SELECT e.row_id, e.project_id, e.action, e.actor_name, e.actor_email, e.actor_id, " +
+        `EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = e.row_id) AS indexed ` +
+        "FROM events e WHERE e.row_id BETWEEN ? AND ? ORDER BY e.row_id LIMIT ?",
+    )
+    .bind(state.next, last, limit)
+    .all<BacklogRow>();
+  const missing = results.filter((r) => !r.indexed);
+  const next = results.length < limit ? last + 1 : results[results.length - 1].row_id + 1;
+  await db.batch([
+    ...replaceStatements(db, missing),
+    db.prepare("UPDATE search_backlog SET next_row_id = ? WHERE id = 1").bind(next),
+  ]);
+  return { indexed: missing.length, done: next > last };
+}

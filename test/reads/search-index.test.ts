@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import { searchEvents } from "../../src/reads/event-read";
+import type { Selection } from "../../src/reads/event-query";
+import { compactSearchIndex, indexText, reindexBacklog, reindexStatements, searchTag } from "../../src/reads/search-index";
+import { ftsExpression } from "../../src/reads/search-query";
+import { call, createProject, ingest, ingestMany } from "../helpers";
+
+const selection = (projectId: string): Selection => ({
+  projectId, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [],
+});
+
+async function matches(db: D1Database, expression: string): Promise<number[]> {
+  const { results } = await db.prepare("SELECT rowid AS r FROM events_search WHERE events_search MATCH ? ORDER BY rowid")
+    .bind(expression)
+    .all<{ r: number }>();
+  return results.map((x) => x.r);
+}
+
+async function rowIds(db: D1Database, projectId: string): Promise<number[]> {
+  const { results } = await db.prepare("SELECT row_id FROM events WHERE project_id = ? ORDER BY row_id").bind(projectId).all<{ row_id: number }>();
+  return results.map((x) => x.row_id);
+}
+
+/** Pages of the index (data and b-tree keys) that still hold these bytes anywhere. */
+async function pagesHolding(db: D1Database, text: string): Promise<number> {
+  const row = await db
+    .prepare(
+      "SELECT (SELECT count(*) FROM events_search_data WHERE instr(block, CAST(?1 AS BLOB)) > 0) + " +
+        "(SELECT count(*) FROM events_search_idx WHERE instr(term, CAST(?1 AS BLOB)) > 0) AS n",
+    )
+    .bind(text)
+    .first<{ n: number }>();
+  return row!.n;
+}
+
+describe("the per-project search index", () => {
+  it("tags every word with 6 base-36 characters of its project", () => {
+    expect(searchTag("acme")).toMatch(/^[0-9a-z]{6}$/);
+    expect(searchTag("acme")).toBe(searchTag("acme"));
+    expect(searchTag("acme")).not.toBe(searchTag("acme2"));
+    const row = { action: "User.Login", actor_name: "José Login", actor_email: null, actor_id: "u_1" };
+    expect(indexText("abc123", row)).toBe("abc123user abc123login abc123jose abc123u abc1231");
+  });
+
+  it("replaces the old global index", async () => {
+    const { db } = await createProject();
+    const { results } = await db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'events_fts%'").all();
+    expect(results).toEqual([]);
+  });
+
+  it("holds no untagged words: another project's terms are other terms, with other doclists", async () => {
+    const a = await createProject(undefined, { shard: 0 });
+    const b = await createProject(undefined, { shard: 0 });
+    const same = { action: "doc.shared", actor: { id: "u_1", name: "Same Person" } };
+    await ingestMany(a.key, [same, same]);
+    await ingestMany(b.key, [same, same, same]);
+    expect(await matches(a.db, ftsExpression(["same", "doc"], searchTag(a.id)))).toEqual(await rowIds(a.db, a.id));
+    expect(await matches(b.db, ftsExpression(["same", "doc"], searchTag(b.id)))).toEqual(await rowIds(b.db, b.id));
+    expect(await matches(a.db, '"same"* OR "doc"* OR "person"*')).toEqual([]);
+  });
+
+  it("search asks FTS5 only for its own project's tag", async () => {
+    const p = await createProject();
+    const [needle] = await ingestMany(p.key, [{ action: "needle.found" }, ...Array.from({ length: 260 }, () => ({ action: "hay.row" }))]);
+    const seen: Array<{ sql: string; params: unknown[] }> = [];
+    const recording = {
+      prepare(sql: string) {
+        const statement = p.db.prepare(sql);
+        return { bind: (...params: unknown[]) => (seen.push({ sql, params }), statement.bind(...params)) };
+      },
+    } as unknown as D1Database;
+    const page = await searchEvents(recording, selection(p.id), ["needle"], null, 10);
+    expect(page.rows.map((r) => r.id)).toEqual([needle.id]);
+    const matching = seen.filter((s) => s.sql.includes("MATCH"));
+    // The rare-term probe and the FTS5 walk below the first window.
+    expect(matching).toHaveLength(2);
+    for (const { sql, params } of matching) {
+      expect(sql).toContain("events_search MATCH");
+      expect(params).toContain(`"${searchTag(p.id)}needle"*`);
+    }
+  });
+
+  it("after an erasure, the actor's words match nothing and, once compacted, leave the index's pages", async () => {
+    const p = await createProject();
+    const marker = `zq${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
+    const actor = { id: `${marker}id`, name: `Ada ${marker}name`, email: `${marker}mail@example.com` };
+    const e = (await ingest(p.key, { action: "profile.updated", actor })).json.data;
+    const tag = searchTag(p.id);
+    expect(await matches(p.db, ftsExpression([marker], tag))).toHaveLength(1);
+    expect(await pagesHolding(p.db, marker)).toBeGreaterThan(0);
+
+    expect((await call("DELETE", `/v1/actors/${actor.id}`, { key: p.key })).status).toBe(200);
+    expect(await matches(p.db, ftsExpression([marker], tag))).toEqual([]);
+    // What the erasure does next: index the scrubbed values, then compact.
+    const row = (await p.db.prepare("SELECT row_id, action, actor_name, actor_email, actor_id FROM events WHERE id = ?").bind(e.id)
+      .first<{ row_id: number; action: string; actor_name: null; actor_email: null; actor_id: null }>())!;
+    expect(row.actor_name).toBeNull();
+    await p.db.batch(reindexStatements(p.db, p.id, [row]));
+    expect(await matches(p.db, ftsExpression(["profile", "updated"], tag))).toEqual([row.row_id]);
+    expect(await matches(p.db, ftsExpression(["ada"], tag))).toEqual([]);
+    expect((await compactSearchIndex(p.db, 50)).done).toBe(true);
+    expect(await pagesHolding(p.db, marker)).toBe(0);
+    expect(await matches(p.db, ftsExpression(["profile"], tag))).toEqual([row.row_id]);
+    await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
+  });
+
+  it("reindexBacklog gives rows written before the index their entries, once, in small steps", async () => {
+    const p = await createProject(undefined, { shard: 1 });
+    const other = await createProject(undefined, { shard: 1 });
+    await ingestMany(p.key, Array.from({ length: 5 }, (_, i) => ({ action: "legacy.row", actor: { id: `u_${i}`, name: "Old Timer" } })));
+    await ingest(other.key, { action: "legacy.row" });
+    const ids = await rowIds(p.db, p.id);
+    // As after the migration: p's rows have no entries yet, other's row (inside the range) already has one.
+    await p.db.prepare("DELETE FROM events_search WHERE rowid IN (SELECT row_id FROM events WHERE project_id = ?)").bind(p.id).run();
+    await p.db.prepare("UPDATE search_backlog SET next_row_id = ?, last_row_id = NULL WHERE id = 1").bind(ids[0]).run();
+    const expression = ftsExpression(["legacy", "timer"], searchTag(p.id));
+    expect(await matches(p.db, expression)).toEqual([]);
+
+    let indexed = 0;
+    let steps = 0;
+    for (;;) {
+      const step = await reindexBacklog(p.db, 2);
+      indexed += step.indexed;
+      steps++;
+      if (step.done) break;
+    }
+    expect(indexed).toBe(5);
+    expect(steps).toBeGreaterThanOrEqual(3);
+    expect(await matches(p.db, expression)).toEqual(ids);
+    expect(await matches(p.db, ftsExpression(["legacy"], searchTag(other.id)))).toEqual(await rowIds(p.db, other.id));
+    expect(await reindexBacklog(p.db, 2)).toEqual({ indexed: 0, done: true });
+    await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
+  });
+});
