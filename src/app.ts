@@ -9,6 +9,8 @@ import actors from "./routes/actors";
 import { embedAssets, embedTokens } from "./routes/embed";
 import events from "./routes/events";
 import exports from "./routes/exports";
+import log from "./routes/log";
+import logs from "./routes/logs";
 import { receiptPages, receipts } from "./routes/receipts";
 import retention from "./routes/retention";
 import wellKnown from "./routes/well-known";
@@ -34,6 +36,9 @@ app.route("/v1/exports", exports);
 app.route("/v1/receipts", receipts);
 app.route("/receipts", receiptPages);
 app.route("/.well-known", wellKnown);
+app.route("/v1/log", log);
+// Public, like /receipts: outside /v1, so no credential is asked for; the per-IP limit applies.
+app.route("/logs", logs);
 app.route("/v1/actors", actors);
 app.route("/v1/retention", retention);
 app.route("/v1/embed", embedTokens);

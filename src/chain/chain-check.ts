@@ -1,7 +1,7 @@
 /** Checks of one row and one link of a chain, shared by verify and the public receipt check. */
 import type { EventRow } from "../db/schema";
 import { canonicalPayload, rowCommitment } from "./payload";
-import { gapIsAuthentic, gapsEndingAt, type GapRecord } from "./retention";
+import { gapIsAuthentic, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { SigningKeyring } from "./signing-keys";
 
 /** Everything the hash, the signature and the links cover; nothing else is read. */
@@ -65,6 +65,11 @@ export interface Head {
  */
 export interface Anchor extends Head {
   signedFrom: number;
+}
+
+/** The ledger as verify consults it: its anchor, and its erasure records for the anonymized rows it meets. */
+export interface LedgerView extends Anchor {
+  erasedAt(seqs: number[]): Promise<Record<number, string>>;
 }
 
 /** signature is null when the row carries none. */

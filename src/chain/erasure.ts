@@ -1,49 +1,81 @@
+import { sha256Hex } from "../lib/crypto";
 import { deleteStagedExports } from "../reads/export-stream";
+import { compactSearchIndex, reindexStatements } from "../reads/search-index";
+import type { ErasureBy, ErasureRecords } from "./erasure-records";
+import type { SigningKeyring } from "./signing-keys";
 
-/** Rows rewritten per statement: keeps every statement (and its FTS trigger work) small, whatever the actor's size. */
+/** Rows rewritten per statement: keeps every statement (and its index work) small, whatever the actor's size. */
 export const ERASURE_BATCH = 500;
 
 export interface ErasureRequest {
   projectId: string;
-  actorId: string;
+  /** What identifies the person: actor.id, or actor.email for actors sent without an id. */
+  by: ErasureBy;
+  value: string;
   /** When set, only this tenant's events are scrubbed. */
   organization: string | null;
 }
 
+const COLUMN: Record<ErasureBy, string> = { id: "actor_id", email: "actor_email" };
+
 /**
- * Scrubs one actor's clear personal data and its salt; the commitment stays,
- * so the chain still verifies. Each statement takes the next batch of rows that
- * still carry the actor id: scrubbed rows drop out of the match (actor_id is
- * erased too), so the loop ends and a repeat finds nothing. The FTS update
- * trigger drops the erased values from the search index.
+ * Scrubs the clear personal data and salt of every row naming the person; the
+ * commitment stays, so the chain still verifies. Each step claims the next
+ * batch of seqs in the ledger's erasure record first, then scrubs them in D1:
+ * a crash in between leaves claimed but unscrubbed rows (harmless, verify only
+ * asks about anonymized rows) and a retry finishes the job. Scrubbed rows drop
+ * out of the match (the column is erased too), so the loop ends.
  */
-export async function eraseActorRows(
+export async function eraseRows(
   db: D1Database,
+  records: ErasureRecords,
   req: ErasureRequest,
-  now = new Date().toISOString(),
+  erasedAt: string,
+  erasureId: number,
   batch = ERASURE_BATCH,
 ): Promise<number> {
-  const statement = db.prepare(
+  const column = COLUMN[req.by];
+  const match = `project_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR organization = ?3)`;
+  const find = db.prepare(`SELECT seq FROM events WHERE ${match} ORDER BY seq LIMIT ?4`);
+  const scrub = db.prepare(
     `UPDATE events SET actor_id = NULL, actor_name = NULL, actor_email = NULL, ip_address = NULL,
-       user_agent = NULL, pii_salt = NULL, anonymized_at = ?1
-     WHERE row_id IN (
-       SELECT row_id FROM events
-       WHERE project_id = ?2 AND actor_id = ?3 AND (?4 IS NULL OR organization = ?4)
-       LIMIT ?5)
-     RETURNING row_id`,
+       user_agent = NULL, pii_salt = NULL, anonymized_at = ?5
+     WHERE ${match} AND seq IN (SELECT value FROM json_each(?4))
+     RETURNING row_id, action, actor_name, actor_email, actor_id`,
   );
   let total = 0;
   for (;;) {
-    // Counted from RETURNING: D1's meta.changes also counts the FTS trigger's writes.
-    const { results } = await statement.bind(now, req.projectId, req.actorId, req.organization, batch).all();
-    total += results.length;
-    if (results.length < batch) return total;
+    const { results } = await find.bind(req.projectId, req.value, req.organization, batch).all<{ seq: number }>();
+    if (results.length === 0) return total;
+    const seqs = results.map((r) => r.seq);
+    records.cover(erasureId, seqs);
+    const scrubbed = await scrub.bind(req.projectId, req.value, req.organization, JSON.stringify(seqs), erasedAt).all<{
+      row_id: number;
+      action: string;
+      actor_name: null;
+      actor_email: null;
+      actor_id: null;
+    }>();
+    const reindex = reindexStatements(db, req.projectId, scrubbed.results);
+    if (reindex.length > 0) await db.batch(reindex);
+    total += scrubbed.results.length;
   }
 }
 
-/** The whole erasure of one actor: rows first, then every staged export of the project. */
-export async function eraseActor(env: Env, db: D1Database, req: ErasureRequest): Promise<number> {
-  const anonymized = await eraseActorRows(db, req);
+/** The whole erasure: a ledger record, the rows, the search index's pages, and every staged export of the project. */
+export async function eraseActor(
+  env: Env,
+  db: D1Database,
+  records: ErasureRecords,
+  ring: SigningKeyring,
+  req: ErasureRequest,
+): Promise<number> {
+  const erasedAt = new Date().toISOString();
+  const erasureId = records.begin(req.by, await sha256Hex(`${req.by}:${req.value}`), req.organization, erasedAt);
+  const anonymized = await eraseRows(db, records, req, erasedAt, erasureId);
+  await records.finish(ring, erasureId, anonymized);
+  // Erased words must leave the index's data pages, not only its live entries.
+  if (anonymized > 0) await compactSearchIndex(db);
   // Staged exports may hold the erased values in clear.
   await deleteStagedExports(env, req.projectId);
   return anonymized;

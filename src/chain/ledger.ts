@@ -1,4 +1,4 @@
-import type { Anchor } from "./chain-check";
+import type { Anchor, LedgerView } from "./chain-check";
 
 /** The project's ledger Durable Object: the only writer of its chain and the keeper of its head. */
 export function ledgerOf(env: Env, projectId: string) {
@@ -12,4 +12,10 @@ export function ledgerOf(env: Env, projectId: string) {
  */
 export function ledgerAnchor(env: Env, projectId: string): Promise<Anchor> {
   return ledgerOf(env, projectId).anchor();
+}
+
+/** ledgerAnchor, plus the ledger's erasure records: what verify checks a project against. */
+export async function ledgerView(env: Env, projectId: string): Promise<LedgerView> {
+  const ledger = ledgerOf(env, projectId);
+  return { ...(await ledger.anchor()), erasedAt: (seqs) => ledger.erasedAt(seqs) };
 }

@@ -8,11 +8,12 @@ import {
   rowBefore,
   rowPastHead,
   type ChainRow,
-  type Anchor,
+  type LedgerView,
   type FailureReason,
   type LinkStart,
 } from "./chain-check";
-import { gapsEndingAt, type GapRecord } from "./retention";
+import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
+import type { AppliedRule } from "./retention-rules";
 import type { SigningKeyring } from "./signing-keys";
 
 /** Inclusive bounds on occurred_at (normalized ISO); null is open. */
@@ -27,6 +28,8 @@ export interface GapReport {
   purged_count: number;
   first_seq: number;
   last_seq: number;
+  /** The rules and cutoffs the purge applied, as its signed record names them. */
+  rules: AppliedRule[];
 }
 
 export interface VerifyResult {
@@ -53,8 +56,8 @@ export async function verifyChain(
   ring: SigningKeyring,
   projectId: string,
   window: VerifyWindow,
-  /** The ledger's anchor (ledgerAnchor); rows appended after its head are left for the next verify. */
-  head: Anchor,
+  /** The ledger's view (ledgerView); rows appended after its head are left for the next verify. */
+  head: LedgerView,
   pageSize = PAGE_SIZE,
 ): Promise<VerifyResult> {
   const windowed = window.from !== null || window.to !== null;
@@ -71,13 +74,15 @@ export async function verifyChain(
       purged_count: gap.purged_count,
       first_seq: gap.first_seq,
       last_seq: gap.last_seq,
+      rules: gapRules(gap),
     });
 
   let last: ChainRow | null = null;
   for await (const page of pages(db, projectId, head.seq, window, pageSize)) {
     const starts = await linkStarts(db, projectId, page, last, windowed);
     const holes = page.flatMap((row, i) => (row.seq !== starts[i].seq + 1 && row.prev_hash !== null ? [row.prev_hash] : []));
-    const gaps = await gapsEndingAt(db, projectId, holes);
+    const anonymized = page.flatMap((row) => (row.anonymized_at !== null ? [row.seq] : []));
+    const [gaps, erased] = await Promise.all([gapsEndingAt(db, projectId, holes), anonymized.length > 0 ? head.erasedAt(anonymized) : ({} as Record<number, string>)]);
     for (let i = 0; i < page.length; i++) {
       const row = page[i];
       const start = starts[i];
@@ -91,6 +96,8 @@ export async function verifyChain(
       // One row at a time: thousands of crypto calls in flight cost more than they overlap.
       const check = await checkRow(ring, row);
       if (!check.hash) return fail(row, "hash_mismatch");
+      // Scrubbed personal data is vouched for only by the ledger's erasure record; otherwise it was just deleted.
+      if (row.anonymized_at !== null && erased[row.seq] !== row.anonymized_at) return fail(row, "hash_mismatch");
       // Only the ledger says from where rows are signed: nulling signatures in D1 turns nothing into "unsigned".
       const mustBeSigned = row.seq >= head.signedFrom;
       if (check.signature === false || (check.signature === null && mustBeSigned)) return fail(row, "signature_mismatch");

@@ -1,14 +1,14 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
-/** One tenant of Witness. head_* is the chain head the ledger committed last. */
+/** One tenant of Witness. Its chain head lives in its ledger's own storage, not here. */
 export const projects = sqliteTable("projects", {
   id: text("id").primaryKey(),
   created_at: text("created_at").notNull(),
-  head_seq: integer("head_seq").notNull().default(0),
-  head_hash: text("head_hash"),
   /** The event database (EVENTS_<shard>) that holds this project's events. */
   shard: integer("shard").notNull().default(0),
-});
+  /** Public address of the project's transparency log (/logs/<log_id>): 128 random bits, never the id. */
+  log_id: text("log_id"),
+}, (t) => [uniqueIndex("projects_log_id_idx").on(t.log_id)]);
 
 /** Keys are `wtn_live_<prefix>_<secret>`; only a SHA-256 of the secret is kept. */
 export const apiKeys = sqliteTable(
@@ -74,6 +74,8 @@ export const idempotencyKeys = sqliteTable(
     key: text("key").notNull(),
     event_ids: text("event_ids").notNull(),
     created_at: text("created_at").notNull(),
+    /** SHA-256 of the request body: reusing the key with another body is refused. */
+    request_hash: text("request_hash"),
   },
   (t) => [primaryKey({ columns: [t.project_id, t.key] }), index("idempotency_created_idx").on(t.created_at)],
 );
@@ -105,6 +107,8 @@ export const retentionGaps = sqliteTable(
     purged_at: text("purged_at").notNull(),
     /** `v<N>:` HMAC of the record (SIGNING_KEYS), so a gap cannot be forged to hide a deletion. */
     signature: text("signature"),
+    /** JSON list of the rules the purge applied ({pattern, days, cutoff}); null on records made before it was kept. */
+    rules: text("rules"),
   },
   (t) => [
     index("retention_gaps_project_idx").on(t.project_id, t.last_hash),

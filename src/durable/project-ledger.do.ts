@@ -1,22 +1,27 @@
 import { DurableObject } from "cloudflare:workers";
-import type { EventRow } from "../db/schema";
-import type { Anchor, Head } from "../chain/chain-check";
-import { recoverHead } from "../chain/head-recovery";
-import { piiCommitment, sealRow } from "../chain/payload";
-import { randomHex, uuidV7 } from "../lib/crypto";
-import { eventJson } from "../reads/event-shape";
-import { eraseActor } from "../chain/erasure";
 import { RateWindows, type RateState } from "../auth/rate-window";
+import type { Anchor, Head } from "../chain/chain-check";
+import { eraseActor, type ErasureRequest } from "../chain/erasure";
+import { ErasureRecords } from "../chain/erasure-records";
+import { insertEventsStatements } from "../chain/event-insert";
+import { recoverHead } from "../chain/head-recovery";
+import { findIdempotent } from "../chain/idempotency";
 import { purgeBatch } from "../chain/retention";
+import { MAX_RULES, type RetentionRule } from "../chain/retention-rules";
+import { idempotencyStatements, sealEvents } from "../chain/seal-events";
 import { loadKeyring } from "../chain/signing-keys";
+import type { EventRow } from "../db/schema";
+import { eventJson } from "../reads/event-shape";
+import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
+import { ProjectLog } from "../log/project-log";
 import type { NewEvent } from "../schemas/event";
 import { eventsDb } from "../storage/shards";
-import { insertEventsStatements } from "../chain/event-insert";
-import { findIdempotent } from "../chain/idempotency";
 
 export interface AppendRequest {
   events: NewEvent[];
   idempotencyKey: string | null;
+  /** SHA-256 of the request body, with an Idempotency-Key: the key may only be retried with the same body. */
+  requestHash: string | null;
   /** API key prefix and its per-minute budget: ingest is rate limited per key. */
   keyPrefix: string;
   rateLimit: number;
@@ -29,11 +34,13 @@ export interface AppendRequest {
  */
 export type AppendResult =
   | { status: "appended" | "replayed"; events: string[]; rate: RateState }
-  | { status: "rate_limited"; rate: RateState };
+  | { status: "rate_limited"; rate: RateState }
+  | { status: "key_reused"; rate: RateState };
 
 interface Pending {
   events: NewEvent[];
   idempotencyKey: string | null;
+  requestHash: string | null;
   resolve: (rows: EventRow[]) => void;
   reject: (error: unknown) => void;
 }
@@ -54,13 +61,17 @@ export class ProjectLedger extends DurableObject<Env> {
   private queue: Pending[] = [];
   private lock: Promise<void> = Promise.resolve();
   private commitScheduled = false;
-  private readonly inFlight = new Map<string, Promise<{ replayed: boolean; events: string[] }>>();
+  private readonly inFlight = new Map<string, { requestHash: string | null; attempt: Promise<{ replayed: boolean; events: string[] }> }>();
+  private readonly erasures: ErasureRecords;
   private readonly rates = new RateWindows();
+  /** The project's transparency log: its tree lives in this object's storage, next to the head. */
+  private log!: ProjectLog;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     if (!ctx.id.name) throw new Error("ProjectLedger must be addressed by project id (idFromName)");
     this.projectId = ctx.id.name;
+    this.erasures = new ErasureRecords(ctx.storage.sql);
     ctx.blockConcurrencyWhile(() => this.loadHead());
   }
 
@@ -73,11 +84,17 @@ export class ProjectLedger extends DurableObject<Env> {
     this.db = await eventsDb(this.env, this.projectId);
     if (this.ctx.storage.kv.get<number>("signed_from") === undefined) this.ctx.storage.kv.put("signed_from", 1);
     const stored = this.ctx.storage.kv.get<Head>("head") ?? { seq: 0, hash: null };
+    this.log ??= new ProjectLog(this.ctx.storage, this.env, this.projectId);
+    this.log.init(stored);
     const ring = await loadKeyring(this.env.SIGNING_KEYS);
     const recovered = await recoverHead(this.db, ring, this.projectId, stored, MAX_GROUP_EVENTS);
     if (recovered.refused) console.warn(`ledger ${this.projectId}: kept head ${stored.seq}; rows past it refused: ${recovered.refused}`);
     this.current = recovered.head;
+    // Adopted rows are a commit whose head was never recorded, so neither were its leaves.
+    const leaves = await this.log.prepare(recovered.adopted);
+    this.log.apply(leaves);
     if (recovered.adopted.length > 0) this.ctx.storage.kv.put("head", this.current);
+    await scheduleLog(this.log, this.logDeps());
   }
 
   /**
@@ -97,15 +114,23 @@ export class ProjectLedger extends DurableObject<Env> {
     // Registered before any await, so concurrent retries with the same key share one append.
     const key = req.idempotencyKey;
     const running = this.inFlight.get(key);
-    if (running) return { status: "replayed", events: (await running).events, rate };
+    if (running) {
+      if (!sameBody(running.requestHash, req.requestHash)) return { status: "key_reused", rate };
+      return { status: "replayed", events: (await running.attempt).events, rate };
+    }
+    let reused = false;
     const attempt = (async () => {
       const earlier = await findIdempotent(this.db, this.projectId, key);
-      const replayed = earlier !== null;
-      return { replayed, events: (earlier ?? (await this.enqueue(req))).map(eventJson) };
+      if (earlier && !sameBody(earlier.requestHash, req.requestHash)) {
+        reused = true;
+        return { replayed: false, events: [] };
+      }
+      return { replayed: earlier !== null, events: (earlier?.rows ?? (await this.enqueue(req))).map(eventJson) };
     })();
-    this.inFlight.set(key, attempt);
+    this.inFlight.set(key, { requestHash: req.requestHash, attempt });
     try {
       const { replayed, events } = await attempt;
+      if (reused) return { status: "key_reused", rate };
       return { status: replayed ? "replayed" : "appended", events, rate };
     } finally {
       this.inFlight.delete(key);
@@ -115,9 +140,17 @@ export class ProjectLedger extends DurableObject<Env> {
   /**
    * Erasure rewrites rows of this chain, so it holds the commit lock as a group
    * commit does: appends arriving meanwhile queue up and commit right after.
+   * Every scrubbed row is covered by an erasure record in this object's storage.
    */
-  eraseActor(actorId: string, organization: string | null): Promise<number> {
-    return this.exclusive(() => eraseActor(this.env, this.db, { projectId: this.projectId, actorId, organization }));
+  erase(req: Omit<ErasureRequest, "projectId">): Promise<number> {
+    return this.exclusive(async () =>
+      eraseActor(this.env, this.db, this.erasures, await loadKeyring(this.env.SIGNING_KEYS), { ...req, projectId: this.projectId }),
+    );
+  }
+
+  /** For verify: the anonymized_at an erasure record gives each of these seqs (absent: no erasure covers it). */
+  erasedAt(seqs: number[]): Record<number, string> {
+    return this.erasures.erasedAt(seqs);
   }
 
   /** Counts an ingest request that failed before it could be appended. */
@@ -125,11 +158,82 @@ export class ProjectLedger extends DurableObject<Env> {
     return this.rates.hit(keyPrefix, limit);
   }
 
+  /** The retention plan, from this object's storage: the only copy a purge obeys. */
+  retention(): RetentionRule[] {
+    return this.ctx.storage.kv.get<RetentionRule[]>("retention") ?? [];
+  }
+
+  /**
+   * Replaces the plan. D1's retention_rules gets a copy, which only tells the
+   * daily cron which ledgers to wake; a rule written into D1 alone purges nothing.
+   */
+  setRetention(rules: RetentionRule[]): Promise<RetentionRule[]> {
+    return this.exclusive(async () => {
+      const plan = rules.slice(0, MAX_RULES).map(({ pattern, days }) => ({ pattern, days }));
+      await this.env.DB.batch([
+        this.env.DB.prepare("DELETE FROM retention_rules WHERE project_id = ?").bind(this.projectId),
+        this.env.DB.prepare("INSERT INTO retention_rules (project_id, pattern, days) SELECT ?, value ->> 'pattern', value ->> 'days' FROM json_each(?)").bind(
+          this.projectId,
+          JSON.stringify(plan),
+        ),
+      ]);
+      this.ctx.storage.kv.put("retention", plan);
+      return plan;
+    });
+  }
+
   /** One bounded retention batch; it holds the commit lock, so it never interleaves with an append. */
-  purgeExpired(now: string, afterSeq: number): Promise<{ purged: number; done: boolean; lastSeq: number }> {
-    return this.exclusive(async () =>
-      purgeBatch(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, new Date(now), afterSeq),
-    );
+  purgeExpired(now: string, afterSeq: number): Promise<{ purged: number; refused: number; done: boolean; lastSeq: number }> {
+    return this.exclusive(async () => {
+      // A tree still being built reads old rows from D1: purging them first would leave it unbuildable forever.
+      if (this.log.status === "building") return { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
+      const plan = { rules: this.retention(), signedFrom: this.anchor().signedFrom };
+      return purgeBatch(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, plan, new Date(now), afterSeq);
+    });
+  }
+
+  /** GET /v1/log: the log's identity, published tree and build status. */
+  logInfo() {
+    return this.log.info(this.current);
+  }
+
+  /** The newest checkpoint (signed note, witness cosignatures appended), or null without a signing key. */
+  async logCheckpoint(): Promise<string | null> {
+    return (await this.log.checkpoint())?.text ?? null;
+  }
+
+  /** Tile bytes of the published tree; null when it has no such tile. */
+  logTile(level: number, index: number, width: number) {
+    return this.log.tile(level, index, width);
+  }
+
+  /** The event with `seq` as tlog-proof text against the newest checkpoint; null when not in the published tree. */
+  logInclusion(seq: number) {
+    return this.log.inclusion(seq);
+  }
+
+  /** Consistency proof between published sizes; null when out of range. */
+  logConsistency(from: number, to?: number) {
+    return this.log.consistency(from, to);
+  }
+
+  /** For verify: RFC 6962 leaf hashes (hex) of published leaves [fromIndex, fromIndex + count); leaf i is seq i + 1. */
+  leafHashes(fromIndex: number, count: number): string[] {
+    return this.log.leafHashes(fromIndex, count);
+  }
+
+  /** For verify: the published tree's size and root (base64) as the checkpoint signs it, checked against the stored tiles. */
+  checkpointAnchor() {
+    return this.log.anchor();
+  }
+
+  /** The log's background work: building the tree of an older project, witness rounds. */
+  async alarm() {
+    await logAlarm(this.log, this.logDeps());
+  }
+
+  private logDeps(): UpkeepDeps {
+    return { db: this.db, projectId: this.projectId, head: () => this.current, exclusive: (work) => this.exclusive(work), storage: this.ctx.storage, env: this.env };
   }
 
   /**
@@ -147,7 +251,7 @@ export class ProjectLedger extends DurableObject<Env> {
 
   private enqueue(req: AppendRequest): Promise<EventRow[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ events: req.events, idempotencyKey: req.idempotencyKey, resolve, reject });
+      this.queue.push({ events: req.events, idempotencyKey: req.idempotencyKey, requestHash: req.requestHash, resolve, reject });
       this.scheduleCommit();
     });
   }
@@ -171,27 +275,23 @@ export class ProjectLedger extends DurableObject<Env> {
 
   private async commit(group: Pending[]) {
     try {
-      const rows = await this.buildRows(group.flatMap((p) => p.events));
+      const ring = await loadKeyring(this.env.SIGNING_KEYS);
+      const rows = await sealEvents(ring, this.projectId, this.current, group.flatMap((p) => p.events));
       const last = rows[rows.length - 1];
-      const now = new Date().toISOString();
-      const statements = insertEventsStatements(this.db, rows);
       let offset = 0;
-      const slices = group.map((p) => {
-        const slice = rows.slice(offset, offset + p.events.length);
-        offset += p.events.length;
-        if (p.idempotencyKey !== null) {
-          statements.push(
-            this.db.prepare(
-              "INSERT OR REPLACE INTO idempotency_keys (project_id, key, event_ids, created_at) VALUES (?, ?, ?, ?)",
-            ).bind(this.projectId, p.idempotencyKey, JSON.stringify(slice.map((r) => r.id)), now),
-          );
-        }
-        return slice;
-      });
-      await this.db.batch(statements);
+      const slices = group.map((p) => rows.slice(offset, (offset += p.events.length)));
+      const keyed = group.flatMap((p, i) => (p.idempotencyKey === null ? [] : [{ key: p.idempotencyKey, requestHash: p.requestHash, rows: slices[i] }]));
+      // The new leaves are hashed while D1 writes; a failed batch just drops them.
+      const [leaves] = await Promise.all([
+        this.log.prepare(rows),
+        this.db.batch([...insertEventsStatements(this.db, rows), ...idempotencyStatements(this.db, this.projectId, keyed)]),
+      ]);
+      // No await between the tree and the head: one storage transaction stores both or neither.
+      this.log.apply(leaves);
       this.current = { seq: last.seq, hash: last.hash };
       this.ctx.storage.kv.put("head", this.current);
       group.forEach((p, i) => p.resolve(slices[i]));
+      if (hasWitnesses(this.env)) void scheduleLog(this.log, this.logDeps()).catch(() => {});
     } catch (error) {
       // A D1 batch is one transaction: nothing of it was stored. Reload the head
       // anyway, in case the commit did land and only its answer was lost.
@@ -199,34 +299,11 @@ export class ProjectLedger extends DurableObject<Env> {
       group.forEach((p) => p.reject(error));
     }
   }
+}
 
-  private async buildRows(events: NewEvent[]): Promise<EventRow[]> {
-    const ring = await loadKeyring(this.env.SIGNING_KEYS);
-    const receivedAt = new Date().toISOString();
-    let { seq, hash: prevHash } = this.current;
-    const rows: EventRow[] = [];
-    for (const e of events) {
-      seq += 1;
-      const salt = randomHex(16);
-      const row = await sealRow(
-        {
-          ...e,
-          row_id: null as unknown as number,
-          id: uuidV7(),
-          project_id: this.projectId,
-          seq,
-          occurred_at: e.occurred_at ?? receivedAt,
-          received_at: receivedAt,
-          pii_salt: salt,
-          pii_commitment: await piiCommitment(salt, e),
-          prev_hash: prevHash,
-          anonymized_at: null,
-        },
-        ring,
-      );
-      prevHash = row.hash;
-      rows.push(row);
-    }
-    return rows;
-  }
+// LOG WIRING: open
+
+/** Keys stored before bodies were hashed match any body, as they did then. */
+function sameBody(stored: string | null, presented: string | null): boolean {
+  return stored === null || stored === presented;
 }

@@ -6,7 +6,10 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
+  /** The event is not in the project's transparency log yet (its tree is being built, or cannot be). */
+  LOG_NOT_READY: 409,
   EVENT_TOO_LARGE: 413,
+  IDEMPOTENCY_KEY_REUSED: 422,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,

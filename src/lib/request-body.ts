@@ -7,6 +7,11 @@ const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 /** Reads a JSON object body: 415 without application/json, 400 for malformed JSON or a non-object. */
 export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
+  return (await readJsonBody(c)).body;
+}
+
+/** readJsonObject, also giving the body's text (an Idempotency-Key remembers what it was sent with). */
+export async function readJsonBody(c: Context): Promise<{ body: Record<string, unknown>; text: string }> {
   const type = c.req.header("Content-Type") ?? "";
   if (!/^application\/json\s*(;|$)/i.test(type)) {
     throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json");
@@ -28,5 +33,5 @@ export async function readJsonObject(c: Context): Promise<Record<string, unknown
   if (!body || typeof body !== "object" || Array.isArray(body)) {
     throw validationError([{ path: "", message: "The body must be a JSON object" }]);
   }
-  return body as Record<string, unknown>;
+  return { body: body as Record<string, unknown>, text };
 }

@@ -1,5 +1,5 @@
-import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, gapLookup, rowAfter, rowBefore, type ChainRow, type Head } from "../chain/chain-check";
-import { ledgerAnchor } from "../chain/ledger";
+import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, gapLookup, rowAfter, rowBefore, type ChainRow, type LedgerView } from "../chain/chain-check";
+import { ledgerView } from "../chain/ledger";
 import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
 import { loadKeyring, type SigningKeyring } from "../chain/signing-keys";
 
@@ -32,23 +32,26 @@ export async function findChainRow(env: Env, id: string): Promise<ChainRow | nul
 }
 
 /** One event's own checks plus both of its links, the newest event's link being the recorded head. */
-export async function publicCheck(db: D1Database, ring: SigningKeyring, row: ChainRow, head: Head): Promise<PublicCheck> {
+export async function publicCheck(db: D1Database, ring: SigningKeyring, row: ChainRow, head: LedgerView): Promise<PublicCheck> {
   const gaps = gapLookup(db, row.project_id);
-  const [content, before, after] = await Promise.all([
+  const [content, before, after, erased] = await Promise.all([
     checkRow(ring, row),
     rowBefore(db, row.project_id, row.seq),
     rowAfter(db, row.project_id, row.seq, head.seq),
+    row.anonymized_at === null ? ({} as Record<number, string>) : head.erasedAt([row.seq]),
   ]);
+  // An anonymized row stands only with the ledger's erasure record behind it.
+  const hash = content.hash && (row.anonymized_at === null || erased[row.seq] === row.anonymized_at);
   const [predecessor, successor] = await Promise.all([
     checkLink(ring, before ?? CHAIN_START, row, gaps),
     row.seq > head.seq ? { ok: false } : checkLink(ring, row, after ?? { seq: head.seq + 1, prev_hash: head.hash }, gaps),
   ]);
-  return { hash: content.hash, signature: content.signature === true, predecessor_link: predecessor.ok, successor_link: successor.ok };
+  return { hash, signature: content.signature === true, predecessor_link: predecessor.ok, successor_link: successor.ok };
 }
 
 /** publicCheck against the current signing keys and the head the project's ledger recorded. */
 export async function checkEvent(env: Env, row: ChainRow): Promise<PublicCheck> {
-  const [ring, head] = await Promise.all([loadKeyring(env.SIGNING_KEYS), ledgerAnchor(env, row.project_id)]);
+  const [ring, head] = await Promise.all([loadKeyring(env.SIGNING_KEYS), ledgerView(env, row.project_id)]);
   return publicCheck(await eventsDb(env, row.project_id), ring, row, head);
 }
 
@@ -76,8 +79,12 @@ export function publicFields(row: ChainRow) {
   };
 }
 
-/** The receipt before its Ed25519 proof; `valid` is the public check at issuance. */
-export function receiptBody(row: ChainRow, check: PublicCheck, origin: string, issuedAt: string) {
+/**
+ * The receipt before its Ed25519 proof; `valid` is the public check at
+ * issuance. `tlog_proof` is the event's c2sp.org/tlog-proof@v1 text (null
+ * while the project's log is being built), covered by the receipt's proof.
+ */
+export function receiptBody(row: ChainRow, check: PublicCheck, origin: string, issuedAt: string, tlogProof: string | null = null) {
   const { event_id, action, actor, target, occurred_at, seq, hash, prev_hash } = publicFields(row);
   return {
     type: RECEIPT_TYPE,
@@ -93,6 +100,7 @@ export function receiptBody(row: ChainRow, check: PublicCheck, origin: string, i
     valid: isValid(check),
     issued_at: issuedAt,
     ...receiptUrls(origin, row.id),
+    tlog_proof: tlogProof,
   };
 }
 

@@ -7,7 +7,11 @@ import type { AppEnv } from "../types";
 
 const actors = new Hono<AppEnv>();
 
-/** Erasure of one actor's personal data, through the project's ledger (it rewrites chain rows). */
+/**
+ * Erasure of one actor's personal data, through the project's ledger (it
+ * rewrites chain rows and records the erasure). `?by=email` names the actor by
+ * e-mail, for actors sent without an id; the answer has the same shape.
+ */
 actors.delete(
   "/:id",
   requireCredential({ allowEmbed: false }),
@@ -16,10 +20,9 @@ actors.delete(
   async (c) => {
     const projectId = projectOf(c.get("credential"));
     const { id } = c.req.valid("param");
-    const organization = c.req.valid("query").organization ?? null;
-    const ledger = ledgerOf(c.env, projectId);
-    const anonymized = await ledger.eraseActor(id, organization);
-    return c.json({ data: { actor_id: id, organization, anonymized } });
+    const { by, organization = null } = c.req.valid("query");
+    const anonymized = await ledgerOf(c.env, projectId).erase({ by, value: id, organization });
+    return c.json({ data: { actor_id: id, by, organization, anonymized } });
   },
 );
 

@@ -1,14 +1,15 @@
 import { Hono } from "hono";
 import { ApiError } from "../lib/errors";
-import { eventJson, pageJson, SHAPE_SELECT } from "../reads/event-shape";
-import { ledgerAnchor } from "../chain/ledger";
+import { eventWriter, pageJson, SHAPE_SELECT } from "../reads/event-shape";
+import { ledgerOf, ledgerView } from "../chain/ledger";
 import { EMPTY_PAGE, listEvents, searchEvents, shapeRows } from "../reads/event-read";
 import { selectionFor } from "../reads/event-query";
 import { appendEvents, requestContext } from "./ingest";
-import { readJsonObject } from "../lib/request-body";
+import { eventProof } from "./log";
+import { readJsonBody } from "../lib/request-body";
 import { checkEvent, loadChainRow, receiptBody } from "../receipts/receipt";
 import { loadReceiptKeys, signReceipt } from "../receipts/receipt-signing";
-import { searchTerms } from "../reads/search-query";
+import { MAX_TERMS, MIN_TERM_CHARS, searchTerms } from "../reads/search-query";
 import { loadKeyring } from "../chain/signing-keys";
 import { validate, validationError } from "../lib/validate";
 import { verifyProject } from "../chain/verify";
@@ -28,20 +29,21 @@ const apiKeyOnly = requireCredential({ allowEmbed: false });
 const readers = requireCredential({ allowEmbed: true });
 
 events.post("/", apiKeyOnly, async (c) => {
-  const event = parseEvent(await readJsonObject(c), requestContext(c.req.raw));
-  const [json] = await appendEvents(c, [event]);
+  const { body, text } = await readJsonBody(c);
+  const event = parseEvent(body, requestContext(c.req.raw));
+  const [json] = await appendEvents(c, [event], text);
   return c.body(`{"data":${json}}`, 201, JSON_TYPE);
 });
 
 events.post("/batch", apiKeyOnly, async (c) => {
-  const body = await readJsonObject(c);
+  const { body, text } = await readJsonBody(c);
   const list = body.events;
   if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH) {
     throw validationError([{ path: "events", message: `events must be an array of 1 to ${MAX_BATCH} events` }]);
   }
   const ctx = requestContext(c.req.raw);
   const parsed = list.map((raw, i) => parseEvent(raw, ctx, `events.${i}.`));
-  const events = await appendEvents(c, parsed);
+  const events = await appendEvents(c, parsed, text);
   return c.body(`{"data":[${events.join(",")}]}`, 201, JSON_TYPE);
 });
 
@@ -50,36 +52,44 @@ events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
   const ring = await loadKeyring(c.env.SIGNING_KEYS);
   const window = { from: from ?? null, to: to ?? null };
   const projectId = projectOf(c.get("credential"));
-  return c.json({ data: await verifyProject(await eventsDb(c.env, projectId), ring, projectId, window, await ledgerAnchor(c.env, projectId)) });
+  return c.json({ data: await verifyProject(await eventsDb(c.env, projectId), ring, projectId, window, await ledgerView(c.env, projectId)) });
 });
 
 events.get("/:id/receipt", apiKeyOnly, async (c) => {
   const projectId = projectOf(c.get("credential"));
   const row = await loadChainRow(await eventsDb(c.env, projectId), c.req.param("id"), projectId);
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id in this project");
-  const [check, keys] = await Promise.all([
+  const [check, keys, inclusion] = await Promise.all([
     checkEvent(c.env, row),
     loadReceiptKeys(c.env.RECEIPT_SIGNING_KEYS),
+    ledgerOf(c.env, projectId).logInclusion(row.seq),
   ]);
-  const body = receiptBody(row, check, new URL(c.req.url).origin, new Date().toISOString());
+  const body = receiptBody(row, check, new URL(c.req.url).origin, new Date().toISOString(), inclusion?.proof ?? null);
   return c.json({ data: await signReceipt(keys, body) });
 });
 
 events.get("/", readers, validate("query", listQuerySchema), async (c) => {
   const query = c.req.valid("query");
-  const sel = selectionFor(c.get("credential")!, query);
+  const credential = c.get("credential")!;
+  const sel = selectionFor(credential, query);
   const page = sel ? await listEvents(await eventsDb(c.env, sel.projectId), sel, query.cursor ?? null, query.limit) : EMPTY_PAGE;
-  return c.body(pageJson(page.rows, page.nextCursor), 200, JSON_TYPE);
+  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential)), 200, JSON_TYPE);
 });
 
 events.get("/search", readers, validate("query", searchQuerySchema), async (c) => {
   const query = c.req.valid("query");
-  const sel = selectionFor(c.get("credential")!, query);
-  // Text with no word characters (only punctuation or emoji) matches nothing.
+  const credential = c.get("credential")!;
+  const sel = selectionFor(credential, query);
+  // Text with no word of MIN_TERM_CHARS or more (one-letter words, punctuation, emoji) matches nothing.
   const terms = searchTerms(query.q);
+  if (terms.length > MAX_TERMS) {
+    throw validationError([{ path: "q", message: `q must have at most ${MAX_TERMS} different words of ${MIN_TERM_CHARS} or more characters` }]);
+  }
   const page = sel && terms.length > 0 ? await searchEvents(await eventsDb(c.env, sel.projectId), sel, terms, query.cursor ?? null, query.limit) : EMPTY_PAGE;
-  return c.body(pageJson(page.rows, page.nextCursor), 200, JSON_TYPE);
+  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential)), 200, JSON_TYPE);
 });
+
+events.get("/:id/proof", apiKeyOnly, eventProof);
 
 events.get("/:id", readers, async (c) => {
   const credential = c.get("credential")!;
@@ -90,7 +100,7 @@ events.get("/:id", readers, async (c) => {
   });
   const hidden = credential.kind === "embed" && credential.organization !== null && row?.organization !== credential.organization;
   if (!row || hidden) throw new ApiError("NOT_FOUND", "No event with that id in this project");
-  return c.body(`{"data":${eventJson(row)}}`, 200, JSON_TYPE);
+  return c.body(`{"data":${eventWriter(credential)(row)}}`, 200, JSON_TYPE);
 });
 
 export default events;

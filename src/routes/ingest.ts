@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { ingestLimit, rateLimited } from "../middleware/rate-limit";
 import type { NewEvent } from "../schemas/event";
 import type { AppEnv } from "../types";
+import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { ledgerOf } from "../chain/ledger";
 import { validationError } from "../lib/validate";
@@ -20,18 +21,28 @@ function idempotencyKey(c: Context<AppEnv>): string | null {
 }
 
 /** Hands validated events to the project's ledger, which chains and stores them; returns each one's JSON. */
-export async function appendEvents(c: Context<AppEnv>, events: NewEvent[]): Promise<string[]> {
+export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyText: string): Promise<string[]> {
   const credential = c.get("credential");
   if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Ingest needs an API key");
   const ledger = ledgerOf(c.env, credential.projectId);
+  const key = idempotencyKey(c);
   const result = await ledger.append({
     events,
-    idempotencyKey: idempotencyKey(c),
+    idempotencyKey: key,
+    // Only a keyed request needs it: a retry must send the body it was first sent with.
+    requestHash: key === null ? null : await sha256Hex(bodyText),
     keyPrefix: credential.prefix,
     rateLimit: ingestLimit(c.env),
   });
   c.set("rate", result.rate);
   if (result.status === "rate_limited") throw rateLimited(result.rate);
+  if (result.status === "key_reused") {
+    throw new ApiError(
+      "IDEMPOTENCY_KEY_REUSED",
+      "This Idempotency-Key was already used with a different request body; use a new key for a new request",
+      { idempotency_key: key },
+    );
+  }
   if (result.status === "replayed") c.header("Idempotent-Replayed", "true");
   return result.events;
 }

@@ -10,4 +10,6 @@ export const erasureQuerySchema = z.object({
     .min(1, "organization must not be empty")
     .max(128, "organization must be at most 128 characters")
     .optional(),
+  /** id (default): the path names actor.id; email: it names actor.email, for actors sent without an id. */
+  by: z.enum(["id", "email"], "by must be id or email").default("id"),
 });

@@ -1,6 +1,6 @@
 // Shared helpers of the operator scripts (plain Node, run through npm scripts on Node 22).
 import { spawnSync } from "node:child_process";
-import { createHash, randomInt } from "node:crypto";
+import { createHash, randomBytes, randomInt } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -107,7 +107,8 @@ export function createKey(projectId, where = {}) {
   const exists = sql(`SELECT 1 AS ok FROM projects WHERE id = ${quote(projectId)}`, where).length > 0;
   const shard = exists ? 0 : leastFullShard(where);
   sql(
-    `INSERT OR IGNORE INTO projects (id, created_at, shard) VALUES (${quote(projectId)}, ${quote(now)}, ${shard}); ` +
+    // log_id: the project's public transparency log address, 128 random bits.
+    `INSERT OR IGNORE INTO projects (id, created_at, shard, log_id) VALUES (${quote(projectId)}, ${quote(now)}, ${shard}, ${quote(randomBytes(16).toString("hex"))}); ` +
       `INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES (${quote(prefix)}, ${quote(projectId)}, ${quote(secretHash)}, ${quote(now)});`,
     where,
   );

@@ -1,6 +1,11 @@
-// Offline check of a Witness receipt's Ed25519 proof. Plain JavaScript on
-// WebCrypto alone, so it runs the same in Node 22 (npm run receipt:verify) and
-// in the tests; no database, no API key, no network.
+// Offline check of a Witness receipt's Ed25519 proof and of its transparency
+// log proof. Plain JavaScript on WebCrypto plus src/log (dependency-free; Node
+// 22 runs its .ts files as they are), so it runs the same in Node (npm run
+// receipt:verify) and in the tests; no database, no API key, no network.
+import { parseCheckpoint } from "../log/checkpoint.ts";
+import { hexDecode } from "../log/encoding.ts";
+import { formatVkey, parseNote } from "../log/note.ts";
+import { parseTlogProof, verifyTlogProof } from "../log/tlog-proof.ts";
 
 /** RFC 8785 (JCS): sorted keys, ES number and string serialization. */
 export function canonicalize(value) {
@@ -43,7 +48,44 @@ export function unwrapReceipt(doc) {
   return doc && typeof doc === "object" && doc.data && typeof doc.data === "object" && !doc.type ? doc.data : doc;
 }
 
-/** { ok: true, kid } when the proof matches the receipt's fields under one of the keys. */
+/**
+ * The receipt's tlog_proof (c2sp.org/tlog-proof@v1): the event's hash is leaf
+ * seq - 1 of a checkpoint signed by one of the keys under the log's origin
+ * (its vkey is `<origin>+<key ID>+<base64(0x01 || key)>`, formed here).
+ */
+export async function verifyTlogEntry(receipt, keys) {
+  let origin;
+  try {
+    origin = parseCheckpoint(parseNote(parseTlogProof(receipt.tlog_proof).checkpoint).text).origin;
+  } catch (error) {
+    return { ok: false, reason: `tlog_proof is malformed (${error.message})` };
+  }
+  if (typeof receipt.hash !== "string" || !/^[0-9a-f]{64}$/.test(receipt.hash)) return { ok: false, reason: "the receipt's hash is malformed" };
+  let last = "no key given";
+  for (const key of keys) {
+    let vkey;
+    try {
+      vkey = await formatVkey(origin, base64urlDecode(key.x));
+    } catch {
+      continue;
+    }
+    const result = await verifyTlogProof(receipt.tlog_proof, { leafData: hexDecode(receipt.hash) }, vkey);
+    if (!result.ok) {
+      last = result.reason;
+      continue;
+    }
+    if (result.index !== receipt.seq - 1) return { ok: false, reason: `tlog_proof is for leaf ${result.index}, the event is leaf ${receipt.seq - 1}` };
+    return { ok: true, origin, index: result.index, tree_size: result.checkpoint.size, kid: key.kid };
+  }
+  return { ok: false, reason: `tlog_proof does not verify against the published keys (${last})` };
+}
+
+/**
+ * { ok: true, kid } when the proof matches the receipt's fields under one of
+ * the keys, plus `tlog` when the receipt carries a transparency log proof,
+ * which must then verify too (receipts issued while a project's log was being
+ * built have tlog_proof null).
+ */
 export async function verifyReceipt(receipt, keys) {
   if (!receipt || typeof receipt !== "object" || receipt.type !== "witness.receipt.v1") {
     return { ok: false, reason: "not a witness.receipt.v1 receipt" };
@@ -58,8 +100,12 @@ export async function verifyReceipt(receipt, keys) {
     const publicKey = await crypto.subtle.importKey("jwk", { kty: "OKP", crv: "Ed25519", x: key.x }, { name: "Ed25519" }, false, ["verify"]);
     const data = new TextEncoder().encode(canonicalize(body));
     const ok = await crypto.subtle.verify({ name: "Ed25519" }, publicKey, base64urlDecode(proof.value), data);
-    return ok ? { ok: true, kid: proof.kid } : { ok: false, reason: "the proof does not match the receipt's fields (edited, or another key)" };
+    if (!ok) return { ok: false, reason: "the proof does not match the receipt's fields (edited, or another key)" };
   } catch (error) {
     return { ok: false, reason: `the key or proof is malformed (${error.message})` };
   }
+  if (body.tlog_proof === undefined || body.tlog_proof === null) return { ok: true, kid: proof.kid };
+  if (typeof body.tlog_proof !== "string") return { ok: false, reason: "tlog_proof is not text" };
+  const tlog = await verifyTlogEntry(body, keys);
+  return tlog.ok ? { ok: true, kid: proof.kid, tlog } : tlog;
 }

@@ -1,6 +1,7 @@
 // npm run receipt:verify -- <receipt.json> [--key <file or key>] [--keys-url <url>] [--fetch]
-// Checks a receipt's Ed25519 proof with only the public key. With --key it is
-// fully offline: no network, no database, no API key.
+// Checks a receipt's Ed25519 proof, and its transparency log proof (tlog_proof),
+// with only the public key. With --key it is fully offline: no network, no
+// database, no API key.
 import { existsSync, readFileSync } from "node:fs";
 import { parsePublicKeys, unwrapReceipt, verifyReceipt } from "./receipt-check.mjs";
 
@@ -59,6 +60,11 @@ if (!result.ok) {
 console.log(`Signature OK (key ${result.kid}): Witness issued this receipt at ${receipt.issued_at}.`);
 console.log(`  event ${receipt.event_id}  ${receipt.action}  at ${receipt.occurred_at}  (chain position #${receipt.seq})`);
 console.log(`  hash ${receipt.hash}`);
+if (result.tlog) {
+  console.log(`Transparency log OK: the event is leaf ${result.tlog.index} of ${result.tlog.origin} in its signed checkpoint of ${result.tlog.tree_size} events.`);
+} else {
+  console.log("No transparency log proof in this receipt (it was issued while the project's log was being built).");
+}
 if (!receipt.valid) {
   console.log("INVALID: when issuing it, Witness found this event or its chain links altered.");
   process.exit(1);

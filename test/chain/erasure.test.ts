@@ -1,36 +1,50 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { eraseActorRows } from "../../src/chain/erasure";
-import { createProject } from "../helpers";
+import { eraseRows } from "../../src/chain/erasure";
+import type { ErasureRecords } from "../../src/chain/erasure-records";
+import { createProject, dbOf } from "../helpers";
 
-/** A D1 whose statements report how many rows each execution rewrote. */
-function countingDb(perStatement: number[]): D1Database {
-  return {
-    prepare(sql: string) {
-      const statement = env.DB.prepare(sql);
-      return {
-        bind: (...values: unknown[]) => {
-          const bound = statement.bind(...values);
-          return {
-            all: async () => {
-              const result = await bound.all();
-              perStatement.push(result.results.length);
-              return result;
-            },
-          };
-        },
+/** The project's D1, except that each scrub statement reports how many rows it rewrote. */
+function countingDb(db: D1Database, perStatement: number[]): D1Database {
+  return new Proxy(db, {
+    get(target, key) {
+      if (key !== "prepare") {
+        const value = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return (sql: string) => {
+        const statement = target.prepare(sql);
+        if (!sql.trimStart().startsWith("UPDATE")) return statement;
+        return {
+          bind: (...values: unknown[]) => {
+            const bound = statement.bind(...values);
+            return {
+              all: async () => {
+                const result = await bound.all();
+                perStatement.push(result.results.length);
+                return result;
+              },
+            };
+          },
+        };
       };
     },
-  } as unknown as D1Database;
+  });
 }
+
+/** Records the seqs each step claims, as the ledger's erasure record would. */
+function claims(claimed: number[][]): ErasureRecords {
+  return { cover: (_id: number, seqs: number[]) => claimed.push(seqs) } as unknown as ErasureRecords;
+}
+
+const NOW = "2026-05-05T05:05:05.000Z";
 
 async function seed(projectId: string, actorId: string, count: number, organization: string | null = null) {
   const now = new Date().toISOString();
-  const head = await env.DB.prepare("SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE project_id = ?").bind(projectId).first<{ seq: number }>();
+  const head = await (await dbOf(projectId)).prepare("SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE project_id = ?").bind(projectId).first<{ seq: number }>();
   const rows = Array.from({ length: count }, (_, i) => [
     crypto.randomUUID(), projectId, head!.seq + i + 1, "seeded", organization, actorId, "Name", "e@x.test", "[]", "{}", now, now, "10.0.0.1", "ua", "salt", "commitment", "hash",
   ]);
-  await env.DB.prepare(
+  await (await dbOf(projectId)).prepare(
     `INSERT INTO events (id, project_id, seq, action, organization, actor_id, actor_name, actor_email, targets, metadata,
        occurred_at, received_at, ip_address, user_agent, pii_salt, pii_commitment, hash)
      SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9,
@@ -40,33 +54,36 @@ async function seed(projectId: string, actorId: string, count: number, organizat
     .run();
 }
 
-describe("eraseActorRows", () => {
+describe("eraseRows", () => {
   it("rewrites at most one batch of rows per statement, and stops once nothing is left", async () => {
     const p = await createProject();
     await seed(p.id, "big", 23);
     const perStatement: number[] = [];
-    const total = await eraseActorRows(countingDb(perStatement), { projectId: p.id, actorId: "big", organization: null }, undefined, 5);
+    const claimed: number[][] = [];
+    const total = await eraseRows(countingDb(p.db, perStatement), claims(claimed), { projectId: p.id, by: "id", value: "big", organization: null }, NOW, 1, 5);
     expect(total).toBe(23);
     expect(perStatement).toEqual([5, 5, 5, 5, 3]);
+    // Every scrubbed row was claimed for the erasure record before it was scrubbed.
+    expect(claimed.flat()).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
   });
 
-  it("ends with one empty statement when the count is a multiple of the batch", async () => {
+  it("stops without an empty scrub when the count is a multiple of the batch", async () => {
     const p = await createProject();
     await seed(p.id, "even", 10);
     const perStatement: number[] = [];
-    expect(await eraseActorRows(countingDb(perStatement), { projectId: p.id, actorId: "even", organization: null }, undefined, 5)).toBe(10);
-    expect(perStatement).toEqual([5, 5, 0]);
+    expect(await eraseRows(countingDb(p.db, perStatement), claims([]), { projectId: p.id, by: "id", value: "even", organization: null }, NOW, 1, 5)).toBe(10);
+    expect(perStatement).toEqual([5, 5]);
   });
 
   it("scopes each batch to the project, the actor and the organization", async () => {
-    const p = await createProject();
-    const q = await createProject();
+    const p = await createProject(undefined, { shard: 0 });
+    const q = await createProject(undefined, { shard: 0 });
     await seed(p.id, "ann", 4, "org_a");
     await seed(p.id, "ann", 3, "org_b");
     await seed(q.id, "ann", 2, "org_a");
     const perStatement: number[] = [];
-    expect(await eraseActorRows(countingDb(perStatement), { projectId: p.id, actorId: "ann", organization: "org_a" }, undefined, 2)).toBe(4);
-    const left = await env.DB.prepare("SELECT project_id, organization, COUNT(*) AS n FROM events WHERE actor_id = 'ann' AND project_id IN (?, ?) GROUP BY 1, 2 ORDER BY project_id = ? DESC")
+    expect(await eraseRows(countingDb(p.db, perStatement), claims([]), { projectId: p.id, by: "id", value: "ann", organization: "org_a" }, NOW, 1, 2)).toBe(4);
+    const left = await p.db.prepare("SELECT project_id, organization, COUNT(*) AS n FROM events WHERE actor_id = 'ann' AND project_id IN (?, ?) GROUP BY 1, 2 ORDER BY project_id = ? DESC")
       .bind(p.id, q.id, p.id)
       .all();
     expect(left.results).toEqual([

@@ -11,8 +11,8 @@ export const K2 = "2:unit-test-signing-key-two";
 const heads = new Map<string, { seq: number; hash: string | null }>();
 
 /** The anchor a ledger would give verify for a fixture project (signed from seq 1 unless said). */
-export function fixtureAnchor(projectId: string, signedFrom = 1) {
-  return { ...(heads.get(projectId) ?? { seq: 0, hash: null }), signedFrom };
+export function fixtureAnchor(projectId: string, signedFrom = 1, erased: Record<number, string> = {}) {
+  return { ...(heads.get(projectId) ?? { seq: 0, hash: null }), signedFrom, erasedAt: async () => erased };
 }
 
 export async function newProject(): Promise<string> {

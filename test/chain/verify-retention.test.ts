@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { cutoffSql, orderRules, PURGE_BATCH, purgeBatch } from "../../src/chain/retention";
+import { PURGE_BATCH, purgeBatch, type PurgePlan } from "../../src/chain/retention";
+import { cutoffSql, orderRules, type RetentionRule } from "../../src/chain/retention-rules";
 import { loadKeyring, type SigningKeyring } from "../../src/chain/signing-keys";
 import { verifyChain, verifyProject } from "../../src/chain/verify";
 import { appendRows, K1, newProject, fixtureAnchor } from "./verify-fixtures";
@@ -8,8 +9,15 @@ import { appendRows, K1, newProject, fixtureAnchor } from "./verify-fixtures";
 const OLD = "2020-01-01T00:00:00.000Z";
 const NOW = new Date("2026-06-01T00:00:00.000Z");
 
-async function plan(projectId: string, pattern: string, days: number) {
-  await env.DB.prepare("INSERT INTO retention_rules (project_id, pattern, days) VALUES (?, ?, ?)").bind(projectId, pattern, days).run();
+/** Each fixture project's plan, as its ledger would hold it. */
+const plans = new Map<string, RetentionRule[]>();
+
+function plan(projectId: string, pattern: string, days: number) {
+  plans.set(projectId, [...(plans.get(projectId) ?? []).filter((r) => r.pattern !== pattern), { pattern, days }]);
+}
+
+function planOf(projectId: string): PurgePlan {
+  return { rules: plans.get(projectId) ?? [], signedFrom: 1 };
 }
 
 async function gaps(projectId: string) {
@@ -45,13 +53,13 @@ describe("purgeBatch", () => {
     const p = await newProject();
     const count = PURGE_BATCH * 2 + 10;
     const rows = await appendRows(p, K1, [...Array.from({ length: count }, () => ({ occurred_at: OLD })), {}]);
-    await plan(p, "*", 30);
+    plan(p, "*", 30);
     const ring = await loadKeyring(K1);
-    const first = await purgeBatch(env.DB, ring, p, NOW);
-    expect(first).toEqual({ purged: PURGE_BATCH, done: false, lastSeq: PURGE_BATCH });
-    const second = await purgeBatch(env.DB, ring, p, NOW, first.lastSeq);
-    expect(second).toEqual({ purged: PURGE_BATCH, done: false, lastSeq: 2 * PURGE_BATCH });
-    expect(await purgeBatch(env.DB, ring, p, NOW, second.lastSeq)).toEqual({ purged: 10, done: true, lastSeq: count });
+    const first = await purgeBatch(env.DB, ring, p, planOf(p), NOW);
+    expect(first).toEqual({ purged: PURGE_BATCH, refused: 0, done: false, lastSeq: PURGE_BATCH });
+    const second = await purgeBatch(env.DB, ring, p, planOf(p), NOW, first.lastSeq);
+    expect(second).toEqual({ purged: PURGE_BATCH, refused: 0, done: false, lastSeq: 2 * PURGE_BATCH });
+    expect(await purgeBatch(env.DB, ring, p, planOf(p), NOW, second.lastSeq)).toEqual({ purged: 10, refused: 0, done: true, lastSeq: count });
     expect(await gaps(p)).toEqual([{ first_seq: 1, last_seq: count, purged_count: count }]);
     const result = await verifyChain(env.DB, ring, p, { from: null, to: null }, fixtureAnchor(p));
     expect(result).toMatchObject({ ok: true, verified: 1, gaps: [{ purged_count: count }] });
@@ -70,20 +78,20 @@ describe("purgeBatch", () => {
       {},
     ]);
     const ring = await loadKeyring(K1);
-    await plan(p, "debug.*", 1);
-    await plan(p, "*", 30);
-    await purgeBatch(env.DB, ring, p, NOW);
+    plan(p, "debug.*", 1);
+    plan(p, "*", 30);
+    await purgeBatch(env.DB, ring, p, planOf(p), NOW);
     expect(await gaps(p)).toEqual([
       { first_seq: 2, last_seq: 2, purged_count: 1 },
       { first_seq: 4, last_seq: 4, purged_count: 1 },
     ]);
-    await env.DB.prepare("UPDATE retention_rules SET days = 5 WHERE project_id = ? AND pattern = '*'").bind(p).run();
-    await purgeBatch(env.DB, ring, p, NOW);
+    plan(p, "*", 5);
+    await purgeBatch(env.DB, ring, p, planOf(p), NOW);
     expect(await gaps(p)).toEqual([{ first_seq: 2, last_seq: 4, purged_count: 3 }]);
     expect(await verifyChain(env.DB, ring, p, { from: null, to: null }, fixtureAnchor(p), 1)).toMatchObject({ ok: true, verified: 2 });
   });
 
-  it("does not merge a forged neighbour into a signed record", async () => {
+  it("does not merge a forged neighbour into a signed record, nor purge the row it would bridge", async () => {
     const p = await newProject();
     const rows = await appendRows(p, K1, [{}, {}, { occurred_at: OLD }, {}]);
     // An attacker deletes seq 2 and plants an unsigned gap for it.
@@ -93,23 +101,33 @@ describe("purgeBatch", () => {
         "INSERT INTO retention_gaps (project_id, before_hash, last_hash, first_seq, last_seq, purged_count, purged_at) VALUES (?, ?, ?, 2, 2, 1, ?)",
       ).bind(p, rows[0].hash, rows[1].hash, NOW.toISOString()),
     ]);
-    await plan(p, "*", 30);
+    plan(p, "*", 30);
     const ring = await loadKeyring(K1);
-    await purgeBatch(env.DB, ring, p, NOW);
-    expect(await gaps(p)).toEqual([
-      { first_seq: 2, last_seq: 2, purged_count: 1 },
-      { first_seq: 3, last_seq: 3, purged_count: 1 },
-    ]);
+    // Seq 3 has no authentic predecessor left: it stays, for verify to report.
+    expect(await purgeBatch(env.DB, ring, p, planOf(p), NOW)).toMatchObject({ purged: 0, refused: 1 });
+    expect(await gaps(p)).toEqual([{ first_seq: 2, last_seq: 2, purged_count: 1 }]);
     expect((await verifyChain(env.DB, ring, p, { from: null, to: null }, fixtureAnchor(p))).failure).toMatchObject({
-      event_id: rows[3].id,
+      event_id: rows[2].id,
       reason: "chain_broken",
     });
+  });
+
+  it("leaves a row whose content was edited, and purges its intact neighbours", async () => {
+    const p = await newProject();
+    const rows = await appendRows(p, K1, [{ occurred_at: OLD }, { occurred_at: OLD }, { occurred_at: OLD }, {}]);
+    await env.DB.prepare("UPDATE events SET action = 'x.y' WHERE id = ?").bind(rows[1].id).run();
+    plan(p, "*", 30);
+    expect(await purgeBatch(env.DB, await loadKeyring(K1), p, planOf(p), NOW)).toMatchObject({ purged: 2, refused: 1 });
+    expect((await env.DB.prepare("SELECT seq FROM events WHERE project_id = ? ORDER BY seq").bind(p).all()).results).toEqual([
+      { seq: 2 },
+      { seq: 4 },
+    ]);
   });
 
   it("does nothing for a project without a plan", async () => {
     const p = await newProject();
     await appendRows(p, K1, [{ occurred_at: OLD }]);
-    expect(await purgeBatch(env.DB, await loadKeyring(K1), p, NOW)).toMatchObject({ purged: 0, done: true });
+    expect(await purgeBatch(env.DB, await loadKeyring(K1), p, planOf(p), NOW)).toMatchObject({ purged: 0, done: true });
   });
 });
 
@@ -134,7 +152,7 @@ function purgeDuringWalk(projectId: string, ring: SigningKeyring, atPage: number
             const bound = statement.bind(...params);
             return {
               raw: async () => {
-                if (++pages === atPage) await purgeBatch(db, ring, projectId, NOW);
+                if (++pages === atPage) await purgeBatch(db, ring, projectId, planOf(projectId), NOW);
                 return bound.raw();
               },
             };
@@ -149,7 +167,7 @@ function purgeDuringWalk(projectId: string, ring: SigningKeyring, atPage: number
 async function fourExpired(total: number) {
   const p = await newProject();
   const rows = await appendRows(p, K1, Array.from({ length: total }, (_, i) => (i < 4 ? { occurred_at: OLD } : {})));
-  await plan(p, "*", 30);
+  plan(p, "*", 30);
   return { p, rows };
 }
 

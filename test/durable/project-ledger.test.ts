@@ -61,6 +61,24 @@ describe("ProjectLedger", () => {
     expect(tooLong.status).toBe(400);
   });
 
+  it("attack: an Idempotency-Key reused with a different body is refused with 422, not replayed", async () => {
+    const p = await createProject();
+    const headers = { "Idempotency-Key": "refund-42" };
+    const first = await ingest(p.key, { action: "refund.issued", metadata: { amount: 10 } }, { headers });
+    expect(first.status).toBe(201);
+    const other = await ingest(p.key, { action: "refund.issued", metadata: { amount: 10000 } }, { headers });
+    expect(other.status).toBe(422);
+    expect(other.json.error).toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED", details: { idempotency_key: "refund-42" } });
+    const concurrent = await Promise.all([
+      ingest(p.key, { action: "a" }, { headers: { "Idempotency-Key": "race" } }),
+      ingest(p.key, { action: "b" }, { headers: { "Idempotency-Key": "race" } }),
+    ]);
+    expect(concurrent.map((r) => r.status).sort()).toEqual([201, 422]);
+    expect(await rows(p.id)).toHaveLength(2);
+    // The same body still replays.
+    expect((await ingest(p.key, { action: "refund.issued", metadata: { amount: 10 } }, { headers })).headers.get("Idempotent-Replayed")).toBe("true");
+  });
+
   it("leaves no row and an unchanged head when D1 fails mid-append, and links the next append correctly", async () => {
     const p = await createProject();
     const before = await ingest(p.key, { action: "before.failure" });

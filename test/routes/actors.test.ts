@@ -4,6 +4,7 @@ import type { EventRow } from "../../src/db/schema";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
 import { checkSignature, loadKeyring } from "../../src/chain/signing-keys";
 import { parseEvent } from "../../src/schemas/event";
+import { SEARCH_TABLE, searchTag } from "../../src/reads/search-index";
 import { call, createProject, ingest, dbOf } from "../helpers";
 
 const ada = { id: "u_ada", type: "user", name: "Ada Lovelace", email: "ada@example.com" };
@@ -38,9 +39,10 @@ function erase(key: string, actorId: string, organization?: string) {
   return call("DELETE", `/v1/actors/${encodeURIComponent(actorId)}${query}`, { key });
 }
 
-async function ftsMatches(term: string) {
-  const found = await Promise.all([env.EVENTS_0, env.EVENTS_1].map((db) => db.prepare("SELECT rowid FROM events_fts WHERE events_fts MATCH ?").bind(term).all()));
-  return { results: found.flatMap((f) => f.results) };
+/** Entries of the project's search index for words starting with term (asked the way a search asks). */
+async function indexMatches(projectId: string, term: string) {
+  const db = await dbOf(projectId);
+  return db.prepare(`SELECT rowid FROM ${SEARCH_TABLE} WHERE ${SEARCH_TABLE} MATCH ?`).bind(`"${searchTag(projectId)}${term}"*`).all();
 }
 
 describe("DELETE /v1/actors/:id", () => {
@@ -53,7 +55,7 @@ describe("DELETE /v1/actors/:id", () => {
 
     const res = await erase(p.key, "u_ada");
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ data: { actor_id: "u_ada", organization: null, anonymized: 2 } });
+    expect(res.json).toEqual({ data: { actor_id: "u_ada", by: "id", organization: null, anonymized: 2 } });
 
     const after = await rows(p.id);
     for (const id of [a1.id, a2.id]) {
@@ -80,7 +82,7 @@ describe("DELETE /v1/actors/:id", () => {
     const first = (await rows(p.id))[0].anonymized_at;
     const again = await erase(p.key, "u_ada");
     expect(again.status).toBe(200);
-    expect(again.json.data).toEqual({ actor_id: "u_ada", organization: null, anonymized: 0 });
+    expect(again.json.data).toEqual({ actor_id: "u_ada", by: "id", organization: null, anonymized: 0 });
     expect((await call("GET", `/v1/events/${e.id}`, { key: p.key })).json.data.anonymized_at).toBe(first);
     expect((await erase(p.key, "never-seen")).json.data.anonymized).toBe(0);
   });
@@ -92,7 +94,7 @@ describe("DELETE /v1/actors/:id", () => {
     await ingest(p.key, { action: "c", organization: "org_b", actor: ada });
     await ingest(p.key, { action: "d", actor: ada });
     const res = await erase(p.key, "u_ada", "org_a");
-    expect(res.json.data).toEqual({ actor_id: "u_ada", organization: "org_a", anonymized: 2 });
+    expect(res.json.data).toEqual({ actor_id: "u_ada", by: "id", organization: "org_a", anonymized: 2 });
     const after = await rows(p.id);
     expect(after.map((r) => [r.action, r.actor_name, r.anonymized_at === null])).toEqual([
       ["a", null, false],
@@ -119,10 +121,11 @@ describe("DELETE /v1/actors/:id", () => {
     const actor = { id: `${marker}id`, name: `Ada ${marker}name`, email: `${marker}mail@example.com` };
     await ingest(p.key, { action: "profile.updated", actor });
     await ingest(p.key, { action: "profile.viewed", actor: { id: "u_other", name: `Other ${marker}name` } });
-    expect((await ftsMatches(`${marker}*`)).results).toHaveLength(2);
+    expect((await indexMatches(p.id, marker)).results).toHaveLength(2);
 
     await erase(p.key, actor.id);
-    const left = await ftsMatches(`${marker}*`);
+
+    const left = await indexMatches(p.id, marker);
     expect(left.results).toHaveLength(1);
     const search = await call("GET", `/v1/events/search?q=${marker}`, { key: p.key });
     expect(search.status).toBe(200);
@@ -130,7 +133,7 @@ describe("DELETE /v1/actors/:id", () => {
     // The action stays searchable: only the personal data left the index.
     const byAction = await call("GET", "/v1/events/search?q=profile.updated", { key: p.key });
     expect(byAction.json.data.map((e: { anonymized_at: string | null }) => e.anonymized_at !== null)).toEqual([true]);
-    await p.db.prepare("INSERT INTO events_fts(events_fts, rank) VALUES ('integrity-check', 1)").run();
+    await p.db.prepare(`INSERT INTO ${SEARCH_TABLE}(${SEARCH_TABLE}, rank) VALUES ('integrity-check', 0)`).run();
   });
 
   it("deletes the project's staged exports, and only that project's", async () => {
@@ -192,7 +195,7 @@ describe("DELETE /v1/actors/:id", () => {
       expect({ id, status: res.status, body: res.json.data }).toEqual({
         id,
         status: 200,
-        body: { actor_id: id, organization: null, anonymized: 1 },
+        body: { actor_id: id, by: "id", organization: null, anonymized: 1 },
       });
     }
   });
@@ -210,6 +213,36 @@ describe("DELETE /v1/actors/:id", () => {
   });
 });
 
+describe("DELETE /v1/actors/<email>?by=email", () => {
+  it("erases an actor sent without an id, by e-mail, with the same guarantees and answer", async () => {
+    const p = await createProject();
+    const guest = { type: "guest", name: "Grace Guest", email: "grace@example.com" };
+    await ingest(p.key, { action: "checkout.started", actor: guest }, client);
+    await ingest(p.key, { action: "checkout.completed", actor: guest, organization: "org_a" }, client);
+    await ingest(p.key, { action: "checkout.started", actor: { ...guest, email: "other@example.com" } }, client);
+    const res = await call("DELETE", `/v1/actors/${encodeURIComponent(guest.email)}?by=email`, { key: p.key });
+    expect(res.status).toBe(200);
+    expect(res.json.data).toEqual({ actor_id: guest.email, by: "email", organization: null, anonymized: 2 });
+    const list = await rows(p.id);
+    expect(list.map((r) => [r.actor_email, r.actor_name, r.ip_address, r.user_agent, r.anonymized_at !== null])).toEqual([
+      [null, null, null, null, true],
+      [null, null, null, null, true],
+      ["other@example.com", "Grace Guest", "203.0.113.7", "AdaBrowser/1.0", false],
+    ]);
+    await expectIntactChain(list);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 1, anonymized: 2 });
+    const search = await call("GET", "/v1/events/search?q=grace", { key: p.key });
+    expect(search.json.data.map((e: { actor: { email: string | null } }) => e.actor.email)).toEqual(["other@example.com"]);
+  });
+
+  it("refuses an unknown way of naming the actor", async () => {
+    const p = await createProject();
+    const res = await call("DELETE", "/v1/actors/x?by=name", { key: p.key });
+    expect(res.status).toBe(400);
+    expect(res.json.error.details.issues[0].path).toBe("by");
+  });
+});
+
 describe("DELETE /v1/actors/:id at scale", () => {
   it("erases an actor with 50,000 events in bounded batches, and the chain still verifies", { timeout: 600_000 }, async () => {
     const p = await createProject();
@@ -220,7 +253,7 @@ describe("DELETE /v1/actors/:id at scale", () => {
     const ctx = { ip_address: client.ip, user_agent: "AdaBrowser/1.0" };
     for (let sent = 0; sent < total; sent += 1000) {
       const events = Array.from({ length: 1000 }, (_, i) => parseEvent({ action: "report.viewed", actor: ada, metadata: { i: sent + i } }, ctx));
-      const res = await ledger.append({ events, idempotencyKey: null, keyPrefix: p.prefix, rateLimit: 1_000_000 });
+      const res = await ledger.append({ events, idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1_000_000 });
       expect(res.status).toBe("appended");
     }
     const res = await erase(p.key, "u_ada");

@@ -53,6 +53,7 @@ describe("GET /v1/events/:id/receipt", () => {
       issued_at: expect.any(String),
       verification_url: `${BASE}/v1/receipts/${p.event.id}`,
       view_url: `${BASE}/receipts/${p.event.id}`,
+      tlog_proof: expect.stringMatching(/^c2sp\.org\/tlog-proof@v1\nindex 1\n/),
       proof: { alg: "Ed25519", kid: "test-2", value: expect.stringMatching(/^[A-Za-z0-9_-]{86}$/) },
     });
     expectNoPersonalData(res.text);
@@ -61,7 +62,7 @@ describe("GET /v1/events/:id/receipt", () => {
     expect(keys.status).toBe(200);
     expect(keys.json.keys.map((k: { kid: string }) => k.kid)).toEqual(["test-1", "test-2"]);
     expect(keys.json.signing_kid).toBe("test-2");
-    expect(await verifyReceipt(receipt, parsePublicKeys(keys.text))).toEqual({ ok: true, kid: "test-2" });
+    expect(await verifyReceipt(receipt, parsePublicKeys(keys.text))).toMatchObject({ ok: true, kid: "test-2", tlog: { index: 1, tree_size: 3 } });
   });
 
   it("gives null actor and target for a system event without them", async () => {

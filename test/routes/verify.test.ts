@@ -101,10 +101,9 @@ describe("GET /v1/events/verify", () => {
       expect(await verify(p.key)).toMatchObject({ ok: false, verified: 4, failure: failure(p.events[3], "chain_broken") });
     });
 
-    it("deleted newest rows with the D1 head rolled back to match", async () => {
+    it("deleted newest rows, with nothing in D1 left to say how many there were", async () => {
       const p = await seed(5);
       await run("DELETE FROM events WHERE id IN (?, ?)", p.events[3].id, p.events[4].id);
-      await run("UPDATE projects SET head_seq = 3, head_hash = ? WHERE id = ?", p.events[2].hash, p.id);
       // The ledger's own record of the head still says 5.
       expect(await verify(p.key)).toMatchObject({ ok: false, verified: 3, failure: failure(p.events[2], "chain_broken") });
     });
@@ -161,15 +160,25 @@ describe("GET /v1/events/verify", () => {
     });
   });
 
-  it("counts properly anonymized rows apart and still checks them", async () => {
+  it("counts properly erased rows apart and still checks them", async () => {
     const p = await seed(4);
-    const erase = "UPDATE events SET actor_id = NULL, actor_name = NULL, actor_email = NULL, ip_address = NULL, user_agent = NULL, pii_salt = NULL, anonymized_at = ? WHERE id = ?";
-    await run(erase, new Date().toISOString(), p.events[1].id);
-    await run(erase, new Date().toISOString(), p.events[2].id);
+    for (const actor of ["u_1", "u_2"]) expect((await call("DELETE", `/v1/actors/${actor}`, { key: p.key })).status).toBe(200);
     expect(await verify(p.key)).toEqual({ ok: true, verified: 2, anonymized: 2, unsigned: 0, gaps: [], failure: null });
     // Personal data planted back on an erased row cannot be vouched for.
     await run("UPDATE events SET actor_name = 'Someone Else' WHERE id = ?", p.events[2].id);
     expect((await verify(p.key)).failure).toEqual(failure(p.events[2], "hash_mismatch"));
+  });
+
+  it("attack: an anonymization forged in D1 is caught, since no erasure record covers it", async () => {
+    const p = await seed(4);
+    const forge = "UPDATE events SET actor_id = NULL, actor_name = NULL, actor_email = NULL, ip_address = NULL, user_agent = NULL, pii_salt = NULL, anonymized_at = ? WHERE id = ?";
+    await run(forge, new Date().toISOString(), p.events[1].id);
+    expect((await verify(p.key)).failure).toEqual(failure(p.events[1], "hash_mismatch"));
+    // Borrowing the time of a real erasure does not help: the record covers other rows.
+    expect((await call("DELETE", "/v1/actors/u_3", { key: p.key })).status).toBe(200);
+    const real = (await call("GET", `/v1/events/${p.events[3].id}`, { key: p.key })).json.data.anonymized_at;
+    await run("UPDATE events SET anonymized_at = ? WHERE id = ?", real, p.events[1].id);
+    expect((await verify(p.key)).failure).toEqual(failure(p.events[1], "hash_mismatch"));
   });
 
   it("attack: stripping every signature in D1 does not make rows 'unsigned'", async () => {
@@ -257,8 +266,12 @@ describe("GET /v1/events/verify", () => {
     const OLD = "2020-01-01T00:00:00.000Z";
     const ago = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
 
-    async function setPlan(projectId: string, pattern: string, days: number) {
-      await run("INSERT OR REPLACE INTO retention_rules (project_id, pattern, days) VALUES (?, ?, ?)", projectId, pattern, days);
+    /** Adds or changes one rule of the project's plan through the API, as its owner would. */
+    async function setPlan(p: { key: string }, pattern: string, days: number) {
+      const current = (await call("GET", "/v1/retention", { key: p.key })).json.data.rules as Array<{ pattern: string }>;
+      const rules = [...current.filter((r) => r.pattern !== pattern), { pattern, days }];
+      const res = await call("PUT", "/v1/retention", { key: p.key, body: { rules } });
+      expect(res.status).toBe(200);
     }
 
     /** The daily cron, as Cloudflare would invoke it. */
@@ -275,14 +288,14 @@ describe("GET /v1/events/verify", () => {
 
     it("purges expired events and verify passes, listing one gap per purged run", async () => {
       const p = await seed(8, (i) => ([0, 1, 2, 5, 6].includes(i) ? OLD : undefined));
-      await setPlan(p.id, "*", 30);
+      await setPlan(p, "*", 30);
       await cron();
       expect(await remaining(p.id)).toEqual([4, 5, 8]);
       const result = await verify(p.key);
       expect(result).toMatchObject({ ok: true, verified: 3, failure: null });
       expect(result.gaps).toEqual([
-        { at: expect.any(String), reason: "plan_retention", purged_count: 3, first_seq: 1, last_seq: 3 },
-        { at: expect.any(String), reason: "plan_retention", purged_count: 2, first_seq: 6, last_seq: 7 },
+        { at: expect.any(String), reason: "plan_retention", purged_count: 3, first_seq: 1, last_seq: 3, rules: [{ pattern: "*", days: 30, cutoff: expect.any(String) }] },
+        { at: expect.any(String), reason: "plan_retention", purged_count: 2, first_seq: 6, last_seq: 7, rules: [{ pattern: "*", days: 30, cutoff: expect.any(String) }] },
       ]);
       expect(Date.now() - Date.parse(result.gaps[0].at)).toBeLessThan(60_000);
     });
@@ -290,8 +303,8 @@ describe("GET /v1/events/verify", () => {
     it("gives a wildcard action rule its own days", async () => {
       const p = await seed(4, (i) => (i < 3 ? ago(10) : undefined));
       await ingest(p.key, { action: "debug.cache.miss", occurred_at: ago(10) });
-      await setPlan(p.id, "document.e*", 7);
-      await setPlan(p.id, "debug.*", 7);
+      await setPlan(p, "document.e*", 7);
+      await setPlan(p, "debug.*", 7);
       await cron();
       // document.edited (seq 1, 3) and debug.* (seq 5) expired; document.shared has no rule and stays.
       expect(await remaining(p.id)).toEqual([2, 4]);
@@ -300,7 +313,7 @@ describe("GET /v1/events/verify", () => {
 
     it("bridges purged newest events to the head, and later appends link across the gap", async () => {
       const p = await seed(4, (i) => (i >= 2 ? OLD : undefined));
-      await setPlan(p.id, "*", 30);
+      await setPlan(p, "*", 30);
       await cron();
       expect(await remaining(p.id)).toEqual([1, 2]);
       expect(await verify(p.key)).toMatchObject({ ok: true, verified: 2, gaps: [{ purged_count: 2, first_seq: 3, last_seq: 4 }] });
@@ -310,9 +323,9 @@ describe("GET /v1/events/verify", () => {
 
     it("merges a later purge into the neighbouring gap record", async () => {
       const p = await seed(5, (i) => (i === 0 ? ago(100) : i === 1 ? ago(50) : undefined));
-      await setPlan(p.id, "*", 60);
+      await setPlan(p, "*", 60);
       await cron();
-      await setPlan(p.id, "*", 40);
+      await setPlan(p, "*", 40);
       await cron();
       const { results } = await p.db.prepare("SELECT first_seq, last_seq, purged_count FROM retention_gaps WHERE project_id = ?").bind(p.id).all();
       expect(results).toEqual([{ first_seq: 1, last_seq: 2, purged_count: 2 }]);
@@ -323,16 +336,46 @@ describe("GET /v1/events/verify", () => {
       const day = (d: number) => `2026-03-${String(d).padStart(2, "0")}T12:00:00.000Z`;
       const p = await seed(5, (i) => [OLD, OLD, day(5), OLD, day(10)][i]);
       // Expires 2020, keeps 2026.
-      await setPlan(p.id, "*", Math.ceil((Date.now() - Date.parse("2021-01-01")) / 86_400_000));
+      await setPlan(p, "*", Math.ceil((Date.now() - Date.parse("2021-01-01")) / 86_400_000));
       await cron();
       expect(await remaining(p.id)).toEqual([3, 5]);
       expect(await verify(p.key, `?to=${day(6)}`)).toMatchObject({ ok: true, verified: 1, gaps: [{ first_seq: 1, last_seq: 2 }] });
       expect(await verify(p.key, `?from=${day(8)}`)).toMatchObject({ ok: true, verified: 1, gaps: [{ first_seq: 4, last_seq: 4 }] });
     });
 
+    it("attack: a rule written into D1 alone purges nothing", async () => {
+      const p = await seed(3, () => OLD);
+      await run("INSERT INTO retention_rules (project_id, pattern, days) VALUES (?, '*', 1)", p.id);
+      await cron();
+      expect(await remaining(p.id)).toEqual([1, 2, 3]);
+      expect(await verify(p.key)).toMatchObject({ ok: true, verified: 3, gaps: [] });
+    });
+
+    it("attack: a backdated event is not purged under a real rule, and verify names it", async () => {
+      const p = await seed(4);
+      await setPlan(p, "*", 30);
+      // A database writer backdates one event so the plan would catch it.
+      await run("UPDATE events SET occurred_at = ? WHERE id = ?", OLD, p.events[2].id);
+      await cron();
+      expect(await remaining(p.id)).toEqual([1, 2, 3, 4]);
+      expect((await verify(p.key)).failure).toEqual({ event_id: p.events[2].id, reason: "hash_mismatch", at: OLD });
+    });
+
+    it("names the rule and cutoff it applied in the signed gap record", async () => {
+      const p = await seed(3, (i) => (i === 0 ? OLD : undefined));
+      await setPlan(p, "document.e*", 30);
+      await cron();
+      const [gap] = (await verify(p.key)).gaps;
+      expect(gap.rules).toEqual([{ pattern: "document.e*", days: 30, cutoff: expect.any(String) }]);
+      expect(Date.now() - 30 * 86_400_000 - Date.parse(gap.rules[0].cutoff)).toBeLessThan(120_000);
+      // The rules are covered by the record's signature.
+      await run("UPDATE retention_gaps SET rules = ? WHERE project_id = ?", JSON.stringify([{ pattern: "*", days: 1, cutoff: OLD }]), p.id);
+      expect((await verify(p.key)).failure).toEqual(failure(p.events[1], "chain_broken"));
+    });
+
     it("does not let a forged or edited gap record hide a deletion", async () => {
       const p = await seed(6, (i) => (i === 1 ? OLD : undefined));
-      await setPlan(p.id, "*", 30);
+      await setPlan(p, "*", 30);
       await cron();
       await run("UPDATE retention_gaps SET purged_count = 7 WHERE project_id = ?", p.id);
       expect((await verify(p.key)).failure).toEqual(failure(p.events[2], "chain_broken"));

@@ -1,0 +1,27 @@
+import { TtlCache } from "../lib/ttl-cache";
+
+/**
+ * Which project a public log address belongs to, from the control database.
+ * A log id never changes and never moves to another project, so an isolate
+ * keeps what it found for long; unknown ids are remembered briefly, so a
+ * scan of made-up ids costs one query per id a minute, not one per request.
+ */
+const known = new TtlCache<string>(60 * 60 * 1000);
+const unknown = new TtlCache<true>(60 * 1000);
+
+/** Log ids are 32 lowercase hex digits (migration 0006, createProject); anything else is not one. */
+export const LOG_ID = /^[0-9a-f]{32}$/;
+
+export async function projectOfLog(env: Pick<Env, "DB">, logId: string): Promise<string | null> {
+  if (!LOG_ID.test(logId)) return null;
+  const hit = known.get(logId);
+  if (hit !== undefined) return hit;
+  if (unknown.get(logId)) return null;
+  const row = await env.DB.prepare("SELECT id FROM projects WHERE log_id = ?").bind(logId).first<{ id: string }>();
+  if (!row) {
+    unknown.set(logId, true);
+    return null;
+  }
+  known.set(logId, row.id);
+  return row.id;
+}

@@ -1,0 +1,240 @@
+/**
+ * A project's transparency log, owned by its ledger (the Durable Object that
+ * alone writes the chain). Leaf i is the event with seq i + 1; its data is the
+ * 32 bytes of the event's hash. Each group commit extends the tree in two
+ * halves: prepare() hashes the new leaves before the D1 write (async, O(log n)
+ * per event), apply() stores them right after D1 said yes, synchronously, in
+ * the same storage transaction as the head, so head and tree never disagree.
+ *
+ * Only the "published" tree is ever served: all of it once the log is ready,
+ * the empty tree while a backfill builds it (log-backfill.ts) or when it is
+ * blocked. Checkpoints are signed on demand for the published size; the same
+ * size always yields the same bytes (Ed25519 is deterministic), so nothing
+ * needs signing on the ingest path.
+ */
+import type { ChainRow, Head } from "../chain/chain-check";
+import { type Checkpoint, signCheckpoint } from "./checkpoint.ts";
+import { base64Encode, hexDecode, hexEncode } from "./encoding.ts";
+import { TreeFrontier, emptyRoot, leafHash } from "./merkle.ts";
+import { consistencyProof, inclusionProof, treeRoot } from "./proofs.ts";
+import { type TileEntry, appendLeaves, nodeReader, readTile } from "./tile-builder.ts";
+import { TileUploads } from "./tile-uploads.ts";
+import { formatTlogProof } from "./tlog-proof.ts";
+import { type BuildState, LogStore } from "./log-store.ts";
+import { loadLogId, logOrigin, logSigner, logVkey } from "./log-identity.ts";
+import { cosignaturesFor } from "./witness-client.ts";
+
+export interface PreparedAppend {
+  from: number;
+  frontier: TreeFrontier;
+  entries: TileEntry[];
+  lastHash: string;
+}
+
+export interface LogInfo {
+  log_id: string;
+  origin: string;
+  vkey: string | null;
+  /** Size and base64 root of the published tree (what the checkpoint signs). */
+  tree_size: number;
+  root_hash: string;
+  checkpoint: string | null;
+  status: BuildState["status"];
+  /** Leaves built so far and the chain's length: equal when ready. */
+  built_size: number;
+  head_seq: number;
+  blocked: BuildState["blocked"] | null;
+}
+
+export class ProjectLog {
+  readonly store: LogStore;
+  private tree: TreeFrontier;
+  private state: BuildState;
+  private logIdValue: string | null = null;
+  private readonly uploads: TileUploads;
+  /** The last checkpoint signed, by size and key: Ed25519 is deterministic, so it stays valid. */
+  private signed: { size: number; signer: string; note: string; checkpoint: Checkpoint } | null = null;
+
+  constructor(
+    storage: DurableObjectStorage,
+    private readonly env: Env,
+    private readonly projectId: string,
+  ) {
+    this.store = new LogStore(storage);
+    this.uploads = new TileUploads(env.LOGS, projectId);
+    this.tree = this.store.frontier() ?? TreeFrontier.empty();
+    this.state = this.store.build() ?? { status: "ready", lastHash: null };
+  }
+
+  /**
+   * First sight of a ledger: one whose chain is empty starts ready; one that
+   * already holds events starts building. Call after the head is loaded.
+   */
+  init(head: Head): void {
+    if (this.store.frontier() !== null) return;
+    this.state = { status: head.seq === 0 ? "ready" : "building", lastHash: null };
+    this.store.append([], this.tree, this.state);
+  }
+
+  get size(): number {
+    return this.tree.size;
+  }
+
+  get status(): BuildState["status"] {
+    return this.state.status;
+  }
+
+  get build(): BuildState {
+    return this.state;
+  }
+
+  /** Leaves the public can see: all of them when ready, none before. */
+  get publishedSize(): number {
+    return this.state.status === "ready" ? this.tree.size : 0;
+  }
+
+  /**
+   * Hashes the leaves of rows about to be committed, on a copy of the tree.
+   * null when the log cannot take them now: while building, the backfill
+   * reads these rows from D1 later, as it does for older ones.
+   */
+  async prepare(rows: ReadonlyArray<Pick<ChainRow, "seq" | "hash">>): Promise<PreparedAppend | null> {
+    return this.extend(rows, this.state.status === "ready");
+  }
+
+  /** Also used by the backfill, which extends a tree that is not ready yet. */
+  async extend(rows: ReadonlyArray<Pick<ChainRow, "seq" | "hash">>, allowed = true): Promise<PreparedAppend | null> {
+    if (!allowed || rows.length === 0 || rows[0].seq !== this.tree.size + 1) return null;
+    const frontier = this.tree.clone();
+    const leaves = await Promise.all(rows.map((r) => leafHash(hexDecode(r.hash))));
+    const entries = await appendLeaves(frontier, leaves);
+    return { from: this.tree.size, frontier, entries, lastHash: rows[rows.length - 1].hash };
+  }
+
+  /** Stores a prepared append. Synchronous: run it in the transaction that records the head. */
+  apply(p: PreparedAppend | null, next: Partial<BuildState> = {}): void {
+    if (p === null) return;
+    // The commit lock serializes prepare and apply; a mismatch means a bug, and must not corrupt the tree.
+    if (p.from !== this.tree.size) throw new Error(`log append prepared at ${p.from}, tree is at ${this.tree.size}`);
+    // Tiles of a tree that was not published yet reach R2 on first read instead (routes/logs.ts).
+    const wasPublished = this.state.status === "ready";
+    const state: BuildState = { ...this.state, lastHash: p.lastHash, ...next };
+    this.store.append(p.entries, p.frontier, state);
+    if (wasPublished) this.uploads.queue(() => this.logId(), p.from, p.frontier.size, (l, s, n) => this.store.readEntries(l, s, n));
+    this.tree = p.frontier;
+    this.state = state;
+  }
+
+  /** Records a build state change alone (the backfill blocking or finishing). */
+  setState(next: Partial<BuildState>): void {
+    this.state = { ...this.state, ...next };
+    this.store.setBuild(this.state);
+  }
+
+  async logId(): Promise<string> {
+    this.logIdValue ??= this.store.kv.get<string>("log:id") ?? null;
+    if (this.logIdValue === null) {
+      this.logIdValue = await loadLogId(this.env, this.projectId);
+      this.store.kv.put("log:id", this.logIdValue);
+    }
+    return this.logIdValue;
+  }
+
+  async origin(): Promise<string> {
+    return logOrigin(this.env, await this.logId());
+  }
+
+  private getNode(size: number) {
+    return nodeReader(this.store.reader, size);
+  }
+
+  /** Root of the published tree at `size` (the frontier's when current, else from stored entries). */
+  async root(size = this.publishedSize): Promise<Uint8Array> {
+    if (size === 0) return emptyRoot();
+    return size === this.tree.size ? this.tree.root() : treeRoot(size, this.getNode(size));
+  }
+
+  /** The signed checkpoint of the published tree at `size`, with the cosignatures witnesses gave for it. */
+  async checkpoint(size = this.publishedSize): Promise<{ note: string; text: string; checkpoint: Checkpoint } | null> {
+    const origin = await this.origin();
+    const signer = await logSigner(this.env, origin);
+    if (!signer) return null;
+    const signerId = `${signer.name}+${signer.keyId}`;
+    if (this.signed?.size !== size || this.signed.signer !== signerId) {
+      const checkpoint = { origin, size, rootHash: await this.root(size) };
+      this.signed = { size, signer: signerId, note: await signCheckpoint(checkpoint, signer), checkpoint };
+    }
+    const { note, checkpoint } = this.signed;
+    // note: the log's own signature only (what witnesses are sent); text: with their cosignatures.
+    return { note, text: note + cosignaturesFor(this.store.kv, size, base64Encode(checkpoint.rootHash)), checkpoint };
+  }
+
+  async info(head: Head): Promise<LogInfo> {
+    const origin = await this.origin();
+    const signer = await logSigner(this.env, origin);
+    const size = this.publishedSize;
+    const cp = await this.checkpoint(size);
+    return {
+      log_id: await this.logId(),
+      origin,
+      vkey: signer ? await logVkey(signer) : null,
+      tree_size: size,
+      root_hash: base64Encode(await this.root(size)),
+      checkpoint: cp?.text ?? null,
+      status: this.state.status,
+      built_size: this.tree.size,
+      head_seq: head.seq,
+      blocked: this.state.blocked ?? null,
+    };
+  }
+
+  /** tlog-proof text for the event with `seq`, against the newest checkpoint; null when not published. */
+  async inclusion(seq: number): Promise<{ index: number; tree_size: number; proof: string } | null> {
+    const size = this.publishedSize;
+    const index = seq - 1;
+    if (!Number.isSafeInteger(index) || index < 0 || index >= size) return null;
+    const [hashes, cp] = await Promise.all([inclusionProof(index, size, this.getNode(size)), this.checkpoint(size)]);
+    if (!cp) return null;
+    return { index, tree_size: size, proof: formatTlogProof({ index, proof: hashes, checkpoint: cp.text }) };
+  }
+
+  /** RFC 6962 consistency proof between published sizes; null when a size is out of range. */
+  async consistency(from: number, to = this.publishedSize): Promise<{ from: number; to: number; proof: string[] } | null> {
+    if (!(Number.isSafeInteger(from) && Number.isSafeInteger(to) && from >= 0 && from <= to && to <= this.publishedSize)) return null;
+    const proof = await consistencyProof(from, to, this.getNode(to));
+    return { from, to, proof: proof.map(base64Encode) };
+  }
+
+  /** A tile of the published tree, or null when it has no such tile (or not that wide). */
+  tile(level: number, index: number, width: number): Promise<Uint8Array | null> {
+    return readTile(this.store.reader, { level, index, width }, this.publishedSize);
+  }
+
+  /** RFC 6962 leaf hashes (hex) of published leaves [from, from + count), as many as exist. */
+  leafHashes(from: number, count: number): string[] {
+    const end = Math.min(from + Math.max(0, count), this.publishedSize);
+    if (!(from >= 0) || end <= from) return [];
+    const out: string[] = [];
+    for (let at = from; at < end; at += 4096) {
+      for (const h of this.store.readEntries(0, at, Math.min(4096, end - at))) out.push(hexEncode(h));
+    }
+    return out;
+  }
+
+  /**
+   * What verify anchors the tree on: the published size and the root the
+   * checkpoint signs, recomputed from the stored tiles, which is what the
+   * public fetches, so a stored entry that drifted from the frontier shows.
+   */
+  async anchor(): Promise<{ tree_size: number; root_hash: string; tiles_match_root: boolean }> {
+    const size = this.publishedSize;
+    const root = await this.root(size);
+    const fromTiles = size === 0 ? root : await treeRoot(size, this.getNode(size));
+    return { tree_size: size, root_hash: base64Encode(root), tiles_match_root: base64Encode(fromTiles) === base64Encode(root) };
+  }
+
+  /** Resolves when queued tile uploads to R2 are done. */
+  flushUploads(): Promise<void> {
+    return this.uploads.flush();
+  }
+}

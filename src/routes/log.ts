@@ -1,0 +1,64 @@
+import { Hono, type Context } from "hono";
+import { ledgerOf } from "../chain/ledger";
+import { ApiError } from "../lib/errors";
+import { validate, validationError } from "../lib/validate";
+import { publicLogUrl } from "../log/log-identity";
+import { projectOf, requireCredential } from "../middleware/credential";
+import { consistencyQuery } from "../schemas/log";
+import { eventsDb } from "../storage/shards";
+import type { AppEnv } from "../types";
+
+/** The key's project's transparency log: identity, newest checkpoint, proofs. API keys only. */
+const log = new Hono<AppEnv>();
+const apiKeyOnly = requireCredential({ allowEmbed: false });
+
+log.get("/", apiKeyOnly, async (c) => {
+  const info = await ledgerOf(c.env, projectOf(c.get("credential"))).logInfo();
+  c.header("Cache-Control", "no-store");
+  const { log_id, origin, vkey, tree_size, root_hash, checkpoint, status, built_size, head_seq, blocked } = info;
+  const public_url = publicLogUrl(new URL(c.req.url).origin, log_id);
+  return c.json({ data: { log_id, origin, vkey, public_url, tree_size, root_hash, checkpoint, status, built_size, head_seq, blocked } });
+});
+
+log.get("/consistency", apiKeyOnly, validate("query", consistencyQuery), async (c) => {
+  const { from, to } = c.req.valid("query");
+  const ledger = ledgerOf(c.env, projectOf(c.get("credential")));
+  const proof = await ledger.logConsistency(from, to);
+  if (!proof) {
+    const { tree_size } = await ledger.logInfo();
+    const path = to !== undefined && to > tree_size ? "to" : "from";
+    throw validationError([{ path, message: `${path} must not exceed the tree size, ${tree_size}` }]);
+  }
+  return c.json({ data: proof });
+});
+
+/**
+ * GET /v1/events/:id/proof (mounted in routes/events.ts): the event's
+ * inclusion proof as c2sp.org/tlog-proof@v1 text against the newest checkpoint.
+ */
+export async function eventProof(c: Context<AppEnv>) {
+  const projectId = projectOf(c.get("credential"));
+  const db = await eventsDb(c.env, projectId);
+  const row = await db.prepare("SELECT seq FROM events WHERE id = ? AND project_id = ?").bind(c.req.param("id"), projectId).first<{ seq: number }>();
+  if (!row) throw new ApiError("NOT_FOUND", "No event with that id in this project");
+  const ledger = ledgerOf(c.env, projectId);
+  const proof = await ledger.logInclusion(row.seq);
+  if (!proof) throw logNotReady(await ledger.logInfo());
+  c.header("Cache-Control", "no-store");
+  return c.json({ data: proof });
+}
+
+function logNotReady(info: { status: string; built_size: number; head_seq: number; blocked: unknown }): ApiError {
+  const why =
+    info.status === "building"
+      ? `the project's transparency log is being built (${info.built_size} of ${info.head_seq} events); retry shortly`
+      : "the project's transparency log cannot be built (see GET /v1/log)";
+  return new ApiError("LOG_NOT_READY", `This event is not in the transparency log: ${why}`, {
+    status: info.status,
+    built_size: info.built_size,
+    head_seq: info.head_seq,
+    blocked: info.blocked,
+  });
+}
+
+export default log;

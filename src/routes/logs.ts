@@ -1,0 +1,68 @@
+import { Hono, type Context } from "hono";
+import { ledgerOf } from "../chain/ledger";
+import { projectOfLog } from "../log/log-directory";
+import { tileObjectKey } from "../log/tile-uploads";
+import { TILE_WIDTH, parseTilePath } from "../log/tiles";
+import type { AppEnv } from "../types";
+
+/**
+ * Public tlog-tiles endpoints, /logs/<log_id>/checkpoint and /tile/..., for
+ * anyone holding the log's address: no credential, hashes and sizes only,
+ * never event content. Errors are short plain text, as static log servers
+ * answer, so tlog clients need no JSON parsing; every answer is one of
+ * 200, 400 or 404 (503 only when no signing key is configured).
+ */
+const logs = new Hono<AppEnv>();
+
+const IMMUTABLE = "public, max-age=31536000, immutable";
+/** The checkpoint and partial tiles change as the log grows: a client must see a new one within seconds. */
+const FRESH = "public, max-age=2";
+
+function plain(c: Context<AppEnv>, status: 400 | 404 | 503, message: string) {
+  return c.text(`${message}\n`, status, { "Cache-Control": "no-store", "Access-Control-Allow-Origin": "*" });
+}
+
+function binary(c: Context<AppEnv>, bytes: ArrayBuffer | Uint8Array, cache: string) {
+  return c.body(bytes as ArrayBuffer, 200, {
+    "Content-Type": "application/octet-stream",
+    "Cache-Control": cache,
+    "Access-Control-Allow-Origin": "*",
+    "X-Content-Type-Options": "nosniff",
+  });
+}
+
+logs.get("/:logId/checkpoint", async (c) => {
+  const projectId = await projectOfLog(c.env, c.req.param("logId"));
+  if (!projectId) return plain(c, 404, "unknown log");
+  const note = await ledgerOf(c.env, projectId).logCheckpoint();
+  if (note === null) return plain(c, 503, "this deployment has no checkpoint signing key");
+  return c.text(note, 200, {
+    "Content-Type": "text/plain; charset=utf-8",
+    "Cache-Control": FRESH,
+    "Access-Control-Allow-Origin": "*",
+    "X-Content-Type-Options": "nosniff",
+  });
+});
+
+logs.get("/:logId/tile/*", async (c) => {
+  const logId = c.req.param("logId");
+  const path = c.req.path.slice(`/logs/${logId}/`.length);
+  const tile = parseTilePath(path);
+  if (!tile) return plain(c, 400, "malformed tile path: tile/<L>/<N>[.p/<W>] as c2sp.org/tlog-tiles spells it");
+  const projectId = await projectOfLog(c.env, logId);
+  if (!projectId) return plain(c, 404, "unknown log");
+  const full = tile.width === TILE_WIDTH;
+  // A full tile is in R2 only once the ledger published it, and never changes after.
+  if (full) {
+    const stored = await c.env.LOGS.get(tileObjectKey(logId, path));
+    if (stored) return binary(c, await stored.arrayBuffer(), IMMUTABLE);
+  }
+  const bytes = await ledgerOf(c.env, projectId).logTile(tile.level, tile.index, tile.width);
+  if (!bytes) return plain(c, 404, "no such tile in this log");
+  if (full) c.executionCtx.waitUntil(c.env.LOGS.put(tileObjectKey(logId, path), bytes).catch(() => {}));
+  return binary(c, bytes, full ? IMMUTABLE : FRESH);
+});
+
+logs.all("*", (c) => plain(c, 404, "not found"));
+
+export default logs;

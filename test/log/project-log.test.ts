@@ -1,0 +1,130 @@
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { ProjectLedger } from "../../src/durable/project-ledger.do";
+import { verifyCheckpoint } from "../../src/log/checkpoint";
+import { base64Encode, hexDecode } from "../../src/log/encoding";
+import { eventLeafHash } from "../../src/log/leaf-check";
+import { backfillStep } from "../../src/log/log-backfill";
+import { leafHash, rootFromLeafHashes } from "../../src/log/merkle";
+import type { ProjectLog } from "../../src/log/project-log";
+import { tileObjectKey } from "../../src/log/tile-uploads";
+import { verifyTlogProof } from "../../src/log/tlog-proof";
+import { call, createProject, ingest, ingestMany } from "../helpers";
+import { chainRows, forgetLog, leafCheck, ledger, rewriteEvents } from "./ledger-log";
+
+const rootOf = async (hashes: string[]) => base64Encode(await rootFromLeafHashes(await Promise.all(hashes.map((h) => leafHash(hexDecode(h))))));
+const logInfo = async (key: string) => (await call("GET", "/v1/log", { key })).json.data;
+
+type Internals = { log: ProjectLog; current: { seq: number; hash: string | null }; logDeps(): Parameters<typeof backfillStep>[1] };
+
+/** One backfill page of `pageSize`, run inside the ledger as its alarm would. */
+function step(projectId: string, pageSize: number) {
+  return runInDurableObject(ledger(projectId), (instance: ProjectLedger) => {
+    const i = instance as unknown as Internals;
+    return backfillStep(i.log, i.logDeps(), pageSize);
+  });
+}
+
+describe("the ledger's tree", () => {
+  it("grows in the group commit: head and tree always agree", async () => {
+    const p = await createProject();
+    const events = await ingestMany(p.key, Array.from({ length: 300 }, (_, i) => ({ action: `a.${i}` })));
+    const state = await runInDurableObject(ledger(p.id), (instance: ProjectLedger) => {
+      const i = instance as unknown as Internals;
+      return { size: i.log.size, head: i.current.seq };
+    });
+    expect(state).toEqual({ size: 300, head: 300 });
+    const info = await logInfo(p.key);
+    expect(info.root_hash).toBe(await rootOf(events.map((e) => e.hash)));
+    // The full tile it completed went to R2 right away, before anyone asked for it.
+    await runInDurableObject(ledger(p.id), (instance: ProjectLedger) => (instance as unknown as Internals).log.flushUploads());
+    expect(await env.LOGS.head(tileObjectKey(info.log_id, "tile/0/000"))).not.toBeNull();
+  });
+
+  it("catches an event rewritten in D1 and re-signed with the real key through its leaf", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, Array.from({ length: 5 }, (_, i) => ({ action: `b.${i}` })));
+    expect(await leafCheck(p.id, await chainRows(p.db, p.id))).toEqual([]);
+    // Even a rewrite that re-hashes and re-signs every later event: each row checks out alone.
+    await rewriteEvents(p.db, p.id, 2, 5);
+    expect(await leafCheck(p.id, await chainRows(p.db, p.id))).toEqual([2, 3, 4, 5]);
+    // Leaves are the ledger's; D1 cannot change them.
+    const [leaf] = await ledger(p.id).leafHashes(1, 1);
+    expect(leaf).not.toBe(await eventLeafHash((await chainRows(p.db, p.id, 2))[0].hash));
+    expect(await ledger(p.id).checkpointAnchor()).toMatchObject({ tree_size: 5, tiles_match_root: true });
+  });
+});
+
+describe("backfill of a project that predates its log", () => {
+  it("builds the tree in bounded steps, publishing nothing until it reaches the head", async () => {
+    const p = await createProject();
+    const events = await ingestMany(p.key, Array.from({ length: 700 }, (_, i) => ({ action: `c.${i}` })));
+    const expected = await rootOf(events.map((e) => e.hash));
+    await forgetLog(p.id);
+
+    const building = await logInfo(p.key);
+    expect(building).toMatchObject({ status: "building", tree_size: 0, built_size: 0, head_seq: 700 });
+    expect((await verifyCheckpoint(building.checkpoint, building.vkey)).ok).toBe(true);
+    const pending = await call("GET", `/v1/events/${events[0].id}/proof`, { key: p.key });
+    expect(pending.status).toBe(409);
+    expect(pending.json.error).toMatchObject({ code: "LOG_NOT_READY", details: { status: "building" } });
+
+    // Appends go on meanwhile; their leaves wait for the backfill.
+    const late = (await ingest(p.key, { action: "late" })).json.data;
+    expect(await step(p.id, 300)).toBe("building");
+    expect(await logInfo(p.key)).toMatchObject({ status: "building", tree_size: 0, built_size: 300, head_seq: 701 });
+    expect(await step(p.id, 300)).toBe("building");
+    expect(await step(p.id, 300)).toBe("ready");
+
+    const ready = await logInfo(p.key);
+    expect(ready).toMatchObject({ status: "ready", tree_size: 701, built_size: 701 });
+    expect(ready.root_hash).toBe(await rootOf([...events, late].map((e) => e.hash)));
+    expect(ready.root_hash).not.toBe(expected);
+    // From here on, commits extend the tree directly.
+    await ingest(p.key, { action: "after" });
+    expect((await logInfo(p.key)).tree_size).toBe(702);
+    const proof = (await call("GET", `/v1/events/${events[0].id}/proof`, { key: p.key })).json.data;
+    expect((await verifyTlogProof(proof.proof, { leafData: hexDecode(events[0].hash) }, ready.vkey)).ok).toBe(true);
+  });
+
+  it("runs from the ledger's alarm, set when the ledger wakes after a deploy", async () => {
+    const p = await createProject();
+    const events = await ingestMany(p.key, Array.from({ length: 50 }, (_, i) => ({ action: `d.${i}` })));
+    await forgetLog(p.id, { evict: true });
+    // Waking the ledger sets its alarm; the runtime fires it on its own (or we do, if it has not yet).
+    expect((await logInfo(p.key)).head_seq).toBe(50);
+    await runDurableObjectAlarm(ledger(p.id));
+    for (let i = 0; i < 50 && (await logInfo(p.key)).status !== "ready"; i++) await scheduler.wait(20);
+    expect(await logInfo(p.key)).toMatchObject({ status: "ready", tree_size: 50, root_hash: await rootOf(events.map((e) => e.hash)) });
+  });
+
+  it("reports honestly when a purged event makes the tree impossible to build", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, Array.from({ length: 10 }, (_, i) => ({ action: `e.${i}` })));
+    await forgetLog(p.id);
+    await p.db.prepare("DELETE FROM events WHERE project_id = ? AND seq IN (1, 2)").bind(p.id).run();
+    expect(await step(p.id, 100)).toBe("blocked");
+    expect(await logInfo(p.key)).toMatchObject({ status: "blocked", tree_size: 0, blocked: { seq: 1, reason: "missing" } });
+  });
+
+  it("refuses rows rewritten in D1 before the tree existed, even re-signed with the real key", async () => {
+    for (const [through, reason] of [[4, "chain_broken"], [10, "head_mismatch"]] as const) {
+      const p = await createProject();
+      await ingestMany(p.key, Array.from({ length: 10 }, (_, i) => ({ action: `f.${i}` })));
+      await forgetLog(p.id);
+      await rewriteEvents(p.db, p.id, 3, through);
+      expect(await step(p.id, 4)).toBe("building");
+      while ((await step(p.id, 4)) === "building");
+      const info = await logInfo(p.key);
+      expect(info, reason).toMatchObject({ status: "blocked", tree_size: 0, blocked: { reason } });
+    }
+    // A hash that does not recompute from its row is caught on that row.
+    const p = await createProject();
+    await ingestMany(p.key, Array.from({ length: 3 }, (_, i) => ({ action: `g.${i}` })));
+    await forgetLog(p.id);
+    await p.db.prepare("UPDATE events SET action = 'edited' WHERE project_id = ? AND seq = 2").bind(p.id).run();
+    expect(await step(p.id, 10)).toBe("blocked");
+    expect((await logInfo(p.key)).blocked).toEqual({ seq: 2, reason: "hash_mismatch" });
+  });
+});
