@@ -13,6 +13,7 @@ import { loadKeyring } from "../chain/signing-keys";
 import type { EventRow } from "../db/schema";
 import { eventJson } from "../reads/event-shape";
 import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
+import { logInfo } from "../log/log-info";
 import { ProjectLog } from "../log/project-log";
 import type { NewEvent } from "../schemas/event";
 import { eventsDb } from "../storage/shards";
@@ -194,7 +195,7 @@ export class ProjectLedger extends DurableObject<Env> {
 
   /** GET /v1/log: the log's identity, published tree and build status. */
   logInfo() {
-    return this.log.info(this.current);
+    return logInfo(this.log, this.env, this.current);
   }
 
   /** The newest checkpoint (signed note, witness cosignatures appended), or null without a signing key. */

@@ -27,3 +27,24 @@ export async function leafMismatches(
   const hashes = await Promise.all(judged.map((r) => eventLeafHash(r.hash)));
   return judged.filter((r, i) => hashes[i] !== leaves[r.seq - 1 - firstIndex]).map((r) => r.seq);
 }
+
+/**
+ * One verify page's leaves, fetched once (`fetchLeaves` is the ledger's
+ * leafHashes RPC); returns a per-row check answering true when the row's hash
+ * is not its leaf. Rows past the published tree answer false: the log has not
+ * taken them yet (a backfill under way), which verify reports through the
+ * checkpoint's tree_size rather than as a failure.
+ */
+export async function pageLeafCheck(
+  fetchLeaves: (fromIndex: number, count: number) => Promise<string[]>,
+  page: ReadonlyArray<{ seq: number }>,
+): Promise<(row: { seq: number; hash: string }) => Promise<boolean>> {
+  if (page.length === 0) return async () => false;
+  const first = page[0].seq - 1;
+  const leaves = await fetchLeaves(first, page[page.length - 1].seq - first);
+  return async (row) => {
+    const at = row.seq - 1 - first;
+    if (at < 0 || at >= leaves.length) return false;
+    return (await eventLeafHash(row.hash)) !== leaves[at];
+  };
+}

@@ -50,14 +50,17 @@ export class LogStore {
     this.storage.kv.put(KEY.build, state);
   }
 
-  /** Appends entries and saves the frontier they lead to; call inside the caller's transaction. */
-  append(entries: readonly TileEntry[], frontier: TreeFrontier, build: BuildState): void {
+  /**
+   * Appends entries and saves the frontier they lead to (and the build state,
+   * when given: a ready log's never changes); call inside the caller's transaction.
+   */
+  append(entries: readonly TileEntry[], frontier: TreeFrontier, build: BuildState | null): void {
     for (const e of entries) {
       // OR IGNORE: an entry never changes once written, so rewriting one is a no-op, never an error.
       this.storage.sql.exec("INSERT OR IGNORE INTO log_entries (level, idx, hash) VALUES (?, ?, ?)", e.tileLevel, e.index, e.hash);
     }
     this.storage.kv.put(KEY.frontier, frontier.toJSON());
-    this.setBuild(build);
+    if (build) this.setBuild(build);
   }
 
   /** Reads `count` entries of a tile level from `start`; fewer when they do not exist. */

@@ -21,7 +21,7 @@ import { type TileEntry, appendLeaves, nodeReader, readTile } from "./tile-build
 import { TileUploads } from "./tile-uploads.ts";
 import { formatTlogProof } from "./tlog-proof.ts";
 import { type BuildState, LogStore } from "./log-store.ts";
-import { loadLogId, logOrigin, logSigner, logVkey } from "./log-identity.ts";
+import { loadLogId, logOrigin, logSigner } from "./log-identity.ts";
 import { cosignaturesFor } from "./witness-client.ts";
 
 export interface PreparedAppend {
@@ -29,21 +29,6 @@ export interface PreparedAppend {
   frontier: TreeFrontier;
   entries: TileEntry[];
   lastHash: string;
-}
-
-export interface LogInfo {
-  log_id: string;
-  origin: string;
-  vkey: string | null;
-  /** Size and base64 root of the published tree (what the checkpoint signs). */
-  tree_size: number;
-  root_hash: string;
-  checkpoint: string | null;
-  status: BuildState["status"];
-  /** Leaves built so far and the chain's length: equal when ready. */
-  built_size: number;
-  head_seq: number;
-  blocked: BuildState["blocked"] | null;
 }
 
 export class ProjectLog {
@@ -119,7 +104,9 @@ export class ProjectLog {
     // Tiles of a tree that was not published yet reach R2 on first read instead (routes/logs.ts).
     const wasPublished = this.state.status === "ready";
     const state: BuildState = { ...this.state, lastHash: p.lastHash, ...next };
-    this.store.append(p.entries, p.frontier, state);
+    // lastHash only matters to a backfill: a log that stays ready skips that write on every commit.
+    const changed = !wasPublished || state.status !== "ready";
+    this.store.append(p.entries, p.frontier, changed ? state : null);
     if (wasPublished) this.uploads.queue(() => this.logId(), p.from, p.frontier.size, (l, s, n) => this.store.readEntries(l, s, n));
     this.tree = p.frontier;
     this.state = state;
@@ -167,25 +154,6 @@ export class ProjectLog {
     const { note, checkpoint } = this.signed;
     // note: the log's own signature only (what witnesses are sent); text: with their cosignatures.
     return { note, text: note + cosignaturesFor(this.store.kv, size, base64Encode(checkpoint.rootHash)), checkpoint };
-  }
-
-  async info(head: Head): Promise<LogInfo> {
-    const origin = await this.origin();
-    const signer = await logSigner(this.env, origin);
-    const size = this.publishedSize;
-    const cp = await this.checkpoint(size);
-    return {
-      log_id: await this.logId(),
-      origin,
-      vkey: signer ? await logVkey(signer) : null,
-      tree_size: size,
-      root_hash: base64Encode(await this.root(size)),
-      checkpoint: cp?.text ?? null,
-      status: this.state.status,
-      built_size: this.tree.size,
-      head_seq: head.seq,
-      blocked: this.state.blocked ?? null,
-    };
   }
 
   /** tlog-proof text for the event with `seq`, against the newest checkpoint; null when not published. */

@@ -35,7 +35,7 @@ try {
   };
   if (want("ingest")) await (await import("./ingest.bench.mjs")).default(ctx);
 
-  const modules = ["reads", "verify"].filter((m) => want(m) && existsSync(new URL(`./${m}.bench.mjs`, import.meta.url)));
+  const modules = ["reads", "verify", "log"].filter((m) => want(m) && existsSync(new URL(`./${m}.bench.mjs`, import.meta.url)));
   if (modules.length > 0) {
     const projectId = "bench-large";
     const key = createKey(persistDir, projectId);

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
 import { verifyCheckpoint } from "../../src/log/checkpoint";
 import { base64Encode, hexDecode } from "../../src/log/encoding";
-import { eventLeafHash } from "../../src/log/leaf-check";
+import { eventLeafHash, pageLeafCheck } from "../../src/log/leaf-check";
 import { backfillStep } from "../../src/log/log-backfill";
 import { leafHash, rootFromLeafHashes } from "../../src/log/merkle";
 import type { ProjectLog } from "../../src/log/project-log";
@@ -126,5 +126,20 @@ describe("backfill of a project that predates its log", () => {
     await p.db.prepare("UPDATE events SET action = 'edited' WHERE project_id = ? AND seq = 2").bind(p.id).run();
     expect(await step(p.id, 10)).toBe("blocked");
     expect((await logInfo(p.key)).blocked).toEqual({ seq: 2, reason: "hash_mismatch" });
+  });
+});
+
+describe("pageLeafCheck, for verify", () => {
+  it("flags exactly the rows whose hash is not their leaf, and leaves rows past the tree alone", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, Array.from({ length: 6 }, (_, i) => ({ action: `h.${i}` })));
+    await rewriteEvents(p.db, p.id, 4);
+    const rows = await chainRows(p.db, p.id, 2);
+    const check = await pageLeafCheck((from, count) => ledger(p.id).leafHashes(from, count), rows);
+    const flagged = [];
+    for (const row of rows) if (await check(row)) flagged.push(row.seq);
+    expect(flagged).toEqual([4]);
+    expect(await check({ seq: 7, hash: "0".repeat(64) })).toBe(false);
+    expect(await (await pageLeafCheck(async () => [], []))({ seq: 1, hash: "0".repeat(64) })).toBe(false);
   });
 });
