@@ -9,6 +9,15 @@ import { TtlCache } from "../lib/ttl-cache";
 const known = new TtlCache<string>(60 * 60 * 1000);
 const unknown = new TtlCache<true>(60 * 1000);
 
+/**
+ * Where a full tile lives in the LOGS bucket; `path` is its tlog-tiles path.
+ * The tiles route stores each full tile there on its first read, and serves
+ * it from there ever after. Not written from the ledger as tiles complete:
+ * that put, one per 256 events, cost batch ingest ~10% here (local R2 runs on
+ * the same thread), and a tile nobody reads need not be copied at all.
+ */
+export const tileObjectKey = (logId: string, path: string) => `tiles/${logId}/${path}`;
+
 /** Log ids are 32 lowercase hex digits (migration 0006, createProject); anything else is not one. */
 export const LOG_ID = /^[0-9a-f]{32}$/;
 

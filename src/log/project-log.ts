@@ -18,7 +18,6 @@ import { base64Encode, hexDecode, hexEncode } from "./encoding.ts";
 import { TreeFrontier, emptyRoot, leafHash } from "./merkle.ts";
 import { consistencyProof, inclusionProof, treeRoot } from "./proofs.ts";
 import { type TileEntry, appendLeaves, nodeReader, readTile } from "./tile-builder.ts";
-import { TileUploads } from "./tile-uploads.ts";
 import { formatTlogProof } from "./tlog-proof.ts";
 import { type BuildState, LogStore } from "./log-store.ts";
 import { loadLogId, logOrigin, logSigner } from "./log-identity.ts";
@@ -36,7 +35,6 @@ export class ProjectLog {
   private tree: TreeFrontier;
   private state: BuildState;
   private logIdValue: string | null = null;
-  private readonly uploads: TileUploads;
   /** The last checkpoint signed, by size and key: Ed25519 is deterministic, so it stays valid. */
   private signed: { size: number; signer: string; note: string; checkpoint: Checkpoint } | null = null;
 
@@ -46,14 +44,14 @@ export class ProjectLog {
     private readonly projectId: string,
   ) {
     this.store = new LogStore(storage);
-    this.uploads = new TileUploads(env.LOGS, projectId);
     this.tree = this.store.frontier() ?? TreeFrontier.empty();
     this.state = this.store.build() ?? { status: "ready", lastHash: null };
   }
 
   /**
    * First sight of a ledger: one whose chain is empty starts ready; one that
-   * already holds events starts building. Call after the head is loaded.
+   * already holds events starts building. `head` is the head the ledger had
+   * stored: rows it adopts past it come through prepare/apply like a commit.
    */
   init(head: Head): void {
     if (this.store.frontier() !== null) return;
@@ -101,13 +99,11 @@ export class ProjectLog {
     if (p === null) return;
     // The commit lock serializes prepare and apply; a mismatch means a bug, and must not corrupt the tree.
     if (p.from !== this.tree.size) throw new Error(`log append prepared at ${p.from}, tree is at ${this.tree.size}`);
-    // Tiles of a tree that was not published yet reach R2 on first read instead (routes/logs.ts).
     const wasPublished = this.state.status === "ready";
     const state: BuildState = { ...this.state, lastHash: p.lastHash, ...next };
     // lastHash only matters to a backfill: a log that stays ready skips that write on every commit.
     const changed = !wasPublished || state.status !== "ready";
     this.store.append(p.entries, p.frontier, changed ? state : null);
-    if (wasPublished) this.uploads.queue(() => this.logId(), p.from, p.frontier.size, (l, s, n) => this.store.readEntries(l, s, n));
     this.tree = p.frontier;
     this.state = state;
   }
@@ -199,10 +195,5 @@ export class ProjectLog {
     const root = await this.root(size);
     const fromTiles = size === 0 ? root : await treeRoot(size, this.getNode(size));
     return { tree_size: size, root_hash: base64Encode(root), tiles_match_root: base64Encode(fromTiles) === base64Encode(root) };
-  }
-
-  /** Resolves when queued tile uploads to R2 are done. */
-  flushUploads(): Promise<void> {
-    return this.uploads.flush();
   }
 }

@@ -1,7 +1,6 @@
 import { Hono, type Context } from "hono";
 import { ledgerOf } from "../chain/ledger";
-import { projectOfLog } from "../log/log-directory";
-import { tileObjectKey } from "../log/tile-uploads";
+import { projectOfLog, tileObjectKey } from "../log/log-directory";
 import { TILE_WIDTH, parseTilePath } from "../log/tiles";
 import type { AppEnv } from "../types";
 

@@ -20,7 +20,7 @@ export const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromNam
 export async function forgetLog(projectId: string, options: { evict?: boolean } = {}): Promise<void> {
   await runInDurableObject(ledger(projectId), async (instance: ProjectLedger, state) => {
     await state.storage.deleteAlarm();
-    state.storage.sql.exec("DROP TABLE IF EXISTS log_entries");
+    state.storage.sql.exec("DROP TABLE IF EXISTS log_tiles");
     for (const key of ["log:frontier", "log:build", "log:cosigned", "log:witness_sizes", "log:witness_last"]) state.storage.kv.delete(key);
     const i = instance as unknown as { log: ProjectLog; current: Head };
     i.log = new ProjectLog(state.storage, env, projectId);

@@ -7,7 +7,7 @@ import { verifyConsistency } from "../../src/log/proofs";
 import { decodeTile, newTiles, tilePath } from "../../src/log/tiles";
 import { verifyTlogProof } from "../../src/log/tlog-proof";
 import { formatVkey } from "../../src/log/note";
-import { tileObjectKey } from "../../src/log/tile-uploads";
+import { tileObjectKey } from "../../src/log/log-directory";
 import { base64urlDecode } from "../../src/receipts/receipt-signing";
 import { BASE, call, createProject, ingest, ingestMany } from "../helpers";
 
@@ -84,6 +84,7 @@ describe("tiles", () => {
     const { log, events } = await projectWith(600);
     const tiles = newTiles(0, 600);
     expect(tiles.map((t) => tilePath(t.level, t.index, t.width))).toEqual(["tile/0/000", "tile/0/001", "tile/0/002.p/88", "tile/1/000.p/2"]);
+    expect(await env.LOGS.head(tileObjectKey(log.log_id, "tile/0/001"))).toBeNull();
     const level0: Uint8Array[] = [];
     for (const t of tiles) {
       const res = await fetchPublic(`/logs/${log.log_id}/${tilePath(t.level, t.index, t.width)}`);
@@ -98,7 +99,7 @@ describe("tiles", () => {
     // Level 1 holds the roots of the full level-0 tiles.
     const level1 = decodeTile((await fetchPublic(`/logs/${log.log_id}/tile/1/000.p/2`)).bytes, 2);
     expect(base64Encode(level1[1])).toBe(base64Encode(await rootFromLeafHashes(level0.slice(256, 512))));
-    // Full tiles are kept in R2 (by the ledger as they complete, or on first read); partial ones are not.
+    // Full tiles are kept in R2 from their first read on; partial ones never are.
     const stored = await env.LOGS.get(tileObjectKey(log.log_id, "tile/0/001"));
     expect(stored && base64Encode(new Uint8Array(await stored.arrayBuffer()))).toBe(base64Encode((await fetchPublic(`/logs/${log.log_id}/tile/0/001`)).bytes));
     expect(await env.LOGS.head(tileObjectKey(log.log_id, "tile/0/002.p/88"))).toBeNull();
