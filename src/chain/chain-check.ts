@@ -40,7 +40,7 @@ export function chainRowOf(r: unknown[]): ChainRow {
     anonymized_at: r[19] as string | null,
   };
 }
-export type FailureReason = "hash_mismatch" | "signature_mismatch" | "chain_broken";
+export type FailureReason = "hash_mismatch" | "signature_mismatch" | "chain_broken" | "leaf_mismatch";
 
 /** The earlier end of a link: a row, or the chain start (seq 0, no hash). */
 export interface LinkStart {
@@ -70,6 +70,10 @@ export interface Anchor extends Head {
 /** The ledger as verify consults it: its anchor, and its erasure records for the anonymized rows it meets. */
 export interface LedgerView extends Anchor {
   erasedAt(seqs: number[]): Promise<Record<number, string>>;
+  /** RFC 6962 leaf hashes (hex) of the project's transparency log; leaf i is seq i + 1. */
+  leafHashes(fromIndex: number, count: number): Promise<string[]>;
+  /** The newest checkpoint's tree, and whether the stored tiles rebuild its root. */
+  checkpoint: { tree_size: number; root_hash: string; tiles_match_root: boolean };
 }
 
 /** signature is null when the row carries none. */

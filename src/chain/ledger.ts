@@ -17,5 +17,11 @@ export function ledgerAnchor(env: Env, projectId: string): Promise<Anchor> {
 /** ledgerAnchor, plus the ledger's erasure records: what verify checks a project against. */
 export async function ledgerView(env: Env, projectId: string): Promise<LedgerView> {
   const ledger = ledgerOf(env, projectId);
-  return { ...(await ledger.anchor()), erasedAt: (seqs) => ledger.erasedAt(seqs) };
+  const [anchor, checkpoint] = await Promise.all([ledger.anchor(), ledger.checkpointAnchor()]);
+  return {
+    ...anchor,
+    checkpoint,
+    erasedAt: (seqs) => ledger.erasedAt(seqs),
+    leafHashes: (fromIndex, count) => ledger.leafHashes(fromIndex, count),
+  };
 }

@@ -12,6 +12,7 @@ import {
   type FailureReason,
   type LinkStart,
 } from "./chain-check";
+import { pageLeafCheck } from "../log/leaf-check";
 import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { AppliedRule } from "./retention-rules";
 import type { SigningKeyring } from "./signing-keys";
@@ -40,6 +41,8 @@ export interface VerifyResult {
   gaps: GapReport[];
   /** event_id and at are null only when every row of a non-empty chain is gone. */
   failure: { event_id: string | null; reason: FailureReason; at: string | null } | null;
+  /** The transparency log's newest checkpoint the walked rows were checked against (leaves up to tree_size). */
+  checkpoint: { tree_size: number; root_hash: string };
 }
 
 /** Rows per D1 page: large enough to amortise the round trip, small enough to keep memory flat. */
@@ -61,7 +64,10 @@ export async function verifyChain(
   pageSize = PAGE_SIZE,
 ): Promise<VerifyResult> {
   const windowed = window.from !== null || window.to !== null;
-  const result: VerifyResult = { ok: true, verified: 0, anonymized: 0, unsigned: 0, gaps: [], failure: null };
+  const checkpoint = { tree_size: head.checkpoint.tree_size, root_hash: head.checkpoint.root_hash };
+  const result: VerifyResult = { ok: true, verified: 0, anonymized: 0, unsigned: 0, gaps: [], failure: null, checkpoint };
+  // The log's own tiles must rebuild the root its checkpoint signs; otherwise no leaf can be trusted.
+  if (!head.checkpoint.tiles_match_root) return { ...result, ok: false, failure: { event_id: null, reason: "leaf_mismatch", at: null } };
   const fail = (row: { id: string; occurred_at: string } | null, reason: FailureReason): VerifyResult => ({
     ...result,
     ok: false,
@@ -82,7 +88,11 @@ export async function verifyChain(
     const starts = await linkStarts(db, projectId, page, last, windowed);
     const holes = page.flatMap((row, i) => (row.seq !== starts[i].seq + 1 && row.prev_hash !== null ? [row.prev_hash] : []));
     const anonymized = page.flatMap((row) => (row.anonymized_at !== null ? [row.seq] : []));
-    const [gaps, erased] = await Promise.all([gapsEndingAt(db, projectId, holes), anonymized.length > 0 ? head.erasedAt(anonymized) : ({} as Record<number, string>)]);
+    const [gaps, erased, leafDiffers] = await Promise.all([
+      gapsEndingAt(db, projectId, holes),
+      anonymized.length > 0 ? head.erasedAt(anonymized) : ({} as Record<number, string>),
+      pageLeafCheck((from, count) => head.leafHashes(from, count), page),
+    ]);
     for (let i = 0; i < page.length; i++) {
       const row = page[i];
       const start = starts[i];
@@ -101,6 +111,8 @@ export async function verifyChain(
       // Only the ledger says from where rows are signed: nulling signatures in D1 turns nothing into "unsigned".
       const mustBeSigned = row.seq >= head.signedFrom;
       if (check.signature === false || (check.signature === null && mustBeSigned)) return fail(row, "signature_mismatch");
+      // A row rewritten and re-signed by someone holding the HMAC key still differs from its leaf in the signed log.
+      if (await leafDiffers(row)) return fail(row, "leaf_mismatch");
       if (row.anonymized_at !== null) result.anonymized++;
       else if (check.signature === null) result.unsigned++;
       else result.verified++;

@@ -12,7 +12,14 @@ const heads = new Map<string, { seq: number; hash: string | null }>();
 
 /** The anchor a ledger would give verify for a fixture project (signed from seq 1 unless said). */
 export function fixtureAnchor(projectId: string, signedFrom = 1, erased: Record<number, string> = {}) {
-  return { ...(heads.get(projectId) ?? { seq: 0, hash: null }), signedFrom, erasedAt: async () => erased };
+  return {
+    ...(heads.get(projectId) ?? { seq: 0, hash: null }),
+    signedFrom,
+    erasedAt: async () => erased,
+    // Fixtures have no transparency log: no leaves, nothing judged against one.
+    leafHashes: async () => [],
+    checkpoint: { tree_size: 0, root_hash: "", tiles_match_root: true },
+  };
 }
 
 export async function newProject(): Promise<string> {

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { EventRow } from "../../src/db/schema";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
 import worker from "../../src/index";
+import { rewriteEvents } from "../log/ledger-log";
 import { call, createProject, ingest, dbOf, onEveryShard } from "../helpers";
 
 interface Seeded {
@@ -44,12 +45,12 @@ function failure(event: { id: string; occurred_at: string }, reason: string) {
 describe("GET /v1/events/verify", () => {
   it("passes a clean chain and counts every event", async () => {
     const p = await seed(6);
-    expect(await verify(p.key)).toEqual({ ok: true, verified: 6, anonymized: 0, unsigned: 0, gaps: [], failure: null });
+    expect(await verify(p.key)).toEqual({ ok: true, verified: 6, anonymized: 0, unsigned: 0, gaps: [], failure: null, checkpoint: { tree_size: 6, root_hash: expect.any(String) } });
   });
 
   it("passes an empty project", async () => {
     const p = await createProject();
-    expect(await verify(p.key)).toEqual({ ok: true, verified: 0, anonymized: 0, unsigned: 0, gaps: [], failure: null });
+    expect(await verify(p.key)).toEqual({ ok: true, verified: 0, anonymized: 0, unsigned: 0, gaps: [], failure: null, checkpoint: { tree_size: 0, root_hash: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=" } });
   });
 
   it("needs an API key and checks only the key's project", async () => {
@@ -163,7 +164,7 @@ describe("GET /v1/events/verify", () => {
   it("counts properly erased rows apart and still checks them", async () => {
     const p = await seed(4);
     for (const actor of ["u_1", "u_2"]) expect((await call("DELETE", `/v1/actors/${actor}`, { key: p.key })).status).toBe(200);
-    expect(await verify(p.key)).toEqual({ ok: true, verified: 2, anonymized: 2, unsigned: 0, gaps: [], failure: null });
+    expect(await verify(p.key)).toEqual({ ok: true, verified: 2, anonymized: 2, unsigned: 0, gaps: [], failure: null, checkpoint: { tree_size: 4, root_hash: expect.any(String) } });
     // Personal data planted back on an erased row cannot be vouched for.
     await run("UPDATE events SET actor_name = 'Someone Else' WHERE id = ?", p.events[2].id);
     expect((await verify(p.key)).failure).toEqual(failure(p.events[2], "hash_mismatch"));
@@ -179,6 +180,18 @@ describe("GET /v1/events/verify", () => {
     const real = (await call("GET", `/v1/events/${p.events[3].id}`, { key: p.key })).json.data.anonymized_at;
     await run("UPDATE events SET anonymized_at = ? WHERE id = ?", real, p.events[1].id);
     expect((await verify(p.key)).failure).toEqual(failure(p.events[1], "hash_mismatch"));
+  });
+
+  it("attack: an event rewritten in D1 and re-signed with the real HMAC key is caught through its leaf", async () => {
+    const p = await seed(5);
+    // An insider with the signing key rewrites seq 3 and re-seals every later row: hashes, links and signatures all check out.
+    await rewriteEvents(p.db, p.id, 3, 5);
+    const result = await verify(p.key);
+    expect(result.failure).toEqual({ event_id: p.events[2].id, reason: "leaf_mismatch", at: p.events[2].occurred_at });
+    expect(result.verified).toBe(2);
+    // verify names the checkpoint it checked against: the one the log publishes.
+    const log = (await call("GET", "/v1/log", { key: p.key })).json.data;
+    expect(result.checkpoint).toEqual({ tree_size: 5, root_hash: log.root_hash });
   });
 
   it("attack: stripping every signature in D1 does not make rows 'unsigned'", async () => {
