@@ -1,9 +1,18 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
+// Quiet runs: wrangler's config notes ("Using secrets defined in ...", the required-secrets
+// warning: tests bind their own below) are not test output. WRANGLER_LOG=log shows them again.
+process.env.WRANGLER_LOG ??= "error";
+// WITNESS_TEST_VERBOSE=1 also prints the runtime's own log: every exception a Durable Object
+// method throws back to its caller (the tests that inject D1 failures do so on purpose) and
+// every request body a refusing worker leaves unread.
+const verbose = process.env.WITNESS_TEST_VERBOSE === "1";
+
 export default defineConfig(async () => ({
   plugins: [
     cloudflareTest({
+      verbose,
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
         bindings: {
@@ -11,6 +20,7 @@ export default defineConfig(async () => ({
           // Fixed test secrets; real ones come from .dev.vars or `wrangler secret put`.
           SIGNING_KEYS: "1:test-signing-key-version-one",
           EMBED_TOKEN_SECRET: "test-embed-token-secret-0123456789abcdef",
+          STREAM_SECRETS_KEY: "test-stream-secrets-key-0123456789abcdef",
           // Two receipt keys, as after a rotation: test-2 signs, both are published.
           RECEIPT_SIGNING_KEYS:
             "test-1:MC4CAQAwBQYDK2VwBCIEIGHefepuyS5KQInooVHePmKmN9op8r20BdH5omtcDWjz," +
@@ -22,5 +32,7 @@ export default defineConfig(async () => ({
   test: {
     include: ["test/**/*.test.ts"],
     setupFiles: ["./test/setup.ts"],
+    // Console output (the 500s the failure tests provoke are logged) only for failing tests.
+    silent: verbose ? false : ("passed-only" as const),
   },
 }));

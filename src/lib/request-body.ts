@@ -3,7 +3,79 @@ import { ApiError } from "./errors";
 import { validationError } from "./validate";
 
 /** Largest body we read: a full batch of 100 maximal events, with room to spare. */
-const MAX_BODY_BYTES = 2 * 1024 * 1024;
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+function bodyTooLarge(size: number, limit: number, atLeast: boolean) {
+  const said = atLeast ? `more than ${limit}` : String(size);
+  return new ApiError("EVENT_TOO_LARGE", `The request body is ${said} bytes; the limit is ${limit} bytes`, {
+    field: "body",
+    size,
+    limit,
+  });
+}
+
+/** One read per request: a route that peeks at the body and then parses it gets the same bytes. */
+const bodies = new WeakMap<Request, Promise<Uint8Array>>();
+
+/**
+ * The body's bytes, never more than `limit` of them in memory: a declared
+ * Content-Length over the limit is refused before anything is read; a body
+ * without one (chunked) is read until it passes the limit, then the stream is
+ * cancelled and the request refused (413 EVENT_TOO_LARGE, details.field "body").
+ */
+export function readBodyBytes(c: Context, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
+  const request = c.req.raw;
+  let read = bodies.get(request);
+  if (!read) {
+    read = readCapped(request, limit);
+    bodies.set(request, read);
+  }
+  return read;
+}
+
+async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = request.headers.get("Content-Length");
+  if (declared !== null && /^\d+$/.test(declared.trim())) {
+    const size = Number(declared.trim());
+    if (size > limit) {
+      // Nothing is read; cancelling tells the runtime the rest need not be received.
+      await request.body?.cancel().catch(() => {});
+      throw bodyTooLarge(size, limit, false);
+    }
+  }
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      throw bodyTooLarge(total, limit, true);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** The body as text: UTF-8 as sent, or a 400 (an audit record is stored as sent or refused, never with U+FFFD). */
+export async function readBodyText(c: Context, limit = MAX_BODY_BYTES): Promise<string> {
+  const bytes = await readBodyBytes(c, limit);
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw validationError([{ path: "", message: "The body is not valid UTF-8" }]);
+  }
+}
 
 /** Reads a JSON object body: 415 without application/json, 400 for malformed JSON or a non-object. */
 export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
@@ -16,14 +88,7 @@ export async function readJsonBody(c: Context): Promise<{ body: Record<string, u
   if (!/^application\/json\s*(;|$)/i.test(type)) {
     throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json");
   }
-  const text = await c.req.text();
-  if (text.length > MAX_BODY_BYTES) {
-    throw new ApiError("EVENT_TOO_LARGE", `The request body is ${text.length} bytes; the limit is ${MAX_BODY_BYTES} bytes`, {
-      field: "body",
-      size: text.length,
-      limit: MAX_BODY_BYTES,
-    });
-  }
+  const text = await readBodyText(c);
   let body: unknown;
   try {
     body = JSON.parse(text);

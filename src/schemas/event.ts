@@ -21,6 +21,14 @@ export const CAPS = {
   "target.name": 255,
 } as const;
 
+/** How far ahead of the service's clock an occurred_at may be (client clock skew). */
+export const MAX_FUTURE_SKEW_MS = 5 * 60_000;
+
+function isFarFuture(text: string): boolean {
+  const normalized = normalizeTimestamp(text);
+  return normalized !== null && Date.parse(normalized) > Date.now() + MAX_FUTURE_SKEW_MS;
+}
+
 const required = (field: string) => ({
   error: (issue: { input: unknown }) =>
     issue.input === undefined ? `${field} is required` : `${field} must be a string`,
@@ -55,6 +63,10 @@ export const eventInputSchema = z.strictObject({
     .nullish()
     .refine((v) => v == null || normalizeTimestamp(v) !== null, {
       message: "occurred_at must be an ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z",
+    })
+    // A far-future event would sit at the top of every list forever; clocks may run a little ahead.
+    .refine((v) => v == null || !isFarFuture(v), {
+      message: `occurred_at must not be more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes in the future`,
     }),
 });
 

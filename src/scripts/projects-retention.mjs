@@ -4,24 +4,28 @@
 // in the project's ledger (a Durable Object), so it is set through the running
 // service: the script mints a short-lived key for the project, calls
 // PUT /v1/retention with it and revokes it. Without <days> it only shows the plan.
-import { checkProjectId, createKey, fail, quote, sql } from "./lib.mjs";
+import { checkProjectId, createKey, fail, parseCommand, quote, serviceUrl, sql } from "./lib.mjs";
 
-const USAGE = "usage: npm run projects:retention -- <project> [<days|off>] [--action <pattern>] [--url <base>] [--remote]";
+const USAGE = `usage: npm run projects:retention -- <project> [<days|off>] [--action <pattern>] [--url <base>] [--remote]
+  without <days>      shows the plan
+  <days>              keep events of --action (default *: every action no other rule matches) this many days, 1-36500
+  off                 removes the rule for --action
+  --action <pattern>  an exact action, or a prefix ending in * (like debug.*)
+  --url <base>        the running service (default: $WITNESS_URL, else the address npm run dev printed)
+  --remote            mint the short-lived key in the deployed database (use with --url)`;
 const PATTERN = /^(\*|[^*]{1,255}|[^*]{1,254}\*)$/;
 
-const argv = process.argv.slice(2);
-const positional = [];
-let remote = false;
-let pattern = "*";
-let url = process.env.WITNESS_URL ?? "http://localhost:8787";
-for (let i = 0; i < argv.length; i++) {
-  if (argv[i] === "--remote") remote = true;
-  else if (argv[i] === "--action") pattern = argv[++i] ?? fail("--action needs a pattern");
-  else if (argv[i] === "--url") url = argv[++i] ?? fail("--url needs the service's address, like https://witness.example.com");
-  else if (argv[i].startsWith("--")) fail(`unknown option ${argv[i]}\n${USAGE}`);
-  else positional.push(argv[i]);
-}
-if (positional.length < 1 || positional.length > 2) fail(USAGE);
+const { flags, options, positional } = parseCommand(process.argv.slice(2), {
+  usage: USAGE,
+  flags: ["--remote"],
+  options: ["--action", "--url"],
+  min: 1,
+  max: 2,
+});
+const remote = flags.has("--remote");
+const pattern = options["--action"] ?? "*";
+if (remote && !options["--url"] && !process.env.WITNESS_URL) fail(`--remote needs --url <the deployed service's address>\n${USAGE}`);
+const url = serviceUrl(options["--url"]);
 const project = checkProjectId(positional[0]);
 const days = positional[1];
 if (days !== undefined && days !== "off" && !(/^\d{1,5}$/.test(days) && Number(days) >= 1 && Number(days) <= 36500)) {
@@ -39,7 +43,7 @@ try {
   const call = async (method, body) => {
     let res;
     try {
-      res = await fetch(`${url.replace(/\/$/, "")}/v1/retention`, {
+      res = await fetch(`${url}/v1/retention`, {
         method,
         headers: { Authorization: `Bearer ${key}`, ...(body ? { "Content-Type": "application/json" } : {}) },
         body: body ? JSON.stringify(body) : undefined,

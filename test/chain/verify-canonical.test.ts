@@ -1,11 +1,11 @@
 /// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
-import readme from "../../README.md?raw";
+import readme from "../../src/docs/api.md?raw";
 import { canonicalize } from "../../src/chain/canonical";
 import { canonicalPayload, chainHash, piiCommitment, rowCommitment } from "../../src/chain/payload";
 import { loadKeyring, sign } from "../../src/chain/signing-keys";
 
-/** The worked example of README "Canonical payload, hash and signature"; a third party must get the same bytes. */
+/** The worked example of src/docs/api.md "Canonical payload, hash and signature"; a third party must get the same bytes. */
 const EXAMPLE = {
   key: "1:readme-example-signing-key",
   salt: "5f0c2a9e7d3b1a4c6e8f0a2b4c6d8e1f",
@@ -50,7 +50,7 @@ describe("README test vectors", () => {
     expect(await rowCommitment({ ...erased, pii_salt: null, pii_commitment: EXPECTED.pii })).toBe(EXPECTED.pii);
   });
 
-  it("are printed in the README exactly", () => {
+  it("are printed in the API reference (src/docs/api.md) exactly", () => {
     const start = readme.indexOf("## Canonical payload, hash and signature");
     expect(start).toBeGreaterThan(0);
     const section = readme.slice(start);

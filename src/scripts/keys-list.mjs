@@ -1,0 +1,24 @@
+// npm run keys:list -- <project> [--remote]: a project's keys (prefix, created, revoked). Read-only;
+// only a hash of each secret is stored, so no secret can be shown.
+import { checkProjectId, fail, parseCommand, quote, sql } from "./lib.mjs";
+
+const USAGE = `usage: npm run keys:list -- <project> [--remote]
+  --remote  the deployed database (default: the local one of npm run dev)`;
+
+const { flags, positional } = parseCommand(process.argv.slice(2), { usage: USAGE, flags: ["--remote"], min: 1 });
+const remote = flags.has("--remote");
+const project = checkProjectId(positional[0]);
+const rows = sql(
+  `SELECT p.id AS project, k.prefix, k.created_at, k.revoked_at FROM projects p LEFT JOIN api_keys k ON k.project_id = p.id ` +
+    `WHERE p.id = ${quote(project)} ORDER BY k.created_at, k.prefix`,
+  { remote },
+);
+if (rows.length === 0) fail(`no project ${project}; create it with npm run keys:create -- ${project}`);
+const keys = rows.filter((r) => r.prefix !== null);
+const live = keys.filter((k) => !k.revoked_at).length;
+console.log(`Project ${project}: ${keys.length} key(s), ${live} live`);
+if (keys.length > 0) {
+  const table = [["prefix", "created", "revoked"], ...keys.map((k) => [k.prefix, k.created_at, k.revoked_at ?? "-"])];
+  const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
+  for (const r of table) console.log(`  ${r.map((cell, i) => cell.padEnd(widths[i])).join("  ")}`.trimEnd());
+}

@@ -1,0 +1,130 @@
+// The operator scripts, run as an operator runs them (node, outside workerd):
+// npm run test:scripts. The key commands run against a throwaway copy of the
+// project (its own .wrangler state), never the checkout's local database.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { devPort, parseKeyReference } from "../../src/scripts/lib.mjs";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+function run(root, script, args = [], env = {}) {
+  const res = spawnSync(process.execPath, [join(root, "src", "scripts", script), ...args], {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...env },
+  });
+  return { code: res.status, out: res.stdout, err: res.stderr };
+}
+
+describe("helpers", () => {
+  it("reads a key given whole, after wtn_live_, or as its prefix", () => {
+    const secret = "s".repeat(32);
+    assert.deepEqual(parseKeyReference(`wtn_live_AbCdEfGh1234_${secret}`), { prefix: "AbCdEfGh1234", secret });
+    assert.deepEqual(parseKeyReference(`AbCdEfGh1234_${secret}`), { prefix: "AbCdEfGh1234", secret });
+    assert.deepEqual(parseKeyReference(" AbCdEfGh1234 "), { prefix: "AbCdEfGh1234", secret: null });
+    for (const bad of ["", "wtn_live_", "abc", "AbCdEfGh1234_short", "x'; DROP TABLE api_keys; --", `wtn_test_AbCdEfGh1234_${secret}`]) {
+      assert.equal(parseKeyReference(bad), null, bad);
+    }
+  });
+
+  it("finds the port wrangler dev is given, in either form", () => {
+    assert.equal(devPort([]), "8787");
+    assert.equal(devPort(["--port", "9000"]), "9000");
+    assert.equal(devPort(["--port=9001"]), "9001");
+    assert.equal(devPort(["--var", "A:b", "--port=9002", "--local"]), "9002");
+  });
+});
+
+describe("bad input: a clear message and a non-zero exit, before touching any database", () => {
+  const cases = [
+    ["keys-create.mjs", [], /usage: npm run keys:create -- <project>/],
+    ["keys-create.mjs", ["bad project!"], /a project id is 1-64 letters/],
+    ["keys-create.mjs", ["p", "--force"], /unknown option --force/],
+    ["keys-list.mjs", [], /usage: npm run keys:list -- <project>/],
+    ["keys-revoke.mjs", [], /usage: npm run keys:revoke -- <key>/],
+    ["keys-revoke.mjs", ["not a key"], /is not a Witness API key or key prefix/],
+    ["projects-list.mjs", ["extra"], /unexpected argument extra/],
+    ["projects-retention.mjs", [], /usage: npm run projects:retention/],
+    ["projects-retention.mjs", ["p", "--url"], /--url needs a value/],
+    ["projects-retention.mjs", ["p", "--url", "ftp://x"], /not an http\(s\) address/],
+    ["projects-retention.mjs", ["p", "--remote"], /--remote needs --url/],
+  ];
+  for (const [script, args, message] of cases) {
+    it(`${script} ${args.join(" ") || "(no arguments)"}`, () => {
+      const res = run(ROOT, script, args, { WITNESS_URL: "" });
+      assert.notEqual(res.code, 0);
+      assert.match(res.err, message);
+    });
+  }
+
+  it("prints the usage on --help with exit 0", () => {
+    const res = run(ROOT, "keys-revoke.mjs", ["--help"]);
+    assert.equal(res.code, 0);
+    assert.match(res.out, /the whole key \(wtn_live_<prefix>_<secret>\), the part after wtn_live_, or the prefix/);
+  });
+});
+
+describe("keys against a local database", () => {
+  let root;
+  before(() => {
+    root = mkdtempSync(join(tmpdir(), "witness-scripts-"));
+    for (const entry of ["src", "migrations", "wrangler.toml", "package.json"]) cpSync(join(ROOT, entry), join(root, entry), { recursive: true });
+    symlinkSync(join(ROOT, "node_modules"), join(root, "node_modules"));
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it("creates, lists (never the secret), and revokes by whole key, by the part after wtn_live_ and by prefix; twice says so", { timeout: 240_000 }, () => {
+    const create = () => {
+      const res = run(root, "keys-create.mjs", ["ops-test"]);
+      assert.equal(res.code, 0, res.err);
+      const key = res.out.trim().split("\n").pop();
+      assert.match(key, /^wtn_live_[A-Za-z0-9]{12}_[A-Za-z0-9]{32}$/);
+      return { key, prefix: key.split("_")[2], secret: key.split("_")[3] };
+    };
+    const a = create();
+    const b = create();
+    const c = create();
+
+    const list = run(root, "keys-list.mjs", ["ops-test"]);
+    assert.equal(list.code, 0, list.err);
+    for (const k of [a, b, c]) {
+      assert.match(list.out, new RegExp(`${k.prefix}\\s+\\d{4}-\\d{2}-\\d{2}T\\S+\\s+-`));
+      assert.ok(!list.out.includes(k.secret), "a secret was printed");
+    }
+
+    assert.match(run(root, "keys-revoke.mjs", [a.key]).out, new RegExp(`Revoked key ${a.prefix} of project ops-test`));
+    assert.match(run(root, "keys-revoke.mjs", [b.key.slice("wtn_live_".length)]).out, new RegExp(`Revoked key ${b.prefix}`));
+    assert.match(run(root, "keys-revoke.mjs", [c.prefix]).out, new RegExp(`Revoked key ${c.prefix}`));
+    const again = run(root, "keys-revoke.mjs", [a.key]);
+    assert.equal(again.code, 0);
+    assert.match(again.out, new RegExp(`Key ${a.prefix} of project ops-test was already revoked \\(at .+\\); nothing changed`));
+
+    const wrong = run(root, "keys-revoke.mjs", [`${a.prefix}_${"x".repeat(32)}`]);
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.err, /the secret does not match key/);
+    const unknown = run(root, "keys-revoke.mjs", ["ZZZZZZZZZZZZ"]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.err, /no key with prefix ZZZZZZZZZZZZ/);
+
+    const revoked = run(root, "keys-list.mjs", ["ops-test"]);
+    assert.match(revoked.out, /Project ops-test: 3 key\(s\), 0 live/);
+
+    const projects = run(root, "projects-list.mjs");
+    assert.equal(projects.code, 0, projects.err);
+    assert.match(projects.out, /^project\s+shard\s+events\s+head seq\s+keys \(live\)\s+retention\s+created$/m);
+    assert.match(projects.out, /^ops-test\s+\d+\s+0\s+-\s+3 \(0\)\s+keep forever\s+\d{4}-\d{2}-\d{2}$/m);
+  });
+
+  it("defaults the service address to the one npm run dev last printed", () => {
+    mkdirSync(join(root, ".wrangler"), { recursive: true });
+    writeFileSync(join(root, ".wrangler", "dev-url"), "http://localhost:9   \n");
+    // Port 9 (discard) answers nothing: the script names the address it tried.
+    const res = run(root, "projects-retention.mjs", ["ops-test"], { WITNESS_URL: "" });
+    assert.notEqual(res.code, 0);
+    assert.match(res.err, /the service at http:\/\/localhost:9 does not answer/);
+  });
+});
