@@ -1,0 +1,36 @@
+// npm run projects:tiering -- <project> [<days|off>] [--remote]
+// Shows or sets a project's hot window: events received more than <days> days
+// ago leave D1 at the daily cron for sealed, compressed segments in R2 (the
+// ARCHIVE bucket); 0 archives everything already received at the next run, off
+// keeps every event hot. Get, export, verify, receipts, erasure and retention
+// span both tiers; list and search read the hot window only. The plan is a
+// column of the control database: archiving changes no event and hides none
+// from those reads, so unlike retention it needs no guard in the ledger.
+import { checkProjectId, fail, parseCommand, quote, sql } from "./lib.mjs";
+
+const MAX_DAYS = 36500;
+const USAGE = `usage: npm run projects:tiering -- <project> [<days|off>] [--remote]
+  without <days>  shows the hot window
+  <days>          keep events received in the last <days> days in D1 (0-${MAX_DAYS}); older ones go to the archive
+  off             keep every event in D1 (archived events stay archived)
+  --remote        in the deployed control database`;
+
+const { flags, positional } = parseCommand(process.argv.slice(2), { usage: USAGE, flags: ["--remote"], min: 1, max: 2 });
+const remote = flags.has("--remote");
+const project = checkProjectId(positional[0]);
+const days = positional[1];
+if (days !== undefined && days !== "off" && !(/^\d{1,5}$/.test(days) && Number(days) <= MAX_DAYS)) {
+  fail(`days must be a whole number from 0 to ${MAX_DAYS}, or off`);
+}
+const [row] = sql(`SELECT hot_days FROM projects WHERE id = ${quote(project)}`, { remote });
+if (!row) fail(`no project ${project}`);
+let hot = row.hot_days;
+if (days !== undefined) {
+  hot = days === "off" ? null : Number(days);
+  sql(`UPDATE projects SET hot_days = ${hot === null ? "NULL" : hot} WHERE id = ${quote(project)}`, { remote });
+}
+console.log(
+  hot === null
+    ? `Project ${project} keeps every event hot (in D1).`
+    : `Project ${project} keeps ${hot} day${hot === 1 ? "" : "s"} of events hot; the daily cron archives older ones to R2${hot === 0 ? " (everything received so far, at its next run)" : ""}.`,
+);

@@ -1,0 +1,107 @@
+import { sealSegment, type Segment } from "./archive-segments";
+import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
+
+/**
+ * Moving events out of D1 into the cold tier, one sealed segment per call.
+ * Only the project's ledger calls archiveStep, holding its commit lock, so it
+ * never interleaves with an append, an erasure or a purge. Order of effects:
+ * the object is written to R2 first; then one D1 transaction adds its index
+ * row and deletes the hot rows it holds. A crash after the object write
+ * leaves the rows hot and an unindexed object, which the next run overwrites
+ * (segmentKey is the first seq); a crash after the transaction leaves
+ * nothing to redo. So no event is lost and none is in both tiers.
+ */
+
+/** Rows per segment: one D1 read and one object of roughly 0.2-1 MB compressed. */
+export const SEGMENT_ROWS = 2000;
+/** Per project and cron run; the rest waits a day. */
+export const MAX_SEGMENTS_PER_RUN = 100;
+
+/** tiering: how many days of events stay hot; null keeps them all (the default). */
+export const MAX_HOT_DAYS = 36500;
+
+const RECEIVED = EVENT_COLUMNS.indexOf("received_at");
+const SEQ = EVENT_COLUMNS.indexOf("seq");
+
+async function nextSegmentAfter(db: D1Database, projectId: string, seq: number): Promise<number> {
+  const row = await db.prepare("SELECT min(first_seq) AS s FROM archive_segments WHERE project_id = ? AND first_seq > ?").bind(projectId, seq).first<{ s: number | null }>();
+  return row?.s ?? Number.MAX_SAFE_INTEGER;
+}
+
+export interface ArchiveHooks {
+  /** Tests: fail after the object write, before the D1 transaction. */
+  failAfterPut?: boolean;
+  /** Tests: a smaller segment. */
+  segmentRows?: number;
+}
+
+/** The project's hot window in days (control database), or null. */
+export async function hotDays(env: Env, projectId: string): Promise<number | null> {
+  const row = await env.DB.prepare("SELECT hot_days FROM projects WHERE id = ?").bind(projectId).first<{ hot_days: number | null }>();
+  return row?.hot_days ?? null;
+}
+
+/**
+ * Seals the next segment: the oldest hot rows received before the window, in
+ * seq order, up to the first row that is still inside it (so each segment is
+ * a contiguous seq range even if clocks stepped back) and never past the next
+ * segment (rows a retention purge brought back and kept lie below segments).
+ */
+export async function archiveStep(env: Env, db: D1Database, projectId: string, now: Date, hooks: ArchiveHooks = {}) {
+  const days = await hotDays(env, projectId);
+  if (days === null) return { archived: 0, done: true, segment: null };
+  const cutoff = new Date(now.getTime() - days * 86_400_000).toISOString();
+  const limit = hooks.segmentRows ?? SEGMENT_ROWS;
+  const rows = await db
+    .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM events WHERE project_id = ? ORDER BY seq LIMIT ?`)
+    .bind(projectId, limit)
+    .raw();
+  if (rows.length === 0) return { archived: 0, done: true, segment: null };
+  const next = await nextSegmentAfter(db, projectId, rows[0][SEQ] as number);
+  let eligible = rows.findIndex((r) => (r[RECEIVED] as string) >= cutoff || (r[SEQ] as number) >= next);
+  const bounded = eligible !== -1 && (rows[eligible][SEQ] as number) >= next;
+  if (eligible === -1) eligible = rows.length;
+  if (eligible === 0) return { archived: 0, done: !bounded, segment: null };
+  const { segment, body } = await sealSegment(projectId, rows.slice(0, eligible), now.toISOString());
+  await env.ARCHIVE.put(segment.object_key, body, {
+    sha256: segment.sha256,
+    httpMetadata: { contentType: "application/x-ndjson", contentEncoding: "gzip" },
+  });
+  if (hooks.failAfterPut) throw new Error("injected failure after the segment write");
+  await db.batch([
+    insertSegment(db, segment),
+    db.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, segment.first_seq, segment.last_seq),
+  ]);
+  return { archived: segment.count, done: eligible < limit && !bounded, segment };
+}
+
+/** INSERT OR REPLACE: a rewritten segment (erasure, purge) keeps its key and first seq. */
+export function insertSegment(db: D1Database, s: Segment): D1PreparedStatement {
+  return db
+    .prepare(`INSERT OR REPLACE INTO archive_segments (${SEGMENT_COLUMNS.join(", ")}) VALUES (${SEGMENT_COLUMNS.map(() => "?").join(", ")})`)
+    .bind(...SEGMENT_COLUMNS.map((c) => s[c]));
+}
+
+
+/**
+ * The daily cron's part: every project with a hot window, through its ledger,
+ * one segment per call until nothing more is due (or the per-run cap).
+ */
+export async function archiveColdEvents(env: Env, now: Date): Promise<number> {
+  const { results } = await env.DB.prepare("SELECT id FROM projects WHERE hot_days IS NOT NULL").all<{ id: string }>();
+  let total = 0;
+  for (const { id } of results) {
+    try {
+      const ledger = env.LEDGER.get(env.LEDGER.idFromName(id));
+      for (let i = 0; i < MAX_SEGMENTS_PER_RUN; i++) {
+        const step = await ledger.archiveSegment(now.toISOString());
+        total += step.archived;
+        if (step.done) break;
+      }
+    } catch (error) {
+      // One project's trouble must not keep the others from their run; nothing of a failed step was lost.
+      console.error(`archiving project ${id} failed`, error);
+    }
+  }
+  return total;
+}

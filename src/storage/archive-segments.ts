@@ -1,0 +1,162 @@
+import type { EventRow } from "../db/schema";
+import { toHex } from "../lib/crypto";
+import { EVENT_COLUMNS } from "./shard-copy";
+
+/**
+ * The cold tier: sealed segments in R2 (ARCHIVE), each one contiguous seq
+ * range of one project's events as gzip-compressed JSON lines (one stored row
+ * per line, every column but row_id), with an index row on the project's
+ * shard (archive_segments). A segment is only rewritten by an erasure or a
+ * purge, through the ledger, which also updates its index row.
+ */
+export type ArchivedRow = Omit<EventRow, "row_id">;
+
+export interface Segment {
+  project_id: string;
+  first_seq: number;
+  last_seq: number;
+  first_received_at: string;
+  last_received_at: string;
+  first_occurred_at: string;
+  last_occurred_at: string;
+  count: number;
+  bytes: number;
+  sha256: string;
+  object_key: string;
+  created_at: string;
+}
+
+/** One object per first seq: a re-run after a crash writes the same key again instead of a second copy. */
+export function segmentKey(projectId: string, firstSeq: number): string {
+  return `archive/${projectId}/${String(firstSeq).padStart(12, "0")}.jsonl.gz`;
+}
+
+/** Stored rows as arrays in EVENT_COLUMNS order (as D1's raw() gives them) to a sealed segment. */
+export async function sealSegment(projectId: string, rows: unknown[][], now: string): Promise<{ segment: Segment; body: Uint8Array }> {
+  const at = (name: (typeof EVENT_COLUMNS)[number]) => EVENT_COLUMNS.indexOf(name);
+  const lines = rows.map((r) => JSON.stringify(Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, r[i]])))).join("\n");
+  const body = await gzip(lines);
+  const occurred = rows.map((r) => r[at("occurred_at")] as string).sort();
+  const first = rows[0];
+  const last = rows[rows.length - 1];
+  const segment: Segment = {
+    project_id: projectId,
+    first_seq: first[at("seq")] as number,
+    last_seq: last[at("seq")] as number,
+    first_received_at: first[at("received_at")] as string,
+    last_received_at: last[at("received_at")] as string,
+    first_occurred_at: occurred[0],
+    last_occurred_at: occurred[occurred.length - 1],
+    count: rows.length,
+    bytes: body.byteLength,
+    sha256: toHex(await crypto.subtle.digest("SHA-256", body)),
+    object_key: segmentKey(projectId, first[at("seq")] as number),
+    created_at: now,
+  };
+  return { segment, body };
+}
+
+/** Re-seals rewritten rows (erasure, purge) into the segment's own key; null when no row is left. */
+export async function resealSegment(projectId: string, rows: ArchivedRow[], firstSeq: number, now: string) {
+  if (rows.length === 0) return null;
+  const sealed = await sealSegment(projectId, rows.map((r) => EVENT_COLUMNS.map((c) => r[c])), now);
+  // The key stays the segment's original first seq, even when a purge removed its first rows.
+  sealed.segment.object_key = segmentKey(projectId, firstSeq);
+  return sealed;
+}
+
+async function gzip(text: string): Promise<Uint8Array> {
+  const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+export class SegmentMissingError extends Error {
+  constructor(key: string, why: string) {
+    super(`archive segment ${key}: ${why}`);
+    this.name = "SegmentMissingError";
+  }
+}
+
+/** A segment's rows in seq order, checked against the SHA-256 its index row recorded. */
+export async function readSegment(env: Env, segment: Segment): Promise<ArchivedRow[]> {
+  const object = await env.ARCHIVE.get(segment.object_key);
+  if (!object) throw new SegmentMissingError(segment.object_key, "missing from the archive bucket");
+  const bytes = new Uint8Array(await object.arrayBuffer());
+  if (toHex(await crypto.subtle.digest("SHA-256", bytes)) !== segment.sha256) throw new SegmentMissingError(segment.object_key, "its SHA-256 differs from its index row");
+  const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+  return text === "" ? [] : text.split("\n").map((line) => JSON.parse(line) as ArchivedRow);
+}
+
+const SEGMENT_SELECT = "SELECT * FROM archive_segments WHERE project_id = ?";
+
+/** Inclusive occurred_at bounds; null is open. */
+export interface TimeWindow {
+  from: string | null;
+  to: string | null;
+}
+
+/** Segments holding seqs in (afterSeq, beforeSeq), in seq order; with a window, only those whose events may fall in it. */
+export async function segmentsBetween(db: D1Database, projectId: string, afterSeq: number, beforeSeq = Number.MAX_SAFE_INTEGER, window?: TimeWindow): Promise<Segment[]> {
+  const { results } = await db
+    .prepare(`${SEGMENT_SELECT} AND last_seq > ? AND first_seq < ? AND (?4 IS NULL OR last_occurred_at >= ?4) AND (?5 IS NULL OR first_occurred_at <= ?5) ORDER BY first_seq`)
+    .bind(projectId, afterSeq, beforeSeq, window?.from ?? null, window?.to ?? null)
+    .all<Segment>();
+  return results;
+}
+
+/** The highest archived seq (0 when nothing is archived): archiving continues after it. */
+export async function archivedThrough(db: D1Database, projectId: string): Promise<number> {
+  const row = await db.prepare("SELECT coalesce(max(last_seq), 0) AS s FROM archive_segments WHERE project_id = ?").bind(projectId).first<{ s: number }>();
+  return row!.s;
+}
+
+/**
+ * Archived rows with afterSeq < seq < beforeSeq, in seq order, at most `limit`.
+ * The walkers (verify, export) call it for the seqs their hot page skipped:
+ * read after the hot page, it sees every segment committed before that page
+ * was read, so a row being archived meanwhile is seen once, in one tier.
+ */
+export async function archivedRows(env: Env, db: D1Database, projectId: string, afterSeq: number, limit: number, beforeSeq?: number): Promise<ArchivedRow[]> {
+  const out: ArchivedRow[] = [];
+  for (const segment of await segmentsBetween(db, projectId, afterSeq, beforeSeq)) {
+    for (const row of await readSegment(env, segment)) {
+      if (row.seq <= afterSeq || (beforeSeq !== undefined && row.seq >= beforeSeq)) continue;
+      out.push(row);
+      if (out.length >= limit) return out;
+    }
+  }
+  return out;
+}
+
+/**
+ * One archived event by id, or null. Ids are UUIDv7, minted when the event was
+ * received: only segments whose receive-time range holds the id's millisecond
+ * (a minute of slack either side) are read.
+ */
+export async function archivedEvent(env: Env, db: D1Database, projectId: string | null, id: string): Promise<ArchivedRow | null> {
+  const ms = parseInt(id.replace(/-/g, "").slice(0, 12), 16);
+  if (!/^[0-9a-f-]{36}$/i.test(id) || !Number.isFinite(ms)) return null;
+  // Without a project (public receipts): every project's segments of that minute, on this shard.
+  const { results } = await db
+    .prepare("SELECT * FROM archive_segments WHERE (?1 IS NULL OR project_id = ?1) AND first_received_at <= ?2 AND last_received_at >= ?3 ORDER BY first_seq")
+    .bind(projectId, new Date(ms + 60_000).toISOString(), new Date(ms - 60_000).toISOString())
+    .all<Segment>();
+  for (const segment of results) {
+    const row = (await readSegment(env, segment)).find((r) => r.id === id);
+    if (row) return row;
+  }
+  return null;
+}
+
+/**
+ * For list and search, which read the hot tier only: the receive time of the
+ * newest archived event, or null when nothing is archived. Events received
+ * after it are hot; older ones answer get, export and verify only.
+ */
+export async function hotSince(db: D1Database, projectId: string): Promise<string | null> {
+  const row = await db
+    .prepare("SELECT last_received_at AS t FROM archive_segments WHERE project_id = ? ORDER BY last_seq DESC LIMIT 1")
+    .bind(projectId)
+    .first<{ t: string }>();
+  return row?.t ?? null;
+}

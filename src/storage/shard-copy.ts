@@ -1,0 +1,177 @@
+import { searchIndexStatements } from "../reads/search-index";
+
+/**
+ * The SQL of a shard move: copying one project's rows from its source shard to
+ * its target in bounded batches, checking the copy and deleting what is left
+ * behind. Every function here is idempotent, so a step that crashed halfway is
+ * simply run again. Only the project's ledger calls these (see shard-move.ts).
+ */
+
+/** Every stored column but row_id: the target numbers its rows itself. */
+export const EVENT_COLUMNS = [
+  "id", "project_id", "seq", "action", "organization", "actor_id", "actor_type", "actor_name",
+  "actor_email", "targets", "metadata", "occurred_at", "received_at", "ip_address", "user_agent",
+  "pii_salt", "pii_commitment", "hash", "prev_hash", "signature", "anonymized_at",
+] as const;
+const GAP_COLUMNS = ["project_id", "before_hash", "last_hash", "first_seq", "last_seq", "purged_count", "purged_at", "signature", "rules"] as const;
+export const SEGMENT_COLUMNS = [
+  "project_id", "first_seq", "last_seq", "first_received_at", "last_received_at", "first_occurred_at",
+  "last_occurred_at", "count", "bytes", "sha256", "object_key", "created_at",
+] as const;
+const KEY_COLUMNS = ["project_id", "key", "event_ids", "created_at", "request_hash"] as const;
+
+const SEQ = EVENT_COLUMNS.indexOf("seq");
+const FIELD = (name: (typeof EVENT_COLUMNS)[number]) => EVENT_COLUMNS.indexOf(name);
+
+/** Rows per copy or delete batch: one batch is one short D1 transaction on each side. */
+export const MOVE_BATCH = 500;
+/** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */
+const MAX_PARAM_BYTES = 1_000_000;
+
+type Raw = unknown[];
+
+/** INSERT ... SELECT from json_each: D1 allows only 100 bound parameters per statement. */
+function insertStatements(db: D1Database, table: string, columns: readonly string[], rows: Raw[], verb = "INSERT"): D1PreparedStatement[] {
+  const sql = `${verb} INTO ${table} (${columns.join(", ")}) SELECT ${columns.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?)`;
+  const out: D1PreparedStatement[] = [];
+  let chunk: string[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    const json = JSON.stringify(row);
+    if (chunk.length > 0 && bytes + json.length > MAX_PARAM_BYTES) {
+      out.push(db.prepare(sql).bind(`[${chunk.join(",")}]`));
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(json);
+    bytes += json.length;
+  }
+  if (chunk.length > 0) out.push(db.prepare(sql).bind(`[${chunk.join(",")}]`));
+  return out;
+}
+
+function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit: number): Promise<Raw[]> {
+  return db
+    .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
+    .bind(projectId, afterSeq, limit)
+    .raw();
+}
+
+/** Insert statements (rows and search entries) of archived rows brought back into D1. */
+export function restoreStatements(db: D1Database, projectId: string, rows: ReadonlyArray<Record<(typeof EVENT_COLUMNS)[number], unknown>>): D1PreparedStatement[] {
+  const raw = rows.map((r) => EVENT_COLUMNS.map((c) => r[c]));
+  const searchable = rows.map((r) => ({
+    seq: r.seq as number,
+    action: r.action as string,
+    actor_name: r.actor_name as string | null,
+    actor_email: r.actor_email as string | null,
+    actor_id: r.actor_id as string | null,
+  }));
+  return [...insertStatements(db, "events", EVENT_COLUMNS, raw), ...searchIndexStatements(db, projectId, searchable)];
+}
+
+export class CopyMismatchError extends Error {
+  constructor(message: string) {
+    super(`the copy on the target shard differs from the source: ${message}`);
+    this.name = "CopyMismatchError";
+  }
+}
+
+/**
+ * Copies up to `limit` events after `afterSeq` and checks them: the target's
+ * rows of that seq range are replaced in one transaction (so a re-run, or a
+ * re-copy after an erasure, leaves exactly one row each), then read back and
+ * compared column by column with the source. Returns the last seq copied.
+ */
+export async function copyEvents(from: D1Database, to: D1Database, projectId: string, afterSeq: number, limit = MOVE_BATCH, beforeCheck?: () => void) {
+  const rows = await eventsAfter(from, projectId, afterSeq, limit);
+  if (rows.length === 0) return { copied: 0, lastSeq: afterSeq };
+  const first = rows[0][SEQ] as number;
+  const last = rows[rows.length - 1][SEQ] as number;
+  const searchable = rows.map((r) => ({
+    seq: r[SEQ] as number,
+    action: r[FIELD("action")] as string,
+    actor_name: r[FIELD("actor_name")] as string | null,
+    actor_email: r[FIELD("actor_email")] as string | null,
+    actor_id: r[FIELD("actor_id")] as string | null,
+  }));
+  await to.batch([
+    // The delete trigger drops the replaced rows' search entries; the new ones follow the inserts.
+    to.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, first, last),
+    ...insertStatements(to, "events", EVENT_COLUMNS, rows),
+    ...searchIndexStatements(to, projectId, searchable),
+  ]);
+  beforeCheck?.();
+  const copy = await eventsAfter(to, projectId, first - 1, rows.length + 1);
+  const inRange = copy.filter((r) => (r[SEQ] as number) <= last);
+  if (inRange.length !== rows.length) throw new CopyMismatchError(`seq ${first}..${last}: ${rows.length} rows, ${inRange.length} copied`);
+  for (let i = 0; i < rows.length; i++) {
+    if (JSON.stringify(rows[i]) !== JSON.stringify(inRange[i])) throw new CopyMismatchError(`event seq ${rows[i][SEQ]}`);
+  }
+  return { copied: rows.length, lastSeq: last };
+}
+
+/**
+ * Copies the project's signed gap records and archive index whole. They only
+ * change when a purge or the archiver runs, and the ledger runs neither while
+ * a move is copying.
+ */
+export async function copyGaps(from: D1Database, to: D1Database, projectId: string): Promise<number> {
+  const rows = await from.prepare(`SELECT ${GAP_COLUMNS.join(", ")} FROM retention_gaps WHERE project_id = ? ORDER BY first_seq`).bind(projectId).raw();
+  // The archive index too: its objects stay where they are (R2 is per project, not per shard).
+  const segments = await from.prepare(`SELECT ${SEGMENT_COLUMNS.join(", ")} FROM archive_segments WHERE project_id = ?`).bind(projectId).raw();
+  await to.batch([
+    to.prepare("DELETE FROM retention_gaps WHERE project_id = ?").bind(projectId),
+    ...insertStatements(to, "retention_gaps", GAP_COLUMNS, rows),
+    to.prepare("DELETE FROM archive_segments WHERE project_id = ?").bind(projectId),
+    ...insertStatements(to, "archive_segments", SEGMENT_COLUMNS, segments),
+  ]);
+  return rows.length;
+}
+
+/** Copies up to `limit` idempotency keys after `afterKey` (key order); returns the last key copied, or null when none was left. */
+export async function copyKeys(from: D1Database, to: D1Database, projectId: string, afterKey: string, limit = MOVE_BATCH): Promise<string | null> {
+  const rows = await from
+    .prepare(`SELECT ${KEY_COLUMNS.join(", ")} FROM idempotency_keys WHERE project_id = ? AND key > ? ORDER BY key LIMIT ?`)
+    .bind(projectId, afterKey, limit)
+    .raw();
+  if (rows.length === 0) return null;
+  await to.batch(insertStatements(to, "idempotency_keys", KEY_COLUMNS, rows, "INSERT OR REPLACE"));
+  return rows[rows.length - 1][1] as string;
+}
+
+/** Keys stored since the move began: appends keep adding them behind the key-order cursor. */
+export async function copyKeysSince(from: D1Database, to: D1Database, projectId: string, since: string): Promise<number> {
+  const rows = await from
+    .prepare(`SELECT ${KEY_COLUMNS.join(", ")} FROM idempotency_keys WHERE project_id = ? AND created_at >= ?`)
+    .bind(projectId, since)
+    .raw();
+  if (rows.length > 0) await to.batch(insertStatements(to, "idempotency_keys", KEY_COLUMNS, rows, "INSERT OR REPLACE"));
+  return rows.length;
+}
+
+/** The project's row counts on one shard: what the final check compares. */
+export async function rowCounts(db: D1Database, projectId: string) {
+  const [events, gaps, keys, segments] = await db.batch<{ n: number }>([
+    db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ?").bind(projectId),
+    db.prepare("SELECT count(*) AS n FROM retention_gaps WHERE project_id = ?").bind(projectId),
+    db.prepare("SELECT count(*) AS n FROM idempotency_keys WHERE project_id = ?").bind(projectId),
+    db.prepare("SELECT count(*) AS n FROM archive_segments WHERE project_id = ?").bind(projectId),
+  ]);
+  return { events: events.results[0].n, gaps: gaps.results[0].n, keys: keys.results[0].n, segments: segments.results[0].n };
+}
+
+/**
+ * Deletes up to `limit` of the project's rows from a shard (events first, by
+ * seq; the trigger drops their search entries). Returns how many went; 0 when
+ * the shard holds nothing of the project any more.
+ */
+export async function deleteBatch(db: D1Database, projectId: string, limit = MOVE_BATCH): Promise<number> {
+  const [events, keys, gaps, segments] = await db.batch([
+    db.prepare("DELETE FROM events WHERE row_id IN (SELECT row_id FROM events WHERE project_id = ? ORDER BY seq LIMIT ?)").bind(projectId, limit),
+    db.prepare("DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
+    db.prepare("DELETE FROM retention_gaps WHERE id IN (SELECT id FROM retention_gaps WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
+    db.prepare("DELETE FROM archive_segments WHERE rowid IN (SELECT rowid FROM archive_segments WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
+  ]);
+  return events.meta.changes + keys.meta.changes + gaps.meta.changes + segments.meta.changes;
+}

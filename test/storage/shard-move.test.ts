@@ -1,0 +1,169 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ledgerOf } from "../../src/chain/ledger";
+import type { MoveHooks, MoveProgress } from "../../src/storage/shard-move";
+import { call, createProject, ingest, ingestMany } from "../helpers";
+
+const FAST: MoveHooks = { drainSeconds: 0 };
+const events = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => ({ action: `doc.${tag}`, actor: { id: `u_${i % 7}`, name: `User ${i % 7}` }, metadata: { i } }));
+
+async function requestMove(projectId: string, shard: number) {
+  await env.DB.prepare("UPDATE projects SET move_to = ? WHERE id = ?").bind(shard, projectId).run();
+}
+
+/** Steps the move until done; `between` runs after every step (concurrent work, crashes). */
+async function runMove(projectId: string, shard: number, hooks: MoveHooks = FAST, between?: (p: MoveProgress) => Promise<void>) {
+  const ledger = ledgerOf(env, projectId);
+  const seen: string[] = [];
+  for (let i = 0; i < 200; i++) {
+    const progress = await ledger.moveShard(shard, hooks);
+    seen.push(progress.status);
+    if (progress.status === "done") return seen;
+    if (!["clearing", "copying", "draining", "deleting"].includes(progress.status)) throw new Error(`move: ${JSON.stringify(progress)}`);
+    await between?.(progress);
+  }
+  throw new Error("move did not finish");
+}
+
+async function countOn(db: D1Database, projectId: string) {
+  const row = await db
+    .prepare(
+      "SELECT (SELECT count(*) FROM events WHERE project_id = ?1) AS events, (SELECT count(DISTINCT seq) FROM events WHERE project_id = ?1) AS seqs, " +
+        "(SELECT count(*) FROM idempotency_keys WHERE project_id = ?1) AS keys",
+    )
+    .bind(projectId)
+    .first<{ events: number; seqs: number; keys: number }>();
+  return row!;
+}
+
+async function shardOf(projectId: string) {
+  return (await env.DB.prepare("SELECT shard, move_to FROM projects WHERE id = ?").bind(projectId).first<{ shard: number; move_to: number | null }>())!;
+}
+
+/** Verify passes over `count` events (erased ones are counted apart, as anonymized). */
+async function expectIntact(key: string, count: number) {
+  const verify = (await call("GET", "/v1/events/verify", { key })).json.data;
+  expect(verify.ok).toBe(true);
+  expect(verify.verified + verify.anonymized).toBe(count);
+}
+
+describe("moving a project between shards", () => {
+  it("moves under concurrent ingest: no event lost, chain intact, source emptied", async () => {
+    const p = await createProject(undefined, { shard: 0 });
+    await ingestMany(p.key, events(1100, "before"));
+    await ingest(p.key, { action: "keyed.one" }, { headers: { "Idempotency-Key": "k-before" } });
+    await requestMove(p.id, 1);
+    // Appends run alongside the move: each waits for at most one locked step, and lands on
+    // whichever shard the ledger writes to at that moment.
+    let during = 0;
+    let moving = true;
+    const writer = (async () => {
+      while (moving) {
+        const res = await call("POST", "/v1/events/batch", { key: p.key, body: { events: events(20, "during") } });
+        expect(res.status).toBe(201);
+        during += res.json.data.length;
+      }
+    })();
+    const seen = await runMove(p.id, 1, FAST, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }).finally(() => (moving = false));
+    await writer;
+    expect(seen).toContain("copying");
+    expect(seen).toContain("draining");
+    expect(during).toBeGreaterThan(0);
+    const total = 1101 + during;
+    expect(await shardOf(p.id)).toEqual({ shard: 1, move_to: null });
+    expect(await countOn(env.EVENTS_1, p.id)).toEqual({ events: total, seqs: total, keys: 1 });
+    expect(await countOn(env.EVENTS_0, p.id)).toEqual({ events: 0, seqs: 0, keys: 0 });
+    await expectIntact(p.key, total);
+    // After the move: ingest, idempotent replay, list and search all use the new shard.
+    expect((await ingest(p.key, { action: "doc.after" })).status).toBe(201);
+    const replay = await ingest(p.key, { action: "keyed.one" }, { headers: { "Idempotency-Key": "k-before" } });
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    const search = await call("GET", "/v1/events?q=during&limit=5", { key: p.key });
+    expect(search.status).toBe(200);
+    expect(search.json.data.length).toBe(5);
+    await expectIntact(p.key, total + 1);
+  });
+
+  it("resumes after a crash at each step, with no duplicates", async () => {
+    const p = await createProject(undefined, { shard: 1 });
+    await ingestMany(p.key, events(700, "crash"));
+    await requestMove(p.id, 0);
+    const ledger = ledgerOf(env, p.id);
+    const crashes: MoveHooks["crashAt"][] = ["copy", "copy", "switch", "delete"];
+    let crashed = 0;
+    for (let i = 0; i < 200 && crashes.length > 0; i++) {
+      const progress = await ledger.moveShard(0, { drainSeconds: 0, crashAt: crashes[0] }).catch((e: Error) => {
+        expect(e.message).toContain("injected crash");
+        crashes.shift();
+        crashed++;
+        return null;
+      });
+      if (progress?.status === "done") break;
+      // Ingest keeps working between the crashes, and is never lost.
+      if (crashed === 2 && progress === null) await ingest(p.key, { action: "doc.between" });
+    }
+    expect(crashed).toBe(4);
+    await runMove(p.id, 0);
+    expect(await shardOf(p.id)).toEqual({ shard: 0, move_to: null });
+    expect(await countOn(env.EVENTS_0, p.id)).toMatchObject({ events: 701, seqs: 701 });
+    expect(await countOn(env.EVENTS_1, p.id)).toMatchObject({ events: 0 });
+    await expectIntact(p.key, 701);
+  });
+
+  it("keeps projects on other shards apart, and a scrubbed row is copied scrubbed", async () => {
+    const mover = await createProject(undefined, { shard: 0 });
+    const stay = await createProject(undefined, { shard: 1 });
+    await ingestMany(mover.key, events(600, "mover"));
+    await ingestMany(stay.key, events(15, "stay"));
+    await requestMove(mover.id, 1);
+    const ledger = ledgerOf(env, mover.id);
+    let progress: MoveProgress | null = null;
+    for (let i = 0; i < 4; i++) progress = await ledger.moveShard(1, FAST); // clearing, gap records, keys, events 1-500
+    expect(progress).toMatchObject({ status: "copying", copiedThrough: 500 });
+    // An erasure during the copy: the copy starts over, so the target never keeps the actor's name.
+    expect((await call("DELETE", "/v1/actors/u_1", { key: mover.key })).status).toBe(200);
+    await runMove(mover.id, 1);
+    const names = await env.EVENTS_1.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND actor_name = 'User 1'").bind(mover.id).first<{ n: number }>();
+    expect(names!.n).toBe(0);
+    expect((await call("GET", "/v1/events/verify", { key: mover.key })).json.data.anonymized).toBe(86); // i % 7 === 1 for i < 600
+    expect(await countOn(env.EVENTS_1, stay.id)).toMatchObject({ events: 15 });
+    const list = await call("GET", "/v1/events?limit=100", { key: mover.key });
+    expect(list.json.data.length).toBe(100);
+    expect(list.json.data.every((e: { action: string }) => e.action === "doc.mover")).toBe(true);
+    const other = await call("GET", "/v1/events?limit=100", { key: stay.key });
+    expect(other.json.data.length).toBe(15);
+    await expectIntact(mover.key, 600);
+    await expectIntact(stay.key, 15);
+  });
+
+  it("refuses moves no operator requested, unknown shards and a second move meanwhile", async () => {
+    const p = await createProject(undefined, { shard: 0 });
+    await ingestMany(p.key, events(3, "refused"));
+    const unrequested = await call("POST", "/v1/project/move", { key: p.key, body: { shard: 1 } });
+    expect(unrequested.status).toBe(403);
+    await requestMove(p.id, 9);
+    const unknown = await call("POST", "/v1/project/move", { key: p.key, body: { shard: 9 } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error.message).toContain("EVENTS_9");
+    expect(await shardOf(p.id)).toEqual({ shard: 0, move_to: 9 });
+
+    await requestMove(p.id, 1);
+    const started = await call("POST", "/v1/project/move", { key: p.key, body: { shard: 1 } });
+    expect(started.status).toBe(200);
+    // The drain is the real one here: the request ends once the move waits out the shard cache.
+    expect(started.json.data).toMatchObject({ status: "draining", from: 0, to: 1 });
+    expect(started.json.data.waitSeconds).toBeGreaterThan(0);
+    // Still readable from both shards meanwhile; the ledger writes to the new one.
+    expect(await countOn(env.EVENTS_0, p.id)).toMatchObject({ events: 3 });
+    expect((await ingest(p.key, { action: "doc.after-switch" })).status).toBe(201);
+    expect(await countOn(env.EVENTS_1, p.id)).toMatchObject({ events: 4 });
+    const other = await call("POST", "/v1/project/move", { key: p.key, body: { shard: 0 } });
+    expect(other.status).toBe(400);
+    await runMove(p.id, 1);
+    expect(await countOn(env.EVENTS_0, p.id)).toMatchObject({ events: 0 });
+    await expectIntact(p.key, 4);
+  });
+});
