@@ -1,0 +1,389 @@
+import { DurableObject } from "cloudflare:workers";
+import { eventJson, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../reads/event-shape";
+import { archivedRows } from "../storage/archive-segments";
+import { eventsDb } from "../storage/shards";
+import { BATCH_LIMITS, buildRequest, entryBytes, type BatchEvent, type Destination } from "../streams/formats";
+import { openCredential } from "../streams/secrets";
+import { getStream, matchesFilter, setStreamStatus, type StreamFilter, type StreamStatus } from "../streams/store";
+import { checkTarget, privateTargetsAllowed } from "../streams/targets";
+import { backoffMs, streamPolicy } from "../streams/transport";
+import { WAKE_CACHE_MS } from "../streams/wake";
+
+/** What GET /v1/streams/:id shows of the delivery. */
+export interface DeliveryStatus {
+  status: StreamStatus;
+  delivered_seq: number;
+  lag_events: number;
+  lag_seconds: number;
+  last_success_at: string | null;
+  /** The last failure, kept after recovery (compare last_error_at with last_success_at). */
+  last_error: string | null;
+  last_error_at: string | null;
+  next_attempt_at: string | null;
+  consecutive_failures: number;
+  /** Events purged by retention before this stream delivered them: never delivered, never silently. (Archived events are delivered from the archive.) */
+  skipped_events: number;
+  skipped_ranges: SkippedRange[];
+}
+
+export interface SkippedRange {
+  first_seq: number;
+  last_seq: number;
+  skipped_at: string;
+}
+
+interface Config {
+  dest: Destination;
+  filter: StreamFilter;
+  /** When the destination last passed the address checks (they are repeated every few minutes). */
+  checkedAt: number;
+}
+
+/** A read range in flight: (from, to]. A retry re-reads exactly it, so a batch repeats whole, with the same webhook-id. */
+interface Pending {
+  from: number;
+  to: number;
+}
+
+interface Batch {
+  events: BatchEvent[];
+  /** The last seq this batch covers (filtered-out and purged events included). */
+  to: number;
+  gaps: { first_seq: number; last_seq: number }[];
+}
+
+const MAX_SKIPPED_RANGES = 20;
+const ERROR_EXCERPT = 200;
+
+/**
+ * One log stream's delivery: a cursor on the project's seq order. Woken by the
+ * ledger after commits (wake) and by its alarm; all delivery runs in the alarm,
+ * so it is one at a time, retried by the runtime if the object is evicted
+ * mid-run, and the ledger never waits for it. The cursor moves only after a
+ * 2xx; a failed batch is retried as the same (from, to] range.
+ */
+export class StreamDelivery extends DurableObject<Env> {
+  private readonly streamId: string;
+  private config: Config | null = null;
+  private readonly kv: SyncKvStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    if (!ctx.id.name) throw new Error("StreamDelivery must be addressed by stream id (idFromName)");
+    this.streamId = ctx.id.name;
+    this.kv = ctx.storage.kv;
+  }
+
+  /** At creation: delivery starts after `cursor` (the head then). */
+  async start(cursor: number): Promise<void> {
+    if (this.kv.get<number>("cursor") !== undefined) return;
+    this.kv.put("cursor", cursor);
+    this.kv.put("status", "active");
+    this.kv.put("started_at", Date.now());
+    await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /** New events were committed: deliver soon, unless backing off or disabled. Cheap; returns at once. */
+  async wake(): Promise<void> {
+    if (this.kv.get("deleted") || this.kv.get<number>("cursor") === undefined) return;
+    const status = this.kv.get<StreamStatus>("status");
+    if (status === "disabled" || status === "failing") return; // failing: the backoff alarm decides
+    const now = Date.now();
+    const alarm = await this.ctx.storage.getAlarm();
+    if (alarm === null || alarm > now) await this.ctx.storage.setAlarm(now);
+  }
+
+  /** Restarts delivery at fromSeq (events from it on are sent again); re-enables a disabled stream. */
+  async replay(fromSeq: number): Promise<void> {
+    if (this.kv.get("deleted")) return;
+    this.kv.put("gen", (this.kv.get<number>("gen") ?? 0) + 1);
+    this.kv.put("cursor", Math.max(0, fromSeq - 1));
+    this.kv.delete("pending");
+    this.kv.put("failures", 0);
+    this.kv.delete("next_attempt_at");
+    await this.setStatus("active");
+    await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /** The stream was deleted: stop and forget everything. */
+  async remove(): Promise<void> {
+    this.kv.put("deleted", true);
+    this.config = null;
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.kv.put("deleted", true);
+  }
+
+  async status(): Promise<DeliveryStatus> {
+    const cursor = this.kv.get<number>("cursor") ?? 0;
+    let lagEvents = 0;
+    let lagSeconds = 0;
+    const row = await getStream(this.env, this.streamId);
+    if (row) {
+      const db = await eventsDb(this.env, row.project_id);
+      const [head, next] = await db.batch<{ v: number | string | null }>([
+        db.prepare("SELECT max(seq) AS v FROM events WHERE project_id = ?").bind(row.project_id),
+        db.prepare("SELECT received_at AS v FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT 1").bind(row.project_id, cursor),
+      ]);
+      lagEvents = Math.max(0, Number(head.results[0]?.v ?? 0) - cursor);
+      const oldest = next.results[0]?.v;
+      if (typeof oldest === "string") lagSeconds = Math.max(0, Math.round((Date.now() - Date.parse(oldest)) / 1000));
+    }
+    const skipped = this.kv.get<SkippedRange[]>("skipped_ranges") ?? [];
+    return {
+      status: this.kv.get<StreamStatus>("status") ?? "active",
+      delivered_seq: cursor,
+      lag_events: lagEvents,
+      lag_seconds: lagSeconds,
+      last_success_at: this.kv.get<string>("last_success_at") ?? null,
+      last_error: this.kv.get<string>("last_error") ?? null,
+      last_error_at: this.kv.get<string>("last_error_at") ?? null,
+      next_attempt_at: this.kv.get<string>("next_attempt_at") ?? null,
+      consecutive_failures: this.kv.get<number>("failures") ?? 0,
+      skipped_events: this.kv.get<number>("skipped_events") ?? 0,
+      skipped_ranges: skipped,
+    };
+  }
+
+  async alarm(): Promise<void> {
+    if (this.kv.get("deleted") || this.kv.get<number>("cursor") === undefined) return;
+    if (this.kv.get<StreamStatus>("status") === "disabled") return;
+    const started = Date.now();
+    try {
+      const config = await this.loadConfig();
+      if (!config) return;
+      // The next batch is read from D1 while the current one is on its way.
+      let prefetched = null as { from: number; batch: Promise<Batch | null> } | null;
+      while (Date.now() - started < streamPolicy.runBudgetMs) {
+        const gen = this.kv.get<number>("gen") ?? 0;
+        const cursor = this.kv.get<number>("cursor")!;
+        const batch: Batch | null = await (prefetched?.from === cursor ? prefetched.batch : this.readBatch(config, cursor));
+        prefetched = null;
+        if (!batch) {
+          if (this.kv.get<StreamStatus>("status") === "failing") {
+            // What failed is gone (purged by retention): nothing is left to fail on.
+            this.kv.put("failures", 0);
+            this.kv.delete("next_attempt_at");
+            await this.setStatus("active");
+          }
+          // Caught up. Wake-ups are best effort: look again now and then anyway,
+          // unless a wake-up during this run already asked for an earlier run.
+          // A new stream polls every second until the ledgers' caches of stream lists (wake.ts) have seen it.
+          const young = Date.now() - (this.kv.get<number>("started_at") ?? 0) < 2 * WAKE_CACHE_MS;
+          const idle = young ? Math.min(1000, streamPolicy.idlePollMs) : streamPolicy.idlePollMs;
+          if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + idle);
+          return;
+        }
+        if (batch.events.length > 0) {
+          this.kv.put("pending", { from: cursor, to: batch.to } satisfies Pending);
+          prefetched = { from: batch.to, batch: this.readBatch(config, batch.to) };
+          prefetched.batch.catch(() => {}); // a failure surfaces when it is used; unused, it does not matter
+          const outcome = await this.send(config.dest, batch.events);
+          if (this.kv.get("deleted")) return;
+          if ((this.kv.get<number>("gen") ?? 0) !== gen) continue; // replayed meanwhile: start over from the new cursor
+          if (outcome.kind === "gone") {
+            this.kv.put("last_error", outcome.error);
+            this.kv.put("last_error_at", new Date().toISOString());
+            this.kv.delete("next_attempt_at");
+            await this.setStatus("disabled");
+            return;
+          }
+          if (outcome.kind === "failed") return this.fail(outcome.error);
+        }
+        this.advance(cursor, batch);
+      }
+      await this.ctx.storage.setAlarm(Date.now());
+    } catch (error) {
+      // Our side failed (D1, the key): retried like a destination failure, without its details.
+      console.error(`stream ${this.streamId}: delivery run failed`, error);
+      await this.fail("internal error while preparing the batch; retrying");
+    }
+  }
+
+  private advance(cursor: number, batch: Batch) {
+    if (this.kv.get<number>("cursor") !== cursor) return;
+    const now = new Date().toISOString();
+    if (batch.gaps.length > 0) {
+      const ranges = this.kv.get<SkippedRange[]>("skipped_ranges") ?? [];
+      for (const g of batch.gaps) ranges.push({ ...g, skipped_at: now });
+      this.kv.put("skipped_ranges", ranges.slice(-MAX_SKIPPED_RANGES));
+      this.kv.put("skipped_events", (this.kv.get<number>("skipped_events") ?? 0) + batch.gaps.reduce((n, g) => n + g.last_seq - g.first_seq + 1, 0));
+      console.warn(`stream ${this.streamId}: skipped ${batch.gaps.map((g) => `${g.first_seq}-${g.last_seq}`).join(", ")} (purged by retention before delivery)`);
+    }
+    this.kv.put("cursor", batch.to);
+    this.kv.delete("pending");
+    if (batch.events.length > 0) {
+      this.kv.put("last_success_at", now);
+      this.kv.put("failures", 0);
+      this.kv.delete("next_attempt_at");
+      if (this.kv.get<StreamStatus>("status") !== "active") {
+        this.kv.put("status", "active");
+        this.ctx.waitUntil(setStreamStatus(this.env, this.streamId, "active").catch(() => {}));
+      }
+    }
+  }
+
+  private async fail(error: string) {
+    const failures = (this.kv.get<number>("failures") ?? 0) + 1;
+    const next = Date.now() + backoffMs(failures);
+    this.kv.put("failures", failures);
+    this.kv.put("last_error", error);
+    this.kv.put("last_error_at", new Date().toISOString());
+    this.kv.put("next_attempt_at", new Date(next).toISOString());
+    await this.ctx.storage.setAlarm(next);
+    await this.setStatus("failing").catch(() => {});
+  }
+
+  private async setStatus(status: StreamStatus) {
+    const before = this.kv.get<StreamStatus>("status");
+    this.kv.put("status", status);
+    if (before !== status) await setStreamStatus(this.env, this.streamId, status);
+  }
+
+  private async loadConfig(): Promise<Config | null> {
+    if (this.config && Date.now() - this.config.checkedAt < streamPolicy.recheckTargetMs) return this.config;
+    const row = await getStream(this.env, this.streamId);
+    if (!row) {
+      await this.remove();
+      return null;
+    }
+    const check = await checkTarget(row.url, privateTargetsAllowed(this.env));
+    if (!check.ok) {
+      await this.fail(`destination refused: ${check.reason}`);
+      return null;
+    }
+    this.config = {
+      dest: {
+        streamId: row.id,
+        projectId: row.project_id,
+        type: row.type,
+        url: row.url,
+        credential: await openCredential(this.env, row.id, row.credential),
+        host: this.env.LOG_ORIGIN_HOST || "witness",
+      },
+      filter: JSON.parse(row.filter) as StreamFilter,
+      checkedAt: Date.now(),
+    };
+    return this.config;
+  }
+
+  /** The next batch after cursor, or null when there is nothing after it. */
+  private async readBatch(config: Config, cursor: number): Promise<Batch | null> {
+    const { projectId, type } = config.dest;
+    const limits = BATCH_LIMITS[type];
+    const db = await eventsDb(this.env, projectId);
+    const pending = this.kv.get<Pending>("pending");
+    const retry = pending && pending.from === cursor ? pending : null;
+    const cells = retry
+      ? await db
+          .prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq > ? AND e.seq <= ? ORDER BY e.seq`)
+          .bind(projectId, cursor, retry.to)
+          .raw()
+      : await db
+          .prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`)
+          .bind(projectId, cursor, limits.events * 2)
+          .raw();
+    const hot = cells.map(shapeRowOf);
+    let rows: ShapeRow[] = hot;
+    // Events older than the project's hot window live in the cold archive (R2),
+    // always a prefix of the seqs: look there only when the hot rows do not
+    // start right after the cursor. Read after the hot page, as the walkers do,
+    // so an event being archived meanwhile is seen once, in one tier.
+    if (hot.length === 0 || hot[0].seq > cursor + 1) {
+      const before = hot.length > 0 ? hot[0].seq : retry ? retry.to + 1 : undefined;
+      const cold = await archivedRows(this.env, db, projectId, cursor, retry ? Number.MAX_SAFE_INTEGER : limits.events * 2, before);
+      if (cold.length > 0) rows = [...(cold as ShapeRow[]), ...hot];
+    }
+    const gaps: Batch["gaps"] = [];
+    const events: BatchEvent[] = [];
+    let expected = cursor + 1;
+    let to = cursor;
+    let bytes = 0;
+    for (const row of rows) {
+      const matches = matchesFilter(config.filter, row.action, row.organization);
+      if (!retry && matches) {
+        const event = { seq: row.seq, occurredAt: row.occurred_at, json: "" };
+        event.json = eventJson(row);
+        const size = entryBytes(type, event, projectId);
+        if (events.length >= limits.events || (events.length > 0 && bytes + size > limits.bytes)) break;
+        bytes += size;
+        if (row.seq > expected) gaps.push({ first_seq: expected, last_seq: row.seq - 1 });
+        events.push(event);
+      } else {
+        if (row.seq > expected) gaps.push({ first_seq: expected, last_seq: row.seq - 1 });
+        if (matches) events.push({ seq: row.seq, occurredAt: row.occurred_at, json: eventJson(row) });
+      }
+      expected = row.seq + 1;
+      to = row.seq;
+    }
+    if (retry) {
+      // The range is retried whole; whatever retention purged of it meanwhile is skipped.
+      if (retry.to >= expected) gaps.push({ first_seq: expected, last_seq: retry.to });
+      return { events, to: retry.to, gaps };
+    }
+    if (rows.length === 0) {
+      // Nothing after the cursor, unless retention purged the newest events: then skip past them.
+      const gap = await db
+        .prepare("SELECT max(last_seq) AS last FROM retention_gaps WHERE project_id = ? AND first_seq <= ? AND last_seq >= ?")
+        .bind(projectId, cursor + 1, cursor + 1)
+        .first<{ last: number | null }>();
+      if (!gap?.last) return null;
+      return { events: [], to: gap.last, gaps: [{ first_seq: cursor + 1, last_seq: gap.last }] };
+    }
+    return { events, to, gaps };
+  }
+
+  private async send(dest: Destination, events: BatchEvent[]): Promise<{ kind: "ok" } | { kind: "gone" | "failed"; error: string }> {
+    const { headers, body } = await buildRequest(dest, events);
+    const timeout = streamPolicy.timeoutMs;
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const res = await Promise.race([
+        streamPolicy.fetch(dest.url, { method: "POST", headers, body, redirect: "manual", signal: controller.signal }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            controller.abort();
+            reject(new Error(`no answer within ${timeout / 1000} s`));
+          }, timeout);
+        }),
+      ]);
+      if (res.status >= 200 && res.status < 300) {
+        await res.body?.cancel().catch(() => {});
+        return { kind: "ok" };
+      }
+      const error = `HTTP ${res.status}${await excerpt(res)}`;
+      return { kind: res.status === 410 ? "gone" : "failed", error };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return { kind: "failed", error: `request failed: ${message.slice(0, ERROR_EXCERPT)}` };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** At most ERROR_EXCERPT characters of a destination's answer, printable only; the rest is never read. */
+async function excerpt(res: Response): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < ERROR_EXCERPT * 4) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    // An unreadable body is just left out.
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) all.set(c, (at += c.length) - c.length);
+  const text = new TextDecoder().decode(all).replace(/[^\x20-\x7e]+/g, " ").trim().slice(0, ERROR_EXCERPT);
+  return text ? `: ${text}` : "";
+}

@@ -1,0 +1,138 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { ledgerAnchor } from "../chain/ledger";
+import { randomAlphanumeric } from "../lib/crypto";
+import { ApiError } from "../lib/errors";
+import { API_KEY, AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { readJsonObject } from "../lib/request-body";
+import { toIssues, validationError } from "../lib/validate";
+import { projectOf, requireCredential } from "../middleware/credential";
+import { streamCreatedSchema, streamDetailResponseSchema, streamListSchema } from "../schemas/responses";
+import { createStreamSchema, replayStreamSchema } from "../schemas/streams";
+import { newWebhookSecret } from "../streams/formats";
+import { sealCredential } from "../streams/secrets";
+import { deliveryStub, listStreams, MAX_STREAMS_PER_PROJECT, projectStream, type StreamRow } from "../streams/store";
+import { checkTarget, privateTargetsAllowed } from "../streams/targets";
+import { forgetStreams } from "../streams/wake";
+
+/**
+ * Log streams: the project's events delivered in seq order to a webhook,
+ * Splunk HEC or Datadog. API key only. A destination's credential is shown
+ * once (the webhook secret, at creation) and never again.
+ */
+const streams = router();
+const apiKeyOnly = requireCredential({ allowEmbed: false });
+const idParam = z.object({ id: z.string().meta({ description: "The stream id (str_...)" }) });
+/** Bodies are read by the handlers (readJsonObject: 415, 413, then 400), never by zod-openapi: these only document them. */
+const BODY_ERRORS = ["VALIDATION_ERROR", "UNSUPPORTED_MEDIA_TYPE", "EVENT_TOO_LARGE"] as const;
+/** 204: json()'s rate-limit headers, no body. */
+const noContent = (description: string) => ({ description, headers: json(z.null(), description).headers });
+
+function summary(row: Pick<StreamRow, "id" | "type" | "url" | "status" | "filter" | "created_at">) {
+  return { id: row.id, type: row.type, url: row.url, status: row.status, filter: JSON.parse(row.filter), created_at: row.created_at };
+}
+
+async function streamOf(env: Env, projectId: string, id: string): Promise<StreamRow> {
+  const row = await projectStream(env, projectId, id);
+  if (!row) throw new ApiError("NOT_FOUND", "No such stream in this project");
+  return row;
+}
+
+documented(streams, createRoute({
+  method: "post", path: "/", tags: ["Streams"], operationId: "createStream", summary: "Stream the project's events to a webhook, Splunk HEC or Datadog", security: API_KEY,
+  description:
+    "Delivery starts with the events committed after creation, in seq order; replay reaches back. The url must be public https. " +
+    `A webhook's signing secret is generated and shown once, in this answer; splunk and datadog take their token, never shown again. At most ${MAX_STREAMS_PER_PROJECT} streams a project.`,
+  request: { body: { required: true, content: { "application/json": { schema: createStreamSchema.meta({ id: "StreamCreateRequest" }) } } } },
+  responses: { 201: json(streamCreatedSchema, "The new stream (with the webhook secret, this once)"), ...errors(...AUTH_ERRORS, ...BODY_ERRORS) },
+}));
+streams.post("/", apiKeyOnly, async (c) => {
+  const projectId = projectOf(c.get("credential"));
+  const parsed = createStreamSchema.safeParse(await readJsonObject(c));
+  if (!parsed.success) throw validationError(toIssues(parsed.error));
+  const input = parsed.data;
+  const target = await checkTarget(input.url, privateTargetsAllowed(c.env));
+  if (!target.ok) throw validationError([{ path: "url", message: target.reason }]);
+  const count = await c.env.DB.prepare("SELECT count(*) AS n FROM streams WHERE project_id = ?").bind(projectId).first<{ n: number }>();
+  if ((count?.n ?? 0) >= MAX_STREAMS_PER_PROJECT) throw validationError([{ path: "", message: `a project has at most ${MAX_STREAMS_PER_PROJECT} streams` }]);
+
+  const id = `str_${randomAlphanumeric(20)}`;
+  const secret = input.type === "webhook" ? newWebhookSecret() : input.token!;
+  const row = {
+    id,
+    type: input.type,
+    url: target.url.href,
+    status: "active" as const,
+    filter: JSON.stringify(input.filter ?? {}),
+    created_at: new Date().toISOString(),
+  };
+  await c.env.DB.prepare("INSERT INTO streams (id, project_id, type, url, credential, filter, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    .bind(id, projectId, row.type, row.url, await sealCredential(c.env, id, secret), row.filter, row.status, row.created_at)
+    .run();
+  // Delivery starts with the events committed after this moment; replay reaches back.
+  let seq: number;
+  try {
+    seq = (await ledgerAnchor(c.env, projectId)).seq;
+    await deliveryStub(c.env, id).start(seq);
+  } catch (error) {
+    // A stream whose delivery never started would look active and deliver nothing.
+    await c.env.DB.prepare("DELETE FROM streams WHERE id = ?").bind(id).run();
+    throw error;
+  }
+  forgetStreams(projectId);
+  const data = { ...summary(row), delivered_seq: seq, ...(input.type === "webhook" ? { secret } : {}) };
+  return c.json({ data }, 201);
+});
+
+documented(streams, createRoute({
+  method: "get", path: "/", tags: ["Streams"], operationId: "listStreams", summary: "The project's streams", security: API_KEY,
+  responses: { 200: json(streamListSchema, "Every stream of the project, oldest first"), ...errors(...AUTH_ERRORS) },
+}));
+streams.get("/", apiKeyOnly, async (c) => {
+  const rows = await listStreams(c.env, projectOf(c.get("credential")));
+  return c.json({ data: rows.map(summary) });
+});
+
+documented(streams, createRoute({
+  method: "get", path: "/{id}", tags: ["Streams"], operationId: "getStream", summary: "One stream and where its delivery stands", security: API_KEY,
+  request: { params: idParam },
+  responses: { 200: json(streamDetailResponseSchema, "The stream and its delivery"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
+}));
+streams.get("/:id", apiKeyOnly, async (c) => {
+  const row = await streamOf(c.env, projectOf(c.get("credential")), c.req.param("id"));
+  const delivery = await deliveryStub(c.env, row.id).status();
+  return c.json({ data: { ...summary(row), ...delivery } });
+});
+
+documented(streams, createRoute({
+  method: "delete", path: "/{id}", tags: ["Streams"], operationId: "deleteStream", summary: "Stop a stream and forget it", security: API_KEY,
+  request: { params: idParam },
+  responses: { 204: noContent("Deleted; nothing more is delivered"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
+}));
+streams.delete("/:id", apiKeyOnly, async (c) => {
+  const projectId = projectOf(c.get("credential"));
+  const row = await streamOf(c.env, projectId, c.req.param("id"));
+  await deliveryStub(c.env, row.id).remove();
+  await c.env.DB.prepare("DELETE FROM streams WHERE id = ? AND project_id = ?").bind(row.id, projectId).run();
+  forgetStreams(projectId);
+  return c.body(null, 204);
+});
+
+documented(streams, createRoute({
+  method: "post", path: "/{id}/replay", tags: ["Streams"], operationId: "replayStream", summary: "Deliver again from a seq (re-enables a disabled stream)", security: API_KEY,
+  description: "Events from from_seq on are sent again, in seq order; from_seq is at most the next event's seq.",
+  request: { params: idParam, body: { required: true, content: { "application/json": { schema: replayStreamSchema.meta({ id: "StreamReplayRequest" }) } } } },
+  responses: { 202: json(streamDetailResponseSchema, "Replay started; the stream and its delivery"), ...errors(...AUTH_ERRORS, "NOT_FOUND", ...BODY_ERRORS) },
+}));
+streams.post("/:id/replay", apiKeyOnly, async (c) => {
+  const row = await streamOf(c.env, projectOf(c.get("credential")), c.req.param("id"));
+  const parsed = replayStreamSchema.safeParse(await readJsonObject(c));
+  if (!parsed.success) throw validationError(toIssues(parsed.error));
+  const { seq: head } = await ledgerAnchor(c.env, row.project_id);
+  if (parsed.data.from_seq > head + 1) throw validationError([{ path: "from_seq", message: `from_seq is at most ${head + 1} (the next event's seq)` }]);
+  const stub = deliveryStub(c.env, row.id);
+  await stub.replay(parsed.data.from_seq);
+  const fresh = await projectStream(c.env, row.project_id, row.id);
+  return c.json({ data: { ...summary(fresh ?? row), ...(await stub.status()) } }, 202);
+});
+
+export default streams;

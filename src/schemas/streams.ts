@@ -1,0 +1,33 @@
+import { z } from "zod";
+
+const ACTION_PATTERN = /^(\*|[^*]{1,255}|[^*]{1,254}\*)$/;
+
+export const streamFilterSchema = z
+  .object({
+    actions: z
+      .array(z.string("each action must be a string").regex(ACTION_PATTERN, "an action is exact, or a prefix ending in * (like user.*)"))
+      .min(1, "actions, when given, lists at least one action")
+      .max(100, "at most 100 actions")
+      .optional(),
+    organization: z.string("organization must be a string").min(1).max(255).optional(),
+  })
+  .strict()
+  .meta({ id: "StreamFilter", description: "Which events the stream delivers; {} (or no filter) delivers every event." });
+
+/** POST /v1/streams. token: the Splunk HEC token or the Datadog API key; webhooks get a generated secret instead. */
+export const createStreamSchema = z
+  .object({
+    type: z.enum(["webhook", "splunk", "datadog"], "type is webhook, splunk or datadog"),
+    url: z.string("url must be a string").min(1).max(2048, "url is at most 2048 characters"),
+    token: z.string("token must be a string").min(1).max(4096).optional(),
+    filter: streamFilterSchema.optional(),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.type !== "webhook" && !s.token) ctx.addIssue({ code: "custom", path: ["token"], message: `a ${s.type} stream needs its token` });
+    if (s.type === "webhook" && s.token) ctx.addIssue({ code: "custom", path: ["token"], message: "webhooks are signed with a secret generated for them; send no token" });
+  });
+
+export const replayStreamSchema = z
+  .object({ from_seq: z.number("from_seq must be a number").int("from_seq must be a whole number").min(1, "from_seq is at least 1") })
+  .strict();

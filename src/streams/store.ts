@@ -1,0 +1,51 @@
+/** Stream rows in the control database (table streams, migrations/0008_streams.sql). */
+import type { StreamType } from "./formats";
+
+export type StreamStatus = "active" | "failing" | "disabled";
+
+export interface StreamFilter {
+  /** Exact actions, or prefixes written "user.*"; absent: every action. */
+  actions?: string[];
+  organization?: string;
+}
+
+export interface StreamRow {
+  id: string;
+  project_id: string;
+  type: StreamType;
+  url: string;
+  /** AES-GCM ciphertext (secrets.ts); never leaves the service. */
+  credential: string;
+  filter: string;
+  status: StreamStatus;
+  created_at: string;
+}
+
+export const MAX_STREAMS_PER_PROJECT = 20;
+
+export async function getStream(env: Env, id: string): Promise<StreamRow | null> {
+  return env.DB.prepare("SELECT * FROM streams WHERE id = ?").bind(id).first<StreamRow>();
+}
+
+export async function projectStream(env: Env, projectId: string, id: string): Promise<StreamRow | null> {
+  return env.DB.prepare("SELECT * FROM streams WHERE id = ? AND project_id = ?").bind(id, projectId).first<StreamRow>();
+}
+
+export async function listStreams(env: Env, projectId: string): Promise<StreamRow[]> {
+  const { results } = await env.DB.prepare("SELECT * FROM streams WHERE project_id = ? ORDER BY created_at, id").bind(projectId).all<StreamRow>();
+  return results;
+}
+
+export async function setStreamStatus(env: Env, id: string, status: StreamStatus): Promise<void> {
+  await env.DB.prepare("UPDATE streams SET status = ? WHERE id = ? AND status != ?").bind(status, id, status).run();
+}
+
+export function matchesFilter(filter: StreamFilter, action: string, organization: string | null): boolean {
+  if (filter.organization !== undefined && filter.organization !== organization) return false;
+  if (!filter.actions || filter.actions.length === 0) return true;
+  return filter.actions.some((p) => p === action || p === "*" || (p.endsWith("*") && action.startsWith(p.slice(0, -1))));
+}
+
+export function deliveryStub(env: Env, streamId: string) {
+  return env.STREAM_DELIVERY.get(env.STREAM_DELIVERY.idFromName(streamId));
+}
