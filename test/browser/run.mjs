@@ -78,7 +78,11 @@ try {
     console.error(log.join(""));
     throw error;
   }
-  const files = readdirSync(join(ROOT, "test", "browser")).filter((f) => f.endsWith(".test.mjs")).map((f) => join("test", "browser", f));
+  // npm run test:browser -- docs: only the files whose names contain one of the arguments.
+  const only = process.argv.slice(2);
+  const files = readdirSync(join(ROOT, "test", "browser"))
+    .filter((f) => f.endsWith(".test.mjs") && (only.length === 0 || only.some((o) => f.includes(o))))
+    .map((f) => join("test", "browser", f));
   const run = spawnSync(process.execPath, ["--test", "--test-concurrency=1", ...files], {
     cwd: ROOT,
     stdio: "inherit",

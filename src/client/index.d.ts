@@ -1,0 +1,82 @@
+// Types of the Witness client (index.js). Every API shape comes from
+// api-types.ts, generated from the OpenAPI document: nothing is written twice.
+import type { components, operations } from "./api-types";
+
+type Schemas = components["schemas"];
+type Query<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
+
+export type Event = Schemas["Event"];
+export type EventInput = Schemas["EventInput"];
+export type ErrorCode = Schemas["ErrorCode"];
+export type Receipt = Schemas["Receipt"];
+export type ReceiptStatus = Schemas["ReceiptStatus"]["data"];
+export type VerifyReport = Schemas["VerifyResponse"]["data"];
+export type Erasure = Schemas["ErasureResponse"]["data"];
+export type EmbedTokenRequest = Schemas["EmbedTokenRequest"];
+export type EmbedToken = Schemas["EmbedTokenResponse"]["data"];
+type Paging = { cursor?: string; limit?: number | string };
+export type ListQuery = Omit<Query<"listEvents">, "cursor" | "limit"> & Paging;
+export type SearchQuery = Omit<Query<"searchEvents">, "q" | "cursor" | "limit"> & Paging;
+export type VerifyQuery = Query<"verifyEvents">;
+export type ExportQuery = Query<"exportEvents">;
+export type EraseOptions = Query<"eraseActor">;
+
+export interface ClientOptions {
+  /** The deployment, e.g. https://witness.example.com (no /v1). */
+  baseUrl: string;
+  /** A project's API key (wtn_live_...). */
+  apiKey?: string;
+  /** Defaults to globalThis.fetch; tests pass a worker's own fetch. */
+  fetch?: (input: string, init?: RequestInit) => Promise<Response>;
+  /** Retries after the first attempt (default 4). */
+  retries?: number;
+  /** Backoff: the first step (default 250 ms) doubles up to maxDelayMs (default 20 s), with jitter. */
+  minDelayMs?: number;
+  maxDelayMs?: number;
+  /** For tests: how to wait between attempts. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** An API error envelope (status, code, details), or a network failure (status 0, code NETWORK_ERROR). */
+export declare class WitnessError extends Error {
+  constructor(status: number, code: string, message: string, details?: Record<string, unknown>);
+  readonly status: number;
+  readonly code: ErrorCode | "NETWORK_ERROR" | "HTTP_ERROR";
+  readonly details: Record<string, unknown>;
+}
+
+export type OfflineCheck =
+  | { ok: true; kid: string; tlog?: { ok: true; origin: string; index: number; tree_size: number; kid: string | null } }
+  | { ok: false; reason: string };
+
+export interface WitnessClient {
+  events: {
+    /** One Idempotency-Key per call (or yours), sent again on every retry. */
+    create(event: EventInput, options?: { idempotencyKey?: string }): Promise<Event>;
+    createBatch(events: EventInput[], options?: { idempotencyKey?: string }): Promise<Event[]>;
+    get(id: string): Promise<Event>;
+    /** Every matching event, newest first, page after page. */
+    list(query?: ListQuery): AsyncIterable<Event>;
+    search(q: string, query?: SearchQuery): AsyncIterable<Event>;
+    verify(query?: VerifyQuery): Promise<VerifyReport>;
+  };
+  exports: {
+    /** The export as a stream of bytes (CSV or JSON). */
+    download(query: ExportQuery): Promise<ReadableStream<Uint8Array>>;
+  };
+  receipts: {
+    get(eventId: string): Promise<Receipt>;
+    status(eventId: string): Promise<ReceiptStatus>;
+    verifyOffline(receipt: Receipt | { data: Receipt }, keys?: string | object): Promise<OfflineCheck>;
+  };
+  actors: {
+    erase(id: string, options?: EraseOptions): Promise<Erasure>;
+  };
+  embed: {
+    createToken(request?: EmbedTokenRequest): Promise<EmbedToken>;
+  };
+}
+
+export declare function createClient(options: ClientOptions): WitnessClient;
+export declare function retryAfterMs(value: string | null | undefined, now?: number): number | null;
+export declare function backoffMs(attempt: number, options: { minDelayMs: number; maxDelayMs: number }, random?: () => number): number;

@@ -1,0 +1,93 @@
+import { OpenAPIHono, type Hook, type RouteConfig } from "@hono/zod-openapi";
+import type { ZodType } from "zod";
+import { errorResponseSchema } from "../schemas/responses";
+import type { AppEnv } from "../types";
+import { ERROR_STATUS, type ErrorCode } from "./errors";
+import { toIssues, validationError } from "./validate";
+
+/**
+ * Any validation done by @hono/zod-openapi's own validators ends as ours:
+ * 400 VALIDATION_ERROR with details.issues, through validationError.
+ */
+export const defaultHook: Hook<unknown, AppEnv, string, void> = (result) => {
+  if (!result.success) throw validationError(toIssues(result.error));
+};
+
+/** A router whose routes land in the OpenAPI document. */
+export function router() {
+  return new OpenAPIHono<AppEnv>({ defaultHook });
+}
+
+/**
+ * Documents a route next to its (unchanged) Hono handler. Handlers read their
+ * bodies themselves (byte cap, 413 before 400) and write JSON text directly, so
+ * they are registered with the usual methods and the definition with this;
+ * query and path validation use the same zod schemas through validate().
+ */
+export function documented(app: OpenAPIHono<AppEnv>, route: RouteConfig): void {
+  app.openAPIRegistry.registerPath(route);
+}
+
+export const API_KEY: Record<string, string[]>[] = [{ ApiKey: [] }];
+export const API_KEY_OR_EMBED: Record<string, string[]>[] = [{ ApiKey: [] }, { EmbedToken: [] }];
+
+const RATE_HEADERS = {
+  "RateLimit-Limit": { $ref: "#/components/headers/RateLimit-Limit" },
+  "RateLimit-Remaining": { $ref: "#/components/headers/RateLimit-Remaining" },
+  "RateLimit-Reset": { $ref: "#/components/headers/RateLimit-Reset" },
+};
+
+export function json(schema: ZodType, description: string, extra: Record<string, unknown> = {}) {
+  return { description, headers: RATE_HEADERS, content: { "application/json": { schema } }, ...extra };
+}
+
+const ERROR_TEXT: Record<ErrorCode, string> = {
+  VALIDATION_ERROR: "VALIDATION_ERROR: a parameter or the body is invalid (details.issues)",
+  UNAUTHORIZED: "UNAUTHORIZED: no credential, or not a valid one",
+  FORBIDDEN: "FORBIDDEN: the credential may not call this (embed tokens only read events)",
+  NOT_FOUND: "NOT_FOUND",
+  LOG_NOT_READY: "LOG_NOT_READY: the event is not in the transparency log yet",
+  EVENT_TOO_LARGE: "EVENT_TOO_LARGE: a field or the body is over its cap",
+  IDEMPOTENCY_KEY_REUSED: "IDEMPOTENCY_KEY_REUSED: the key was used with a different body",
+  UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE: the body must be application/json",
+  RATE_LIMITED: "RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds",
+  INTERNAL_ERROR: "INTERNAL_ERROR: nothing was stored; safe to retry",
+};
+
+/** Error responses, one per code (each code has one status); 429 and 500 are on every route. */
+export function errors(...codes: ErrorCode[]) {
+  const out: Record<number, ReturnType<typeof json>> = {};
+  for (const code of new Set<ErrorCode>([...codes, "RATE_LIMITED", "INTERNAL_ERROR"])) {
+    const extra =
+      code === "RATE_LIMITED"
+        ? { headers: { ...RATE_HEADERS, "Retry-After": { $ref: "#/components/headers/Retry-After" } } }
+        : {};
+    out[ERROR_STATUS[code]] = json(errorResponseSchema, ERROR_TEXT[code], extra);
+  }
+  return out;
+}
+
+/** The errors of every authenticated /v1 route. */
+export const AUTH_ERRORS = ["UNAUTHORIZED", "FORBIDDEN"] as const satisfies ErrorCode[];
+
+/** Components that no route names by itself: auth schemes and the rate-limit headers. */
+export function registerComponents(app: OpenAPIHono<AppEnv>): void {
+  const r = app.openAPIRegistry;
+  r.registerComponent("securitySchemes", "ApiKey", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "wtn_live_<prefix>_<secret>",
+    description: "A project's API key (npm run keys:create), as Authorization: Bearer <key>.",
+  });
+  r.registerComponent("securitySchemes", "EmbedToken", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "embed token",
+    description: "A short-lived read-only token from POST /v1/embed/token: list, search and get one event only.",
+  });
+  const header = (description: string) => ({ description, schema: { type: "integer" as const, minimum: 0 } });
+  r.registerComponent("headers", "RateLimit-Limit", header("Requests (cost units) allowed per minute"));
+  r.registerComponent("headers", "RateLimit-Remaining", header("Units left in the current window"));
+  r.registerComponent("headers", "RateLimit-Reset", header("Seconds until the window resets"));
+  r.registerComponent("headers", "Retry-After", header("Seconds to wait before retrying (on 429)"));
+}

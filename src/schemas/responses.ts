@@ -1,0 +1,265 @@
+import { z } from "zod";
+import { ERROR_STATUS, type ErrorCode } from "../lib/errors";
+import { streamFilterSchema } from "./streams";
+
+/**
+ * Response bodies, for the OpenAPI document (and through it the typed client
+ * and the contract tests). Several handlers write these as JSON text directly
+ * (pageJson, eventJson); these schemas describe what that text holds.
+ */
+
+const nullableString = z.string().nullable();
+
+export const errorCodeSchema = z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).meta({
+  id: "ErrorCode",
+  description: "The closed catalogue of error codes; each has exactly one HTTP status.",
+});
+
+export const errorResponseSchema = z
+  .object({
+    error: z.object({
+      code: errorCodeSchema,
+      message: z.string().meta({ description: "For people; may change. Match on code." }),
+      details: z.record(z.string(), z.unknown()).meta({
+        description:
+          "VALIDATION_ERROR: issues [{path, message}]; EVENT_TOO_LARGE: field, size, limit; RATE_LIMITED: limit, retry_after; INTERNAL_ERROR: request_id.",
+      }),
+    }),
+  })
+  .meta({ id: "ErrorResponse", description: "The one error envelope of every JSON endpoint." });
+
+export const actorOutSchema = z
+  .object({ id: nullableString, type: nullableString, name: nullableString, email: nullableString })
+  .meta({ id: "Actor" });
+
+export const targetOutSchema = z.object({ type: z.string(), id: z.string(), name: nullableString }).meta({ id: "Target" });
+
+export const eventSchema = z
+  .object({
+    id: z.string().meta({ description: "UUIDv7" }),
+    project_id: z.string(),
+    seq: z.int().meta({ description: "Position in the project's chain, from 1" }),
+    action: z.string(),
+    organization: nullableString,
+    actor: actorOutSchema.nullable(),
+    targets: z.array(targetOutSchema),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .meta({ description: "null only for embed tokens minted without include_metadata" }),
+    occurred_at: z.string(),
+    ip_address: nullableString,
+    user_agent: nullableString,
+    hash: z.string(),
+    prev_hash: nullableString,
+    signature: nullableString,
+    pii_commitment: nullableString,
+    anonymized_at: nullableString,
+  })
+  .meta({
+    id: "Event",
+    description:
+      "A stored event. Read with an embed token, actor.email, ip_address and user_agent are null, and metadata too unless the token includes it.",
+  });
+
+export const eventEnvelopeSchema = z.object({ data: eventSchema }).meta({ id: "EventResponse" });
+export const eventBatchEnvelopeSchema = z.object({ data: z.array(eventSchema) }).meta({ id: "EventBatchResponse" });
+export const eventPageSchema = z
+  .object({
+    data: z.array(eventSchema),
+    nextCursor: nullableString.meta({ description: "Pass as cursor for the next page; null on the last page" }),
+    hot_since: z
+      .string()
+      .optional()
+      .meta({ description: "Present when older events are archived: list and search cover events received after this time; get, export and verify cover all" }),
+  })
+  .meta({ id: "EventPage" });
+
+export const batchRequestSchema = z
+  .object({ events: z.array(z.unknown()).min(1).max(100).meta({ description: "1 to 100 events, each an EventInput" }) })
+  .meta({ id: "EventBatchRequest" });
+
+const appliedRuleSchema = z.object({ pattern: z.string(), days: z.int(), cutoff: z.string() });
+
+export const verifyResultSchema = z
+  .object({
+    data: z.object({
+      ok: z.boolean(),
+      verified: z.int(),
+      anonymized: z.int(),
+      unsigned: z.int(),
+      gaps: z.array(
+        z.object({
+          at: z.string(),
+          reason: z.literal("plan_retention"),
+          purged_count: z.int(),
+          first_seq: z.int(),
+          last_seq: z.int(),
+          rules: z.array(appliedRuleSchema),
+        }),
+      ),
+      failure: z
+        .object({
+          event_id: nullableString,
+          reason: z.enum(["hash_mismatch", "signature_mismatch", "chain_broken", "leaf_mismatch"]),
+          at: nullableString,
+        })
+        .nullable(),
+      checkpoint: z.object({ tree_size: z.int(), root_hash: z.string() }),
+    }),
+  })
+  .meta({ id: "VerifyResponse" });
+
+const publicActor = z.object({ type: nullableString, id: nullableString }).nullable();
+const publicTarget = z.object({ type: z.string(), id: z.string() }).nullable();
+
+export const receiptSchema = z
+  .looseObject({
+    type: z.string(),
+    event_id: z.string(),
+    action: z.string(),
+    actor: publicActor,
+    target: publicTarget,
+    occurred_at: z.string(),
+    hash: z.string(),
+    prev_hash: nullableString,
+    signature: nullableString,
+    seq: z.int(),
+    valid: z.boolean(),
+    issued_at: z.string(),
+    verification_url: z.string(),
+    view_url: z.string(),
+    tlog_proof: nullableString.meta({ description: "c2sp.org/tlog-proof@v1 text; null while the log is being built" }),
+    proof: z.object({ alg: z.literal("Ed25519"), kid: z.string(), value: z.string() }),
+  })
+  .meta({ id: "Receipt", description: "A signed receipt; check it offline with the keys at /.well-known/witness-keys.json." });
+
+export const receiptStatusSchema = z
+  .object({
+    data: z.looseObject({
+      event_id: z.string(),
+      action: z.string(),
+      actor: publicActor,
+      target: publicTarget,
+      occurred_at: z.string(),
+      seq: z.int(),
+      hash: z.string(),
+      prev_hash: nullableString,
+      exists: z.boolean(),
+      valid: z.boolean(),
+      checks: z.object({
+        hash: z.boolean(),
+        signature: z.boolean(),
+        predecessor_link: z.boolean(),
+        successor_link: z.boolean(),
+      }),
+      checked_at: z.string(),
+      view_url: z.string(),
+    }),
+  })
+  .meta({ id: "ReceiptStatus" });
+
+export const logInfoSchema = z
+  .object({
+    data: z.looseObject({
+      log_id: z.string(),
+      origin: z.string(),
+      vkey: nullableString,
+      public_url: z.string(),
+      tree_size: z.int(),
+      root_hash: z.string(),
+      checkpoint: nullableString,
+      status: z.string(),
+      built_size: z.int(),
+      head_seq: z.int(),
+      blocked: z.unknown(),
+    }),
+  })
+  .meta({ id: "LogInfo" });
+
+export const logProofSchema = z
+  .object({ data: z.record(z.string(), z.unknown()) })
+  .meta({ id: "LogProof", description: "An inclusion or consistency proof against the newest checkpoint." });
+
+export const erasureSchema = z
+  .object({
+    data: z.object({
+      actor_id: z.string(),
+      by: z.enum(["id", "email"]),
+      organization: nullableString,
+      anonymized: z.int().meta({ description: "How many events were anonymized" }),
+    }),
+  })
+  .meta({ id: "ErasureResponse" });
+
+export const retentionResponseSchema = z
+  .object({ data: z.object({ rules: z.array(z.object({ pattern: z.string(), days: z.int() })) }) })
+  .meta({ id: "RetentionPlanResponse" });
+
+export const embedTokenResponseSchema = z
+  .object({
+    data: z.object({
+      token: z.string(),
+      expires_at: z.string(),
+      organization: nullableString,
+      include_metadata: z.boolean(),
+      fields: z.string(),
+    }),
+  })
+  .meta({ id: "EmbedTokenResponse" });
+
+export const witnessKeysSchema = z
+  .object({
+    keys: z.array(z.looseObject({ kid: z.string(), kty: z.string(), crv: z.string(), x: z.string() })),
+    signing_kid: nullableString,
+    log: z.record(z.string(), z.string()).nullable(),
+  })
+  .meta({ id: "WitnessKeys", description: "A JWK set of receipt keys; `log` says how checkpoint keys derive from the signer." });
+
+export const serviceInfoSchema = z.object({
+  data: z.object({ service: z.literal("witness"), docs: z.string(), api: z.string() }),
+});
+
+/** Log streams (src/routes/streams.ts): summary() of a stream row, and the delivery object's DeliveryStatus. */
+const streamStatusSchema = z
+  .enum(["active", "failing", "disabled"])
+  .meta({ description: "active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay" });
+
+export const streamSchema = z
+  .object({
+    id: z.string().meta({ description: "str_ and 20 letters or digits" }),
+    type: z.enum(["webhook", "splunk", "datadog"]),
+    url: z.string(),
+    status: streamStatusSchema,
+    filter: streamFilterSchema,
+    created_at: z.string(),
+  })
+  .meta({ id: "Stream", description: "A log stream. Its credential (webhook secret, Splunk or Datadog token) is never shown here." });
+
+const skippedRangeSchema = z.object({ first_seq: z.int(), last_seq: z.int(), skipped_at: z.string() });
+
+export const streamDetailSchema = streamSchema
+  .extend({
+    delivered_seq: z.int().meta({ description: "Events up to this seq are delivered (or filtered out, or skipped)" }),
+    lag_events: z.int(),
+    lag_seconds: z.int().meta({ description: "Age of the oldest undelivered event" }),
+    last_success_at: nullableString,
+    last_error: nullableString.meta({ description: "The last failure, kept after recovery (compare last_error_at with last_success_at)" }),
+    last_error_at: nullableString,
+    next_attempt_at: nullableString,
+    consecutive_failures: z.int(),
+    skipped_events: z.int().meta({ description: "Events purged by retention before this stream delivered them" }),
+    skipped_ranges: z.array(skippedRangeSchema).meta({ description: "The latest such ranges (at most 20)" }),
+  })
+  .meta({ id: "StreamDetail", description: "A stream and where its delivery stands." });
+
+export const streamListSchema = z.object({ data: z.array(streamSchema) }).meta({ id: "StreamList" });
+export const streamDetailResponseSchema = z.object({ data: streamDetailSchema }).meta({ id: "StreamResponse" });
+export const streamCreatedSchema = z
+  .object({
+    data: streamSchema.extend({
+      delivered_seq: z.int().meta({ description: "The project's head at creation: delivery starts after it (replay reaches back)" }),
+      secret: z.string().optional().meta({ description: "webhook only: the signing secret (whsec_...), shown this once" }),
+    }),
+  })
+  .meta({ id: "StreamCreated" });

@@ -1,0 +1,180 @@
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { backoffMs, createClient, retryAfterMs, WitnessError } from "../../src/client/index.js";
+import { checkResponse } from "../openapi/contract";
+import { BASE, createProject, openApiDocument } from "../helpers";
+
+/** The worker's own fetch handler as the client's fetch, with a log of what was sent. */
+function workerFetch(log: Request[] = []) {
+  return async (url: string, init?: RequestInit) => {
+    const req = new Request(url, init);
+    log.push(req.clone());
+    const res = await exports.default.fetch(req);
+    // What the client was given must be what the document (and so its types) says.
+    const body = await res.clone().text();
+    const { pathname } = new URL(req.url);
+    checkResponse(await openApiDocument(), { method: req.method, path: pathname, status: res.status, contentType: res.headers.get("Content-Type"), text: body });
+    return res;
+  };
+}
+
+async function clientFor(options: Record<string, unknown> = {}) {
+  const project = await createProject();
+  const sleeps: number[] = [];
+  const client = createClient({
+    baseUrl: BASE,
+    apiKey: project.key,
+    fetch: workerFetch(),
+    sleep: async (ms) => void sleeps.push(ms),
+    ...options,
+  });
+  return { project, client, sleeps };
+}
+
+async function all<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of iterable) out.push(item);
+  return out;
+}
+
+describe("witness/client", () => {
+  it("creates, gets, lists and searches events across every page", async () => {
+    const { client } = await clientFor();
+    const first = await client.events.create({ action: "user.login", actor: { id: "u1" }, metadata: { city: "Lisbon" } });
+    expect(first.seq).toBe(1);
+    const batch = await client.events.createBatch([1, 2, 3, 4].map((n) => ({ action: `doc.edit`, actor: { name: "Quartz Team" }, metadata: { n } })));
+    expect(batch.map((e) => e.seq)).toEqual([2, 3, 4, 5]);
+    expect((await client.events.get(first.id)).action).toBe("user.login");
+    const listed = await all(client.events.list({ limit: 2 }));
+    expect(listed.map((e) => e.seq)).toEqual([5, 4, 3, 2, 1]);
+    const found = await all(client.events.search("quartz", { limit: 3 }));
+    expect(found).toHaveLength(4);
+    const report = await client.events.verify();
+    expect(report.ok).toBe(true);
+    expect(report.verified).toBe(5);
+  });
+
+  it("keeps one Idempotency-Key across retries, so a lost answer stores the event once", async () => {
+    const project = await createProject();
+    const sent: Request[] = [];
+    const inner = workerFetch(sent);
+    let calls = 0;
+    const client = createClient({
+      baseUrl: BASE,
+      apiKey: project.key,
+      sleep: async () => {},
+      // The first answer is lost after the worker stored the event.
+      fetch: async (url, init) => {
+        const res = await inner(url, init);
+        return ++calls === 1 ? new Response("upstream reset", { status: 502 }) : res;
+      },
+    });
+    const event = await client.events.create({ action: "invoice.paid" });
+    const keys = sent.map((r) => r.headers.get("Idempotency-Key"));
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBeTruthy();
+    expect(keys[1]).toBe(keys[0]);
+    const reader = createClient({ baseUrl: BASE, apiKey: project.key, fetch: workerFetch() });
+    expect((await all(reader.events.list())).map((e) => e.id)).toEqual([event.id]);
+    // A new call gets a new key.
+    await client.events.create({ action: "invoice.paid" });
+    expect(sent[2].headers.get("Idempotency-Key")).not.toBe(keys[0]);
+  });
+
+  it("retries network errors, 408, 429 and 5xx with backoff, honouring Retry-After", async () => {
+    const project = await createProject();
+    const inner = workerFetch();
+    const answers: Array<() => Promise<Response>> = [
+      () => Promise.reject(new TypeError("connection refused")),
+      async () => new Response("", { status: 408 }),
+      async () => Response.json({ error: { code: "RATE_LIMITED", message: "slow down", details: {} } }, { status: 429, headers: { "Retry-After": "7" } }),
+      async () => new Response("", { status: 503 }),
+    ];
+    const sleeps: number[] = [];
+    const client = createClient({
+      baseUrl: BASE,
+      apiKey: project.key,
+      minDelayMs: 100,
+      maxDelayMs: 1000,
+      sleep: async (ms) => void sleeps.push(ms),
+      fetch: (url, init) => (answers.length > 0 ? answers.shift()!() : inner(url, init)),
+    });
+    const stored = await client.events.create({ action: "a.b" });
+    expect(stored.action).toBe("a.b");
+    expect(sleeps).toHaveLength(4);
+    expect(sleeps[0]).toBeGreaterThanOrEqual(50);
+    expect(sleeps[0]).toBeLessThanOrEqual(100);
+    expect(sleeps[2]).toBe(7000);
+    expect(sleeps[3]).toBeLessThanOrEqual(800);
+  });
+
+  it("gives up after its retries with the last answer's WitnessError, and never retries a 4xx", async () => {
+    let calls = 0;
+    const failing = createClient({
+      baseUrl: BASE,
+      apiKey: "k",
+      retries: 2,
+      sleep: async () => {},
+      fetch: async () => (calls++, Response.json({ error: { code: "INTERNAL_ERROR", message: "boom", details: { request_id: "r1" } } }, { status: 500 })),
+    });
+    const error = await failing.events.get("x").catch((e) => e);
+    expect(calls).toBe(3);
+    expect(error).toBeInstanceOf(WitnessError);
+    expect(error).toMatchObject({ status: 500, code: "INTERNAL_ERROR", details: { request_id: "r1" } });
+
+    const { client } = await clientFor();
+    const invalid = await client.events.create({ action: "" } as never).catch((e) => e);
+    expect(invalid).toBeInstanceOf(WitnessError);
+    expect(invalid.status).toBe(400);
+    expect(invalid.code).toBe("VALIDATION_ERROR");
+    expect(invalid.details.issues[0].path).toBe("action");
+    const missing = await client.events.get("0190b2a0-0000-7000-8000-000000000000").catch((e) => e);
+    expect(missing).toMatchObject({ status: 404, code: "NOT_FOUND" });
+
+    const offline = createClient({ baseUrl: BASE, retries: 1, sleep: async () => {}, fetch: () => Promise.reject(new TypeError("offline")) });
+    expect(await offline.events.get("x").catch((e) => e)).toMatchObject({ status: 0, code: "NETWORK_ERROR" });
+  });
+
+  it("downloads an export as a stream", async () => {
+    const { client } = await clientFor();
+    await client.events.createBatch([{ action: "a.one" }, { action: "a.two" }]);
+    const stream = await client.exports.download({ format: "json" });
+    expect(stream).toBeInstanceOf(ReadableStream);
+    const events = JSON.parse(await new Response(stream).text());
+    expect(events.map((e: { action: string }) => e.action).sort()).toEqual(["a.one", "a.two"]);
+  });
+
+  it("gets a receipt and verifies it offline; an edited one fails", async () => {
+    const { client } = await clientFor();
+    const event = await client.events.create({ action: "contract.signed", actor: { id: "u9", type: "user" } });
+    const receipt = await client.receipts.get(event.id);
+    expect(receipt.event_id).toBe(event.id);
+    expect(await client.receipts.verifyOffline(receipt)).toMatchObject({ ok: true });
+    expect(await client.receipts.verifyOffline({ ...receipt, action: "contract.voided" })).toMatchObject({ ok: false });
+    expect((await client.receipts.status(event.id)).valid).toBe(true);
+  });
+
+  it("erases an actor and mints an embed token", async () => {
+    const { client } = await clientFor();
+    await client.events.create({ action: "a.b", actor: { id: "gone", email: "gone@example.com" } });
+    const erased = await client.actors.erase("gone");
+    expect(erased).toMatchObject({ actor_id: "gone", by: "id", anonymized: 1 });
+    const token = await client.embed.createToken({ organization: "org_1" });
+    expect(token.organization).toBe("org_1");
+    const embed = createClient({ baseUrl: BASE, apiKey: token.token, fetch: workerFetch() });
+    expect(await all(embed.events.list())).toEqual([]);
+  });
+});
+
+describe("backoff", () => {
+  it("doubles up to the cap, with jitter in the upper half", () => {
+    const opts = { minDelayMs: 100, maxDelayMs: 1000 };
+    expect(backoffMs(0, opts, () => 0)).toBe(50);
+    expect(backoffMs(0, opts, () => 1)).toBe(100);
+    expect(backoffMs(3, opts, () => 1)).toBe(800);
+    expect(backoffMs(9, opts, () => 1)).toBe(1000);
+    expect(retryAfterMs("3")).toBe(3000);
+    expect(retryAfterMs(new Date(10_000).toUTCString(), 4_000)).toBe(6000);
+    expect(retryAfterMs(null)).toBeNull();
+  });
+});
