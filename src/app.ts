@@ -1,7 +1,10 @@
-import { Hono } from "hono";
+import { createRoute } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { ApiError, errorBody } from "./lib/errors";
+import { documented, errors, json, router } from "./lib/openapi";
+import { serviceInfoSchema } from "./schemas/responses";
+import { apiDocs } from "./routes/docs";
 import { resolveCredential } from "./middleware/credential";
 import { embedReadCors, embedReadsOnly } from "./middleware/embed-scope";
 import { rateLimit, rateLimitHeaders } from "./middleware/rate-limit";
@@ -12,11 +15,12 @@ import exports from "./routes/exports";
 import log from "./routes/log";
 import logs from "./routes/logs";
 import { receiptPages, receipts } from "./routes/receipts";
+import projectMove from "./routes/project-move";
 import retention from "./routes/retention";
+import streams from "./routes/streams";
 import wellKnown from "./routes/well-known";
-import type { AppEnv } from "./types";
 
-const app = new Hono<AppEnv>();
+const app = router();
 
 // Order matters: headers are written last, so they land on every response,
 // errors included; the limiter runs before any API-key lookup (it resolves
@@ -30,7 +34,12 @@ app.use("*", rateLimit);
 app.use("/v1/*", resolveCredential);
 app.use("/v1/*", embedReadsOnly);
 
-app.get("/", (c) => c.json({ data: { service: "witness", docs: "See README.md", api: "/v1" } }));
+documented(app, createRoute({
+  method: "get", path: "/", tags: ["Public"], operationId: "getService", summary: "What this is", security: [],
+  responses: { 200: json(serviceInfoSchema, "The service's name and where to read on"), ...errors() },
+}));
+app.get("/", (c) => c.json({ data: { service: "witness", docs: "/docs", api: "/v1" } }));
+apiDocs(app);
 app.route("/v1/events", events);
 app.route("/v1/exports", exports);
 app.route("/v1/receipts", receipts);
@@ -41,6 +50,8 @@ app.route("/v1/log", log);
 app.route("/logs", logs);
 app.route("/v1/actors", actors);
 app.route("/v1/retention", retention);
+app.route("/v1/streams", streams);
+app.route("/v1/project", projectMove);
 app.route("/v1/embed", embedTokens);
 app.route("/embed", embedAssets);
 

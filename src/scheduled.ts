@@ -2,6 +2,7 @@ import { IDEMPOTENCY_WINDOW_MS } from "./chain/idempotency";
 import { deleteExpiredExports } from "./reads/export-stream";
 import { purgeExpiredEvents } from "./chain/retention";
 import { reindexBacklog } from "./reads/search-index";
+import { archiveColdEvents } from "./storage/archive-run";
 import { shardDb, shardNumbers } from "./storage/shards";
 
 /** The daily cron: housekeeping that must not run on the request path. */
@@ -14,5 +15,7 @@ export async function scheduled(_controller: ScheduledController, env: Env, _ctx
     for (let i = 0; i < 25; i++) if ((await reindexBacklog(db, 2000)).done) break;
   }
   await purgeExpiredEvents(env, new Date());
+  // After the purge: events about to expire are deleted rather than archived first.
+  await archiveColdEvents(env, new Date());
   await deleteExpiredExports(env, new Date());
 }

@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { generateApiKey } from "../src/auth/api-keys";
 import { createProject as placeProject } from "../src/storage/projects";
 import { eventsDb } from "../src/storage/shards";
+import { checkResponse } from "./openapi/contract";
 
 export const BASE = "https://witness.test";
 
@@ -48,7 +49,19 @@ export async function call(method: string, path: string, options: CallOptions = 
   } catch {
     json = null;
   }
+  // Contract test: every response must be one the OpenAPI document describes.
+  checkResponse(await openApiDocument(), { method, path, status: res.status, contentType: res.headers.get("Content-Type"), text });
   return { status: res.status, headers: res.headers, json, text };
+}
+
+let openApiDoc: Promise<any> | null = null;
+
+/** The worker's own GET /openapi.json, fetched once (from an address no test limits). */
+export function openApiDocument(): Promise<any> {
+  openApiDoc ??= exports.default
+    .fetch(new Request(`${BASE}/openapi.json`, { headers: { "CF-Connecting-IP": "10.255.255.254" } }))
+    .then((res) => res.json());
+  return openApiDoc;
 }
 
 export function ingest(key: string, event: unknown, options: Omit<CallOptions, "key" | "body"> = {}) {

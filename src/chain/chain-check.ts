@@ -3,6 +3,7 @@ import type { EventRow } from "../db/schema";
 import { canonicalPayload, rowCommitment } from "./payload";
 import { gapIsAuthentic, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { SigningKeyring } from "./signing-keys";
+import type { ArchiveTier } from "../storage/archive-walk";
 
 /** Everything the hash, the signature and the links cover; nothing else is read. */
 export const CHAIN_COLUMNS =
@@ -70,10 +71,12 @@ export interface Anchor extends Head {
 /** The ledger as verify consults it: its anchor, and its erasure records for the anonymized rows it meets. */
 export interface LedgerView extends Anchor {
   erasedAt(seqs: number[]): Promise<Record<number, string>>;
-  /** RFC 6962 leaf hashes (hex) of the project's transparency log; leaf i is seq i + 1. */
-  leafHashes(fromIndex: number, count: number): Promise<string[]>;
+  /** RFC 6962 leaf hashes (hex) of these leaves of the project's transparency log (leaf i is seq i + 1); absent past its tree. */
+  leavesAt(indexes: number[]): Promise<Record<number, string>>;
   /** The newest checkpoint's tree, and whether the stored tiles rebuild its root. */
   checkpoint: { tree_size: number; root_hash: string; tiles_match_root: boolean };
+  /** The project's cold tier (src/storage/archive-walk.ts): verify walks it with the hot rows. */
+  archive?: ArchiveTier;
 }
 
 /** signature is null when the row carries none. */

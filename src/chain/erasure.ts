@@ -1,4 +1,5 @@
 import { sha256Hex } from "../lib/crypto";
+import { eraseArchived } from "../storage/archive-erase";
 import { deleteStagedExports } from "../reads/export-stream";
 import { compactSearchIndex, reindexStatements } from "../reads/search-index";
 import type { ErasureBy, ErasureRecords } from "./erasure-records";
@@ -72,7 +73,8 @@ export async function eraseActor(
 ): Promise<number> {
   const erasedAt = new Date().toISOString();
   const erasureId = records.begin(req.by, await sha256Hex(`${req.by}:${req.value}`), req.organization, erasedAt);
-  const anonymized = await eraseRows(db, records, req, erasedAt, erasureId);
+  // Hot rows, then the archived ones (segments rewritten: src/storage/archive-erase.ts).
+  const anonymized = (await eraseRows(db, records, req, erasedAt, erasureId)) + (await eraseArchived(env, db, records, req, erasedAt, erasureId));
   await records.finish(ring, erasureId, anonymized);
   // Erased words must leave the index's data pages, not only its live entries.
   if (anonymized > 0) await compactSearchIndex(db);

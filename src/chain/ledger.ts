@@ -1,4 +1,6 @@
 import type { Anchor, LedgerView } from "./chain-check";
+import { archiveTier } from "../storage/archive-walk";
+import { eventsDb } from "../storage/shards";
 
 /** The project's ledger Durable Object: the only writer of its chain and the keeper of its head. */
 export function ledgerOf(env: Env, projectId: string) {
@@ -17,11 +19,12 @@ export function ledgerAnchor(env: Env, projectId: string): Promise<Anchor> {
 /** ledgerAnchor, plus the ledger's erasure records: what verify checks a project against. */
 export async function ledgerView(env: Env, projectId: string): Promise<LedgerView> {
   const ledger = ledgerOf(env, projectId);
-  const [anchor, checkpoint] = await Promise.all([ledger.anchor(), ledger.checkpointAnchor()]);
+  const [anchor, checkpoint, db] = await Promise.all([ledger.anchor(), ledger.checkpointAnchor(), eventsDb(env, projectId)]);
   return {
     ...anchor,
     checkpoint,
+    archive: archiveTier(env, db, projectId),
     erasedAt: (seqs) => ledger.erasedAt(seqs),
-    leafHashes: (fromIndex, count) => ledger.leafHashes(fromIndex, count),
+    leavesAt: (indexes) => ledger.leavesAt(indexes),
   };
 }

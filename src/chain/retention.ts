@@ -3,6 +3,7 @@ import { gapIsAuthentic, signGap, type GapRecord, type UnsignedGap } from "./gap
 import { ledgerOf } from "./ledger";
 import { cutoffOf, cutoffSql, mergeApplied, orderRules, ruleFor, type AppliedRule, type RetentionRule } from "./retention-rules";
 import type { SigningKeyring } from "./signing-keys";
+import type { ArchiveTier } from "../storage/archive-walk";
 
 export const PURGE_BATCH = 500;
 /** Per project and cron run (500 x 400 = 200,000 events); the rest waits a day. */
@@ -32,7 +33,7 @@ const parseRules = (g: GapRecord): AppliedRule[] => (g.rules ? (JSON.parse(g.rul
  * someone edited, for example backdated so a rule would catch it, is left in
  * place for verify to report. Call it only from the project's ledger.
  */
-export async function purgeBatch(db: D1Database, ring: SigningKeyring, projectId: string, plan: PurgePlan, now: Date, afterSeq = 0) {
+export async function purgeBatch(db: D1Database, ring: SigningKeyring, projectId: string, plan: PurgePlan, now: Date, afterSeq = 0, archive?: ArchiveTier) {
   const none = { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
   if (plan.rules.length === 0) return none;
   const cut = cutoffSql(plan.rules, now);
@@ -57,7 +58,7 @@ export async function purgeBatch(db: D1Database, ring: SigningKeyring, projectId
   const authentic = (await Promise.all(near.map((g) => gapIsAuthentic(ring, g)))).map((ok, i) => (ok ? near[i] : null));
   const byFirst = new Map(authentic.flatMap((g) => (g ? [[g.first_seq, g] as const] : [])));
   const byLast = new Map(authentic.flatMap((g) => (g ? [[g.last_seq, g] as const] : [])));
-  const rows = await checkedRows(db, ring, projectId, plan, now, candidates, byLast);
+  const rows = await checkedRows(db, ring, projectId, plan, now, candidates, byLast, archive);
 
   const merged: number[] = [];
   const absorb = (g: GapRecord, run: Run) => {
@@ -120,6 +121,7 @@ async function checkedRows(
   now: Date,
   candidates: ChainRow[],
   gapsByLast: Map<number, GapRecord>,
+  archive?: ArchiveTier,
 ): Promise<Array<{ row: ChainRow; rule: AppliedRule }>> {
   const ordered = orderRules(plan.rules);
   const hashAt = new Map<number, string>(candidates.map((r) => [r.seq, r.hash]));
@@ -130,6 +132,11 @@ async function checkedRows(
       .bind(projectId, JSON.stringify(missing))
       .all<{ seq: number; hash: string }>();
     for (const r of results) hashAt.set(r.seq, r.hash);
+    // A predecessor still archived (a restored segment's first row: src/storage/archive-retention.ts).
+    for (const s of missing) {
+      const cold = hashAt.has(s) ? null : await archive?.rowBefore(s + 1);
+      if (cold?.seq === s) hashAt.set(s, cold.hash);
+    }
   }
   const out: Array<{ row: ChainRow; rule: AppliedRule }> = [];
   for (const row of candidates) {

@@ -12,7 +12,8 @@ import {
   type FailureReason,
   type LinkStart,
 } from "./chain-check";
-import { pageLeafCheck } from "../log/leaf-check";
+import { eventLeafHash } from "../log/leaf-check";
+import { withArchived } from "../storage/archive-walk";
 import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { AppliedRule } from "./retention-rules";
 import type { SigningKeyring } from "./signing-keys";
@@ -84,15 +85,22 @@ export async function verifyChain(
     });
 
   let last: ChainRow | null = null;
-  for await (const page of pages(db, projectId, head.seq, window, pageSize)) {
-    const starts = await linkStarts(db, projectId, page, last, windowed);
+  const inWindow = (r: ChainRow) => (window.from === null || r.occurred_at >= window.from) && (window.to === null || r.occurred_at <= window.to);
+  const walk = withArchived(head.archive, pages(db, projectId, head.seq, window, pageSize), (r) => (inWindow(r) ? r : null), head.seq, pageSize, window);
+  for await (const page of walk) {
+    const starts = await linkStarts(db, projectId, page, last, windowed, head);
     const holes = page.flatMap((row, i) => (row.seq !== starts[i].seq + 1 && row.prev_hash !== null ? [row.prev_hash] : []));
     const anonymized = page.flatMap((row) => (row.anonymized_at !== null ? [row.seq] : []));
-    const [gaps, erased, leafDiffers] = await Promise.all([
+    const [gaps, erased, leaves] = await Promise.all([
       gapsEndingAt(db, projectId, holes),
       anonymized.length > 0 ? head.erasedAt(anonymized) : ({} as Record<number, string>),
-      pageLeafCheck((from, count) => head.leafHashes(from, count), page),
+      head.leavesAt(page.map((row) => row.seq - 1)),
     ]);
+    // Rows past the published tree (a log still being built) are not judged; checkpoint.tree_size says how far it reaches.
+    const leafDiffers = async (row: ChainRow) => {
+      const leaf = leaves[row.seq - 1];
+      return leaf !== undefined && (await eventLeafHash(row.hash)) !== leaf;
+    };
     for (let i = 0; i < page.length; i++) {
       const row = page[i];
       const start = starts[i];
@@ -123,7 +131,7 @@ export async function verifyChain(
   // The chain's end must be the head the ledger recorded (or a gap must lead
   // to it): that is how deleting the newest events shows. A window that stops
   // before the end does not check it.
-  const end = windowed ? await rowBefore(db, projectId, head.seq + 1) : last;
+  const end = windowed ? ((await rowBefore(db, projectId, head.seq + 1)) ?? (await head.archive?.rowBefore(head.seq + 1)) ?? null) : last;
   if (window.to === null || (end !== null && end.seq === last?.seq)) {
     const link = await checkLink(ring, end ?? CHAIN_START, { seq: head.seq + 1, prev_hash: head.hash }, gapLookup(db, projectId));
     if (!link.ok) return fail(end, "chain_broken");
@@ -198,6 +206,7 @@ async function linkStarts(
   page: ChainRow[],
   last: ChainRow | null,
   windowed: boolean,
+  head: LedgerView,
 ): Promise<LinkStart[]> {
   const walkedBefore = page.map((_, i) => (i === 0 ? last : page[i - 1]));
   if (!windowed) return walkedBefore.map((row) => row ?? CHAIN_START);
@@ -214,6 +223,11 @@ async function linkStarts(
       .bind(projectId, JSON.stringify(unknown))
       .all<{ of_seq: number; seq: number; hash: string }>();
     for (const r of results) found.set(r.of_seq, { seq: r.seq, hash: r.hash });
+    // A predecessor no longer hot is in the cold tier.
+    for (const seq of unknown) {
+      const cold = found.has(seq) ? null : await head.archive?.rowBefore(seq);
+      if (cold) found.set(seq, { seq: cold.seq, hash: cold.hash });
+    }
   }
   return page.map((row, i) => (walkedBefore[i]?.seq === row.seq - 1 ? walkedBefore[i]! : (found.get(row.seq) ?? CHAIN_START)));
 }

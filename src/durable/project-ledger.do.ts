@@ -16,7 +16,12 @@ import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log
 import { logInfo } from "../log/log-info";
 import { ProjectLog } from "../log/project-log";
 import type { NewEvent } from "../schemas/event";
-import { eventsDb } from "../storage/shards";
+import { archiveStep, type ArchiveHooks } from "../storage/archive-run";
+import { restoreExpired } from "../storage/archive-retention";
+import { archiveTier } from "../storage/archive-walk";
+import { moveCopying, moveStep, restartCopy, type MoveHooks, type MoveProgress } from "../storage/shard-move";
+import { eventsDb, forgetShard } from "../storage/shards";
+import { wakeStreams } from "../streams/wake";
 
 export interface AppendRequest {
   events: NewEvent[];
@@ -144,9 +149,12 @@ export class ProjectLedger extends DurableObject<Env> {
    * Every scrubbed row is covered by an erasure record in this object's storage.
    */
   erase(req: Omit<ErasureRequest, "projectId">): Promise<number> {
-    return this.exclusive(async () =>
-      eraseActor(this.env, this.db, this.erasures, await loadKeyring(this.env.SIGNING_KEYS), { ...req, projectId: this.projectId }),
-    );
+    return this.exclusive(async () => {
+      const erased = await eraseActor(this.env, this.db, this.erasures, await loadKeyring(this.env.SIGNING_KEYS), { ...req, projectId: this.projectId });
+      // A shard move may have copied the rows before they were scrubbed.
+      restartCopy(this.ctx.storage.kv);
+      return erased;
+    });
   }
 
   /** For verify: the anonymized_at an erasure record gives each of these seqs (absent: no erasure covers it). */
@@ -188,8 +196,49 @@ export class ProjectLedger extends DurableObject<Env> {
     return this.exclusive(async () => {
       // A tree still being built reads old rows from D1: purging them first would leave it unbuildable forever.
       if (this.log.status === "building") return { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
+      // A shard move copies gap records once: the purge waits for the next cron run.
+      if (moveCopying(this.ctx.storage.kv)) return { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
       const plan = { rules: this.retention(), signedFrom: this.anchor().signedFrom };
-      return purgeBatch(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, plan, new Date(now), afterSeq);
+      const ring = await loadKeyring(this.env.SIGNING_KEYS);
+      const batch = await purgeBatch(this.db, ring, this.projectId, plan, new Date(now), afterSeq, archiveTier(this.env, this.db, this.projectId));
+      if (!batch.done) return batch;
+      // Hot rows done: bring back the next archived segment with expired events, and purge again from the start.
+      const cold = await restoreExpired(this.env, this.db, this.projectId, plan.rules, new Date(now), this.ctx.storage.kv);
+      return cold.more ? { ...batch, done: false, lastSeq: 0 } : batch;
+    });
+  }
+
+  /**
+   * One bounded step of moving this project's events to another shard
+   * (src/storage/shard-move.ts); an operator requested it in the control
+   * database. Holds the commit lock, so appends wait for one batch at most.
+   * hooks: tests only (injected crashes, a shorter drain).
+   */
+  moveShard(shard: number, hooks: MoveHooks = {}): Promise<MoveProgress> {
+    return this.exclusive(async () => {
+      const host = { env: this.env, projectId: this.projectId, kv: this.ctx.storage.kv, head: () => this.current.seq, switchTo: (db: D1Database) => (this.db = db) };
+      try {
+        return await moveStep(host, shard, hooks);
+      } catch (error) {
+        // The directory may have switched even though its answer was lost: write where it says.
+        forgetShard(this.projectId);
+        this.db = await eventsDb(this.env, this.projectId);
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * Seals the next segment of events older than the project's hot window into
+   * the cold archive (src/storage/archive-run.ts). Holds the commit lock, so
+   * it never interleaves with an append, an erasure or a purge.
+   */
+  archiveSegment(now: string, hooks: ArchiveHooks = {}): Promise<{ archived: number; done: boolean }> {
+    return this.exclusive(async () => {
+      // As for purges: a tree being built still reads old rows from D1, and a move copies what is hot.
+      if (this.log.status === "building" || moveCopying(this.ctx.storage.kv)) return { archived: 0, done: true };
+      const { archived, done } = await archiveStep(this.env, this.db, this.projectId, new Date(now), hooks);
+      return { archived, done };
     });
   }
 
@@ -221,6 +270,11 @@ export class ProjectLedger extends DurableObject<Env> {
   /** For verify: RFC 6962 leaf hashes (hex) of published leaves [fromIndex, fromIndex + count); leaf i is seq i + 1. */
   leafHashes(fromIndex: number, count: number): string[] {
     return this.log.leafHashes(fromIndex, count);
+  }
+
+  /** For verify: leaf hashes (hex) of these indexes only, so a windowed page never asks for the span between its rows. */
+  leavesAt(indexes: number[]): Record<number, string> {
+    return this.log.leavesAt(indexes);
   }
 
   /** For verify: the published tree's size and root (base64) as the checkpoint signs it, checked against the stored tiles. */
@@ -292,6 +346,8 @@ export class ProjectLedger extends DurableObject<Env> {
       this.current = { seq: last.seq, hash: last.hash };
       this.ctx.storage.kv.put("head", this.current);
       group.forEach((p, i) => p.resolve(slices[i]));
+      // Log streams deliver on their own; the ledger only wakes them, never waits.
+      this.ctx.waitUntil(wakeStreams(this.env, this.projectId).catch(() => {}));
       if (hasWitnesses(this.env)) void scheduleLog(this.log, this.logDeps()).catch(() => {});
     } catch (error) {
       // A D1 batch is one transaction: nothing of it was stored. Reload the head

@@ -186,6 +186,22 @@ export class ProjectLog {
   }
 
   /**
+   * Leaf hashes (hex) of the given indexes, for a verify page whose rows may be
+   * scattered (a window): read per contiguous run, absent past the published tree.
+   */
+  leavesAt(indexes: readonly number[]): Record<number, string> {
+    const out: Record<number, string> = {};
+    const sorted = [...new Set(indexes)].filter((i) => Number.isInteger(i) && i >= 0 && i < this.publishedSize).sort((a, b) => a - b);
+    for (let i = 0; i < sorted.length; ) {
+      let j = i;
+      while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+      this.leafHashes(sorted[i], sorted[j] - sorted[i] + 1).forEach((h, k) => (out[sorted[i] + k] = h));
+      i = j + 1;
+    }
+    return out;
+  }
+
+  /**
    * What verify anchors the tree on: the published size and the root the
    * checkpoint signs, recomputed from the stored tiles, which is what the
    * public fetches, so a stored entry that drifted from the frontier shows.

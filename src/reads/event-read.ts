@@ -124,11 +124,17 @@ export async function searchEvents(
       .prepare(`SELECT count(*) AS n FROM (SELECT rowid FROM ${SEARCH_TABLE} WHERE ${SEARCH_TABLE} MATCH ? LIMIT ?)`)
       .bind(expression, RARE_HITS + 1)
       .first<{ n: number }>();
-    return probe!.n <= RARE_HITS;
+    return probe!.n;
   };
 
   let more = await scan(FIRST_WINDOW);
-  if (more && hits.length < want && !(await rare())) more = await scan(SCAN_WINDOW);
+  if (more && hits.length < want) {
+    const found = await rare();
+    // No hit in the whole index: nothing further down can match, so the full FTS5 walk is skipped
+    // (many common terms that never meet cost two walks of their doclists otherwise).
+    if (found === 0) more = false;
+    else if (found > RARE_HITS) more = await scan(SCAN_WINDOW);
+  }
   let rows: ShapeRow[] = [];
   if (hits.length > 0) {
     rows = await shapeRows(db, {

@@ -86,7 +86,11 @@ function writeEvent(row: ShapeRow, email: string | null, ip: string | null, user
   );
 }
 
-/** `{"data":[...events],"nextCursor":...}` of a list or search page, in the shape `write` makes. */
-export function pageJson(rows: ShapeRow[], nextCursor: string | null, write: (row: ShapeRow) => string = eventJson): string {
-  return `{"data":[${rows.map(write).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`;
+/**
+ * `{"data":[...events],"nextCursor":...}` of a list or search page, in the shape `write` makes;
+ * with hot_since when older events are archived (list and search read the hot tier only).
+ */
+export function pageJson(rows: ShapeRow[], nextCursor: string | null, write: (row: ShapeRow) => string = eventJson, hotSince: string | null = null): string {
+  const hot = hotSince === null ? "" : `,"hot_since":${JSON.stringify(hotSince)}`;
+  return `{"data":[${rows.map(write).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}${hot}}`;
 }

@@ -4,6 +4,7 @@ import type { Cursor } from "./cursor";
 import { selectEvents, type Selection } from "./event-query";
 import { narrowExclusions } from "./event-read";
 import { eventJson, SHAPE_COLUMNS, shapeRowOf } from "./event-shape";
+import { exportPages } from "../storage/archive-export";
 
 /** Rows per D1 page and per staged object: bounded memory, and few enough queries for a million rows. */
 export const EXPORT_BATCH = 2000;
@@ -73,26 +74,36 @@ export function exportStream(env: Env, db: D1Database, projectId: string, sel: S
   const narrowed = sel ? narrowExclusions(db, sel) : Promise.resolve(null);
   narrowed.catch(() => {});
   const columns = format.columns.map((c) => `e.${c}`).join(", ");
-  const occurredAt = format.columns.indexOf("occurred_at");
-  const seq = format.columns.indexOf("seq");
-  const read = async (cursor: Cursor | null): Promise<unknown[][]> => {
+  // The hot pages, then the archived events (src/storage/archive-export.ts); the archive is filtered by the selection as asked.
+  const pages = (async function* () {
     const resolved = await narrowed;
-    if (!resolved) return [];
-    const statement = selectEvents(resolved, { columns, cursor, limit: EXPORT_BATCH });
-    return db.prepare(statement.sql).bind(...statement.params).raw();
-  };
-  // Where the next page starts; null once the last page was read. Failures surface when a batch is awaited.
-  let position: Promise<{ cursor: Cursor | null } | null> = Promise.resolve({ cursor: null });
+    if (!sel) return;
+    const read = async (cursor: Cursor | null): Promise<unknown[][]> => {
+      // Null: no hot event can match (archived ones still may).
+      if (!resolved) return [];
+      const statement = selectEvents(resolved, { columns, cursor, limit: EXPORT_BATCH });
+      return db.prepare(statement.sql).bind(...statement.params).raw();
+    };
+    yield* exportPages(db, env, sel, format.columns, read, EXPORT_BATCH);
+  })();
+  // One page of lookahead: a batch is the last when no page follows it.
+  let upcoming = pages.next();
+  upcoming.catch(() => {});
+  // Whether another batch follows; false once the last one was read. Failures surface when a batch is awaited.
+  let position: Promise<boolean> = Promise.resolve(true);
   const stage = (n: number): Promise<Staged | null> => {
-    const page = position.then((at) => (at ? read(at.cursor) : null));
-    position = page.then((rows) => {
-      if (!rows || rows.length < EXPORT_BATCH) return null;
-      const last = rows[rows.length - 1];
-      return { cursor: { occurredAt: last[occurredAt] as string, seq: last[seq] as number } };
+    const page = position.then(async (open) => {
+      if (!open) return null;
+      const current = await upcoming;
+      if (current.done) return { rows: [] as unknown[][], last: true };
+      upcoming = pages.next();
+      upcoming.catch(() => {});
+      return { rows: current.value, last: (await upcoming).done === true };
     });
-    const staged = page.then(async (rows) => {
-      if (!rows) return null;
-      const last = rows.length < EXPORT_BATCH;
+    position = page.then((p) => p !== null && !p.last);
+    const staged = page.then(async (p) => {
+      if (!p) return null;
+      const { rows, last } = p;
       let text = n === 0 ? format.head : "";
       rows.forEach((row, i) => {
         text += format.line(row, n === 0 && i === 0);

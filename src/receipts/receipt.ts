@@ -1,6 +1,7 @@
 import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, gapLookup, rowAfter, rowBefore, type ChainRow, type LedgerView } from "../chain/chain-check";
 import { ledgerView } from "../chain/ledger";
 import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
+import { archivedEvent } from "../storage/archive-segments";
 import { loadKeyring, type SigningKeyring } from "../chain/signing-keys";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";
@@ -28,6 +29,10 @@ export async function findChainRow(env: Env, id: string): Promise<ChainRow | nul
     // A copy left on a shard the project no longer lives on (a move under way) is not its event.
     if (row && (await projectShard(env, row.project_id)) === shards[i]) return row;
   }
+  for (const n of shards) {
+    const row = await archivedEvent(env, shardDb(env, n), null, id);
+    if (row && (await projectShard(env, row.project_id)) === n) return row;
+  }
   return null;
 }
 
@@ -36,8 +41,9 @@ export async function publicCheck(db: D1Database, ring: SigningKeyring, row: Cha
   const gaps = gapLookup(db, row.project_id);
   const [content, before, after, erased] = await Promise.all([
     checkRow(ring, row),
-    rowBefore(db, row.project_id, row.seq),
-    rowAfter(db, row.project_id, row.seq, head.seq),
+    // An archived row's neighbours may be archived too (src/storage/archive-walk.ts).
+    rowBefore(db, row.project_id, row.seq).then(async (r) => r ?? (await head.archive?.rowBefore(row.seq)) ?? null),
+    (head.archive?.rowAfter(row.seq) ?? Promise.resolve(null)).then(async (r) => (r && r.seq <= head.seq ? r : rowAfter(db, row.project_id, row.seq, head.seq))),
     row.anonymized_at === null ? ({} as Record<number, string>) : head.erasedAt([row.seq]),
   ]);
   // An anonymized row stands only with the ledger's erasure record behind it.

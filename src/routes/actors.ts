@@ -1,11 +1,20 @@
-import { Hono } from "hono";
+import { createRoute } from "@hono/zod-openapi";
 import { ledgerOf } from "../chain/ledger";
 import { validate } from "../lib/validate";
 import { projectOf, requireCredential } from "../middleware/credential";
 import { actorParamSchema, erasureQuerySchema } from "../schemas/actors";
-import type { AppEnv } from "../types";
+import { API_KEY, AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { erasureSchema } from "../schemas/responses";
 
-const actors = new Hono<AppEnv>();
+const actors = router();
+
+documented(actors, createRoute({
+  method: "delete", path: "/{id}", tags: ["Actors"], operationId: "eraseActor", summary: "Erase one actor's personal data",
+  description: "Anonymizes the actor's events in place and records a signed erasure; verify stays ok. `by=email` names an actor sent without an id.",
+  security: API_KEY,
+  request: { params: actorParamSchema, query: erasureQuerySchema },
+  responses: { 200: json(erasureSchema, "What was erased"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
+}));
 
 /**
  * Erasure of one actor's personal data, through the project's ledger (it

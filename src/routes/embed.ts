@@ -1,18 +1,26 @@
-import { Hono } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
+import { API_KEY, AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { embedTokenResponseSchema } from "../schemas/responses";
 import { etag } from "hono/etag";
 import { demoPage } from "../embed/demo-page";
 import { sha256Base64 } from "../embed/digest";
 import { FEED_ELEMENT_JS } from "../embed/feed-element";
 import { EMBED_TTL, mintEmbedToken } from "../auth/embed-token";
 import { ApiError } from "../lib/errors";
-import { readJsonObject } from "../lib/request-body";
+import { readBodyBytes, readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
 import { requireCredential } from "../middleware/credential";
 import { demoQuerySchema, embedTokenRequestSchema } from "../schemas/embed";
-import type { AppEnv } from "../types";
 
 /** POST /v1/embed/token: API keys mint short-lived, read-only tokens for the feed. */
-export const embedTokens = new Hono<AppEnv>();
+export const embedTokens = router();
+
+documented(embedTokens, createRoute({
+  method: "post", path: "/token", tags: ["Embed"], operationId: "createEmbedToken", summary: "Mint a short-lived read-only token for the feed", security: API_KEY,
+  description: "Every field is optional: an empty POST (no body, no Content-Type) asks for the defaults.",
+  request: { body: { required: false, content: { "application/json": { schema: embedTokenRequestSchema.meta({ id: "EmbedTokenRequest" }) } } } },
+  responses: { 201: json(embedTokenResponseSchema, "The token; store it nowhere"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "UNSUPPORTED_MEDIA_TYPE", "EVENT_TOO_LARGE") },
+}));
 
 /** Told with every token, so whoever mints one knows what its holders will not see. */
 const FIELDS_NOTE =
@@ -23,7 +31,7 @@ embedTokens.post("/token", requireCredential({ allowEmbed: false }), async (c) =
   const credential = c.get("credential");
   if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Only an API key can mint embed tokens");
   // Every field is optional, so an empty POST (no body, no Content-Type) asks for the defaults.
-  const empty = c.req.header("Content-Type") === undefined && (await c.req.text()) === "";
+  const empty = c.req.header("Content-Type") === undefined && (await readBodyBytes(c)).byteLength === 0;
   const parsed = embedTokenRequestSchema.safeParse(empty ? {} : await readJsonObject(c));
   if (!parsed.success) throw validationError(toIssues(parsed.error));
   const organization = parsed.data.organization ?? null;
@@ -37,7 +45,17 @@ embedTokens.post("/token", requireCredential({ allowEmbed: false }), async (c) =
 });
 
 /** Public assets under /embed: the component script, and the demo page in dev. */
-export const embedAssets = new Hono<AppEnv>();
+export const embedAssets = router();
+
+documented(embedAssets, createRoute({
+  method: "get", path: "/feed.js", tags: ["Public"], operationId: "getFeedScript", summary: "The <witness-feed> web component", security: [],
+  responses: { 200: { description: "The script (ETag; 304 on If-None-Match)", content: { "text/javascript": { schema: z.string() } } }, 304: { description: "Not modified" }, ...errors() },
+}));
+documented(embedAssets, createRoute({
+  method: "get", path: "/demo", tags: ["Public"], operationId: "getFeedDemo", summary: "Dev only: a demo page of the feed (localhost, EMBED_DEMO_PROJECT set)", security: [],
+  request: { query: demoQuerySchema },
+  responses: { 200: { description: "The demo page", content: { "text/html": { schema: z.string() } } }, ...errors("NOT_FOUND", "VALIDATION_ERROR") },
+}));
 
 let feedEtag: Promise<string> | null = null;
 

@@ -1,4 +1,5 @@
-import { Hono } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
+import { archivedEvent, hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
 import { eventWriter, pageJson, SHAPE_SELECT } from "../reads/event-shape";
 import { ledgerOf, ledgerView } from "../chain/ledger";
@@ -18,16 +19,34 @@ import { parseEvent } from "../schemas/event";
 import { listQuerySchema, searchQuerySchema } from "../schemas/list-query";
 import { verifyQuery } from "../schemas/verify";
 import { eventsDb } from "../storage/shards";
-import type { AppEnv } from "../types";
+import { API_KEY, API_KEY_OR_EMBED, AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { CAPS, eventInputSchema } from "../schemas/event";
+import { batchRequestSchema, eventBatchEnvelopeSchema, eventEnvelopeSchema, eventPageSchema, receiptSchema, verifyResultSchema, logProofSchema } from "../schemas/responses";
 
 export const MAX_BATCH = 100;
 /** What c.json() would set: pages are written as JSON text directly (pageJson). */
 const JSON_TYPE = { "Content-Type": "application/json" };
 
-const events = new Hono<AppEnv>();
+const events = router();
+const idParam = z.object({ id: z.string().meta({ description: "The event id" }) });
+const ingestHeaders = z.object({
+  "Idempotency-Key": z.string().min(1).max(255).optional().meta({
+    description: "Send the same key when retrying: the first answer is replayed (Idempotent-Replayed: true), nothing is stored twice",
+  }),
+});
+const CAPS_TEXT =
+  "Caps, in UTF-8 bytes of each field (413 EVENT_TOO_LARGE above them, checked before the shape): " +
+  Object.entries(CAPS).map(([field, cap]) => `${field} ${cap}${field === "targetEntries" ? " entries" : ""}`).join(", ") +
+  ". ip_address and user_agent come from the request; occurred_at defaults to the time of receipt.";
+const INGEST_ERRORS = [...AUTH_ERRORS, "VALIDATION_ERROR", "EVENT_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE", "IDEMPOTENCY_KEY_REUSED"] as const;
 const apiKeyOnly = requireCredential({ allowEmbed: false });
 const readers = requireCredential({ allowEmbed: true });
 
+documented(events, createRoute({
+  method: "post", path: "/", tags: ["Events"], operationId: "createEvent", summary: "Record one event", security: API_KEY, description: CAPS_TEXT,
+  request: { headers: ingestHeaders, body: { required: true, content: { "application/json": { schema: eventInputSchema.meta({ id: "EventInput" }) } } } },
+  responses: { 201: json(eventEnvelopeSchema, "The stored event, chained and signed (a replayed Idempotency-Key answers the first result with Idempotent-Replayed: true)"), ...errors(...INGEST_ERRORS) },
+}));
 events.post("/", apiKeyOnly, async (c) => {
   const { body, text } = await readJsonBody(c);
   const event = parseEvent(body, requestContext(c.req.raw));
@@ -35,6 +54,12 @@ events.post("/", apiKeyOnly, async (c) => {
   return c.body(`{"data":${json}}`, 201, JSON_TYPE);
 });
 
+documented(events, createRoute({
+  method: "post", path: "/batch", tags: ["Events"], operationId: "createEventBatch", summary: "Record 1 to 100 events atomically", security: API_KEY,
+  description: `All or nothing: one invalid event refuses the batch (its index is in the error's path). ${CAPS_TEXT}`,
+  request: { headers: ingestHeaders, body: { required: true, content: { "application/json": { schema: batchRequestSchema } } } },
+  responses: { 201: json(eventBatchEnvelopeSchema, "The stored events, in chain order"), ...errors(...INGEST_ERRORS) },
+}));
 events.post("/batch", apiKeyOnly, async (c) => {
   const { body, text } = await readJsonBody(c);
   const list = body.events;
@@ -47,6 +72,11 @@ events.post("/batch", apiKeyOnly, async (c) => {
   return c.body(`{"data":[${events.join(",")}]}`, 201, JSON_TYPE);
 });
 
+documented(events, createRoute({
+  method: "get", path: "/verify", tags: ["Verification"], operationId: "verifyEvents", summary: "Verify the project's chain", security: API_KEY,
+  request: { query: verifyQuery },
+  responses: { 200: json(verifyResultSchema, "The verification report"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
+}));
 events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
   const { from, to } = c.req.valid("query");
   const ring = await loadKeyring(c.env.SIGNING_KEYS);
@@ -55,9 +85,15 @@ events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
   return c.json({ data: await verifyProject(await eventsDb(c.env, projectId), ring, projectId, window, await ledgerView(c.env, projectId)) });
 });
 
+documented(events, createRoute({
+  method: "get", path: "/{id}/receipt", tags: ["Receipts"], operationId: "getEventReceipt", summary: "A signed receipt for one event", security: API_KEY,
+  request: { params: idParam },
+  responses: { 200: json(z.object({ data: receiptSchema }), "The signed receipt"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
+}));
 events.get("/:id/receipt", apiKeyOnly, async (c) => {
   const projectId = projectOf(c.get("credential"));
-  const row = await loadChainRow(await eventsDb(c.env, projectId), c.req.param("id"), projectId);
+  const db = await eventsDb(c.env, projectId);
+  const row = (await loadChainRow(db, c.req.param("id"), projectId)) ?? (await archivedEvent(c.env, db, projectId, c.req.param("id")));
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   const [check, keys, inclusion] = await Promise.all([
     checkEvent(c.env, row),
@@ -68,14 +104,25 @@ events.get("/:id/receipt", apiKeyOnly, async (c) => {
   return c.json({ data: await signReceipt(keys, body) });
 });
 
+documented(events, createRoute({
+  method: "get", path: "/", tags: ["Events"], operationId: "listEvents", summary: "List events, newest first", security: API_KEY_OR_EMBED,
+  request: { query: listQuerySchema },
+  responses: { 200: json(eventPageSchema, "One page of events"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
+}));
 events.get("/", readers, validate("query", listQuerySchema), async (c) => {
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
   const sel = selectionFor(credential, query);
-  const page = sel ? await listEvents(await eventsDb(c.env, sel.projectId), sel, query.cursor ?? null, query.limit) : EMPTY_PAGE;
-  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential)), 200, JSON_TYPE);
+  const db = await eventsDb(c.env, projectOf(credential));
+  const [page, since] = await Promise.all([sel ? listEvents(db, sel, query.cursor ?? null, query.limit) : EMPTY_PAGE, hotSince(db, projectOf(credential))]);
+  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), since), 200, JSON_TYPE);
 });
 
+documented(events, createRoute({
+  method: "get", path: "/search", tags: ["Events"], operationId: "searchEvents", summary: "Full-text search over events", security: API_KEY_OR_EMBED,
+  request: { query: searchQuerySchema },
+  responses: { 200: json(eventPageSchema, "One page of matching events"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
+}));
 events.get("/search", readers, validate("query", searchQuerySchema), async (c) => {
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
@@ -85,19 +132,36 @@ events.get("/search", readers, validate("query", searchQuerySchema), async (c) =
   if (terms.length > MAX_TERMS) {
     throw validationError([{ path: "q", message: `q must have at most ${MAX_TERMS} different words of ${MIN_TERM_CHARS} or more characters` }]);
   }
-  const page = sel && terms.length > 0 ? await searchEvents(await eventsDb(c.env, sel.projectId), sel, terms, query.cursor ?? null, query.limit) : EMPTY_PAGE;
-  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential)), 200, JSON_TYPE);
+  const db = await eventsDb(c.env, projectOf(credential));
+  const [page, since] = await Promise.all([
+    sel && terms.length > 0 ? searchEvents(db, sel, terms, query.cursor ?? null, query.limit) : EMPTY_PAGE,
+    hotSince(db, projectOf(credential)),
+  ]);
+  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), since), 200, JSON_TYPE);
 });
 
+documented(events, createRoute({
+  method: "get", path: "/{id}/proof", tags: ["Transparency log"], operationId: "getEventProof", summary: "The event's inclusion proof", security: API_KEY,
+  request: { params: idParam },
+  responses: { 200: json(logProofSchema, "c2sp.org/tlog-proof@v1 inclusion proof"), ...errors(...AUTH_ERRORS, "NOT_FOUND", "LOG_NOT_READY") },
+}));
 events.get("/:id/proof", apiKeyOnly, eventProof);
 
+documented(events, createRoute({
+  method: "get", path: "/{id}", tags: ["Events"], operationId: "getEvent", summary: "One event", security: API_KEY_OR_EMBED,
+  request: { params: idParam },
+  responses: { 200: json(eventEnvelopeSchema, "The event"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
+}));
 events.get("/:id", readers, async (c) => {
   const credential = c.get("credential")!;
   const projectId = projectOf(credential);
-  const [row] = await shapeRows(await eventsDb(c.env, projectId), {
+  const db = await eventsDb(c.env, projectId);
+  const [hot] = await shapeRows(db, {
     sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.id = ? AND e.project_id = ?`,
     params: [c.req.param("id"), projectId],
   });
+  // Not hot: maybe in the cold tier (src/storage/archive-segments.ts).
+  const row = hot ?? (await archivedEvent(c.env, db, projectId, c.req.param("id")));
   const hidden = credential.kind === "embed" && credential.organization !== null && row?.organization !== credential.organization;
   if (!row || hidden) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   return c.body(`{"data":${eventWriter(credential)(row)}}`, 200, JSON_TYPE);

@@ -1,13 +1,29 @@
-import { Hono } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
 import { selectionFor } from "../reads/event-query";
 import { exportStream, FORMATS } from "../reads/export-stream";
 import { validate } from "../lib/validate";
 import { requireCredential } from "../middleware/credential";
 import { exportQuerySchema } from "../schemas/list-query";
 import { eventsDb } from "../storage/shards";
-import type { AppEnv } from "../types";
+import { API_KEY, AUTH_ERRORS, documented, errors, router } from "../lib/openapi";
+import { eventSchema } from "../schemas/responses";
 
-const exports = new Hono<AppEnv>();
+const exports = router();
+
+documented(exports, createRoute({
+  method: "get", path: "/", tags: ["Exports"], operationId: "exportEvents", summary: "Stream every matching event as CSV or JSON", security: API_KEY,
+  request: { query: exportQuerySchema },
+  responses: {
+    200: {
+      description: "A download (Content-Disposition: attachment), streamed",
+      content: {
+        "text/csv": { schema: z.string().meta({ description: "RFC 4180, CRLF rows, a header row" }) },
+        "application/json": { schema: z.array(eventSchema) },
+      },
+    },
+    ...errors(...AUTH_ERRORS, "VALIDATION_ERROR"),
+  },
+}));
 
 exports.get("/", requireCredential({ allowEmbed: false }), validate("query", exportQuerySchema), async (c) => {
   const query = c.req.valid("query");

@@ -1,4 +1,5 @@
-import { Hono, type Context } from "hono";
+import type { Context } from "hono";
+import { createRoute } from "@hono/zod-openapi";
 import { ledgerOf } from "../chain/ledger";
 import { ApiError } from "../lib/errors";
 import { validate, validationError } from "../lib/validate";
@@ -7,11 +8,17 @@ import { projectOf, requireCredential } from "../middleware/credential";
 import { consistencyQuery } from "../schemas/log";
 import { eventsDb } from "../storage/shards";
 import type { AppEnv } from "../types";
+import { API_KEY, AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { logInfoSchema, logProofSchema } from "../schemas/responses";
 
 /** The key's project's transparency log: identity, newest checkpoint, proofs. API keys only. */
-const log = new Hono<AppEnv>();
+const log = router();
 const apiKeyOnly = requireCredential({ allowEmbed: false });
 
+documented(log, createRoute({
+  method: "get", path: "/", tags: ["Transparency log"], operationId: "getLog", summary: "The project's transparency log", security: API_KEY,
+  responses: { 200: json(logInfoSchema, "Identity, newest checkpoint and build status"), ...errors(...AUTH_ERRORS) },
+}));
 log.get("/", apiKeyOnly, async (c) => {
   const info = await ledgerOf(c.env, projectOf(c.get("credential"))).logInfo();
   c.header("Cache-Control", "no-store");
@@ -20,6 +27,11 @@ log.get("/", apiKeyOnly, async (c) => {
   return c.json({ data: { log_id, origin, vkey, public_url, tree_size, root_hash, checkpoint, status, built_size, head_seq, blocked } });
 });
 
+documented(log, createRoute({
+  method: "get", path: "/consistency", tags: ["Transparency log"], operationId: "getLogConsistency", summary: "A consistency proof between two tree sizes", security: API_KEY,
+  request: { query: consistencyQuery },
+  responses: { 200: json(logProofSchema, "The consistency proof"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
+}));
 log.get("/consistency", apiKeyOnly, validate("query", consistencyQuery), async (c) => {
   const { from, to } = c.req.valid("query");
   const ledger = ledgerOf(c.env, projectOf(c.get("credential")));

@@ -1,4 +1,6 @@
-import { Hono, type Context } from "hono";
+import type { Context } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
+import { documented, errors, router } from "../lib/openapi";
 import { ledgerOf } from "../chain/ledger";
 import { projectOfLog, tileObjectKey } from "../log/log-directory";
 import { TILE_WIDTH, parseTilePath } from "../log/tiles";
@@ -11,7 +13,26 @@ import type { AppEnv } from "../types";
  * answer, so tlog clients need no JSON parsing; every answer is one of
  * 200, 400 or 404 (503 only when no signing key is configured).
  */
-const logs = new Hono<AppEnv>();
+const logs = router();
+
+const plainText = (description: string) => ({ description, content: { "text/plain": { schema: z.string() } } });
+const logParam = z.object({ logId: z.string().meta({ description: "The log id, from GET /v1/log" }) });
+documented(logs, createRoute({
+  method: "get", path: "/{logId}/checkpoint", tags: ["Public"], operationId: "getLogCheckpoint", summary: "The newest signed checkpoint (c2sp.org/tlog-tiles)", security: [],
+  request: { params: logParam },
+  responses: { 200: plainText("A signed note, witness cosignatures appended"), 404: plainText("Unknown log"), 503: plainText("No checkpoint signing key is configured"), ...errors() },
+}));
+documented(logs, createRoute({
+  method: "get", path: "/{logId}/tile/{tile}", tags: ["Public"], operationId: "getLogTile", summary: "A tile of the log (c2sp.org/tlog-tiles)", security: [],
+  description: "tile is several path segments: <L>/<N>[.p/<W>], as c2sp.org/tlog-tiles spells it (e.g. 0/x001/234.p/5).",
+  request: { params: logParam.extend({ tile: z.string().meta({ description: "<L>/<N>[.p/<W>]; slashes are not escaped" }) }) },
+  responses: {
+    200: { description: "The tile's hashes", content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } } },
+    400: plainText("Malformed tile path"),
+    404: plainText("Unknown log or tile"),
+    ...errors(),
+  },
+}));
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 /** The checkpoint and partial tiles change as the log grows: a client must see a new one within seconds. */

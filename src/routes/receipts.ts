@@ -1,4 +1,7 @@
-import { Hono, type Context } from "hono";
+import type { Context } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
+import { documented, errors, json, router } from "../lib/openapi";
+import { receiptStatusSchema } from "../schemas/responses";
 import { randomHex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { checkEvent, isValid, findChainRow, publicFields, publicStatus, receiptUrls } from "../receipts/receipt";
@@ -9,7 +12,14 @@ import { receiptNotFoundPage, receiptPage } from "../receipts/receipt-page";
  * Public by design: whoever was given a receipt can check it here without a
  * credential. Both surfaces show only what the receipt itself shows.
  */
-export const receipts = new Hono<AppEnv>();
+export const receipts = router();
+const idParam = z.object({ id: z.string().meta({ description: "The event id on the receipt" }) });
+
+documented(receipts, createRoute({
+  method: "get", path: "/{id}", tags: ["Public"], operationId: "getReceiptStatus", summary: "Check a receipt's event (no credential)", security: [],
+  request: { params: idParam },
+  responses: { 200: json(receiptStatusSchema, "The public check of the event"), ...errors("NOT_FOUND") },
+}));
 
 receipts.get("/:id", async (c) => {
   const row = await findChainRow(c.env, c.req.param("id"));
@@ -20,7 +30,14 @@ receipts.get("/:id", async (c) => {
 });
 
 /** The human view of the same check, at /receipts/<id>. Plain HTML, no script. */
-export const receiptPages = new Hono<AppEnv>();
+export const receiptPages = router();
+
+const html = (description: string) => ({ description, content: { "text/html": { schema: z.string() } } });
+documented(receiptPages, createRoute({
+  method: "get", path: "/{id}", tags: ["Public"], operationId: "viewReceipt", summary: "The human view of a receipt check (HTML, no script)", security: [],
+  request: { params: idParam },
+  responses: { 200: html("The check as a page"), 404: html("No such event"), ...errors() },
+}));
 
 function pageHeaders(c: Context<AppEnv>, nonce: string) {
   c.header(

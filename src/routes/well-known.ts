@@ -1,14 +1,20 @@
-import { Hono } from "hono";
+import { createRoute } from "@hono/zod-openapi";
 import { logKeyInfo } from "../log/log-identity";
 import { loadReceiptKeys } from "../receipts/receipt-signing";
-import type { AppEnv } from "../types";
+import { documented, errors, json, router } from "../lib/openapi";
+import { witnessKeysSchema } from "../schemas/responses";
 
 /**
  * Public keys of receipt signatures (a JWK set), so anyone can check a receipt
  * offline; `log` says which of them signs transparency log checkpoints and
  * how a project's vkey is formed from it.
  */
-const wellKnown = new Hono<AppEnv>();
+const wellKnown = router();
+
+documented(wellKnown, createRoute({
+  method: "get", path: "/witness-keys.json", tags: ["Public"], operationId: "getWitnessKeys", summary: "Public keys of receipt signatures (JWK set)", security: [],
+  responses: { 200: json(witnessKeysSchema, "The published keys"), ...errors() },
+}));
 
 wellKnown.get("/witness-keys.json", async (c) => {
   const keys = await loadReceiptKeys(c.env.RECEIPT_SIGNING_KEYS);

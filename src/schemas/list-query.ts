@@ -11,8 +11,8 @@ export const MAX_QUERY_LENGTH = 255;
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
 
-const text = (name: string, max: number) =>
-  optional(z.string(`${name} must be given once`).max(max, `${name} must be at most ${max} characters`));
+const text = (name: string, max: number, description?: string) =>
+  optional(z.string(`${name} must be given once`).max(max, `${name} must be at most ${max} characters`)).meta({ description });
 
 const timestamp = (name: string) =>
   optional(
@@ -24,7 +24,7 @@ const timestamp = (name: string) =>
       }
       return normalized;
     }),
-  );
+  ).meta({ description: "ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive" });
 
 const actionList = (name: string) =>
   optional(
@@ -35,16 +35,16 @@ const actionList = (name: string) =>
       if (list.some((a) => a.length > 255)) ctx.addIssue({ code: "custom", message: `each action in ${name} is at most 255 characters` });
       return list;
     }),
-  );
+  ).meta({ description: `Comma-separated actions (at most ${MAX_ACTIONS})` });
 
 /** The filters shared by list, search and export. */
 export const filterShape = {
-  organization: text("organization", 128),
-  actor_id: text("actor_id", 255),
-  action: text("action", 255),
+  organization: text("organization", 128, "Only this organization's events"),
+  actor_id: text("actor_id", 255, "Only this actor's events"),
+  action: text("action", 255, "Only this exact action"),
   actions: actionList("actions"),
   actions_exclude: actionList("actions_exclude"),
-  ip_address: text("ip_address", 255),
+  ip_address: text("ip_address", 255, "Only events sent from this address"),
   date_from: timestamp("date_from"),
   date_to: timestamp("date_to"),
 };
@@ -61,7 +61,9 @@ const pageShape = {
       .regex(/^\d+$/, `limit must be a whole number from 1 to ${MAX_LIMIT}`)
       .transform(Number)
       .pipe(z.number().min(1, `limit must be from 1 to ${MAX_LIMIT}`).max(MAX_LIMIT, `limit must be from 1 to ${MAX_LIMIT}`)),
-  ).transform((v) => v ?? DEFAULT_LIMIT),
+  )
+    .transform((v) => v ?? DEFAULT_LIMIT)
+    .meta({ description: `Events per page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT})` }),
   cursor: optional(
     z.string("cursor must be given once").transform((v, ctx) => {
       const cursor = decodeCursor(v);
@@ -71,7 +73,7 @@ const pageShape = {
       }
       return cursor;
     }),
-  ),
+  ).meta({ description: "The nextCursor of the previous page (or an ISO 8601 timestamp to start from)" }),
 };
 
 export const listQuerySchema = z.object({ ...filterShape, ...pageShape }).refine(dateOrder.check, dateOrder.params);
@@ -83,7 +85,8 @@ export const searchQuerySchema = z
     q: z
       .string("q is required, once")
       .min(1, "q must not be empty")
-      .max(MAX_QUERY_LENGTH, `q must be at most ${MAX_QUERY_LENGTH} characters`),
+      .max(MAX_QUERY_LENGTH, `q must be at most ${MAX_QUERY_LENGTH} characters`)
+      .meta({ description: "Words to find in action, actor name, e-mail and id (prefix match; words under 2 characters are ignored; at most 8 words)" }),
   })
   .refine(dateOrder.check, dateOrder.params);
 

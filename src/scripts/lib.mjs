@@ -121,3 +121,73 @@ export function parseArgs(argv) {
 }
 
 export { existsSync };
+
+/**
+ * Command-line parsing shared by the operator scripts: known boolean flags,
+ * options with a value (`--url x` or `--url=x`), positionals; anything else,
+ * or the wrong number of positionals, ends the script with its usage (exit 2).
+ */
+export function parseCommand(argv, { usage, flags = [], options = [], min = 0, max = min }) {
+  const out = { flags: new Set(), options: {}, positional: [] };
+  const bad = (message) => {
+    console.error(`error: ${message}\n${usage}`);
+    process.exit(2);
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--help" || arg === "-h") {
+      console.log(usage);
+      process.exit(0);
+    }
+    if (!arg.startsWith("--")) {
+      out.positional.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = eq === -1 ? arg : arg.slice(0, eq);
+    if (flags.includes(name) && eq === -1) out.flags.add(name);
+    else if (options.includes(name)) {
+      const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
+      if (value === undefined || value === "" || (eq === -1 && value.startsWith("--"))) bad(`${name} needs a value`);
+      out.options[name] = value;
+    } else bad(`unknown option ${arg}`);
+  }
+  if (out.positional.length < min) bad(out.positional.length === 0 ? "missing argument" : `give at least ${min} arguments`);
+  if (out.positional.length > max) bad(`unexpected argument ${out.positional[max]}`);
+  return out;
+}
+
+/** Where `npm run dev` said it listens (it writes this file on start), so hints and --url defaults follow --port. */
+export const DEV_URL_FILE = join(ROOT, ".wrangler", "dev-url");
+
+/** The service's address: --url, else $WITNESS_URL, else the running `npm run dev`'s, else http://localhost:8787. */
+export function serviceUrl(option) {
+  const saved = existsSync(DEV_URL_FILE) ? readFileSync(DEV_URL_FILE, "utf8").trim() : "";
+  const chosen = option ?? (process.env.WITNESS_URL || saved || "http://localhost:8787");
+  try {
+    if (!/^https?:$/.test(new URL(chosen).protocol)) throw new Error();
+  } catch {
+    fail(`${chosen} is not an http(s) address, like https://witness.example.com`);
+  }
+  return chosen.replace(/\/+$/, "");
+}
+
+/** The port `wrangler dev` will listen on: `--port 9000`, `--port=9000`, or its default 8787. */
+export function devPort(args) {
+  let port = "8787";
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--port") port = args[i + 1] ?? port;
+    else if (args[i].startsWith("--port=")) port = args[i].slice("--port=".length);
+  }
+  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) fail(`--port takes a port number, not ${port}`);
+  return port;
+}
+
+/**
+ * Which key an operator means: the whole key (wtn_live_<prefix>_<secret>), the
+ * part after wtn_live_ (<prefix>_<secret>), or the prefix alone. null when it is none of them.
+ */
+export function parseKeyReference(text) {
+  const m = /^(?:wtn_live_)?([A-Za-z0-9]{8,32})(?:_([A-Za-z0-9]{22,64}))?$/.exec(String(text ?? "").trim());
+  return m ? { prefix: m[1], secret: m[2] ?? null } : null;
+}
