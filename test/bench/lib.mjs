@@ -204,7 +204,8 @@ export function sampleEvent(i) {
     targets: [{ type: "document", id: `doc_${i % 20000}`, name: "Quarterly plan" }],
     metadata: { plan: "pro", request: i },
     // Spread over ~a year, not in ingest order, like backfilled data.
-    occurred_at: new Date(Date.UTC(2026, 0, 1) + ((i * 7919) % 31_536_000) * 1000).toISOString(),
+    // A year ending before today: events more than 5 minutes in the future are refused.
+    occurred_at: new Date(Date.UTC(2025, 10, 15) + ((i * 7919) % 31_536_000) * 1000).toISOString(),
   };
 }
 
