@@ -114,3 +114,22 @@ export function parseCsv(text: string): string[][] {
 export async function onEveryShard(sql: string, ...params: unknown[]) {
   await Promise.all([env.EVENTS_0, env.EVENTS_1].map((db) => db.prepare(sql).bind(...params).run()));
 }
+
+/**
+ * A D1Database that behaves as `db` except for the statements `wrap` chooses
+ * to replace: tests observe or interleave with particular queries this way.
+ */
+export function interceptPrepare(
+  db: D1Database,
+  wrap: (sql: string, statement: D1PreparedStatement) => D1PreparedStatement,
+): D1Database {
+  return new Proxy(db, {
+    get(target, key) {
+      if (key !== "prepare") {
+        const value = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return (sql: string) => wrap(sql, target.prepare(sql));
+    },
+  });
+}

@@ -68,6 +68,15 @@ export interface Anchor extends Head {
   signedFrom: number;
 }
 
+/**
+ * An anonymized row stands only with one of the ledger's erasure records
+ * behind it (same seq, same anonymized_at); otherwise its personal data was
+ * deleted, not erased. `erasedAt` is the ledger's erasedAt() answer.
+ */
+export function erasureVouches(row: { seq: number; anonymized_at: string | null }, erasedAt: Record<number, string>): boolean {
+  return row.anonymized_at === null || erasedAt[row.seq] === row.anonymized_at;
+}
+
 /** The ledger as verify consults it: its anchor, and its erasure records for the anonymized rows it meets. */
 export interface LedgerView extends Anchor {
   erasedAt(seqs: number[]): Promise<Record<number, string>>;

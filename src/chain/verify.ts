@@ -4,6 +4,7 @@ import {
   chainRowOf,
   checkLink,
   checkRow,
+  erasureVouches,
   gapLookup,
   rowBefore,
   rowPastHead,
@@ -12,7 +13,7 @@ import {
   type FailureReason,
   type LinkStart,
 } from "./chain-check";
-import { eventLeafHash } from "../log/leaf-check";
+import { pageLeafCheck } from "../log/leaf-check";
 import { withArchived } from "../storage/archive-walk";
 import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { AppliedRule } from "./retention-rules";
@@ -91,16 +92,11 @@ export async function verifyChain(
     const starts = await linkStarts(db, projectId, page, last, windowed, head);
     const holes = page.flatMap((row, i) => (row.seq !== starts[i].seq + 1 && row.prev_hash !== null ? [row.prev_hash] : []));
     const anonymized = page.flatMap((row) => (row.anonymized_at !== null ? [row.seq] : []));
-    const [gaps, erased, leaves] = await Promise.all([
+    const [gaps, erased, leafDiffers] = await Promise.all([
       gapsEndingAt(db, projectId, holes),
       anonymized.length > 0 ? head.erasedAt(anonymized) : ({} as Record<number, string>),
-      head.leavesAt(page.map((row) => row.seq - 1)),
+      pageLeafCheck((indexes) => head.leavesAt(indexes), page),
     ]);
-    // Rows past the published tree (a log still being built) are not judged; checkpoint.tree_size says how far it reaches.
-    const leafDiffers = async (row: ChainRow) => {
-      const leaf = leaves[row.seq - 1];
-      return leaf !== undefined && (await eventLeafHash(row.hash)) !== leaf;
-    };
     for (let i = 0; i < page.length; i++) {
       const row = page[i];
       const start = starts[i];
@@ -115,7 +111,7 @@ export async function verifyChain(
       const check = await checkRow(ring, row);
       if (!check.hash) return fail(row, "hash_mismatch");
       // Scrubbed personal data is vouched for only by the ledger's erasure record; otherwise it was just deleted.
-      if (row.anonymized_at !== null && erased[row.seq] !== row.anonymized_at) return fail(row, "hash_mismatch");
+      if (!erasureVouches(row, erased)) return fail(row, "hash_mismatch");
       // Only the ledger says from where rows are signed: nulling signatures in D1 turns nothing into "unsigned".
       const mustBeSigned = row.seq >= head.signedFrom;
       if (check.signature === false || (check.signature === null && mustBeSigned)) return fail(row, "signature_mismatch");

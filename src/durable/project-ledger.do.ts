@@ -267,11 +267,6 @@ export class ProjectLedger extends DurableObject<Env> {
     return this.log.consistency(from, to);
   }
 
-  /** For verify: RFC 6962 leaf hashes (hex) of published leaves [fromIndex, fromIndex + count); leaf i is seq i + 1. */
-  leafHashes(fromIndex: number, count: number): string[] {
-    return this.log.leafHashes(fromIndex, count);
-  }
-
   /** For verify: leaf hashes (hex) of these indexes only, so a windowed page never asks for the span between its rows. */
   leavesAt(indexes: number[]): Record<number, string> {
     return this.log.leavesAt(indexes);

@@ -1,4 +1,4 @@
-import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, gapLookup, rowAfter, rowBefore, type ChainRow, type LedgerView } from "../chain/chain-check";
+import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, erasureVouches, gapLookup, rowAfter, rowBefore, type ChainRow, type LedgerView } from "../chain/chain-check";
 import { ledgerView } from "../chain/ledger";
 import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
 import { archivedEvent } from "../storage/archive-segments";
@@ -46,8 +46,7 @@ export async function publicCheck(db: D1Database, ring: SigningKeyring, row: Cha
     (head.archive?.rowAfter(row.seq) ?? Promise.resolve(null)).then(async (r) => (r && r.seq <= head.seq ? r : rowAfter(db, row.project_id, row.seq, head.seq))),
     row.anonymized_at === null ? ({} as Record<number, string>) : head.erasedAt([row.seq]),
   ]);
-  // An anonymized row stands only with the ledger's erasure record behind it.
-  const hash = content.hash && (row.anonymized_at === null || erased[row.seq] === row.anonymized_at);
+  const hash = content.hash && erasureVouches(row, erased);
   const [predecessor, successor] = await Promise.all([
     checkLink(ring, before ?? CHAIN_START, row, gaps),
     row.seq > head.seq ? { ok: false } : checkLink(ring, row, after ?? { seq: head.seq + 1, prev_hash: head.hash }, gaps),

@@ -1,33 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { eraseRows } from "../../src/chain/erasure";
 import type { ErasureRecords } from "../../src/chain/erasure-records";
-import { createProject, dbOf } from "../helpers";
+import { createProject, dbOf, interceptPrepare } from "../helpers";
 
 /** The project's D1, except that each scrub statement reports how many rows it rewrote. */
 function countingDb(db: D1Database, perStatement: number[]): D1Database {
-  return new Proxy(db, {
-    get(target, key) {
-      if (key !== "prepare") {
-        const value = Reflect.get(target, key);
-        return typeof value === "function" ? value.bind(target) : value;
-      }
-      return (sql: string) => {
-        const statement = target.prepare(sql);
-        if (!sql.trimStart().startsWith("UPDATE")) return statement;
+  return interceptPrepare(db, (sql, statement) => {
+    if (!sql.trimStart().startsWith("UPDATE")) return statement;
+    return {
+      bind: (...values: unknown[]) => {
+        const bound = statement.bind(...values);
         return {
-          bind: (...values: unknown[]) => {
-            const bound = statement.bind(...values);
-            return {
-              all: async () => {
-                const result = await bound.all();
-                perStatement.push(result.results.length);
-                return result;
-              },
-            };
+          all: async () => {
+            const result = await bound.all();
+            perStatement.push(result.results.length);
+            return result;
           },
         };
-      };
-    },
+      },
+    } as unknown as D1PreparedStatement;
   });
 }
 

@@ -4,6 +4,7 @@ import { PURGE_BATCH, purgeBatch, type PurgePlan } from "../../src/chain/retenti
 import { cutoffSql, orderRules, type RetentionRule } from "../../src/chain/retention-rules";
 import { loadKeyring, type SigningKeyring } from "../../src/chain/signing-keys";
 import { verifyChain, verifyProject } from "../../src/chain/verify";
+import { interceptPrepare } from "../helpers";
 import { appendRows, K1, newProject, fixtureAnchor } from "./verify-fixtures";
 
 const OLD = "2020-01-01T00:00:00.000Z";
@@ -138,28 +139,19 @@ describe("purgeBatch", () => {
 function purgeDuringWalk(projectId: string, ring: SigningKeyring, atPage: number): D1Database {
   let pages = 0;
   const db = env.DB;
-  return new Proxy(db, {
-    get(target, key) {
-      if (key !== "prepare") {
-        const value = Reflect.get(target, key);
-        return typeof value === "function" ? value.bind(target) : value;
-      }
-      return (sql: string) => {
-        const statement = target.prepare(sql);
-        if (!sql.includes("seq > ? AND seq <= ?")) return statement;
+  return interceptPrepare(db, (sql, statement) => {
+    if (!sql.includes("seq > ? AND seq <= ?")) return statement;
+    return {
+      bind: (...params: unknown[]) => {
+        const bound = statement.bind(...params);
         return {
-          bind: (...params: unknown[]) => {
-            const bound = statement.bind(...params);
-            return {
-              raw: async () => {
-                if (++pages === atPage) await purgeBatch(db, ring, projectId, planOf(projectId), NOW);
-                return bound.raw();
-              },
-            };
+          raw: async () => {
+            if (++pages === atPage) await purgeBatch(db, ring, projectId, planOf(projectId), NOW);
+            return bound.raw();
           },
         };
-      };
-    },
+      },
+    } as unknown as D1PreparedStatement;
   });
 }
 

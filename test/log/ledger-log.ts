@@ -5,7 +5,7 @@ import { CHAIN_COLUMNS, chainRowOf, type ChainRow, type Head } from "../../src/c
 import { sealRow } from "../../src/chain/payload";
 import { loadKeyring } from "../../src/chain/signing-keys";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
-import { leafMismatches } from "../../src/log/leaf-check";
+import { pageLeafCheck } from "../../src/log/leaf-check";
 import { ProjectLog } from "../../src/log/project-log";
 
 export const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
@@ -59,7 +59,8 @@ export async function rewriteEvents(db: D1Database, projectId: string, seq: numb
 
 /** What verify does per page: the seqs among `rows` whose hash is not their leaf in the ledger's tree. */
 export async function leafCheck(projectId: string, rows: ReadonlyArray<{ seq: number; hash: string }>): Promise<number[]> {
-  const first = rows[0].seq - 1;
-  const leaves = await ledger(projectId).leafHashes(first, rows[rows.length - 1].seq - first);
-  return leafMismatches(rows, first, leaves);
+  const differs = await pageLeafCheck((indexes) => ledger(projectId).leavesAt(indexes), rows);
+  const flagged: number[] = [];
+  for (const row of rows) if (await differs(row)) flagged.push(row.seq);
+  return flagged;
 }

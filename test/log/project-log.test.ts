@@ -44,7 +44,7 @@ describe("the ledger's tree", () => {
     await rewriteEvents(p.db, p.id, 2, 5);
     expect(await leafCheck(p.id, await chainRows(p.db, p.id))).toEqual([2, 3, 4, 5]);
     // Leaves are the ledger's; D1 cannot change them.
-    const [leaf] = await ledger(p.id).leafHashes(1, 1);
+    const { 1: leaf } = await ledger(p.id).leavesAt([1]);
     expect(leaf).not.toBe(await eventLeafHash((await chainRows(p.db, p.id, 2))[0].hash));
     expect(await ledger(p.id).checkpointAnchor()).toMatchObject({ tree_size: 5, tiles_match_root: true });
   });
@@ -129,11 +129,11 @@ describe("pageLeafCheck, for verify", () => {
     await ingestMany(p.key, Array.from({ length: 6 }, (_, i) => ({ action: `h.${i}` })));
     await rewriteEvents(p.db, p.id, 4);
     const rows = await chainRows(p.db, p.id, 2);
-    const check = await pageLeafCheck((from, count) => ledger(p.id).leafHashes(from, count), rows);
+    const check = await pageLeafCheck((indexes) => ledger(p.id).leavesAt(indexes), rows);
     const flagged = [];
     for (const row of rows) if (await check(row)) flagged.push(row.seq);
     expect(flagged).toEqual([4]);
     expect(await check({ seq: 7, hash: "0".repeat(64) })).toBe(false);
-    expect(await (await pageLeafCheck(async () => [], []))({ seq: 1, hash: "0".repeat(64) })).toBe(false);
+    expect(await (await pageLeafCheck(async () => ({}), []))({ seq: 1, hash: "0".repeat(64) })).toBe(false);
   });
 });
