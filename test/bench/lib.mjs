@@ -124,9 +124,11 @@ function running(pid) {
 }
 
 /** Starts `wrangler dev` for a config; returns its URL, its workerd processes (for memory) and stop(). */
-export async function startWorker({ port, configDir = ROOT, persistDir, vars = {} }) {
+export async function startWorker({ port, configDir = ROOT, persistDir, vars = {}, testScheduled = false }) {
   const inspectorPort = port + 1000;
   const args = ["dev", "--port", String(port), "--ip", "127.0.0.1", "--log-level", "error", "--show-interactive-dev-session=false"];
+  // GET /__scheduled runs the daily cron on demand (the archive bench tiers a project with it).
+  if (testScheduled) args.push("--test-scheduled");
   args.push("--inspector-port", String(inspectorPort));
   if (persistDir) args.push("--persist-to", persistDir);
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
@@ -158,12 +160,14 @@ export async function startWorker({ port, configDir = ROOT, persistDir, vars = {
  */
 function benchSecrets(persistDir) {
   const file = join(persistDir, "bench-secrets.json");
-  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
+  // Directories made before log streams existed kept no stream key: one is added (it encrypts only new streams).
+  if (existsSync(file)) return { STREAM_SECRETS_KEY: randomBytes(32).toString("base64url"), ...JSON.parse(readFileSync(file, "utf8")) };
   const receiptKey = generateKeyPairSync("ed25519").privateKey.export({ format: "der", type: "pkcs8" });
   const secrets = {
     SIGNING_KEYS: `1:${randomBytes(32).toString("base64url")}`,
     EMBED_TOKEN_SECRET: randomBytes(32).toString("base64url"),
     RECEIPT_SIGNING_KEYS: `bench:${receiptKey.toString("base64url")}`,
+    STREAM_SECRETS_KEY: randomBytes(32).toString("base64url"),
   };
   writeFileSync(file, JSON.stringify(secrets));
   return secrets;
@@ -175,10 +179,13 @@ export async function startWitness({ port, persistDir }) {
   return startWorker({
     port,
     persistDir,
+    testScheduled: true,
     vars: {
       ...benchSecrets(persistDir),
       RATE_LIMIT_INGEST_PER_MIN: "1000000000",
       RATE_LIMIT_OTHER_PER_MIN: "1000000000",
+      // The streams bench delivers to a receiver on this machine.
+      ALLOW_PRIVATE_STREAM_TARGETS: "true",
     },
   });
 }

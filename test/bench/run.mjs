@@ -33,9 +33,10 @@ try {
     persistDir,
     report,
   };
-  if (want("ingest")) await (await import("./ingest.bench.mjs")).default(ctx);
+  // Benches that make their own projects.
+  for (const m of ["ingest", "streams"]) if (want(m)) await (await import(`./${m}.bench.mjs`)).default(ctx);
 
-  const modules = ["reads", "verify", "log"].filter((m) => want(m) && existsSync(new URL(`./${m}.bench.mjs`, import.meta.url)));
+  const modules = ["reads", "verify", "log"].filter(want);
   if (modules.length > 0) {
     const projectId = "bench-large";
     const key = createKey(persistDir, projectId);
@@ -51,11 +52,13 @@ try {
       report("Bulk load", [["batch ingest into one project", `${fmt.rate(load.perSecond, "events/s")} (${load.seconds.toFixed(0)} s)`]]);
     }
     for (const m of modules) await (await import(`./${m}.bench.mjs`)).default({ ...ctx, key, projectId, total });
-    if (want("reads")) {
-      // The floor opens Witness's local D1, so Witness goes first; the baseline too (same worker name).
-      await Promise.all([service.stop(), baseline.stop()]);
-      await (await import("./export-floor.bench.mjs")).default({ persistDir, total, report });
-    }
+  }
+  // Tiers a project of its own (BENCH_ARCHIVE_EVENTS, 1M by default, most of it archived).
+  if (want("archive")) await (await import("./archive.bench.mjs")).default(ctx);
+  if (want("reads")) {
+    // The floor opens Witness's local D1, so Witness goes first; the baseline too (same worker name).
+    await Promise.all([service.stop(), baseline.stop()]);
+    await (await import("./export-floor.bench.mjs")).default({ persistDir, total, report });
   }
 } finally {
   await Promise.all([service.stop(), baseline.stop()]);
