@@ -1,5 +1,6 @@
 import { shapeRows } from "../reads/event-read";
 import { SHAPE_SELECT, type ShapeRow } from "../reads/event-shape";
+import { archivedEventsById } from "../storage/archive-lookup";
 
 /** How long a retried Idempotency-Key returns the first result. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -10,17 +11,27 @@ export interface IdempotentHit {
   rows: ShapeRow[];
 }
 
-/** The events a key appended within the window, in chain order; null when the key is new. */
-export async function findIdempotent(db: D1Database, projectId: string, key: string): Promise<IdempotentHit | null> {
+/**
+ * The events a key appended within the window, in chain order; null when the
+ * key is new. With a short hot window (tiering at 0 days) they may already be
+ * in the cold archive: a replay answers with them wherever they are.
+ */
+export async function findIdempotent(env: Env, db: D1Database, projectId: string, key: string): Promise<IdempotentHit | null> {
   const since = new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString();
   const hit = await db
     .prepare("SELECT event_ids, request_hash FROM idempotency_keys WHERE project_id = ? AND key = ? AND created_at > ?")
     .bind(projectId, key, since)
     .first<{ event_ids: string; request_hash: string | null }>();
   if (!hit) return null;
-  const rows = await shapeRows(db, {
+  const rows: ShapeRow[] = await shapeRows(db, {
     sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.id IN (SELECT value FROM json_each(?)) ORDER BY e.seq`,
     params: [projectId, hit.event_ids],
   });
+  const ids: string[] = JSON.parse(hit.event_ids);
+  if (rows.length < ids.length) {
+    const hot = new Set(rows.map((r) => r.id));
+    rows.push(...(await archivedEventsById(env, db, projectId, ids.filter((id) => !hot.has(id)))));
+    rows.sort((a, b) => a.seq - b.seq);
+  }
   return { requestHash: hit.request_hash, rows };
 }

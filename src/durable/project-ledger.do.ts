@@ -126,7 +126,7 @@ export class ProjectLedger extends DurableObject<Env> {
     }
     let reused = false;
     const attempt = (async () => {
-      const earlier = await findIdempotent(this.db, this.projectId, key);
+      const earlier = await findIdempotent(this.env, this.db, this.projectId, key);
       if (earlier && !sameBody(earlier.requestHash, req.requestHash)) {
         reused = true;
         return { replayed: false, events: [] };
