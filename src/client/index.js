@@ -1,6 +1,7 @@
 // The Witness API client: dependency-free ESM for Node 18+, browsers and Workers.
 // Types: index.d.ts, from api-types.ts (generated from the OpenAPI document by
 // `npm run client:types`). Import it as `witness/client`.
+import { loadCrypto } from "./web-crypto.js";
 
 /** Statuses worth retrying: the request may succeed later, and nothing was stored. */
 const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
@@ -32,9 +33,11 @@ export function backoffMs(attempt, { minDelayMs, maxDelayMs }, random = Math.ran
 
 const sleepFor = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function randomKey() {
-  if (globalThis.crypto?.randomUUID) return globalThis.crypto.randomUUID();
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+async function randomKey() {
+  // Plain-http browser pages have getRandomValues without crypto.subtle: the global first.
+  const crypto = globalThis.crypto?.getRandomValues ? globalThis.crypto : await loadCrypto();
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -132,12 +135,12 @@ export function createClient(options) {
 
   return {
     events: {
-      create(event, opts = {}) {
-        const key = opts.idempotencyKey ?? randomKey();
+      async create(event, opts = {}) {
+        const key = opts.idempotencyKey ?? (await randomKey());
         return data("POST", "/v1/events", { body: event, headers: { "Idempotency-Key": key } });
       },
-      createBatch(events, opts = {}) {
-        const key = opts.idempotencyKey ?? randomKey();
+      async createBatch(events, opts = {}) {
+        const key = opts.idempotencyKey ?? (await randomKey());
         return data("POST", "/v1/events/batch", { body: { events }, headers: { "Idempotency-Key": key } });
       },
       get: (id) => data("GET", `/v1/events/${enc(id)}`),
@@ -162,7 +165,9 @@ export function createClient(options) {
        * omitted they are fetched from this deployment's /.well-known/witness-keys.json.
        */
       async verifyOffline(receipt, keys) {
-        const check = await import("../scripts/receipt-check.mjs");
+        // receipt-check.js is src/scripts/receipt-check.mjs bundled with src/log (npm run
+        // client:bundle): plain JavaScript, so no TypeScript support is needed to run it.
+        const [check] = await Promise.all([import("./receipt-check.js"), loadCrypto()]);
         const text = keys === undefined ? await publicKeys() : typeof keys === "string" ? keys : JSON.stringify(keys);
         return check.verifyReceipt(check.unwrapReceipt(receipt), check.parsePublicKeys(text));
       },

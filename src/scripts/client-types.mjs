@@ -1,14 +1,17 @@
 // npm run client:types: the typed client's contract, from the worker itself.
 //   1. starts the worker (wrangler's unstable_startWorker) and fetches GET /openapi.json;
 //   2. checks it with an OpenAPI 3.1 validator (@seriousme/openapi-schema-validator);
-//   3. writes src/client/openapi.json and, with openapi-typescript, src/client/api-types.ts.
-// npm run client:types -- --check writes nothing and fails when either file is stale
+//   3. writes src/client/openapi.json and, with openapi-typescript, src/client/api-types.ts;
+//   4. rebuilds the client's bundled receipt check (npm run client:bundle), the client's
+//      other generated file, so one command and one CI line keep them all current.
+// npm run client:types -- --check writes nothing and fails when any of them is stale
 // or the document is invalid (CI runs it; test/openapi/document.test.ts also compares
 // the committed openapi.json with the live document inside workerd).
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import openapiTS, { astToString } from "openapi-typescript";
+import { staleBundle, writeClientBundle } from "./client-bundle.mjs";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const DOC = join(ROOT, "src/client/openapi.json");
@@ -55,9 +58,15 @@ if (check) {
     console.error("src/client/api-types.ts is stale: run npm run client:types");
     process.exit(1);
   }
-  console.log("client types: src/client/openapi.json is valid OpenAPI 3.1 and api-types.ts is up to date");
+  const stale = await staleBundle();
+  if (stale) {
+    console.error(stale);
+    process.exit(1);
+  }
+  console.log("client types: src/client/openapi.json is valid OpenAPI 3.1; api-types.ts and receipt-check.js are up to date");
 } else {
   writeFileSync(DOC, text(doc));
   writeFileSync(TYPES, types);
-  console.log(`client types: wrote src/client/openapi.json (${Object.keys(doc.paths).length} paths) and src/client/api-types.ts`);
+  const bundle = await writeClientBundle();
+  console.log(`client types: wrote src/client/openapi.json (${Object.keys(doc.paths).length} paths), src/client/api-types.ts and ${bundle}`);
 }
