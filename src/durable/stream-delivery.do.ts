@@ -2,10 +2,11 @@ import { DurableObject } from "cloudflare:workers";
 import { eventJson, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../reads/event-shape";
 import { archivedRows } from "../storage/archive-segments";
 import { eventsDb } from "../storage/shards";
-import { BATCH_LIMITS, buildRequest, entryBytes, type BatchEvent, type Destination } from "../streams/formats";
+import { BATCH_LIMITS, entryBytes, type BatchEvent, type Destination } from "../streams/formats";
 import { openCredential } from "../streams/secrets";
 import { getStream, matchesFilter, setStreamStatus, type StreamFilter, type StreamStatus } from "../streams/store";
-import { checkTarget, privateTargetsAllowed } from "../streams/targets";
+import { sendBatch } from "../streams/send";
+import { privateTargetsAllowed } from "../streams/targets";
 import { backoffMs, streamPolicy } from "../streams/transport";
 import { WAKE_CACHE_MS } from "../streams/wake";
 
@@ -35,8 +36,8 @@ export interface SkippedRange {
 interface Config {
   dest: Destination;
   filter: StreamFilter;
-  /** When the destination last passed the address checks (they are repeated every few minutes). */
-  checkedAt: number;
+  /** When the row was read (a long-lived object reads it again now and then). Addresses are checked at every attempt (send.ts). */
+  loadedAt: number;
 }
 
 /** A read range in flight: (from, to]. A retry re-reads exactly it, so a batch repeats whole, with the same webhook-id. */
@@ -53,7 +54,6 @@ interface Batch {
 }
 
 const MAX_SKIPPED_RANGES = 20;
-const ERROR_EXCERPT = 200;
 
 /**
  * One log stream's delivery: a cursor on the project's seq order. Woken by the
@@ -178,7 +178,7 @@ export class StreamDelivery extends DurableObject<Env> {
           this.kv.put("pending", { from: cursor, to: batch.to } satisfies Pending);
           prefetched = { from: batch.to, batch: this.readBatch(config, batch.to) };
           prefetched.batch.catch(() => {}); // a failure surfaces when it is used; unused, it does not matter
-          const outcome = await this.send(config.dest, batch.events);
+          const outcome = await sendBatch(config.dest, batch.events, privateTargetsAllowed(this.env));
           if (this.kv.get("deleted")) return;
           if ((this.kv.get<number>("gen") ?? 0) !== gen) continue; // replayed meanwhile: start over from the new cursor
           if (outcome.kind === "gone") {
@@ -241,15 +241,10 @@ export class StreamDelivery extends DurableObject<Env> {
   }
 
   private async loadConfig(): Promise<Config | null> {
-    if (this.config && Date.now() - this.config.checkedAt < streamPolicy.recheckTargetMs) return this.config;
+    if (this.config && Date.now() - this.config.loadedAt < streamPolicy.reloadConfigMs) return this.config;
     const row = await getStream(this.env, this.streamId);
     if (!row) {
       await this.remove();
-      return null;
-    }
-    const check = await checkTarget(row.url, privateTargetsAllowed(this.env));
-    if (!check.ok) {
-      await this.fail(`destination refused: ${check.reason}`);
       return null;
     }
     this.config = {
@@ -262,7 +257,7 @@ export class StreamDelivery extends DurableObject<Env> {
         host: this.env.LOG_ORIGIN_HOST || "witness",
       },
       filter: JSON.parse(row.filter) as StreamFilter,
-      checkedAt: Date.now(),
+      loadedAt: Date.now(),
     };
     return this.config;
   }
@@ -332,58 +327,4 @@ export class StreamDelivery extends DurableObject<Env> {
     }
     return { events, to, gaps };
   }
-
-  private async send(dest: Destination, events: BatchEvent[]): Promise<{ kind: "ok" } | { kind: "gone" | "failed"; error: string }> {
-    const { headers, body } = await buildRequest(dest, events);
-    const timeout = streamPolicy.timeoutMs;
-    const controller = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      const res = await Promise.race([
-        streamPolicy.fetch(dest.url, { method: "POST", headers, body, redirect: "manual", signal: controller.signal }),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            controller.abort();
-            reject(new Error(`no answer within ${timeout / 1000} s`));
-          }, timeout);
-        }),
-      ]);
-      if (res.status >= 200 && res.status < 300) {
-        await res.body?.cancel().catch(() => {});
-        return { kind: "ok" };
-      }
-      const error = `HTTP ${res.status}${await excerpt(res)}`;
-      return { kind: res.status === 410 ? "gone" : "failed", error };
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      return { kind: "failed", error: `request failed: ${message.slice(0, ERROR_EXCERPT)}` };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-}
-
-/** At most ERROR_EXCERPT characters of a destination's answer, printable only; the rest is never read. */
-async function excerpt(res: Response): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < ERROR_EXCERPT * 4) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.length;
-    }
-  } catch {
-    // An unreadable body is just left out.
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) all.set(c, (at += c.length) - c.length);
-  const text = new TextDecoder().decode(all).replace(/[^\x20-\x7e]+/g, " ").trim().slice(0, ERROR_EXCERPT);
-  return text ? `: ${text}` : "";
 }

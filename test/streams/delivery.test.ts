@@ -246,19 +246,40 @@ describe("Splunk and Datadog", () => {
 });
 
 describe("destinations checked again at delivery time", () => {
-  it("stops delivering when the name comes to resolve to a private address, and refuses redirects", async () => {
-    restore();
-    restore = net.install({ recheckTargetMs: 0 });
+  // Default policy: the row is cached for minutes, so these pass only if every attempt looks the name up again.
+  it("refuses to deliver once a name that was public at creation resolves to a private address (DNS rebinding)", async () => {
     const p = await createProject();
     const s = await createStream(p.key, { type: "webhook", url: `https://${HOST}/rebind` });
     await ingestMany(p.key, events(3));
     await waitFor(p.key, s.id, (x) => x.delivered_seq === 3);
-    net.dns.set(HOST, ["169.254.169.254"]);
+    for (const [i, addresses] of [["169.254.169.254"], ["93.184.216.34", "::ffff:127.0.0.1"], ["fd00::1"]].entries()) {
+      const sent = net.at(HOST).length;
+      net.dns.set(HOST, addresses);
+      await ingestMany(p.key, events(3));
+      // Retries look again too: still private, still refused, nothing sent.
+      const refused = await waitFor(p.key, s.id, (x) => x.status === "failing" && x.consecutive_failures >= 2);
+      expect(refused.last_error, addresses.join()).toBe("destination refused: url's host name resolves to a private, loopback or link-local address");
+      expect(refused.delivered_seq).toBe(3 + 3 * i);
+      expect(net.at(HOST).length).toBe(sent);
+      expect((await env.DB.prepare("SELECT status FROM streams WHERE id = ?").bind(s.id).first())?.status).toBe("failing");
+      // Public again: the stream recovers on its next try and delivers what waited.
+      net.dns.set(HOST, ["93.184.216.34"]);
+      await waitFor(p.key, s.id, (x) => x.delivered_seq === 6 + 3 * i && x.status === "active");
+    }
+    const seqs = deliveries(HOST, "/rebind").seqs;
+    expect(seqs.filter((q, i) => seqs.indexOf(q) === i)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+  });
+
+  it("refuses to deliver when the name stops resolving (fails closed), and refuses redirects", async () => {
+    const p = await createProject();
+    const s = await createStream(p.key, { type: "webhook", url: `https://${HOST}/gone-name` });
+    await ingestMany(p.key, events(3));
+    await waitFor(p.key, s.id, (x) => x.delivered_seq === 3);
     const sent = net.at(HOST).length;
+    net.dns.delete(HOST);
     await ingestMany(p.key, events(3));
     const refused = await waitFor(p.key, s.id, (x) => x.status === "failing");
-    expect(refused.last_error).toMatch(/^destination refused: .*private/);
-    expect(refused.delivered_seq).toBe(3);
+    expect(refused).toMatchObject({ delivered_seq: 3, last_error: "destination refused: url's host name has no address" });
     expect(net.at(HOST).length).toBe(sent);
 
     net.dns.set(HOST, ["93.184.216.34"]);

@@ -1,0 +1,79 @@
+/**
+ * One delivery attempt: the destination's addresses checked again, then one
+ * POST of a batch. Every attempt re-checks, retries included: a name that
+ * passed at creation may resolve to 169.254.169.254 an hour later (DNS
+ * rebinding), and the check is only as fresh as its last lookup.
+ *
+ * Why not pin the checked address: fetch() in Workers takes a URL and resolves
+ * its host itself; it cannot be told to connect to a given IP while keeping the
+ * name for Host and TLS SNI (a URL with the IP fails certificate validation,
+ * cf.resolveOverride only redirects within one's own zone). So a name that answers our resolver
+ * with a public address and the runtime's with a private one a moment later
+ * still gets past; the check before every attempt narrows that to milliseconds
+ * and catches every name that simply changed. What remains is bounded by the
+ * platform: Cloudflare's egress for Workers does not route to private networks,
+ * loopback or the link-local metadata range in the first place.
+ */
+import { buildRequest, type BatchEvent, type Destination } from "./formats";
+import { checkTarget } from "./targets";
+import { streamPolicy } from "./transport";
+
+export type SendOutcome = { kind: "ok" } | { kind: "gone" | "failed"; error: string };
+
+const ERROR_EXCERPT = 200;
+
+export async function sendBatch(dest: Destination, events: BatchEvent[], allowPrivate: boolean): Promise<SendOutcome> {
+  // The lookup runs while the body is built (and gzipped): the check costs the attempt no extra wait when DNS is quick.
+  const [check, { headers, body }] = await Promise.all([checkTarget(dest.url, allowPrivate), buildRequest(dest, events)]);
+  if (!check.ok) return { kind: "failed", error: `destination refused: ${check.reason}` };
+  const timeout = streamPolicy.timeoutMs;
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const res = await Promise.race([
+      streamPolicy.fetch(dest.url, { method: "POST", headers, body, redirect: "manual", signal: controller.signal }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          controller.abort();
+          reject(new Error(`no answer within ${timeout / 1000} s`));
+        }, timeout);
+      }),
+    ]);
+    if (res.status >= 200 && res.status < 300) {
+      await res.body?.cancel().catch(() => {});
+      return { kind: "ok" };
+    }
+    const error = `HTTP ${res.status}${await excerpt(res)}`;
+    return { kind: res.status === 410 ? "gone" : "failed", error };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { kind: "failed", error: `request failed: ${message.slice(0, ERROR_EXCERPT)}` };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** At most ERROR_EXCERPT characters of a destination's answer, printable only; the rest is never read. */
+async function excerpt(res: Response): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < ERROR_EXCERPT * 4) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    // An unreadable body is just left out.
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) all.set(c, (at += c.length) - c.length);
+  const text = new TextDecoder().decode(all).replace(/[^\x20-\x7e]+/g, " ").trim().slice(0, ERROR_EXCERPT);
+  return text ? `: ${text}` : "";
+}
