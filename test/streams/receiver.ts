@@ -23,8 +23,9 @@ export class Network {
   readonly received: Received[] = [];
   /** How each host answers now; default ok. */
   readonly modes = new Map<string, Mode>();
-  /** Optional: an answer per request (by index in the host's arrivals) */
   answerBody = "ok";
+  /** Requests in "timeout" mode received and neither answered nor given up by the sender yet. */
+  hanging = 0;
 
   readonly fetch: typeof fetch = async (input, init) => {
     const req = new Request(input, init);
@@ -42,7 +43,13 @@ export class Network {
     if (mode === "timeout") {
       // Received but never answered: the sender cannot tell whether it arrived.
       this.received.push(await this.record(req));
-      return new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
+      this.hanging++;
+      return new Promise<Response>((_, reject) =>
+        init?.signal?.addEventListener("abort", () => {
+          this.hanging--;
+          reject(new Error("aborted"));
+        }),
+      );
     }
     this.received.push(await this.record(req));
     if (mode === "ok") return new Response(this.answerBody, { status: 200 });
