@@ -118,4 +118,32 @@ export const retentionGaps = sqliteTable(
   ],
 );
 
+/**
+ * One sealed archive segment of a project (event shards; migrations 0009, 0010).
+ * The csv_/json_ columns describe the segment's pre-rendered export
+ * companions; null on segments sealed before they existed.
+ */
+export const archiveSegments = sqliteTable(
+  "archive_segments",
+  {
+    project_id: text("project_id").notNull(),
+    first_seq: integer("first_seq").notNull(),
+    last_seq: integer("last_seq").notNull(),
+    first_received_at: text("first_received_at").notNull(),
+    last_received_at: text("last_received_at").notNull(),
+    first_occurred_at: text("first_occurred_at").notNull(),
+    last_occurred_at: text("last_occurred_at").notNull(),
+    count: integer("count").notNull(),
+    bytes: integer("bytes").notNull(),
+    sha256: text("sha256").notNull(),
+    object_key: text("object_key").notNull(),
+    created_at: text("created_at").notNull(),
+    csv_sha256: text("csv_sha256"),
+    csv_bytes: integer("csv_bytes"),
+    json_sha256: text("json_sha256"),
+    json_bytes: integer("json_bytes"),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.first_seq] }), index("archive_segments_last_seq_idx").on(t.project_id, t.last_seq)],
+);
+
 export type EventRow = typeof events.$inferSelect;

@@ -5,6 +5,7 @@ import { selectEvents, type Selection } from "./event-query";
 import { narrowExclusions } from "./event-read";
 import { eventJson, SHAPE_COLUMNS, shapeRowOf } from "./event-shape";
 import { exportPages } from "../storage/archive-export";
+import type { CompanionFormat } from "../storage/archive-segments";
 
 /** Rows per D1 page and per staged object: bounded memory, and few enough queries for a million rows. */
 export const EXPORT_BATCH = 2000;
@@ -19,6 +20,8 @@ export interface ExportFormat {
   /** The columns read for each event, in the order line() gets their values. */
   columns: ReadonlyArray<keyof EventRow>;
   line(cells: unknown[], first: boolean): string;
+  /** What line() puts before an element that is not the first: before a run of pre-rendered lines that does not open the export. */
+  between: string;
   tail: string;
 }
 
@@ -31,6 +34,7 @@ export const FORMATS: Record<"csv" | "json", ExportFormat> = {
     head: CSV_HEADER,
     columns: CSV_COLUMNS,
     line: (cells) => csvLine(cells as CsvValue[]),
+    between: "",
     tail: "",
   },
   json: {
@@ -39,6 +43,7 @@ export const FORMATS: Record<"csv" | "json", ExportFormat> = {
     head: "[",
     columns: SHAPE_COLUMNS,
     line: (cells, first) => (first ? "" : ",") + eventJson(shapeRowOf(cells)),
+    between: ",",
     tail: "]",
   },
 };
@@ -59,9 +64,10 @@ interface Staged {
 }
 
 /**
- * The export as a pull stream. Each batch is one keyset page from D1,
- * rendered and staged as one R2 object; the client gets it once it is
- * staged, in order. Pages are read one after the other (each starts after
+ * The export as a pull stream. Each batch is one keyset page from D1 (or
+ * archived rows), rendered and staged as one R2 object, or one archived
+ * segment's pre-rendered companion; the client gets it once it is staged,
+ * in order. Pages are read one after the other (each starts after
  * the previous one's last event) while up to AHEAD batches are rendered and
  * staged at once, and nothing more is read until the client takes a batch,
  * so memory holds a few batches whatever the export's size. A failure
@@ -84,7 +90,7 @@ export function exportStream(env: Env, db: D1Database, projectId: string, sel: S
       const statement = selectEvents(resolved, { columns, cursor, limit: EXPORT_BATCH });
       return db.prepare(statement.sql).bind(...statement.params).raw();
     };
-    yield* exportPages(db, env, sel, format.columns, read, EXPORT_BATCH);
+    yield* exportPages(db, env, sel, format.columns, read, EXPORT_BATCH, format.extension as CompanionFormat);
   })();
   // One page of lookahead: a batch is the last when no page follows it.
   let upcoming = pages.next();
@@ -95,7 +101,7 @@ export function exportStream(env: Env, db: D1Database, projectId: string, sel: S
     const page = position.then(async (open) => {
       if (!open) return null;
       const current = await upcoming;
-      if (current.done) return { rows: [] as unknown[][], last: true };
+      if (current.done) return { rows: [] as unknown[][] | Uint8Array, last: true };
       upcoming = pages.next();
       upcoming.catch(() => {});
       return { rows: current.value, last: (await upcoming).done === true };
@@ -104,6 +110,7 @@ export function exportStream(env: Env, db: D1Database, projectId: string, sel: S
     const staged = page.then(async (p) => {
       if (!p) return null;
       const { rows, last } = p;
+      if (rows instanceof Uint8Array) return { bytes: prerendered(rows, n === 0, last), last };
       let text = n === 0 ? format.head : "";
       rows.forEach((row, i) => {
         text += format.line(row, n === 0 && i === 0);
@@ -117,6 +124,22 @@ export function exportStream(env: Env, db: D1Database, projectId: string, sel: S
     position.catch(() => {});
     staged.catch(() => {});
     return staged;
+  };
+  /**
+   * A whole archived segment's export companion, already rendered (see
+   * archive-companions.ts). It is not staged: it is itself an immutable R2
+   * object, checked against its index row's SHA-256, and staging it would
+   * only copy R2 into R2, the largest cost of an archived row.
+   */
+  const prerendered = (body: Uint8Array, opens: boolean, last: boolean): Uint8Array => {
+    const before = encoder.encode(opens ? format.head : format.between);
+    const after = encoder.encode(last ? format.tail : "");
+    if (before.length === 0 && after.length === 0) return body;
+    const out = new Uint8Array(before.length + body.length + after.length);
+    out.set(before);
+    out.set(body, before.length);
+    out.set(after, before.length + body.length);
+    return out;
   };
   const ahead: Array<Promise<Staged | null>> = [];
   let n = 0;

@@ -1,7 +1,8 @@
 import type { EventRow } from "../db/schema";
+import { toHex } from "../lib/crypto";
 import type { Cursor } from "../reads/cursor";
 import type { Selection } from "../reads/event-query";
-import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "./archive-segments";
+import { archivedThrough, companionKey, readSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
 
 /**
  * The pages of an export across both tiers: the hot events newest first (the
@@ -12,6 +13,13 @@ import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "./
  * A segment sealed while the export runs holds rows the hot walk may already
  * have written: every hot seq above what was archived at the start is
  * remembered (one bit each), and such rows are not written twice.
+ *
+ * A segment the selection takes whole (no filter but a date window that
+ * covers its whole occurred_at range) and none of whose rows the hot walk
+ * wrote is yielded as its export companion's bytes (archive-companions.ts),
+ * already rendered in `companion`'s format and in this same order. Any
+ * other segment, one sealed before companions existed, or one whose
+ * companion is missing or differs from its index row goes row by row.
  */
 export async function* exportPages(
   db: D1Database,
@@ -20,7 +28,8 @@ export async function* exportPages(
   columns: ReadonlyArray<keyof EventRow>,
   readHot: (cursor: Cursor | null) => Promise<unknown[][]>,
   batch: number,
-): AsyncGenerator<unknown[][]> {
+  companion: CompanionFormat | null = null,
+): AsyncGenerator<unknown[][] | Uint8Array> {
   const archivedAtStart = await archivedThrough(db, sel.projectId);
   const seqAt = columns.indexOf("seq");
   const occurredAt = columns.indexOf("occurred_at");
@@ -56,11 +65,25 @@ export async function* exportPages(
     )
     .bind(sel.projectId, sel.dateFrom, sel.dateTo)
     .all<Segment>();
-  let next = results.length > 0 ? readSegment(env, results[0]) : null;
+  const unfiltered = sel.organization === null && sel.actorId === null && sel.ipAddress === null && sel.actions === null && sel.exclude.length === 0;
+  const whole = (s: Segment) => {
+    if (!unfiltered || companion === null) return false;
+    if ((sel.dateFrom !== null && sel.dateFrom > s.first_occurred_at) || (sel.dateTo !== null && sel.dateTo < s.last_occurred_at)) return false;
+    for (let seq = Math.max(s.first_seq, archivedAtStart + 1); seq <= s.last_seq; seq++) if (wasSeen(seq)) return false;
+    return true;
+  };
+  const fetch = async (s: Segment): Promise<ArchivedRow[] | Uint8Array> =>
+    (whole(s) ? await companionBytes(env, s, companion!) : null) ?? readSegment(env, s);
+  // The next segment is fetched while this one is written out.
+  let next = results.length > 0 ? fetch(results[0]) : null;
   for (let i = 0; i < results.length; i++) {
     const rows = await next!;
-    next = i + 1 < results.length ? readSegment(env, results[i + 1]) : null;
+    next = i + 1 < results.length ? fetch(results[i + 1]) : null;
     next?.catch(() => {});
+    if (rows instanceof Uint8Array) {
+      yield rows;
+      continue;
+    }
     const matching = rows
       .filter((r) => matches(sel, r) && !wasSeen(r.seq))
       .sort((a, b) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1));
@@ -77,4 +100,27 @@ export function matches(sel: Selection, r: ArchivedRow): boolean {
   if (sel.dateTo !== null && r.occurred_at > sel.dateTo) return false;
   if (sel.actions !== null && !sel.actions.includes(r.action)) return false;
   return !sel.exclude.includes(r.action);
+}
+
+/**
+ * A segment's companion, decompressed; null when it has none (sealed before
+ * companions) or it is missing or its SHA-256 is not the index row's (an
+ * interrupted rewrite, or tampering): the caller then reads the segment
+ * itself, whose own hash is checked, so a stale companion is never served.
+ */
+async function companionBytes(env: Env, segment: Segment, format: CompanionFormat): Promise<Uint8Array | null> {
+  const expected = format === "csv" ? segment.csv_sha256 : segment.json_sha256;
+  if (!expected) return null;
+  const key = companionKey(segment.object_key, format);
+  const object = await env.ARCHIVE.get(key);
+  if (!object) {
+    console.warn(`archive companion ${key} is missing; exporting its segment row by row`);
+    return null;
+  }
+  const bytes = new Uint8Array(await object.arrayBuffer());
+  if (toHex(await crypto.subtle.digest("SHA-256", bytes)) !== expected) {
+    console.warn(`archive companion ${key}: its SHA-256 differs from its index row; exporting its segment row by row`);
+    return null;
+  }
+  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
 }

@@ -1,11 +1,12 @@
 import { cutoffOf, orderRules, ruleFor, type RetentionRule } from "../chain/retention-rules";
+import { segmentObjects } from "./archive-companions";
 import { readSegment, type Segment } from "./archive-segments";
 import { restoreStatements } from "./shard-copy";
 
 /**
  * Retention in the cold tier. A segment holding an expired event is brought
  * back into D1 whole (its rows inserted and its index row deleted in one
- * transaction, then its object deleted), and the ordinary purge deletes the
+ * transaction, then its objects deleted), and the ordinary purge deletes the
  * expired rows and writes its signed gap records, with every check it makes
  * of hot rows. What the plan keeps stays hot until the next archive run seals
  * it again. Called by the ledger's purge, under its commit lock.
@@ -42,7 +43,7 @@ export async function restoreExpired(env: Env, db: D1Database, projectId: string
       ...restoreStatements(db, projectId, rows),
       db.prepare("DELETE FROM archive_segments WHERE project_id = ? AND first_seq = ?").bind(projectId, segment.first_seq),
     ]);
-    await env.ARCHIVE.delete(segment.object_key);
+    await env.ARCHIVE.delete(segmentObjects(segment.object_key));
     return { restored: rows.length, more: true };
   }
   return { restored: 0, more: results.length === SEGMENTS_PER_CALL };

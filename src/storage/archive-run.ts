@@ -1,15 +1,16 @@
-import { sealSegment, type Segment } from "./archive-segments";
+import { putSealed, sealWithCompanions } from "./archive-companions";
+import type { Segment } from "./archive-segments";
 import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
 
 /**
  * Moving events out of D1 into the cold tier, one sealed segment per call.
  * Only the project's ledger calls archiveStep, holding its commit lock, so it
  * never interleaves with an append, an erasure or a purge. Order of effects:
- * the object is written to R2 first; then one D1 transaction adds its index
- * row and deletes the hot rows it holds. A crash after the object write
- * leaves the rows hot and an unindexed object, which the next run overwrites
- * (segmentKey is the first seq); a crash after the transaction leaves
- * nothing to redo. So no event is lost and none is in both tiers.
+ * the object and its export companions are written to R2 first; then one D1
+ * transaction adds its index row and deletes the hot rows it holds. A crash
+ * after the object writes leaves the rows hot and unindexed objects, which
+ * the next run overwrites (segmentKey is the first seq); a crash after the
+ * transaction leaves nothing to redo. So no event is lost and none is in both tiers.
  */
 
 /** Rows per segment: one D1 read and one object of roughly 0.2-1 MB compressed. */
@@ -62,11 +63,9 @@ export async function archiveStep(env: Env, db: D1Database, projectId: string, n
   const bounded = eligible !== -1 && (rows[eligible][SEQ] as number) >= next;
   if (eligible === -1) eligible = rows.length;
   if (eligible === 0) return { archived: 0, done: !bounded, segment: null };
-  const { segment, body } = await sealSegment(projectId, rows.slice(0, eligible), now.toISOString());
-  await env.ARCHIVE.put(segment.object_key, body, {
-    sha256: segment.sha256,
-    httpMetadata: { contentType: "application/x-ndjson", contentEncoding: "gzip" },
-  });
+  const sealed = await sealWithCompanions(projectId, rows.slice(0, eligible), now.toISOString());
+  const { segment } = sealed;
+  await putSealed(env, sealed);
   if (hooks.failAfterPut) throw new Error("injected failure after the segment write");
   await db.batch([
     insertSegment(db, segment),

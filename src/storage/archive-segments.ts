@@ -24,6 +24,18 @@ export interface Segment {
   sha256: string;
   object_key: string;
   created_at: string;
+  /** The export companions (archive-companions.ts); null on segments sealed before them. */
+  csv_sha256: string | null;
+  csv_bytes: number | null;
+  json_sha256: string | null;
+  json_bytes: number | null;
+}
+
+export type CompanionFormat = "csv" | "json";
+
+/** A companion sits next to its segment and is renamed with it: an erasure rewrite gives all three new keys. */
+export function companionKey(objectKey: string, format: CompanionFormat): string {
+  return objectKey.replace(/\.jsonl\.gz$/, `.${format}.gz`);
 }
 
 /** One object per first seq: a re-run after a crash writes the same key again instead of a second copy. */
@@ -52,6 +64,10 @@ export async function sealSegment(projectId: string, rows: unknown[][], now: str
     sha256: toHex(await crypto.subtle.digest("SHA-256", body)),
     object_key: segmentKey(projectId, first[at("seq")] as number),
     created_at: now,
+    csv_sha256: null,
+    csv_bytes: null,
+    json_sha256: null,
+    json_bytes: null,
   };
   return { segment, body };
 }

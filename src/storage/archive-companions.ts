@@ -1,0 +1,100 @@
+import { toHex } from "../lib/crypto";
+import { FORMATS } from "../reads/export-stream";
+import { companionKey, resealSegment, sealSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
+import { EVENT_COLUMNS } from "./shard-copy";
+
+/**
+ * Export companions: next to each sealed segment, its rows already rendered
+ * the way an export writes them (CSV lines; JSON elements joined by commas,
+ * without the array's brackets), newest first exactly as the export orders
+ * them, gzip-compressed. Rendering costs the export more than anything else
+ * it does with an archived row, so it is done once, when the cron seals the
+ * segment (off every request path), and an export that wants the whole
+ * segment streams the companion's bytes as they are (archive-export.ts).
+ *
+ * The segment object stays the source of truth: a companion is only served
+ * while its SHA-256 equals the one in the segment's index row, and the
+ * index row is only written after all three objects are.
+ */
+
+export interface SealedSegment {
+  segment: Segment;
+  body: Uint8Array;
+  companions: Record<CompanionFormat, Uint8Array>;
+}
+
+const SEQ = EVENT_COLUMNS.indexOf("seq");
+const OCCURRED = EVENT_COLUMNS.indexOf("occurred_at");
+const FORMAT_NAMES: CompanionFormat[] = ["csv", "json"];
+
+/** Rows as arrays in EVENT_COLUMNS order, rendered in the export's order (occurred_at DESC, seq DESC). */
+export async function renderCompanions(rows: unknown[][]): Promise<Record<CompanionFormat, Uint8Array>> {
+  const ordered = [...rows].sort((a, b) => {
+    const x = a[OCCURRED] as string;
+    const y = b[OCCURRED] as string;
+    return x === y ? (b[SEQ] as number) - (a[SEQ] as number) : x < y ? 1 : -1;
+  });
+  const out = {} as Record<CompanionFormat, Uint8Array>;
+  for (const name of FORMAT_NAMES) {
+    const format = FORMATS[name];
+    const at = format.columns.map((c) => EVENT_COLUMNS.indexOf(c as (typeof EVENT_COLUMNS)[number]));
+    // `first` true: the separator before an element depends on where the companion lands in an export, so the export adds it.
+    const text = ordered.map((r) => format.line(at.map((i) => r[i]), true)).join(format.between);
+    out[name] = await gzip(text);
+  }
+  return out;
+}
+
+async function withCompanions(sealed: { segment: Segment; body: Uint8Array }, rows: unknown[][]): Promise<SealedSegment> {
+  const companions = await renderCompanions(rows);
+  const [csv, json] = await Promise.all([digest(companions.csv), digest(companions.json)]);
+  const segment: Segment = {
+    ...sealed.segment,
+    csv_sha256: csv,
+    csv_bytes: companions.csv.byteLength,
+    json_sha256: json,
+    json_bytes: companions.json.byteLength,
+  };
+  return { segment, body: sealed.body, companions };
+}
+
+/** sealSegment, plus the companions and their hashes in the index row. */
+export async function sealWithCompanions(projectId: string, rows: unknown[][], now: string): Promise<SealedSegment> {
+  return withCompanions(await sealSegment(projectId, rows, now), rows);
+}
+
+/** resealSegment (erasure rewrites), plus fresh companions: the old ones show what was erased. */
+export async function resealWithCompanions(projectId: string, rows: ArchivedRow[], firstSeq: number, now: string): Promise<SealedSegment | null> {
+  const sealed = await resealSegment(projectId, rows, firstSeq, now);
+  if (!sealed) return null;
+  return withCompanions(sealed, rows.map((r) => EVENT_COLUMNS.map((c) => r[c])));
+}
+
+/**
+ * Writes the segment object and both companions under the segment's
+ * object_key. Callers write the index row only after this resolves, so an
+ * index row never names a hash whose object was not written.
+ */
+export async function putSealed(env: Env, sealed: SealedSegment): Promise<void> {
+  const s = sealed.segment;
+  const gz = (contentType: string) => ({ httpMetadata: { contentType, contentEncoding: "gzip" } });
+  await Promise.all([
+    env.ARCHIVE.put(s.object_key, sealed.body, { sha256: s.sha256, ...gz("application/x-ndjson") }),
+    env.ARCHIVE.put(companionKey(s.object_key, "csv"), sealed.companions.csv, { sha256: s.csv_sha256!, ...gz(FORMATS.csv.contentType) }),
+    env.ARCHIVE.put(companionKey(s.object_key, "json"), sealed.companions.json, { sha256: s.json_sha256!, ...gz(FORMATS.json.contentType) }),
+  ]);
+}
+
+/** Every object a segment's index row names (deleting a companion that was never written is harmless). */
+export function segmentObjects(objectKey: string): string[] {
+  return [objectKey, companionKey(objectKey, "csv"), companionKey(objectKey, "json")];
+}
+
+async function digest(bytes: Uint8Array): Promise<string> {
+  return toHex(await crypto.subtle.digest("SHA-256", bytes));
+}
+
+async function gzip(text: string): Promise<Uint8Array> {
+  const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
