@@ -1,0 +1,127 @@
+// Helpers of the archive bench (archive.bench.mjs): its events, SQL on a project's shard,
+// the daily cron on demand, a row count for JSON exports, and SQLite's own page accounting.
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { quote, shardDatabases, sql, wrangler } from "../../src/scripts/lib.mjs";
+import { httpGet, sampleEvent } from "./lib.mjs";
+
+/**
+ * sampleEvent with occurred_at by tier: the part archived later happened in
+ * 2025, the part kept hot in 2026 (to November), so date_from/date_to (on
+ * occurred_at, the only time filter of the API) select exactly one tier.
+ * Spread within each year as in sampleEvent, not in ingest order.
+ */
+export const COLD_YEAR = ["2025-01-01T00:00:00.000Z", "2025-12-31T23:59:59.999Z"];
+export const HOT_YEAR = ["2026-01-01T00:00:00.000Z", "2026-12-31T23:59:59.999Z"];
+export function tieredEvent(i, cold) {
+  const [start, span] = i < cold ? [Date.UTC(2025, 0, 1), 365 * 86_400] : [Date.UTC(2026, 0, 1), 304 * 86_400];
+  return { ...sampleEvent(i), occurred_at: new Date(start + ((i * 7919) % span) * 1000).toISOString() };
+}
+
+/** The project's shard number, from the control database. */
+export function projectShard(persistDir, projectId) {
+  const [row] = sql(`SELECT shard FROM projects WHERE id = ${quote(projectId)}`, { persistTo: persistDir });
+  if (!row) throw new Error(`no project ${projectId} in ${persistDir}`);
+  return row.shard;
+}
+
+/** SQL on one event shard's local D1 (sql() of src/scripts/lib.mjs only reaches the control database). */
+export function shardSql(persistDir, shard, command) {
+  const name = shardDatabases().get(shard);
+  if (!name) throw new Error(`wrangler.toml binds no shard ${shard}`);
+  const out = wrangler(["d1", "execute", name, "--local", "--persist-to", persistDir, "--json", "--command", command], { quiet: true });
+  return JSON.parse(out.slice(out.indexOf("["))).flatMap((r) => r.results ?? []);
+}
+
+/** Hot and archived events of a project, and its archive's R2 bytes (segments; export companions where sealed with them). */
+export function tierCounts(persistDir, shard, projectId) {
+  const p = quote(projectId);
+  const companions = shardSql(persistDir, shard, "SELECT 1 AS ok FROM pragma_table_info('archive_segments') WHERE name = 'csv_bytes'").length > 0;
+  const extra = companions ? ", coalesce(sum(csv_bytes), 0) AS csv, coalesce(sum(json_bytes), 0) AS json, count(csv_bytes) AS with_companions" : "";
+  const [row] = shardSql(
+    persistDir,
+    shard,
+    `SELECT (SELECT count(*) FROM events WHERE project_id = ${p}) AS hot, coalesce(sum(count), 0) AS archived, ` +
+      `count(*) AS segments, coalesce(sum(bytes), 0) AS bytes${extra} FROM archive_segments WHERE project_id = ${p}`,
+  );
+  return { csv: 0, json: 0, with_companions: 0, ...row };
+}
+
+/** The daily cron, as wrangler dev --test-scheduled runs it on request (the answer comes once it has run). */
+export async function runCron(url) {
+  const res = await httpGet(`${url}/__scheduled?cron=17+3+*+*+*`);
+  if (res.status !== 200) throw new Error(`/__scheduled answered ${res.status}: ${res.body}`);
+}
+
+/** Streams a body to its end, counting a byte string (one per event, such as a JSON key) across chunk edges. */
+export async function countOccurrences(body, needle) {
+  const pattern = Buffer.from(needle);
+  let count = 0;
+  let bytes = 0;
+  let carry = Buffer.alloc(0);
+  for await (const chunk of body) {
+    bytes += chunk.length;
+    const text = carry.length ? Buffer.concat([carry, chunk]) : Buffer.from(chunk);
+    for (let at = text.indexOf(pattern); at !== -1; at = text.indexOf(pattern, at + pattern.length)) count++;
+    // A match that straddles the edge is found in the next round; none is counted twice (the tail is shorter than the pattern).
+    carry = text.subarray(Math.max(0, text.length - pattern.length + 1));
+  }
+  return { count, bytes };
+}
+
+/**
+ * Bytes of every table and index of each local D1 file, from SQLite's dbstat
+ * (local D1 refuses dbstat, Node's SQLite has it), read-only beside the
+ * running service. Keyed by file, then by table or index name.
+ */
+export function d1Pages(persistDir) {
+  const dir = join(persistDir, "v3", "d1", "miniflare-D1DatabaseObject");
+  const out = {};
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
+    const db = new DatabaseSync(join(dir, file), { readOnly: true });
+    try {
+      const hasEvents = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'events'").get();
+      if (!hasEvents) continue;
+      out[file] = Object.fromEntries(db.prepare("SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name").all().map((r) => [r.name, r.bytes]));
+    } finally {
+      db.close();
+    }
+  }
+  return out;
+}
+
+/** Which file holds a project's events (by a row of it), read-only. */
+export function d1FileOf(persistDir, projectId) {
+  const dir = join(persistDir, "v3", "d1", "miniflare-D1DatabaseObject");
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
+    const db = new DatabaseSync(join(dir, file), { readOnly: true });
+    try {
+      if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'events'").get() && db.prepare("SELECT 1 FROM events WHERE project_id = ? LIMIT 1").get(projectId)) return file;
+    } finally {
+      db.close();
+    }
+  }
+  throw new Error(`no local D1 file holds events of ${projectId}`);
+}
+
+/**
+ * Growth between two d1Pages snapshots of one file, split as the issue asks:
+ * the events table, the search index (FTS5 and its shadow tables), each index
+ * of events, and the rest (whatever else grew).
+ */
+export function growth(before, after, file) {
+  const b = before[file] ?? {};
+  const a = after[file] ?? {};
+  const parts = { table: 0, fts: 0, indexes: {}, other: {} };
+  for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const delta = (a[name] ?? 0) - (b[name] ?? 0);
+    if (delta === 0) continue;
+    if (name === "events") parts.table += delta;
+    else if (name.startsWith("events_search")) parts.fts += delta;
+    else if (name.startsWith("events_")) parts.indexes[name] = delta;
+    else parts.other[name] = delta;
+  }
+  const sum = (o) => Object.values(o).reduce((s, v) => s + v, 0);
+  return { ...parts, total: parts.table + parts.fts + sum(parts.indexes) + sum(parts.other) };
+}
