@@ -1,6 +1,6 @@
 import { toHex } from "../lib/crypto";
 import { FORMATS } from "../reads/export-stream";
-import { companionKey, resealSegment, sealSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
+import { companionKey, readSegment, resealSegment, sealSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
 import { EVENT_COLUMNS } from "./shard-copy";
 
 /**
@@ -77,12 +77,41 @@ export async function resealWithCompanions(projectId: string, rows: ArchivedRow[
  */
 export async function putSealed(env: Env, sealed: SealedSegment): Promise<void> {
   const s = sealed.segment;
-  const gz = (contentType: string) => ({ httpMetadata: { contentType, contentEncoding: "gzip" } });
-  await Promise.all([
-    env.ARCHIVE.put(s.object_key, sealed.body, { sha256: s.sha256, ...gz("application/x-ndjson") }),
-    env.ARCHIVE.put(companionKey(s.object_key, "csv"), sealed.companions.csv, { sha256: s.csv_sha256!, ...gz(FORMATS.csv.contentType) }),
-    env.ARCHIVE.put(companionKey(s.object_key, "json"), sealed.companions.json, { sha256: s.json_sha256!, ...gz(FORMATS.json.contentType) }),
+  await Promise.all([env.ARCHIVE.put(s.object_key, sealed.body, { sha256: s.sha256, ...gz("application/x-ndjson") }), putCompanions(env, s, sealed.companions)]);
+}
+
+const gz = (contentType: string) => ({ httpMetadata: { contentType, contentEncoding: "gzip" } });
+
+function putCompanions(env: Env, s: Segment, companions: Record<CompanionFormat, Uint8Array>) {
+  return Promise.all([
+    env.ARCHIVE.put(companionKey(s.object_key, "csv"), companions.csv, { sha256: s.csv_sha256!, ...gz(FORMATS.csv.contentType) }),
+    env.ARCHIVE.put(companionKey(s.object_key, "json"), companions.json, { sha256: s.json_sha256!, ...gz(FORMATS.json.contentType) }),
   ]);
+}
+
+/**
+ * A segment sealed before companions existed gets them, so an upgraded
+ * archive exports as fast as a new one; false when none is left. Run by the
+ * archiver under the ledger's commit lock, so no erasure rewrites the segment
+ * meanwhile (a companion written for a segment being replaced would outlive
+ * it, personal data included). Objects first, then the index row, and only
+ * if it still names the segment that was rendered: a crash in between leaves
+ * companions no index row vouches for, never served, rewritten next time.
+ */
+export async function backfillCompanions(env: Env, db: D1Database, projectId: string): Promise<boolean> {
+  const segment = await db
+    .prepare("SELECT * FROM archive_segments WHERE project_id = ? AND (csv_sha256 IS NULL OR json_sha256 IS NULL) ORDER BY first_seq LIMIT 1")
+    .bind(projectId)
+    .first<Segment>();
+  if (!segment) return false;
+  const rows = await readSegment(env, segment);
+  const { segment: rendered, companions } = await withCompanions({ segment, body: new Uint8Array() }, rows.map((r) => EVENT_COLUMNS.map((c) => r[c])));
+  await putCompanions(env, rendered, companions);
+  await db
+    .prepare("UPDATE archive_segments SET csv_sha256 = ?, csv_bytes = ?, json_sha256 = ?, json_bytes = ? WHERE project_id = ? AND first_seq = ? AND sha256 = ?")
+    .bind(rendered.csv_sha256, rendered.csv_bytes, rendered.json_sha256, rendered.json_bytes, projectId, segment.first_seq, segment.sha256)
+    .run();
+  return true;
 }
 
 /** Every object a segment's index row names (deleting a companion that was never written is harmless). */

@@ -1,4 +1,4 @@
-import { putSealed, sealWithCompanions } from "./archive-companions";
+import { backfillCompanions, putSealed, sealWithCompanions } from "./archive-companions";
 import type { Segment } from "./archive-segments";
 import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
 
@@ -49,6 +49,13 @@ export async function hotDays(env: Env, projectId: string): Promise<number | nul
  * segment (rows a retention purge brought back and kept lie below segments).
  */
 export async function archiveStep(env: Env, db: D1Database, projectId: string, now: Date, hooks: ArchiveHooks = {}) {
+  const step = await sealNext(env, db, projectId, now, hooks);
+  // Once nothing is due, older segments get their export companions, one per step.
+  if (step.done && (await backfillCompanions(env, db, projectId))) return { ...step, done: false };
+  return step;
+}
+
+async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, hooks: ArchiveHooks) {
   const days = await hotDays(env, projectId);
   if (days === null) return { archived: 0, done: true, segment: null };
   const cutoff = new Date(now.getTime() - days * 86_400_000).toISOString();

@@ -118,7 +118,7 @@ describe("archived export from pre-rendered companions", () => {
     }
   }, 60_000);
 
-  it("takes the row path for segments without a companion, or with a stale or missing one", async () => {
+  it("takes the row path for segments without a companion, or with a stale or missing one, until the archiver backfills", async () => {
     const p = await createProject();
     await ingestMany(p.key, events(80));
     const hot = { csv: (await download(p.key, "format=csv")).bytes, json: (await download(p.key, "format=json")).bytes };
@@ -131,8 +131,22 @@ describe("archived export from pre-rendered companions", () => {
     await env.ARCHIVE.put(companionKey(second.object_key, "csv"), stale);
     await env.ARCHIVE.put(companionKey(second.object_key, "json"), stale);
     await env.ARCHIVE.delete([companionKey(third.object_key, "csv"), companionKey(third.object_key, "json")]);
+    let staged = await stagedCount(p.id);
     expectSameBytes((await download(p.key, "format=csv")).bytes, hot.csv, "csv");
     expectSameBytes((await download(p.key, "format=json")).bytes, hot.json, "json");
+    // Three of the four segments went row by row, each batch staged.
+    expect(await stagedCount(p.id)).toBe(staged + 6);
+
+    // Once nothing is due, the archiver gives the older segment its companions (and leaves the others' hashes alone).
+    await archive(p.id, 20);
+    const after = await segmentsOf(p.db, p.id);
+    expect(after[0].csv_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(after[0].json_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(after.slice(1)).toEqual([second, third, after[3]]);
+    staged = await stagedCount(p.id);
+    expectSameBytes((await download(p.key, "format=csv")).bytes, hot.csv, "csv after the backfill");
+    expectSameBytes((await download(p.key, "format=json")).bytes, hot.json, "json after the backfill");
+    expect(await stagedCount(p.id)).toBe(staged + 4);
   }, 60_000);
 
   it("never writes a row twice when a segment is sealed from rows the hot walk already wrote", async () => {
