@@ -30,6 +30,8 @@ describe("retention across tiers", () => {
     await archiveAll(p.id, 15);
     expect(await state(p.db, p.id)).toEqual({ hot: 0, segments: 2, archived: 30 });
     const keys = (await env.ARCHIVE.list({ prefix: `archive/${p.id}/` })).objects.map((o) => o.key);
+    // Each segment with its CSV and JSON export companions: a restore must leave none of them behind.
+    expect(keys.length).toBe(6);
 
     expect((await call("PUT", "/v1/retention", { key: p.key, body: { rules: [{ pattern: "*", days: 5 }] } })).status).toBe(200);
     await purgeExpiredEvents(env, new Date());

@@ -139,9 +139,12 @@ describe("cold archive", () => {
     expect((await tiers(p.db, p.id)).hot).toBe(0);
     expect((await tiers(other.db, other.id)).hot).toBe(10);
 
+    const [sealed] = (await tiers(p.db, p.id)).segments;
     await env.DB.prepare("UPDATE projects SET move_to = 1 WHERE id = ?").bind(p.id).run();
     for (let i = 0; i < 50; i++) if ((await ledgerOf(env, p.id).moveShard(1, { drainSeconds: 0 })).status === "done") break;
-    expect((await tiers(env.EVENTS_1, p.id)).segments.length).toBe(1);
+    // The index row moves whole, export companions' hashes included (the objects stay in R2).
+    expect((await tiers(env.EVENTS_1, p.id)).segments).toEqual([sealed]);
+    expect(sealed.csv_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect((await tiers(env.EVENTS_0, p.id)).segments.length).toBe(0);
     expect(await verify(p.key)).toMatchObject({ ok: true, verified: 40 });
   });
