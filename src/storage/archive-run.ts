@@ -1,6 +1,7 @@
 import { backfillCompanions, putSealed, sealWithCompanions } from "./archive-companions";
 import type { Segment } from "./archive-segments";
 import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
+import { shardDb, shardNumbers } from "./shards";
 
 /**
  * Moving events out of D1 into the cold tier, one sealed segment per call.
@@ -91,12 +92,19 @@ export function insertSegment(db: D1Database, s: Segment): D1PreparedStatement {
 
 /**
  * The daily cron's part: every project with a hot window, through its ledger,
- * one segment per call until nothing more is due (or the per-run cap).
+ * one segment per call until nothing more is due (or the per-run cap), and
+ * every project with segments still lacking export companions.
  */
 export async function archiveColdEvents(env: Env, now: Date): Promise<number> {
   const { results } = await env.DB.prepare("SELECT id FROM projects WHERE hot_days IS NOT NULL").all<{ id: string }>();
+  const ids = new Set(results.map((r) => r.id));
+  // Projects whose window was switched off may still hold segments sealed before export companions: their steps backfill them.
+  for (const shard of shardNumbers(env)) {
+    const pending = await shardDb(env, shard).prepare("SELECT DISTINCT project_id AS id FROM archive_segments WHERE csv_sha256 IS NULL OR json_sha256 IS NULL").all<{ id: string }>();
+    for (const { id } of pending.results) ids.add(id);
+  }
   let total = 0;
-  for (const { id } of results) {
+  for (const id of ids) {
     try {
       const ledger = env.LEDGER.get(env.LEDGER.idFromName(id));
       for (let i = 0; i < MAX_SEGMENTS_PER_RUN; i++) {

@@ -5,6 +5,7 @@ import type { Selection } from "../../src/reads/event-query";
 import { selectEvents } from "../../src/reads/event-query";
 import { FORMATS } from "../../src/reads/export-stream";
 import { exportPages } from "../../src/storage/archive-export";
+import { archiveColdEvents } from "../../src/storage/archive-run";
 import { companionKey, type Segment } from "../../src/storage/archive-segments";
 import { BASE, call, createProject, ingestMany } from "../helpers";
 
@@ -147,6 +148,21 @@ describe("archived export from pre-rendered companions", () => {
     expectSameBytes((await download(p.key, "format=csv")).bytes, hot.csv, "csv after the backfill");
     expectSameBytes((await download(p.key, "format=json")).bytes, hot.json, "json after the backfill");
     expect(await stagedCount(p.id)).toBe(staged + 4);
+  }, 60_000);
+
+  it("has the daily cron backfill companions even for a project whose hot window is off", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, events(30));
+    await archive(p.id, 10);
+    const hot = (await download(p.key, "format=json")).bytes;
+    await p.db.prepare("UPDATE archive_segments SET csv_sha256 = NULL, csv_bytes = NULL, json_sha256 = NULL, json_bytes = NULL WHERE project_id = ?").bind(p.id).run();
+    await archiveColdEvents(env, new Date());
+    const segments = await segmentsOf(p.db, p.id);
+    expect(segments.length).toBe(3);
+    for (const s of segments) expect([s.csv_sha256, s.json_sha256].every((h) => /^[0-9a-f]{64}$/.test(h!))).toBe(true);
+    const staged = await stagedCount(p.id);
+    expectSameBytes((await download(p.key, "format=json")).bytes, hot, "json");
+    expect(await stagedCount(p.id)).toBe(staged);
   }, 60_000);
 
   it("never writes a row twice when a segment is sealed from rows the hot walk already wrote", async () => {
