@@ -190,8 +190,11 @@ export async function startWitness({ port, persistDir }) {
   });
 }
 
-export function startBaseline({ port }) {
-  return startWorker({ port, configDir: join(ROOT, "test", "bench", "baseline"), persistDir: tempDir("baseline") });
+export async function startBaseline({ port }) {
+  const persistDir = tempDir("baseline");
+  // Its D1 insert floor writes Witness's tables: its local D1 (the same database id) gets Witness's migrations.
+  applyMigrations({ persistTo: persistDir });
+  return { ...(await startWorker({ port, configDir: join(ROOT, "test", "bench", "baseline"), persistDir })), persistDir };
 }
 
 /** A project and key straight in the local D1 of persistDir (works while dev runs). */

@@ -3,6 +3,7 @@ import { CSV_COLUMNS } from "../../../src/reads/csv";
 import type { Cursor } from "../../../src/reads/cursor";
 import { selectEvents, type Selection } from "../../../src/reads/event-query";
 import { deleteExpiredExports, EXPORT_BATCH, STAGED_TTL_MS } from "../../../src/reads/export-stream";
+import { d1InsertFloor } from "./d1-insert-floor";
 
 const encoder = new TextEncoder();
 const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket; EXPORTS: R2Bucket } }>();
@@ -12,6 +13,9 @@ app.post("/noop", async (c) => {
   const body = await c.req.json();
   return c.json({ data: { ok: true, action: body.action } }, 201);
 });
+
+/** Batch ingest's inserts through local D1 alone (d1-insert-floor.ts); the prefix lets batchLoad drive it. */
+app.post("/d1-insert-floor/v1/events/batch", d1InsertFloor);
 
 /**
  * Only the cryptography verify needs per event: SHA-256 of prev_hash + payload,
