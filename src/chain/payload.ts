@@ -29,15 +29,25 @@ export interface ChainFields {
 export const PAYLOAD_VERSION = 1;
 
 export function piiCommitment(salt: string, pii: PersonalData): Promise<string> {
-  return sha256Hex(
-    salt +
-      canonicalize({
-        actor_email: pii.actor_email,
-        actor_id: pii.actor_id,
-        actor_name: pii.actor_name,
-        ip_address: pii.ip_address,
-        user_agent: pii.user_agent,
-      }),
+  return sha256Hex(salt + personalDataText(pii));
+}
+
+const textOrNull = (v: unknown) => v === null || typeof v === "string";
+
+/**
+ * The RFC 8785 text piiCommitment() digests: keys in code-unit order, built by
+ * hand (every event of a batch needs one) whenever every value is text or
+ * null; anything else goes through canonicalize(), which a unit test holds it to.
+ */
+export function personalDataText(pii: PersonalData): string {
+  const { actor_email, actor_id, actor_name, ip_address, user_agent } = pii;
+  if (!(textOrNull(actor_email) && textOrNull(actor_id) && textOrNull(actor_name) && textOrNull(ip_address) && textOrNull(user_agent))) {
+    return canonicalize({ actor_email, actor_id, actor_name, ip_address, user_agent });
+  }
+  const s = JSON.stringify;
+  return (
+    `{"actor_email":${s(actor_email)},"actor_id":${s(actor_id)},"actor_name":${s(actor_name)},` +
+    `"ip_address":${s(ip_address)},"user_agent":${s(user_agent)}}`
   );
 }
 

@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { canonicalize } from "../../src/chain/canonical";
+import { personalDataText, piiCommitment, sealRow } from "../../src/chain/payload";
+import { sealEvents } from "../../src/chain/seal-events";
+import { loadKeyring } from "../../src/chain/signing-keys";
+import type { NewEvent } from "../../src/schemas/event";
+
+const event = (i: number, over: Partial<NewEvent> = {}): NewEvent => ({
+  action: `document.shared.${i}`,
+  organization: i % 2 ? "org_é" : null,
+  actor_id: `u_${i}`,
+  actor_type: "user",
+  actor_name: i % 3 ? 'Ada "Quote" \u2028' : null,
+  actor_email: "ada@example.com",
+  targets: canonicalize([{ type: "document", id: `doc_${i}`, name: null }]),
+  metadata: canonicalize({ z: [1, { b: 2, a: "é\n" }], i }),
+  occurred_at: i % 2 ? "2026-05-05T05:05:05.000Z" : null,
+  ip_address: "203.0.113.9",
+  user_agent: null,
+  ...over,
+});
+
+describe("sealEvents", () => {
+  it("seals each event as sealRow() and piiCommitment() do, chained from the head", async () => {
+    const ring = await loadKeyring("1:an-old-signing-key-0123,2:the-newest-signing-key-456");
+    const head = { seq: 41, hash: "ab".repeat(32) };
+    const events = [event(1), event(2), event(3, { actor_id: null, ip_address: null, metadata: "{}", targets: "[]" })];
+    const rows = await sealEvents(ring, "demo", head, events);
+    expect(rows.map((r) => r.seq)).toEqual([42, 43, 44]);
+    let prev: string | null = head.hash;
+    for (const [i, row] of rows.entries()) {
+      const e = events[i];
+      expect(row).toMatchObject({ ...e, project_id: "demo", occurred_at: e.occurred_at ?? row.received_at, prev_hash: prev, anonymized_at: null });
+      expect(row.pii_salt).toMatch(/^[0-9a-f]{32}$/);
+      expect(row.pii_commitment).toBe(await piiCommitment(row.pii_salt!, e));
+      const { hash: _hash, signature: _signature, ...fields } = row;
+      const resealed = await sealRow(fields, ring);
+      expect(row.hash).toBe(resealed.hash);
+      expect(row.signature).toBe(resealed.signature);
+      expect(row.signature).toMatch(/^v2:[0-9a-f]{64}$/);
+      prev = row.hash;
+    }
+  });
+
+  it("starts a chain from an empty head with no prev_hash", async () => {
+    const ring = await loadKeyring("1:an-old-signing-key-0123");
+    const [row] = await sealEvents(ring, "demo", { seq: 0, hash: null }, [event(5)]);
+    expect(row.seq).toBe(1);
+    expect(row.prev_hash).toBeNull();
+    expect(row.hash).toBe((await sealRow({ ...row }, ring)).hash);
+  });
+});
+
+describe("personalDataText", () => {
+  it("is canonicalize() of the five personal fields, for text, null and anything else", () => {
+    const cases = [
+      { actor_id: "u_1", actor_name: "Ada \ud83d\ude00 \"x\"", actor_email: "a@b.co", ip_address: "::1", user_agent: "curl/8\n" },
+      { actor_id: null, actor_name: null, actor_email: null, ip_address: null, user_agent: null },
+      { actor_id: undefined, actor_name: 7, actor_email: null, ip_address: "1.2.3.4", user_agent: null },
+    ] as unknown as Parameters<typeof personalDataText>[0][];
+    for (const pii of cases) {
+      const { actor_email, actor_id, actor_name, ip_address, user_agent } = pii;
+      expect(personalDataText(pii)).toBe(canonicalize({ actor_email, actor_id, actor_name, ip_address, user_agent }));
+    }
+  });
+});
