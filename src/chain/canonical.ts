@@ -17,14 +17,23 @@ export function canonicalize(value: unknown): string {
     case "string":
       // JSON.stringify escapes exactly the characters RFC 8785 requires.
       return JSON.stringify(value);
+    // Loops that append to one string rather than map/filter/join: ingest canonicalizes every event's metadata and targets.
     case "object": {
-      if (Array.isArray(value)) return `[${value.map(canonicalize).join(",")}]`;
+      if (Array.isArray(value)) {
+        let out = "[";
+        for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + canonicalize(value[i]);
+        return `${out}]`;
+      }
       const obj = value as Record<string, unknown>;
       // Default sort compares UTF-16 code units, which is the order RFC 8785 asks for.
-      const keys = Object.keys(obj)
-        .filter((k) => obj[k] !== undefined)
-        .sort();
-      return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalize(obj[k])}`).join(",")}}`;
+      const keys = Object.keys(obj).sort();
+      let out = "{";
+      for (const k of keys) {
+        const v = obj[k];
+        if (v === undefined) continue;
+        out += `${out.length === 1 ? "" : ","}${JSON.stringify(k)}:${canonicalize(v)}`;
+      }
+      return `${out}}`;
     }
     default:
       throw new TypeError(`JCS cannot encode a ${typeof value}`);

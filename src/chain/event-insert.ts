@@ -2,7 +2,7 @@ import type { EventRow } from "../db/schema";
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node.
 import { searchIndexStatements } from "../reads/search-index.ts";
 
-const COLUMNS = [
+export const COLUMNS = [
   "id", "project_id", "seq", "action", "organization", "actor_id", "actor_type", "actor_name",
   "actor_email", "targets", "metadata", "occurred_at", "received_at", "ip_address", "user_agent",
   "pii_salt", "pii_commitment", "hash", "prev_hash", "signature",
@@ -12,6 +12,19 @@ const INSERT_SQL =
   `INSERT INTO events (${COLUMNS.join(", ")}) SELECT ` +
   COLUMNS.map((_, i) => `value ->> ${i}`).join(", ") +
   " FROM json_each(?)";
+
+/**
+ * A row's values in COLUMNS order, written out: one array literal per row
+ * instead of twenty keyed reads through a closure (the insert runs once per
+ * ingested event). A unit test holds it to COLUMNS.
+ */
+export function columnValues(r: EventRow): unknown[] {
+  return [
+    r.id, r.project_id, r.seq, r.action, r.organization, r.actor_id, r.actor_type, r.actor_name,
+    r.actor_email, r.targets, r.metadata, r.occurred_at, r.received_at, r.ip_address, r.user_agent,
+    r.pii_salt, r.pii_commitment, r.hash, r.prev_hash, r.signature,
+  ];
+}
 
 /** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */
 const MAX_PARAM_BYTES = 1_000_000;
@@ -33,7 +46,7 @@ export function insertEventsStatements(db: D1Database, rows: EventRow[]): D1Prep
     bytes = 0;
   };
   for (const row of rows) {
-    const json = JSON.stringify(COLUMNS.map((c) => row[c]));
+    const json = JSON.stringify(columnValues(row));
     if (bytes + json.length > MAX_PARAM_BYTES) flush();
     chunk.push(json);
     bytes += json.length;

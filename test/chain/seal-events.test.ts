@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { canonicalize } from "../../src/chain/canonical";
 import { personalDataText, piiCommitment, sealRow } from "../../src/chain/payload";
+import { COLUMNS, columnValues } from "../../src/chain/event-insert";
 import { sealEvents } from "../../src/chain/seal-events";
 import { loadKeyring } from "../../src/chain/signing-keys";
 import type { NewEvent } from "../../src/schemas/event";
@@ -62,5 +63,13 @@ describe("personalDataText", () => {
       const { actor_email, actor_id, actor_name, ip_address, user_agent } = pii;
       expect(personalDataText(pii)).toBe(canonicalize({ actor_email, actor_id, actor_name, ip_address, user_agent }));
     }
+  });
+});
+
+describe("columnValues", () => {
+  it("lists a row's values in the INSERT's COLUMNS order", async () => {
+    const ring = await loadKeyring("1:an-old-signing-key-0123");
+    const [row] = await sealEvents(ring, "demo", { seq: 0, hash: null }, [event(8)]);
+    expect(columnValues(row)).toEqual(COLUMNS.map((c) => row[c]));
   });
 });
