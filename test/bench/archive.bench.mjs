@@ -23,9 +23,11 @@ async function prepare({ url, persistDir, total, cold, report }) {
   const stateFile = join(persistDir, "bench-archive.json");
   const at = () => tierCounts(persistDir, shard, PROJECT);
   let counts = at();
-  if (counts.hot + counts.archived === 0) {
-    console.log(`\nLoading the ${cold.toLocaleString("en-US")} events of ${PROJECT} that will be archived...`);
-    const load = await batchLoad({ url, key, total: cold, makeEvent: (i) => tieredEvent(i, cold) });
+  // A load cut off part-way is finished on the next run: only the tier of an event depends on its index.
+  if (counts.archived === 0 && counts.hot < cold) {
+    const from = counts.hot;
+    console.log(`\nLoading ${(cold - from).toLocaleString("en-US")} events of ${PROJECT} that will be archived...`);
+    const load = await batchLoad({ url, key, total: cold - from, makeEvent: (i) => tieredEvent(from + i, cold) });
     report("Archive bench: load of the part to archive", [["batch ingest", `${fmt.rate(load.perSecond, "events/s")} (${load.seconds.toFixed(0)} s)`]]);
     counts = at();
   }
@@ -52,9 +54,10 @@ async function prepare({ url, persistDir, total, cold, report }) {
   }
   // Off: the hot part stays hot whatever the cron does later.
   setTiering(persistDir, null);
-  if (counts.hot + counts.archived === cold) {
-    console.log(`Loading the last ${(total - cold).toLocaleString("en-US")} events of ${PROJECT}, kept hot...`);
-    await batchLoad({ url, key, total: total - cold, makeEvent: (i) => tieredEvent(cold + i, cold) });
+  if (counts.archived === cold && counts.hot < total - cold) {
+    const from = cold + counts.hot;
+    console.log(`Loading the last ${(total - from).toLocaleString("en-US")} events of ${PROJECT}, kept hot...`);
+    await batchLoad({ url, key, total: total - from, makeEvent: (i) => tieredEvent(from + i, cold) });
     counts = at();
   }
   if (counts.archived !== cold || counts.hot !== total - cold) {
