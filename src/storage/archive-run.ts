@@ -1,5 +1,6 @@
 import { backfillCompanions, putSealed, sealWithCompanions } from "./archive-companions";
 import type { Segment } from "./archive-segments";
+import { sweepUnindexed } from "./archive-sweep";
 import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
 import { shardDb, shardNumbers } from "./shards";
 
@@ -53,6 +54,8 @@ export async function archiveStep(env: Env, db: D1Database, projectId: string, n
   const step = await sealNext(env, db, projectId, now, hooks);
   // Once nothing is due, older segments get their export companions, one per step.
   if (step.done && (await backfillCompanions(env, db, projectId))) return { ...step, done: false };
+  // Last, what interrupted steps left in the bucket (archive-sweep.ts).
+  if (step.done) await sweepUnindexed(env, db, projectId);
   return step;
 }
 
@@ -93,14 +96,14 @@ export function insertSegment(db: D1Database, s: Segment): D1PreparedStatement {
 /**
  * The daily cron's part: every project with a hot window, through its ledger,
  * one segment per call until nothing more is due (or the per-run cap), and
- * every project with segments still lacking export companions.
+ * every project that has an archive, whatever its window now: its steps
+ * backfill export companions and sweep leftovers of interrupted rewrites.
  */
 export async function archiveColdEvents(env: Env, now: Date): Promise<number> {
   const { results } = await env.DB.prepare("SELECT id FROM projects WHERE hot_days IS NOT NULL").all<{ id: string }>();
   const ids = new Set(results.map((r) => r.id));
-  // Projects whose window was switched off may still hold segments sealed before export companions: their steps backfill them.
   for (const shard of shardNumbers(env)) {
-    const pending = await shardDb(env, shard).prepare("SELECT DISTINCT project_id AS id FROM archive_segments WHERE csv_sha256 IS NULL OR json_sha256 IS NULL").all<{ id: string }>();
+    const pending = await shardDb(env, shard).prepare("SELECT DISTINCT project_id AS id FROM archive_segments").all<{ id: string }>();
     for (const { id } of pending.results) ids.add(id);
   }
   let total = 0;

@@ -1,0 +1,66 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ledgerOf } from "../../src/chain/ledger";
+import { archiveColdEvents } from "../../src/storage/archive-run";
+import type { Segment } from "../../src/storage/archive-segments";
+import { call, createProject, ingestMany } from "../helpers";
+
+const events = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ action: "doc.read", actor: { id: `u_${i % 3}`, email: `u${i % 3}@example.com` }, metadata: { i } }));
+
+async function archiveAll(projectId: string) {
+  await env.DB.prepare("UPDATE projects SET hot_days = 0 WHERE id = ?").bind(projectId).run();
+  const ledger = ledgerOf(env, projectId);
+  for (let i = 0; i < 50; i++) if ((await ledger.archiveSegment(new Date().toISOString(), { segmentRows: 10 })).done) return;
+  throw new Error("archiving did not finish");
+}
+
+async function objectsOf(projectId: string): Promise<Map<string, string>> {
+  const listed = await env.ARCHIVE.list({ prefix: `archive/${projectId}/` });
+  const out = new Map<string, string>();
+  for (const o of listed.objects) {
+    const body = (await env.ARCHIVE.get(o.key))!.body.pipeThrough(new DecompressionStream("gzip"));
+    out.set(o.key, await new Response(body).text());
+  }
+  return out;
+}
+
+describe("archive sweep", () => {
+  it("an erasure interrupted before deleting the old segment objects leaves no personal data once the cron has run", async () => {
+    const p = await createProject();
+    // A project whose id starts with p's: its objects share p's prefix but for the slash.
+    const neighbour = await createProject(`${p.id}0`);
+    await ingestMany(p.key, events(30));
+    await ingestMany(neighbour.key, events(12));
+    await archiveAll(p.id);
+    await archiveAll(neighbour.id);
+    const old = await objectsOf(p.id);
+    const neighbours = await objectsOf(neighbour.id);
+    expect([...old.values()].some((text) => text.includes("u1@example.com"))).toBe(true);
+
+    expect((await call("DELETE", "/v1/actors/u_1", { key: p.key })).status).toBe(200);
+    // The crash: the index row was switched to the scrubbed objects, the old ones were never deleted.
+    for (const [key, text] of old) {
+      const gz = new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip")));
+      await env.ARCHIVE.put(key, await gz.arrayBuffer());
+    }
+    expect([...(await objectsOf(p.id)).values()].some((text) => text.includes("u1@example.com"))).toBe(true);
+
+    // The next daily run, even with the hot window switched off since.
+    await env.DB.prepare("UPDATE projects SET hot_days = NULL WHERE id = ?").bind(p.id).run();
+    await archiveColdEvents(env, new Date());
+
+    const left = await objectsOf(p.id);
+    expect([...left.values()].some((text) => text.includes("u1@example.com"))).toBe(false);
+    const { results } = await p.db.prepare("SELECT * FROM archive_segments WHERE project_id = ?").bind(p.id).all<Segment>();
+    expect(results.length).toBe(3);
+    // Exactly the objects the index names are kept: each segment and its two export companions.
+    expect(left.size).toBe(results.length * 3);
+    expect(results.every((s) => left.has(s.object_key))).toBe(true);
+    expect(await objectsOf(neighbour.id)).toEqual(neighbours);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 20, anonymized: 10 });
+    const csv = await call("GET", "/v1/exports?format=csv", { key: p.key });
+    expect(csv.status).toBe(200);
+    expect(csv.text).not.toContain("u1@example.com");
+  });
+});
