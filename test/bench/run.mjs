@@ -4,7 +4,7 @@
 // project is loaded once, and a run that finds it complete goes straight to the reads.
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { sql } from "../../src/scripts/lib.mjs";
+import { projectShard, shardSql } from "./archive-helpers.mjs";
 import { batchLoad, createKey, ensureWrk, fmt, report, startBaseline, startWitness, tempDir } from "./lib.mjs";
 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
@@ -40,7 +40,8 @@ try {
   if (modules.length > 0) {
     const projectId = "bench-large";
     const key = createKey(persistDir, projectId);
-    const [{ n: loaded }] = sql(`SELECT count(*) AS n FROM events WHERE project_id = '${projectId}'`, { persistTo: persistDir });
+    // New projects go to the least-full shard: count on the one the directory names.
+    const [{ n: loaded }] = shardSql(persistDir, projectShard(persistDir, projectId), `SELECT count(*) AS n FROM events WHERE project_id = '${projectId}'`);
     if (loaded === total) {
       if (!keptKeys && want("verify")) throw new Error(`${persistDir} kept no signing keys, so its events cannot verify: use another BENCH_DATA`);
       console.log(`\nReusing the ${total.toLocaleString("en-US")} events of ${projectId} in ${persistDir}.`);
