@@ -1,7 +1,7 @@
 import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, erasureVouches, gapLookup, rowAfter, rowBefore, type ChainRow, type LedgerView } from "../chain/chain-check";
 import { ledgerView } from "../chain/ledger";
 import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
-import { archivedEvent } from "../storage/archive-segments";
+import { archivedEvent } from "../storage/archive-lookup";
 import { loadKeyring, type SigningKeyring } from "../chain/signing-keys";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { archivedEvent, hotSince } from "../storage/archive-segments";
+import { archivedEvent } from "../storage/archive-lookup";
+import { hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
 import { eventWriter, pageJson, SHAPE_SELECT } from "../reads/event-shape";
 import { ledgerOf, ledgerView } from "../chain/ledger";

@@ -5,8 +5,8 @@ const SLACK_MS = 60_000;
 
 /** The millisecond a UUIDv7 was minted, or null for anything else. */
 function idMillis(id: string): number | null {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
-  return parseInt(id.replace(/-/g, "").slice(0, 12), 16);
+  const ms = parseInt(id.replace(/-/g, "").slice(0, 12), 16);
+  return /^[0-9a-f-]{36}$/i.test(id) && Number.isFinite(ms) ? ms : null;
 }
 
 /**
@@ -32,4 +32,9 @@ export async function archivedEventsById(env: Env, db: D1Database, projectId: st
     }
   }
   return found;
+}
+
+/** One archived event by id, or null (get, receipts). */
+export async function archivedEvent(env: Env, db: D1Database, projectId: string | null, id: string): Promise<ArchivedRow | null> {
+  return (await archivedEventsById(env, db, projectId, [id]))[0] ?? null;
 }

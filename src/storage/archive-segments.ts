@@ -145,26 +145,6 @@ export async function archivedRows(env: Env, db: D1Database, projectId: string, 
 }
 
 /**
- * One archived event by id, or null. Ids are UUIDv7, minted when the event was
- * received: only segments whose receive-time range holds the id's millisecond
- * (a minute of slack either side) are read.
- */
-export async function archivedEvent(env: Env, db: D1Database, projectId: string | null, id: string): Promise<ArchivedRow | null> {
-  const ms = parseInt(id.replace(/-/g, "").slice(0, 12), 16);
-  if (!/^[0-9a-f-]{36}$/i.test(id) || !Number.isFinite(ms)) return null;
-  // Without a project (public receipts): every project's segments of that minute, on this shard.
-  const { results } = await db
-    .prepare("SELECT * FROM archive_segments WHERE (?1 IS NULL OR project_id = ?1) AND first_received_at <= ?2 AND last_received_at >= ?3 ORDER BY first_seq")
-    .bind(projectId, new Date(ms + 60_000).toISOString(), new Date(ms - 60_000).toISOString())
-    .all<Segment>();
-  for (const segment of results) {
-    const row = (await readSegment(env, segment)).find((r) => r.id === id);
-    if (row) return row;
-  }
-  return null;
-}
-
-/**
  * For list and search, which read the hot tier only: the receive time of the
  * newest archived event, or null when nothing is archived. Events received
  * after it are hot; older ones answer get, export and verify only.
