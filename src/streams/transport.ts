@@ -15,6 +15,8 @@ export interface StreamPolicy {
   idlePollMs: number;
   /** One alarm run delivers for at most this long, then schedules the next run at once. */
   runBudgetMs: number;
+  /** The ledger wakes a project's streams at most this often; commits meanwhile join the next wake (wake.ts). */
+  wakeCoalesceMs: number;
   /** A delivering stream reads its row (url, credential, filter) again after this long. Addresses are checked at every attempt. */
   reloadConfigMs: number;
   /** DNS-over-HTTPS endpoint (JSON API) that names are checked against. */
@@ -28,6 +30,7 @@ export const DEFAULT_POLICY: StreamPolicy = {
   maxBackoffMs: 24 * 3600 * 1000,
   idlePollMs: 5 * 60 * 1000,
   runBudgetMs: 25_000,
+  wakeCoalesceMs: 25,
   reloadConfigMs: 5 * 60 * 1000,
   dohUrl: "https://cloudflare-dns.com/dns-query",
 };

@@ -4,7 +4,10 @@
  * committed while it is delivering). How fast either goes is measured by
  * `npm run bench` (test/bench/streams.bench.mjs), not asserted here.
  */
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { deliveryStub } from "../../src/streams/store";
 import { call, createProject, ingestMany } from "../helpers";
 import { createStream, events, Network, waitFor, webhookBody } from "./receiver";
 
@@ -37,6 +40,28 @@ describe("streams under live ingest", () => {
     // Several deliveries, not one at the end: the stream kept up with the commits.
     expect(batches.length).toBeGreaterThan(1);
   }, 60_000);
+
+  it("delivers bursts of commits on the ledger's wake-ups alone, the last commit of a burst included", async () => {
+    restore();
+    // Wakes coalesced over longer than a commit takes here, so commits do join a queued wake.
+    restore = net.install({ idlePollMs: 600_000, wakeCoalesceMs: 300 });
+    const p = await createProject();
+    const s = await createStream(p.key, { type: "webhook", url: "https://live.acme-receiver.com/woken" });
+    // An established stream: no early polling, its next look of its own ten minutes away.
+    await runInDurableObject(deliveryStub(env, s.id), async (_, state) => {
+      state.storage.kv.put("started_at", 0);
+      await state.storage.setAlarm(Date.now() + 600_000);
+    });
+    let total = 0;
+    for (let burst = 0; burst < 4; burst++) {
+      // Single events one after another: commits closer together than the ledger sends wakes.
+      for (let i = 0; i < 15; i++) expect((await call("POST", "/v1/events", { key: p.key, body: events(1)[0] })).status).toBe(201);
+      total += 15;
+      await waitFor(p.key, s.id, (x) => x.delivered_seq === total);
+    }
+    const seqs = net.at("live.acme-receiver.com").flatMap((r) => webhookBody(r).events.map((e) => e.seq));
+    expect(seqs.filter((q, i) => seqs.indexOf(q) === i)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+  });
 
   it("ingest succeeds while all three of the project's streams hang on their destination", async () => {
     // Destinations that take a request and never answer; the sender gives up only after a minute.
