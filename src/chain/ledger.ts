@@ -1,4 +1,5 @@
 import type { Anchor, LedgerView } from "./chain-check";
+import type { NewEvent } from "../schemas/event";
 import { archiveTier } from "../storage/archive-walk";
 import { eventsDb } from "../storage/shards";
 
@@ -27,4 +28,34 @@ export async function ledgerView(env: Env, projectId: string): Promise<LedgerVie
     erasedAt: (seqs) => ledger.erasedAt(seqs),
     leavesAt: (indexes) => ledger.leavesAt(indexes),
   };
+}
+
+/**
+ * A batch's events as they cross the RPC boundary to the ledger: their
+ * values in one flat array, eleven per event. Serializing a hundred objects
+ * writes every field name of every event; a flat array of strings costs about
+ * half as much to write and read back (measured with V8's serializer, which
+ * RPC uses), and ingest pays it on every request.
+ */
+export interface PackedEvents {
+  values: Array<string | null>;
+}
+
+export function packEvents(events: NewEvent[]): PackedEvents {
+  const values: Array<string | null> = [];
+  for (const e of events) {
+    values.push(e.action, e.organization, e.actor_id, e.actor_type, e.actor_name, e.actor_email, e.targets, e.metadata, e.occurred_at, e.ip_address, e.user_agent);
+  }
+  return { values };
+}
+
+export function unpackEvents({ values: v }: PackedEvents): NewEvent[] {
+  const events: NewEvent[] = [];
+  for (let i = 0; i + 11 <= v.length; i += 11) {
+    events.push({
+      action: v[i]!, organization: v[i + 1], actor_id: v[i + 2], actor_type: v[i + 3], actor_name: v[i + 4], actor_email: v[i + 5],
+      targets: v[i + 6]!, metadata: v[i + 7]!, occurred_at: v[i + 8], ip_address: v[i + 9], user_agent: v[i + 10],
+    });
+  }
+  return events;
 }

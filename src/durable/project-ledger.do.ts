@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { RateWindows, type RateState } from "../auth/rate-window";
 import type { Anchor, Head } from "../chain/chain-check";
+import { unpackEvents, type PackedEvents } from "../chain/ledger";
 import { eraseActor, type ErasureRequest } from "../chain/erasure";
 import { ErasureRecords } from "../chain/erasure-records";
 import { insertEventsStatements } from "../chain/event-insert";
@@ -24,7 +25,8 @@ import { eventsDb, forgetShard } from "../storage/shards";
 import { wakeStreams } from "../streams/wake";
 
 export interface AppendRequest {
-  events: NewEvent[];
+  /** The validated events; ingest sends them packed (packEvents), which crosses RPC cheaper. */
+  events: NewEvent[] | PackedEvents;
   idempotencyKey: string | null;
   /** SHA-256 of the request body, with an Idempotency-Key: the key may only be retried with the same body. */
   requestHash: string | null;
@@ -112,9 +114,10 @@ export class ProjectLedger extends DurableObject<Env> {
     return { ...this.current, signedFrom: this.ctx.storage.kv.get<number>("signed_from") ?? 1 };
   }
 
-  async append(req: AppendRequest): Promise<AppendResult> {
-    const rate = this.rates.hit(req.keyPrefix, req.rateLimit);
+  async append(request: AppendRequest): Promise<AppendResult> {
+    const rate = this.rates.hit(request.keyPrefix, request.rateLimit);
     if (!rate.allowed) return { status: "rate_limited", rate };
+    const req = { ...request, events: Array.isArray(request.events) ? request.events : unpackEvents(request.events) };
     if (req.idempotencyKey === null) return { status: "appended", events: (await this.enqueue(req)).map(eventJson), rate };
 
     // Registered before any await, so concurrent retries with the same key share one append.
@@ -299,7 +302,7 @@ export class ProjectLedger extends DurableObject<Env> {
     return run;
   }
 
-  private enqueue(req: AppendRequest): Promise<EventRow[]> {
+  private enqueue(req: AppendRequest & { events: NewEvent[] }): Promise<EventRow[]> {
     return new Promise((resolve, reject) => {
       this.queue.push({ events: req.events, idempotencyKey: req.idempotencyKey, requestHash: req.requestHash, resolve, reject });
       this.scheduleCommit();

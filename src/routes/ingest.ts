@@ -4,7 +4,7 @@ import type { NewEvent } from "../schemas/event";
 import type { AppEnv } from "../types";
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { ledgerOf } from "../chain/ledger";
+import { ledgerOf, packEvents } from "../chain/ledger";
 import { validationError } from "../lib/validate";
 
 export function requestContext(req: Request) {
@@ -27,7 +27,7 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
   const ledger = ledgerOf(c.env, credential.projectId);
   const key = idempotencyKey(c);
   const result = await ledger.append({
-    events,
+    events: packEvents(events),
     idempotencyKey: key,
     // Only a keyed request needs it: a retry must send the body it was first sent with.
     requestHash: key === null ? null : await sha256Hex(bodyText),
