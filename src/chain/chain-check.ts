@@ -1,6 +1,8 @@
 /** Checks of one row and one link of a chain, shared by verify and the public receipt check. */
 import type { EventRow } from "../db/schema";
-import { canonicalPayload, rowCommitment } from "./payload";
+import { toHex } from "../lib/crypto";
+import { scratchEncoder } from "../lib/scratch-encoder";
+import { canonicalPayload, personalDataText, rowCommitment } from "./payload";
 import { gapIsAuthentic, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { SigningKeyring } from "./signing-keys";
 import type { ArchiveTier } from "../storage/archive-walk";
@@ -94,17 +96,9 @@ export interface RowCheck {
   signature: boolean | null;
 }
 
-const encoder = new TextEncoder();
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 const HEX_HI = HEX.map((h) => h.charCodeAt(0));
 const HEX_LO = HEX.map((h) => h.charCodeAt(1));
-
-function hex(buffer: ArrayBuffer): string {
-  const bytes = new Uint8Array(buffer);
-  let out = "";
-  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]];
-  return out;
-}
 
 /** digest === lowercase hex text, without building the hex string; no early exit. */
 function equalsHex(buffer: ArrayBuffer, text: string | null): boolean {
@@ -117,30 +111,8 @@ function equalsHex(buffer: ArrayBuffer, text: string | null): boolean {
   return diff === 0;
 }
 
-/**
- * One scratch buffer for the bytes checkRow digests. Web Crypto copies its
- * input when called (workerd digests synchronously), so reusing it across rows,
- * even across checks running concurrently, is safe; a whole-chain verify then
- * allocates no buffer per row.
- */
-let scratch = new Uint8Array(16 * 1024);
-function encodeAt(text: string, at: number): number {
-  if (scratch.length < at + text.length * 3) {
-    const grown = new Uint8Array(Math.max(scratch.length * 2, at + text.length * 3));
-    grown.set(scratch.subarray(0, at));
-    scratch = grown;
-  }
-  return at + encoder.encodeInto(text, scratch.subarray(at)).written;
-}
-
-/** piiCommitment()'s JCS text, built by hand as canonicalPayload() is: verify needs one per row. */
-function personalDataText(row: ChainRow): string {
-  const s = JSON.stringify;
-  return (
-    `{"actor_email":${s(row.actor_email)},"actor_id":${s(row.actor_id)},"actor_name":${s(row.actor_name)},` +
-    `"ip_address":${s(row.ip_address)},"user_agent":${s(row.user_agent)}}`
-  );
-}
+/** checkRow encodes each row once, into one reused buffer (see scratchEncoder). */
+const scratch = scratchEncoder();
 
 const SIGNATURE = /^v(\d+):([0-9a-f]{64})$/;
 
@@ -154,22 +126,22 @@ export async function checkRow(ring: SigningKeyring, row: ChainRow): Promise<Row
   let commitment: string | null;
   if (row.pii_salt === null) commitment = await rowCommitment(row);
   else {
-    const end = encodeAt(personalDataText(row), encodeAt(row.pii_salt, 0));
-    commitment = hex(await crypto.subtle.digest("SHA-256", scratch.subarray(0, end)));
+    const end = scratch.encodeAt(personalDataText(row), scratch.encodeAt(row.pii_salt, 0));
+    commitment = toHex(await crypto.subtle.digest("SHA-256", scratch.bytes(0, end)));
   }
   // A row without its salt must be marked anonymized: otherwise its personal data is unaccounted for.
   if (commitment === null || (row.pii_salt === null && row.anonymized_at === null)) {
     return { hash: false, signature: row.signature === null ? null : false };
   }
   // prev_hash and payload in one buffer: the hash reads both, the signature the payload alone.
-  const offset = row.prev_hash === null ? 0 : encodeAt(row.prev_hash, 0);
-  const end = encodeAt(canonicalPayload(row, commitment), offset);
-  const digest = crypto.subtle.digest("SHA-256", scratch.subarray(0, end));
+  const offset = row.prev_hash === null ? 0 : scratch.encodeAt(row.prev_hash, 0);
+  const end = scratch.encodeAt(canonicalPayload(row, commitment), offset);
+  const digest = crypto.subtle.digest("SHA-256", scratch.bytes(0, end));
   if (row.signature === null) return { hash: equalsHex(await digest, row.hash), signature: null };
   const match = SIGNATURE.exec(row.signature);
   const key = match ? ring.keys.get(Number(match[1])) : undefined;
   if (key === undefined) return { hash: equalsHex(await digest, row.hash), signature: false };
-  const [hash, mac] = await Promise.all([digest, crypto.subtle.sign("HMAC", key, scratch.subarray(offset, end))]);
+  const [hash, mac] = await Promise.all([digest, crypto.subtle.sign("HMAC", key, scratch.bytes(offset, end))]);
   return { hash: equalsHex(hash, row.hash), signature: equalsHex(mac, match![2]) };
 }
 

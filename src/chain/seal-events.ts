@@ -1,33 +1,13 @@
 import type { EventRow } from "../db/schema";
-import { uuidV7 } from "../lib/crypto";
+import { scratchEncoder } from "../lib/scratch-encoder";
+import { toHex, uuidV7 } from "../lib/crypto";
 import type { NewEvent } from "../schemas/event";
 import type { Head } from "./chain-check";
 import { canonicalPayload, personalDataText } from "./payload";
 import type { SigningKeyring } from "./signing-keys";
 
-const encoder = new TextEncoder();
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
-
-function hex(bytes: Uint8Array): string {
-  let out = "";
-  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]];
-  return out;
-}
-
-/**
- * One scratch buffer for every digest of a seal, as checkRow (chain-check.ts)
- * has for verify: Web Crypto copies its input when called, so reusing it across
- * events, even across seals running concurrently, is safe.
- */
-let scratch = new Uint8Array(16 * 1024);
-function encodeAt(text: string, at: number): number {
-  if (scratch.length < at + text.length * 3) {
-    const grown = new Uint8Array(Math.max(scratch.length * 2, at + text.length * 3));
-    grown.set(scratch.subarray(0, at));
-    scratch = grown;
-  }
-  return at + encoder.encodeInto(text, scratch.subarray(at)).written;
-}
+/** Sealing encodes each event once, into one reused buffer (see scratchEncoder). */
+const scratch = scratchEncoder();
 
 /**
  * The rows of new events after `head`: ids, seqs, personal-data commitments,
@@ -45,9 +25,9 @@ export async function sealEvents(ring: SigningKeyring, projectId: string, head: 
   const rows: EventRow[] = [];
   for (const e of events) {
     seq += 1;
-    const salt = hex(crypto.getRandomValues(saltBytes));
-    const piiEnd = encodeAt(personalDataText(e), encodeAt(salt, 0));
-    const commitment = hex(new Uint8Array(await crypto.subtle.digest("SHA-256", scratch.subarray(0, piiEnd))));
+    const salt = toHex(crypto.getRandomValues(saltBytes));
+    const piiEnd = scratch.encodeAt(personalDataText(e), scratch.encodeAt(salt, 0));
+    const commitment = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", scratch.bytes(0, piiEnd))));
     const row: EventRow = {
       row_id: null as unknown as number,
       id: uuidV7(),
@@ -73,14 +53,14 @@ export async function sealEvents(ring: SigningKeyring, projectId: string, head: 
       anonymized_at: null,
     };
     // prev_hash and payload in one buffer: the hash reads both, the signature the payload alone.
-    const offset = prevHash === null ? 0 : encodeAt(prevHash, 0);
-    const end = encodeAt(canonicalPayload(row, commitment), offset);
+    const offset = prevHash === null ? 0 : scratch.encodeAt(prevHash, 0);
+    const end = scratch.encodeAt(canonicalPayload(row, commitment), offset);
     const [hash, mac] = await Promise.all([
-      crypto.subtle.digest("SHA-256", scratch.subarray(0, end)),
-      crypto.subtle.sign("HMAC", key, scratch.subarray(offset, end)),
+      crypto.subtle.digest("SHA-256", scratch.bytes(0, end)),
+      crypto.subtle.sign("HMAC", key, scratch.bytes(offset, end)),
     ]);
-    row.hash = hex(new Uint8Array(hash));
-    row.signature = version + hex(new Uint8Array(mac));
+    row.hash = toHex(new Uint8Array(hash));
+    row.signature = version + toHex(new Uint8Array(mac));
     prevHash = row.hash;
     rows.push(row);
   }

@@ -1,9 +1,12 @@
 const encoder = new TextEncoder();
 
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+// A table lookup per byte: sealing and verify hex-encode several digests per event.
 export function toHex(buffer: ArrayBuffer | Uint8Array): string {
   const bytes = buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
   let out = "";
-  for (let i = 0; i < bytes.length; i++) out += bytes[i].toString(16).padStart(2, "0");
+  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]];
   return out;
 }
 
