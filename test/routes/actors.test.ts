@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { EventRow } from "../../src/db/schema";
+import { packEvents } from "../../src/chain/ledger";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
 import { checkSignature, loadKeyring } from "../../src/chain/signing-keys";
 import { parseEvent } from "../../src/schemas/event";
@@ -253,7 +254,7 @@ describe("DELETE /v1/actors/:id at scale", () => {
     const ctx = { ip_address: client.ip, user_agent: "AdaBrowser/1.0" };
     for (let sent = 0; sent < total; sent += 1000) {
       const events = Array.from({ length: 1000 }, (_, i) => parseEvent({ action: "report.viewed", actor: ada, metadata: { i: sent + i } }, ctx));
-      const res = await ledger.append({ events, idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1_000_000 });
+      const res = await ledger.append({ events: packEvents(events), idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1_000_000 });
       expect(res.status).toBe("appended");
     }
     const res = await erase(p.key, "u_ada");
