@@ -1,8 +1,9 @@
 /** Checks of one row and one link of a chain, shared by verify and the public receipt check. */
 import type { EventRow } from "../db/schema";
-import { toHex } from "../lib/crypto";
 import { scratchEncoder } from "../lib/scratch-encoder";
-import { canonicalPayload, personalDataText, rowCommitment } from "./payload";
+import { canonicalPayload, personalDataCleared, personalDataText } from "./payload";
+import { bytesEqual } from "../log/encoding";
+import { leafDigestOf, type LeafRun } from "../log/leaf-check";
 import { gapIsAuthentic, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { SigningKeyring } from "./signing-keys";
 import type { ArchiveTier } from "../storage/archive-walk";
@@ -82,18 +83,19 @@ export function erasureVouches(row: { seq: number; anonymized_at: string | null 
 /** The ledger as verify consults it: its anchor, and its erasure records for the anonymized rows it meets. */
 export interface LedgerView extends Anchor {
   erasedAt(seqs: number[]): Promise<Record<number, string>>;
-  /** RFC 6962 leaf hashes (hex) of these leaves of the project's transparency log (leaf i is seq i + 1); absent past its tree. */
-  leavesAt(indexes: number[]): Promise<Record<number, string>>;
+  /** RFC 6962 leaf hashes of these leaves of the project's transparency log (leaf i is seq i + 1), 32 bytes each; see LeafRun. */
+  leavesAt(indexes: number[]): Promise<LeafRun>;
   /** The newest checkpoint's tree, and whether the stored tiles rebuild its root. */
   checkpoint: { tree_size: number; root_hash: string; tiles_match_root: boolean };
   /** The project's cold tier (src/storage/archive-walk.ts): verify walks it with the hot rows. */
   archive?: ArchiveTier;
 }
 
-/** signature is null when the row carries none. */
+/** signature is null when the row carries none; leaf is false only when an expected leaf was given and differs. */
 export interface RowCheck {
   hash: boolean;
   signature: boolean | null;
+  leaf: boolean;
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
@@ -117,32 +119,39 @@ const scratch = scratchEncoder();
 const SIGNATURE = /^v(\d+):([0-9a-f]{64})$/;
 
 /**
- * The same result as rowCommitment(), chainHash() and checkSignature() of
- * src/lib/chain.ts and signing-keys.ts (a unit test holds them together), with
- * one encoding of the payload, no per-row buffers and one await for hash and
- * signature together: this runs once per event of a whole-chain verify.
+ * A row's payload carries its stored pii_commitment, the value reads and
+ * exports show; with its salt present the clear personal data must recommit
+ * to exactly that value, so editing either is caught. After erasure (salt
+ * gone) the stored commitment stands alone, but only if the clear values are
+ * gone too: personal data planted on an erased row cannot be vouched for.
+ *
+ * The same answers as rowCommitment(), chainHash(), checkSignature() and
+ * eventLeafHash() (a unit test holds them together), with one encoding of the
+ * payload, no per-row buffers and one await for every digest: this runs once
+ * per event of a whole-chain verify. `leaf` is the row's expected RFC 6962
+ * leaf hash in the project's log, when the caller has it.
  */
-export async function checkRow(ring: SigningKeyring, row: ChainRow): Promise<RowCheck> {
-  let commitment: string | null;
-  if (row.pii_salt === null) commitment = await rowCommitment(row);
-  else {
-    const end = scratch.encodeAt(personalDataText(row), scratch.encodeAt(row.pii_salt, 0));
-    commitment = toHex(await crypto.subtle.digest("SHA-256", scratch.bytes(0, end)));
-  }
-  // A row without its salt must be marked anonymized: otherwise its personal data is unaccounted for.
-  if (commitment === null || (row.pii_salt === null && row.anonymized_at === null)) {
-    return { hash: false, signature: row.signature === null ? null : false };
-  }
+export async function checkRow(ring: SigningKeyring, row: ChainRow, leaf: Uint8Array | null = null): Promise<RowCheck> {
+  const salted = row.pii_salt !== null;
+  const unaccounted = !salted && !(row.anonymized_at !== null && personalDataCleared(row));
+  if (unaccounted) return { hash: false, signature: row.signature === null ? null : false, leaf: true };
+  // Web Crypto reads its input when called, so the scratch buffer is reused before the awaits.
+  let commitment: Promise<ArrayBuffer> | null = null;
+  if (salted) commitment = crypto.subtle.digest("SHA-256", scratch.bytes(0, scratch.encodeAt(personalDataText(row), scratch.encodeAt(row.pii_salt!, 0))));
   // prev_hash and payload in one buffer: the hash reads both, the signature the payload alone.
   const offset = row.prev_hash === null ? 0 : scratch.encodeAt(row.prev_hash, 0);
-  const end = scratch.encodeAt(canonicalPayload(row, commitment), offset);
+  const end = scratch.encodeAt(canonicalPayload(row, row.pii_commitment), offset);
   const digest = crypto.subtle.digest("SHA-256", scratch.bytes(0, end));
-  if (row.signature === null) return { hash: equalsHex(await digest, row.hash), signature: null };
-  const match = SIGNATURE.exec(row.signature);
+  const match = row.signature === null ? null : SIGNATURE.exec(row.signature);
   const key = match ? ring.keys.get(Number(match[1])) : undefined;
-  if (key === undefined) return { hash: equalsHex(await digest, row.hash), signature: false };
-  const [hash, mac] = await Promise.all([digest, crypto.subtle.sign("HMAC", key, scratch.bytes(offset, end))]);
-  return { hash: equalsHex(hash, row.hash), signature: equalsHex(mac, match![2]) };
+  const mac = key === undefined ? null : crypto.subtle.sign("HMAC", key, scratch.bytes(offset, end));
+  const leafDigest = leaf === null ? null : leafDigestOf(row.hash);
+  const [c, h, m, l] = await Promise.all([commitment, digest, mac, leafDigest]);
+  return {
+    hash: equalsHex(h, row.hash) && (c === null || equalsHex(c, row.pii_commitment)),
+    signature: row.signature === null ? null : m !== null && equalsHex(m, match![2]),
+    leaf: leaf === null || (l !== null && bytesEqual(new Uint8Array(l), leaf)),
+  };
 }
 
 type GapLookup = (lastHash: string) => Promise<GapRecord[]>;

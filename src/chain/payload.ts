@@ -79,6 +79,11 @@ export async function sealRow<T extends ChainFields & { pii_commitment: string; 
   return { ...row, hash: await chainHash(row.prev_hash, payload), signature: await sign(ring, payload) };
 }
 
+/** Whether every clear personal field is gone, as erasure leaves a row. */
+export function personalDataCleared(row: PersonalData): boolean {
+  return row.actor_id === null && row.actor_name === null && row.actor_email === null && row.ip_address === null && row.user_agent === null;
+}
+
 /**
  * The commitment a row's payload must carry. With its salt present the row's
  * clear personal data is recommitted, so editing it is caught. After erasure
@@ -89,11 +94,5 @@ export async function rowCommitment(
   row: PersonalData & { pii_salt: string | null; pii_commitment: string },
 ): Promise<string | null> {
   if (row.pii_salt !== null) return piiCommitment(row.pii_salt, row);
-  const cleared =
-    row.actor_id === null &&
-    row.actor_name === null &&
-    row.actor_email === null &&
-    row.ip_address === null &&
-    row.user_agent === null;
-  return cleared ? row.pii_commitment : null;
+  return personalDataCleared(row) ? row.pii_commitment : null;
 }

@@ -13,7 +13,7 @@ import {
   type FailureReason,
   type LinkStart,
 } from "./chain-check";
-import { pageLeafCheck } from "../log/leaf-check";
+import { pageLeaves } from "../log/leaf-check";
 import { withArchived } from "../storage/archive-walk";
 import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { AppliedRule } from "./retention-rules";
@@ -92,10 +92,10 @@ export async function verifyChain(
     const starts = await linkStarts(db, projectId, page, last, windowed, head);
     const holes = page.flatMap((row, i) => (row.seq !== starts[i].seq + 1 && row.prev_hash !== null ? [row.prev_hash] : []));
     const anonymized = page.flatMap((row) => (row.anonymized_at !== null ? [row.seq] : []));
-    const [gaps, erased, leafDiffers] = await Promise.all([
+    const [gaps, erased, leafOf] = await Promise.all([
       gapsEndingAt(db, projectId, holes),
       anonymized.length > 0 ? head.erasedAt(anonymized) : ({} as Record<number, string>),
-      pageLeafCheck((indexes) => head.leavesAt(indexes), page),
+      pageLeaves((indexes) => head.leavesAt(indexes), page),
     ]);
     for (let i = 0; i < page.length; i++) {
       const row = page[i];
@@ -108,7 +108,7 @@ export async function verifyChain(
         report(link.gap!);
       }
       // One row at a time: thousands of crypto calls in flight cost more than they overlap.
-      const check = await checkRow(ring, row);
+      const check = await checkRow(ring, row, leafOf(i));
       if (!check.hash) return fail(row, "hash_mismatch");
       // Scrubbed personal data is vouched for only by the ledger's erasure record; otherwise it was just deleted.
       if (!erasureVouches(row, erased)) return fail(row, "hash_mismatch");
@@ -116,7 +116,7 @@ export async function verifyChain(
       const mustBeSigned = row.seq >= head.signedFrom;
       if (check.signature === false || (check.signature === null && mustBeSigned)) return fail(row, "signature_mismatch");
       // A row rewritten and re-signed by someone holding the HMAC key still differs from its leaf in the signed log.
-      if (await leafDiffers(row)) return fail(row, "leaf_mismatch");
+      if (!check.leaf) return fail(row, "leaf_mismatch");
       if (row.anonymized_at !== null) result.anonymized++;
       else if (check.signature === null) result.unsigned++;
       else result.verified++;

@@ -14,6 +14,7 @@ import { loadKeyring } from "../chain/signing-keys";
 import type { EventRow } from "../db/schema";
 import { eventJson } from "../reads/event-shape";
 import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
+import type { LeafRun } from "../log/leaf-check";
 import { logInfo } from "../log/log-info";
 import { ProjectLog } from "../log/project-log";
 import type { NewEvent } from "../schemas/event";
@@ -270,8 +271,8 @@ export class ProjectLedger extends DurableObject<Env> {
     return this.log.consistency(from, to);
   }
 
-  /** For verify: leaf hashes (hex) of these indexes only, so a windowed page never asks for the span between its rows. */
-  leavesAt(indexes: number[]): Record<number, string> {
+  /** For verify: leaf hashes of these indexes only, so a windowed page never asks for the span between its rows. */
+  leavesAt(indexes: number[]): LeafRun {
     return this.log.leavesAt(indexes);
   }
 

@@ -14,7 +14,8 @@
  */
 import type { ChainRow, Head } from "../chain/chain-check";
 import { type Checkpoint, signCheckpoint } from "./checkpoint.ts";
-import { base64Encode, hexDecode, hexEncode } from "./encoding.ts";
+import { HASH_SIZE, base64Encode, hexDecode } from "./encoding.ts";
+import type { LeafRun } from "./leaf-check.ts";
 import { TreeFrontier, emptyRoot, leafHash } from "./merkle.ts";
 import { consistencyProof, inclusionProof, treeRoot } from "./proofs.ts";
 import { type TileEntry, appendLeaves, nodeReader, readTile } from "./tile-builder.ts";
@@ -174,31 +175,27 @@ export class ProjectLog {
     return readTile(this.store.reader, { level, index, width }, this.publishedSize);
   }
 
-  /** RFC 6962 leaf hashes (hex) of published leaves [from, from + count), as many as exist. */
-  leafHashes(from: number, count: number): string[] {
-    const end = Math.min(from + Math.max(0, count), this.publishedSize);
-    if (!(from >= 0) || end <= from) return [];
-    const out: string[] = [];
-    for (let at = from; at < end; at += 4096) {
-      for (const h of this.store.readEntries(0, at, Math.min(4096, end - at))) out.push(hexEncode(h));
-    }
-    return out;
-  }
-
   /**
-   * Leaf hashes (hex) of the given indexes, for a verify page whose rows may be
-   * scattered (a window): read per contiguous run, absent past the published tree.
+   * Leaf hashes of the given indexes, for a verify page whose rows may be
+   * scattered (a window): 32 bytes per index in the order asked, read per run
+   * of consecutive indexes; zeros for an index past the published tree. Raw
+   * bytes, not hex: verify compares a million of them with its own digests.
    */
-  leavesAt(indexes: readonly number[]): Record<number, string> {
-    const out: Record<number, string> = {};
-    const sorted = [...new Set(indexes)].filter((i) => Number.isInteger(i) && i >= 0 && i < this.publishedSize).sort((a, b) => a - b);
-    for (let i = 0; i < sorted.length; ) {
-      let j = i;
-      while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
-      this.leafHashes(sorted[i], sorted[j] - sorted[i] + 1).forEach((h, k) => (out[sorted[i] + k] = h));
-      i = j + 1;
+  leavesAt(indexes: readonly number[]): LeafRun {
+    const treeSize = this.publishedSize;
+    const leaves = new Uint8Array(indexes.length * HASH_SIZE);
+    const inTree = (i: number) => Number.isInteger(indexes[i]) && indexes[i] >= 0 && indexes[i] < treeSize;
+    for (let i = 0; i < indexes.length; ) {
+      if (!inTree(i)) {
+        i++;
+        continue;
+      }
+      let j = i + 1;
+      while (j < indexes.length && j - i < 4096 && inTree(j) && indexes[j] === indexes[j - 1] + 1) j++;
+      this.store.readEntries(0, indexes[i], j - i).forEach((h, k) => leaves.set(h, (i + k) * HASH_SIZE));
+      i = j;
     }
-    return out;
+    return { treeSize, leaves };
   }
 
   /**

@@ -17,7 +17,7 @@ export function fixtureAnchor(projectId: string, signedFrom = 1, erased: Record<
     signedFrom,
     erasedAt: async () => erased,
     // Fixtures have no transparency log: no leaves, nothing judged against one.
-    leavesAt: async () => ({}),
+    leavesAt: async () => ({ treeSize: 0, leaves: new Uint8Array(0) }),
     checkpoint: { tree_size: 0, root_hash: "", tiles_match_root: true },
   };
 }

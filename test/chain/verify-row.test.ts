@@ -2,19 +2,27 @@ import { describe, expect, it } from "vitest";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
 import { checkRow, type ChainRow } from "../../src/chain/chain-check";
 import { checkSignature, loadKeyring, sign } from "../../src/chain/signing-keys";
+import { hexDecode, hexEncode } from "../../src/log/encoding";
+import { eventLeafHash } from "../../src/log/leaf-check";
+import { leafHash } from "../../src/log/merkle";
 import { K1, K2 } from "./verify-fixtures";
 
-/** What checkRow must equal: the reference functions the ledger's side is built from. */
-async function reference(keys: string, row: ChainRow) {
+/**
+ * What checkRow must equal, from the reference functions the ledger's side is
+ * built from: the payload carries the stored commitment (the one reads and
+ * exports show), which the salted personal data must recommit to.
+ */
+async function reference(keys: string, row: ChainRow, leaf: Uint8Array | null = null) {
   const ring = await loadKeyring(keys);
   const commitment = await rowCommitment(row);
   if (commitment === null || (row.pii_salt === null && row.anonymized_at === null)) {
-    return { hash: false, signature: row.signature === null ? null : false };
+    return { hash: false, signature: row.signature === null ? null : false, leaf: true };
   }
-  const payload = canonicalPayload(row, commitment);
+  const payload = canonicalPayload(row, row.pii_commitment);
   return {
-    hash: (await chainHash(row.prev_hash, payload)) === row.hash,
+    hash: commitment === row.pii_commitment && (await chainHash(row.prev_hash, payload)) === row.hash,
     signature: row.signature === null ? null : await checkSignature(ring, payload, row.signature),
+    leaf: leaf === null || hexEncode(leaf) === (await eventLeafHash(row.hash)),
   };
 }
 
@@ -71,6 +79,8 @@ describe("checkRow", () => {
       { ...rows[0], signature: "v9:" + "0".repeat(64) },
       { ...rows[0], signature: "garbage" },
       { ...rows[0], pii_salt: null },
+      // The commitment shown to readers, edited alone: the personal data no longer recommits to it.
+      { ...rows[0], pii_commitment: "00".repeat(32) },
       { ...rows[0], pii_salt: null, anonymized_at: "2026-06-01T00:00:00.000Z" },
       {
         ...rows[0],
@@ -87,8 +97,22 @@ describe("checkRow", () => {
     for (const row of [...rows, ...tampered]) {
       expect(await checkRow(ring, row)).toEqual(await reference(keys, row));
     }
-    expect(await checkRow(ring, rows[2])).toEqual({ hash: true, signature: true });
-    expect(await checkRow(ring, tampered[9])).toEqual({ hash: true, signature: true });
+    expect(await checkRow(ring, rows[2])).toEqual({ hash: true, signature: true, leaf: true });
+    expect(await checkRow(ring, tampered[10])).toEqual({ hash: true, signature: true, leaf: true });
+    expect((await checkRow(ring, tampered[8])).hash).toBe(false);
+  });
+
+  it("checks the row's hash against its expected RFC 6962 leaf in the same pass", async () => {
+    const keys = `${K1},${K2}`;
+    const ring = await loadKeyring(keys);
+    const row = await signedRow(keys, {});
+    // The leaf as RFC 6962 defines it, computed apart from checkRow: SHA-256(0x00 || hash bytes).
+    const leaf = await leafHash(hexDecode(row.hash));
+    const other = await leafHash(hexDecode("cd".repeat(32)));
+    expect(await checkRow(ring, row, leaf)).toEqual({ hash: true, signature: true, leaf: true });
+    expect(await checkRow(ring, row, other)).toEqual({ hash: true, signature: true, leaf: false });
+    for (const candidate of [leaf, other]) expect(await checkRow(ring, row, candidate)).toEqual(await reference(keys, row, candidate));
+    expect((await checkRow(ring, { ...row, hash: "zz".repeat(32) }, leaf)).leaf).toBe(false);
   });
 
   it("gives the same answers when many checks run at once (receipts check concurrently)", async () => {

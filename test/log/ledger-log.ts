@@ -5,7 +5,7 @@ import { CHAIN_COLUMNS, chainRowOf, type ChainRow, type Head } from "../../src/c
 import { sealRow } from "../../src/chain/payload";
 import { loadKeyring } from "../../src/chain/signing-keys";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
-import { pageLeafCheck } from "../../src/log/leaf-check";
+import { leafDiffers, pageLeaves } from "../../src/log/leaf-check";
 import { ProjectLog } from "../../src/log/project-log";
 
 export const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
@@ -59,8 +59,8 @@ export async function rewriteEvents(db: D1Database, projectId: string, seq: numb
 
 /** What verify does per page: the seqs among `rows` whose hash is not their leaf in the ledger's tree. */
 export async function leafCheck(projectId: string, rows: ReadonlyArray<{ seq: number; hash: string }>): Promise<number[]> {
-  const differs = await pageLeafCheck((indexes) => ledger(projectId).leavesAt(indexes), rows);
+  const leafOf = await pageLeaves((indexes) => ledger(projectId).leavesAt(indexes), rows);
   const flagged: number[] = [];
-  for (const row of rows) if (await differs(row)) flagged.push(row.seq);
+  for (const [i, row] of rows.entries()) if (await leafDiffers(row.hash, leafOf(i))) flagged.push(row.seq);
   return flagged;
 }

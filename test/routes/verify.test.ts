@@ -77,6 +77,14 @@ describe("GET /v1/events/verify", () => {
       expect((await verify(p.key)).failure).toEqual(failure(p.events[1], "hash_mismatch"));
     });
 
+    it("an edited pii_commitment, the value reads and exports show (the personal data no longer commits to it)", async () => {
+      const p = await seed(4);
+      await run("UPDATE events SET pii_commitment = ? WHERE id = ?", "0".repeat(64), p.events[2].id);
+      const shown = await call("GET", `/v1/events/${p.events[2].id}`, { key: p.key });
+      expect(shown.json.data.pii_commitment).toBe("0".repeat(64));
+      expect(await verify(p.key)).toMatchObject({ ok: false, verified: 2, failure: failure(p.events[2], "hash_mismatch") });
+    });
+
     it("an edited occurred_at", async () => {
       const p = await seed(4);
       await run("UPDATE events SET occurred_at = '2020-01-01T00:00:00.000Z' WHERE id = ?", p.events[3].id);
