@@ -1,9 +1,7 @@
-import type { EventRow } from "../db/schema";
-import { CSV_COLUMNS, CSV_HEADER, csvLine, type CsvValue } from "./csv";
 import type { Cursor } from "./cursor";
 import { selectEvents, type Selection } from "./event-query";
 import { narrowExclusions } from "./event-read";
-import { eventJson, SHAPE_COLUMNS, shapeRowOf } from "./event-shape";
+import type { ExportFormat } from "./export-formats";
 import { exportPages } from "../storage/archive-export";
 import type { CompanionFormat } from "../storage/archive-segments";
 
@@ -12,41 +10,6 @@ export const EXPORT_BATCH = 2000;
 /** Staged objects older than this are deleted by the daily cron. */
 export const STAGED_TTL_MS = 24 * 60 * 60 * 1000;
 const PREFIX = "exports/";
-
-export interface ExportFormat {
-  contentType: string;
-  extension: string;
-  head: string;
-  /** The columns read for each event, in the order line() gets their values. */
-  columns: ReadonlyArray<keyof EventRow>;
-  line(cells: unknown[], first: boolean): string;
-  /** What line() puts before an element that is not the first: before a run of pre-rendered lines that does not open the export. */
-  between: string;
-  tail: string;
-}
-
-// Rows are read as plain arrays (D1 raw()): for a million rows, building an
-// object per row costs about a third of the export's time.
-export const FORMATS: Record<"csv" | "json", ExportFormat> = {
-  csv: {
-    contentType: "text/csv; charset=utf-8",
-    extension: "csv",
-    head: CSV_HEADER,
-    columns: CSV_COLUMNS,
-    line: (cells) => csvLine(cells as CsvValue[]),
-    between: "",
-    tail: "",
-  },
-  json: {
-    contentType: "application/json; charset=utf-8",
-    extension: "json",
-    head: "[",
-    columns: SHAPE_COLUMNS,
-    line: (cells, first) => (first ? "" : ",") + eventJson(shapeRowOf(cells)),
-    between: ",",
-    tail: "]",
-  },
-};
 
 /** Project ids are `[A-Za-z0-9._-]`; encoding anyway keeps one project's prefix from covering another's. */
 const projectPrefix = (projectId: string) => `${PREFIX}${encodeURIComponent(projectId)}/`;

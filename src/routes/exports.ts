@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { selectionFor } from "../reads/event-query";
-import { exportStream, FORMATS } from "../reads/export-stream";
+import { FORMATS } from "../reads/export-formats";
+import { exportStream } from "../reads/export-stream";
 import { validate } from "../lib/validate";
 import { requireCredential } from "../middleware/credential";
 import { exportQuerySchema } from "../schemas/list-query";

@@ -1,5 +1,5 @@
 import { toHex } from "../lib/crypto";
-import { FORMATS } from "../reads/export-stream";
+import { FORMATS } from "../reads/export-formats";
 import { companionKey, readSegment, resealSegment, sealSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
 import { EVENT_COLUMNS } from "./shard-copy";
 

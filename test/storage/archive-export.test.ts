@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
 import type { Selection } from "../../src/reads/event-query";
 import { selectEvents } from "../../src/reads/event-query";
-import { FORMATS } from "../../src/reads/export-stream";
+import { FORMATS } from "../../src/reads/export-formats";
 import { exportPages } from "../../src/storage/archive-export";
 import { archiveColdEvents } from "../../src/storage/archive-run";
 import { companionKey, type Segment } from "../../src/storage/archive-segments";
