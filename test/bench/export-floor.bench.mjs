@@ -2,8 +2,11 @@
 // project's export pages from Witness's own local D1 (the same --persist-to, once Witness has
 // stopped), or sends (and stages in R2) one page's bytes as often as the project has pages.
 // No Witness code runs; each figure is an upper bound for an export. Timed at the runtime.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { countLines, fmt, ROOT, startWorker } from "./lib.mjs";
+import { shardDatabases } from "../../src/scripts/lib.mjs";
+import { projectShard } from "./archive-helpers.mjs";
+import { countLines, fmt, ROOT, startWorker, tempDir } from "./lib.mjs";
 
 const STEPS = [
   ["read", "read the export's D1 pages (a line feed per row sent)"],
@@ -11,8 +14,34 @@ const STEPS = [
   ["stage", "stage them in R2 and send them (no D1)"],
 ];
 
-export default async function exportFloorBench({ persistDir, total, report }) {
-  const floor = await startWorker({ port: 8872, configDir: join(ROOT, "test", "bench", "baseline"), persistDir });
+/** The local D1 database id of an event shard, as Witness's wrangler.toml binds it (EVENTS_<n>). */
+function shardDatabaseId(shard) {
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  for (const block of toml.split("[[d1_databases]]").slice(1)) {
+    if (new RegExp(`^binding\\s*=\\s*"EVENTS_${shard}"`, "m").test(block)) return /^database_id\s*=\s*"([^"]+)"/m.exec(block)[1];
+  }
+  throw new Error(`wrangler.toml binds no shard ${shard}`);
+}
+
+/**
+ * The baseline's config with its DB bound to the shard that holds the project,
+ * so the floor reads the project's own pages wherever placement put it.
+ */
+function floorConfigDir(shard) {
+  const baseline = join(ROOT, "test", "bench", "baseline");
+  const dir = join(tempDir("export-floor"), "config");
+  mkdirSync(dir, { recursive: true });
+  const toml = readFileSync(join(baseline, "wrangler.toml"), "utf8")
+    .replace(/^main = "worker.ts"$/m, `main = ${JSON.stringify(join(baseline, "worker.ts"))}`)
+    .replace(/^directory = "([^"]+)"$/m, (_, d) => `directory = ${JSON.stringify(join(baseline, d))}`)
+    .replace(/^(binding = "DB"\ndatabase_name = )"[^"]+"\ndatabase_id = "[^"]+"$/m, `$1"${shardDatabases().get(shard)}"\ndatabase_id = "${shardDatabaseId(shard)}"`);
+  if (!toml.includes(shardDatabaseId(shard))) throw new Error("the baseline's wrangler.toml no longer has the DB binding the export floor rewrites");
+  writeFileSync(join(dir, "wrangler.toml"), toml);
+  return dir;
+}
+
+export default async function exportFloorBench({ persistDir, total, report, projectId = "bench-large" }) {
+  const floor = await startWorker({ port: 8872, configDir: floorConfigDir(projectShard(persistDir, projectId)), persistDir });
   try {
     const base = await floor.runtimeUrl();
     const rows = [];
