@@ -1,10 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
-import { eventJson, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../reads/event-shape";
-import { archivedRows } from "../storage/archive-segments";
-import { eventsDb } from "../storage/shards";
-import { BATCH_LIMITS, entryBytes, type BatchEvent, type Destination } from "../streams/formats";
+import { deliveryLag, readBatch, type Batch, type DeliveryConfig, type Pending } from "../streams/batch-read";
 import { openCredential } from "../streams/secrets";
-import { getStream, matchesFilter, setStreamStatus, type StreamFilter, type StreamStatus } from "../streams/store";
+import { getStream, setStreamStatus, type StreamFilter, type StreamStatus } from "../streams/store";
 import { sendBatch } from "../streams/send";
 import { privateTargetsAllowed } from "../streams/targets";
 import { backoffMs, streamPolicy } from "../streams/transport";
@@ -33,25 +30,6 @@ export interface SkippedRange {
   skipped_at: string;
 }
 
-interface Config {
-  dest: Destination;
-  filter: StreamFilter;
-  /** When the row was read (a long-lived object reads it again now and then). Addresses are checked at every attempt (send.ts). */
-  loadedAt: number;
-}
-
-/** A read range in flight: (from, to]. A retry re-reads exactly it, so a batch repeats whole, with the same webhook-id. */
-interface Pending {
-  from: number;
-  to: number;
-}
-
-interface Batch {
-  events: BatchEvent[];
-  /** The last seq this batch covers (filtered-out and purged events included). */
-  to: number;
-  gaps: { first_seq: number; last_seq: number }[];
-}
 
 const MAX_SKIPPED_RANGES = 20;
 
@@ -64,7 +42,7 @@ const MAX_SKIPPED_RANGES = 20;
  */
 export class StreamDelivery extends DurableObject<Env> {
   private readonly streamId: string;
-  private config: Config | null = null;
+  private config: DeliveryConfig | null = null;
   private readonly kv: SyncKvStorage;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -116,25 +94,14 @@ export class StreamDelivery extends DurableObject<Env> {
 
   async status(): Promise<DeliveryStatus> {
     const cursor = this.kv.get<number>("cursor") ?? 0;
-    let lagEvents = 0;
-    let lagSeconds = 0;
     const row = await getStream(this.env, this.streamId);
-    if (row) {
-      const db = await eventsDb(this.env, row.project_id);
-      const [head, next] = await db.batch<{ v: number | string | null }>([
-        db.prepare("SELECT max(seq) AS v FROM events WHERE project_id = ?").bind(row.project_id),
-        db.prepare("SELECT received_at AS v FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT 1").bind(row.project_id, cursor),
-      ]);
-      lagEvents = Math.max(0, Number(head.results[0]?.v ?? 0) - cursor);
-      const oldest = next.results[0]?.v;
-      if (typeof oldest === "string") lagSeconds = Math.max(0, Math.round((Date.now() - Date.parse(oldest)) / 1000));
-    }
+    const lag = row ? await deliveryLag(this.env, row.project_id, cursor) : { events: 0, seconds: 0 };
     const skipped = this.kv.get<SkippedRange[]>("skipped_ranges") ?? [];
     return {
       status: this.kv.get<StreamStatus>("status") ?? "active",
       delivered_seq: cursor,
-      lag_events: lagEvents,
-      lag_seconds: lagSeconds,
+      lag_events: lag.events,
+      lag_seconds: lag.seconds,
       last_success_at: this.kv.get<string>("last_success_at") ?? null,
       last_error: this.kv.get<string>("last_error") ?? null,
       last_error_at: this.kv.get<string>("last_error_at") ?? null,
@@ -157,7 +124,7 @@ export class StreamDelivery extends DurableObject<Env> {
       while (Date.now() - started < streamPolicy.runBudgetMs) {
         const gen = this.kv.get<number>("gen") ?? 0;
         const cursor = this.kv.get<number>("cursor")!;
-        const batch: Batch | null = await (prefetched?.from === cursor ? prefetched.batch : this.readBatch(config, cursor));
+        const batch: Batch | null = await (prefetched?.from === cursor ? prefetched.batch : readBatch(this.env, config, cursor, this.kv.get<Pending>("pending")));
         prefetched = null;
         if (!batch) {
           if (this.kv.get<StreamStatus>("status") === "failing") {
@@ -176,7 +143,7 @@ export class StreamDelivery extends DurableObject<Env> {
         }
         if (batch.events.length > 0) {
           this.kv.put("pending", { from: cursor, to: batch.to } satisfies Pending);
-          prefetched = { from: batch.to, batch: this.readBatch(config, batch.to) };
+          prefetched = { from: batch.to, batch: readBatch(this.env, config, batch.to, this.kv.get<Pending>("pending")) };
           prefetched.batch.catch(() => {}); // a failure surfaces when it is used; unused, it does not matter
           const outcome = await sendBatch(config.dest, batch.events, privateTargetsAllowed(this.env));
           if (this.kv.get("deleted")) return;
@@ -240,7 +207,7 @@ export class StreamDelivery extends DurableObject<Env> {
     if (before !== status) await setStreamStatus(this.env, this.streamId, status);
   }
 
-  private async loadConfig(): Promise<Config | null> {
+  private async loadConfig(): Promise<DeliveryConfig | null> {
     if (this.config && Date.now() - this.config.loadedAt < streamPolicy.reloadConfigMs) return this.config;
     const row = await getStream(this.env, this.streamId);
     if (!row) {
@@ -260,71 +227,5 @@ export class StreamDelivery extends DurableObject<Env> {
       loadedAt: Date.now(),
     };
     return this.config;
-  }
-
-  /** The next batch after cursor, or null when there is nothing after it. */
-  private async readBatch(config: Config, cursor: number): Promise<Batch | null> {
-    const { projectId, type } = config.dest;
-    const limits = BATCH_LIMITS[type];
-    const db = await eventsDb(this.env, projectId);
-    const pending = this.kv.get<Pending>("pending");
-    const retry = pending && pending.from === cursor ? pending : null;
-    const cells = retry
-      ? await db
-          .prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq > ? AND e.seq <= ? ORDER BY e.seq`)
-          .bind(projectId, cursor, retry.to)
-          .raw()
-      : await db
-          .prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`)
-          .bind(projectId, cursor, limits.events * 2)
-          .raw();
-    const hot = cells.map(shapeRowOf);
-    let rows: ShapeRow[] = hot;
-    // Events older than the project's hot window live in the cold archive (R2),
-    // always a prefix of the seqs: look there only when the hot rows do not
-    // start right after the cursor. Read after the hot page, as the walkers do,
-    // so an event being archived meanwhile is seen once, in one tier.
-    if (hot.length === 0 || hot[0].seq > cursor + 1) {
-      const before = hot.length > 0 ? hot[0].seq : retry ? retry.to + 1 : undefined;
-      const cold = await archivedRows(this.env, db, projectId, cursor, retry ? Number.MAX_SAFE_INTEGER : limits.events * 2, before);
-      if (cold.length > 0) rows = [...(cold as ShapeRow[]), ...hot];
-    }
-    const gaps: Batch["gaps"] = [];
-    const events: BatchEvent[] = [];
-    let expected = cursor + 1;
-    let to = cursor;
-    let bytes = 0;
-    for (const row of rows) {
-      const matches = matchesFilter(config.filter, row.action, row.organization);
-      if (!retry && matches) {
-        const event = { seq: row.seq, occurredAt: row.occurred_at, json: "" };
-        event.json = eventJson(row);
-        const size = entryBytes(type, event, projectId);
-        if (events.length >= limits.events || (events.length > 0 && bytes + size > limits.bytes)) break;
-        bytes += size;
-        if (row.seq > expected) gaps.push({ first_seq: expected, last_seq: row.seq - 1 });
-        events.push(event);
-      } else {
-        if (row.seq > expected) gaps.push({ first_seq: expected, last_seq: row.seq - 1 });
-        if (matches) events.push({ seq: row.seq, occurredAt: row.occurred_at, json: eventJson(row) });
-      }
-      expected = row.seq + 1;
-      to = row.seq;
-    }
-    if (retry) {
-      // The range is retried whole; whatever retention purged of it meanwhile is skipped.
-      if (retry.to >= expected) gaps.push({ first_seq: expected, last_seq: retry.to });
-      return { events, to: retry.to, gaps };
-    }
-    if (rows.length === 0) {
-      // Nothing after the cursor, unless retention purged the newest events: then skip past them.
-      const gap = await db
-        .prepare("SELECT max(last_seq) AS last FROM retention_gaps WHERE project_id = ? AND first_seq <= ? AND last_seq >= ?")
-        .bind(projectId, cursor + 1, cursor + 1)
-        .first<{ last: number | null }>();
-      if (!gap?.last) return null;
-      return { events: [], to: gap.last, gaps: [{ first_seq: cursor + 1, last_seq: gap.last }] };
-    }
-    return { events, to, gaps };
   }
 }
