@@ -1,7 +1,8 @@
 /** Checks of one row and one link of a chain, shared by verify and the public receipt check. */
 import type { EventRow } from "../db/schema";
 import { scratchEncoder } from "../lib/scratch-encoder";
-import { canonicalPayload, personalDataCleared, personalDataText } from "./payload";
+import { hexEquals } from "../lib/crypto";
+import { canonicalPayload, commitmentDigest, personalDataCleared, rowDigests } from "./payload";
 import { bytesEqual } from "../log/encoding";
 import { leafDigestOf, type LeafRun } from "../log/leaf-check";
 import { gapIsAuthentic, gapsEndingAt, type GapRecord } from "./gap-records";
@@ -98,21 +99,6 @@ export interface RowCheck {
   leaf: boolean;
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
-const HEX_HI = HEX.map((h) => h.charCodeAt(0));
-const HEX_LO = HEX.map((h) => h.charCodeAt(1));
-
-/** digest === lowercase hex text, without building the hex string; no early exit. */
-function equalsHex(buffer: ArrayBuffer, text: string | null): boolean {
-  const bytes = new Uint8Array(buffer);
-  if (text === null || text.length !== bytes.length * 2) return false;
-  let diff = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    diff |= (text.charCodeAt(2 * i) ^ HEX_HI[bytes[i]]) | (text.charCodeAt(2 * i + 1) ^ HEX_LO[bytes[i]]);
-  }
-  return diff === 0;
-}
-
 /** checkRow encodes each row once, into one reused buffer (see scratchEncoder). */
 const scratch = scratchEncoder();
 
@@ -135,21 +121,14 @@ export async function checkRow(ring: SigningKeyring, row: ChainRow, leaf: Uint8A
   const salted = row.pii_salt !== null;
   const unaccounted = !salted && !(row.anonymized_at !== null && personalDataCleared(row));
   if (unaccounted) return { hash: false, signature: row.signature === null ? null : false, leaf: true };
-  // Web Crypto reads its input when called, so the scratch buffer is reused before the awaits.
-  let commitment: Promise<ArrayBuffer> | null = null;
-  if (salted) commitment = crypto.subtle.digest("SHA-256", scratch.bytes(0, scratch.encodeAt(personalDataText(row), scratch.encodeAt(row.pii_salt!, 0))));
-  // prev_hash and payload in one buffer: the hash reads both, the signature the payload alone.
-  const offset = row.prev_hash === null ? 0 : scratch.encodeAt(row.prev_hash, 0);
-  const end = scratch.encodeAt(canonicalPayload(row, row.pii_commitment), offset);
-  const digest = crypto.subtle.digest("SHA-256", scratch.bytes(0, end));
+  const commitment = salted ? commitmentDigest(scratch, row.pii_salt!, row) : null;
   const match = row.signature === null ? null : SIGNATURE.exec(row.signature);
-  const key = match ? ring.keys.get(Number(match[1])) : undefined;
-  const mac = key === undefined ? null : crypto.subtle.sign("HMAC", key, scratch.bytes(offset, end));
+  const digests = rowDigests(scratch, row.prev_hash, canonicalPayload(row, row.pii_commitment), match ? ring.keys.get(Number(match[1])) : undefined);
   const leafDigest = leaf === null ? null : leafDigestOf(row.hash);
-  const [c, h, m, l] = await Promise.all([commitment, digest, mac, leafDigest]);
+  const [c, h, m, l] = await Promise.all([commitment, digests.hash, digests.mac, leafDigest]);
   return {
-    hash: equalsHex(h, row.hash) && (c === null || equalsHex(c, row.pii_commitment)),
-    signature: row.signature === null ? null : m !== null && equalsHex(m, match![2]),
+    hash: hexEquals(h, row.hash) && (c === null || hexEquals(c, row.pii_commitment)),
+    signature: row.signature === null ? null : m !== null && hexEquals(m, match![2]),
     leaf: leaf === null || (l !== null && bytesEqual(new Uint8Array(l), leaf)),
   };
 }

@@ -1,5 +1,6 @@
 import { canonicalize } from "./canonical";
 import { sha256Hex } from "../lib/crypto";
+import type { scratchEncoder } from "../lib/scratch-encoder";
 import { sign, type SigningKeyring } from "./signing-keys";
 
 /** The personal fields that enter the chain only as a salted commitment. */
@@ -64,6 +65,31 @@ export function canonicalPayload(e: ChainFields, pii: string): string {
     `"pii":${s(pii)},"project_id":${s(e.project_id)},"seq":${e.seq},"targets":${e.targets},` +
     `"v":${PAYLOAD_VERSION}}`
   );
+}
+
+type ScratchEncoder = ReturnType<typeof scratchEncoder>;
+
+/**
+ * SHA-256 of salt || personal-data text, as piiCommitment() computes it, the
+ * text encoded into `scratch` (sealing and verify run one per event). Web
+ * Crypto reads its input when called, so `scratch` is free again on return.
+ */
+export function commitmentDigest(scratch: ScratchEncoder, salt: string, pii: PersonalData): Promise<ArrayBuffer> {
+  return crypto.subtle.digest("SHA-256", scratch.bytes(0, scratch.encodeAt(personalDataText(pii), scratch.encodeAt(salt, 0))));
+}
+
+/**
+ * A row's hash (SHA-256 of prev_hash || payload, as chainHash()) and, with a
+ * key, its HMAC (of the payload alone, as sign()), both started from one
+ * encoding of the texts into `scratch`, which is free again on return.
+ */
+export function rowDigests(scratch: ScratchEncoder, prevHash: string | null, payload: string, key: CryptoKey | undefined) {
+  const offset = prevHash === null ? 0 : scratch.encodeAt(prevHash, 0);
+  const end = scratch.encodeAt(payload, offset);
+  return {
+    hash: crypto.subtle.digest("SHA-256", scratch.bytes(0, end)),
+    mac: key === undefined ? null : crypto.subtle.sign("HMAC", key, scratch.bytes(offset, end)),
+  };
 }
 
 export function chainHash(prevHash: string | null, payload: string): Promise<string> {

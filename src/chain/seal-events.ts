@@ -3,7 +3,7 @@ import { scratchEncoder } from "../lib/scratch-encoder";
 import { toHex, uuidV7 } from "../lib/crypto";
 import type { NewEvent } from "../schemas/event";
 import type { Head } from "./chain-check";
-import { canonicalPayload, personalDataText } from "./payload";
+import { canonicalPayload, commitmentDigest, rowDigests } from "./payload";
 import type { SigningKeyring } from "./signing-keys";
 
 /** Sealing encodes each event once, into one reused buffer (see scratchEncoder). */
@@ -26,8 +26,7 @@ export async function sealEvents(ring: SigningKeyring, projectId: string, head: 
   for (const e of events) {
     seq += 1;
     const salt = toHex(crypto.getRandomValues(saltBytes));
-    const piiEnd = scratch.encodeAt(personalDataText(e), scratch.encodeAt(salt, 0));
-    const commitment = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", scratch.bytes(0, piiEnd))));
+    const commitment = toHex(await commitmentDigest(scratch, salt, e));
     const row: EventRow = {
       row_id: null as unknown as number,
       id: uuidV7(),
@@ -52,15 +51,10 @@ export async function sealEvents(ring: SigningKeyring, projectId: string, head: 
       signature: null,
       anonymized_at: null,
     };
-    // prev_hash and payload in one buffer: the hash reads both, the signature the payload alone.
-    const offset = prevHash === null ? 0 : scratch.encodeAt(prevHash, 0);
-    const end = scratch.encodeAt(canonicalPayload(row, commitment), offset);
-    const [hash, mac] = await Promise.all([
-      crypto.subtle.digest("SHA-256", scratch.bytes(0, end)),
-      crypto.subtle.sign("HMAC", key, scratch.bytes(offset, end)),
-    ]);
-    row.hash = toHex(new Uint8Array(hash));
-    row.signature = version + toHex(new Uint8Array(mac));
+    const digests = rowDigests(scratch, prevHash, canonicalPayload(row, commitment), key);
+    const [hash, mac] = await Promise.all([digests.hash, digests.mac!]);
+    row.hash = toHex(hash);
+    row.signature = version + toHex(mac);
     prevHash = row.hash;
     rows.push(row);
   }

@@ -1,6 +1,8 @@
 const encoder = new TextEncoder();
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+const HEX_HI = HEX.map((h) => h.charCodeAt(0));
+const HEX_LO = HEX.map((h) => h.charCodeAt(1));
 
 // A table lookup per byte: sealing and verify hex-encode several digests per event.
 export function toHex(buffer: ArrayBuffer | Uint8Array): string {
@@ -10,14 +12,25 @@ export function toHex(buffer: ArrayBuffer | Uint8Array): string {
   return out;
 }
 
+/** toHex(buffer) === text, without building the hex string (verify compares several per event); no early exit. */
+export function hexEquals(buffer: ArrayBuffer, text: string | null): boolean {
+  const bytes = new Uint8Array(buffer);
+  if (text === null || text.length !== bytes.length * 2) return false;
+  let diff = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    diff |= (text.charCodeAt(2 * i) ^ HEX_HI[bytes[i]]) | (text.charCodeAt(2 * i + 1) ^ HEX_LO[bytes[i]]);
+  }
+  return diff === 0;
+}
+
 export function fromHex(hex: string): Uint8Array {
   const out = new Uint8Array(hex.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   return out;
 }
 
-export async function sha256Hex(text: string): Promise<string> {
-  return toHex(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+export async function sha256Hex(data: string | Uint8Array): Promise<string> {
+  return toHex(await crypto.subtle.digest("SHA-256", typeof data === "string" ? encoder.encode(data) : data));
 }
 
 export function importHmacKey(secret: string): Promise<CryptoKey> {

@@ -52,12 +52,18 @@ export function databaseNames() {
 
 /** Shard number -> database name, from the EVENTS_<n> bindings in wrangler.toml. */
 export function shardDatabases() {
+  return new Map([...shardBindings()].map(([shard, db]) => [shard, db.name]));
+}
+
+/** Each event shard's database as wrangler.toml binds it (EVENTS_<n>): its name and id. */
+export function shardBindings() {
   const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
   const shards = new Map();
   for (const block of toml.split("[[d1_databases]]").slice(1)) {
     const binding = /^binding\s*=\s*"EVENTS_(\d+)"/m.exec(block);
     const name = /^database_name\s*=\s*"([^"]+)"/m.exec(block);
-    if (binding && name) shards.set(Number(binding[1]), name[1]);
+    const id = /^database_id\s*=\s*"([^"]+)"/m.exec(block);
+    if (binding && name) shards.set(Number(binding[1]), { name: name[1], id: id?.[1] ?? null });
   }
   return shards;
 }

@@ -1,6 +1,6 @@
-import { toHex } from "../lib/crypto";
+import { sha256Hex } from "../lib/crypto";
 import { FORMATS } from "../reads/export-formats";
-import { companionKey, readSegment, resealSegment, sealSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
+import { companionKey, gzip, readSegment, resealSegment, sealSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
 import { EVENT_COLUMNS } from "./shard-copy";
 
 /**
@@ -47,7 +47,7 @@ export async function renderCompanions(rows: unknown[][]): Promise<Record<Compan
 
 async function withCompanions(sealed: { segment: Segment; body: Uint8Array }, rows: unknown[][]): Promise<SealedSegment> {
   const companions = await renderCompanions(rows);
-  const [csv, json] = await Promise.all([digest(companions.csv), digest(companions.json)]);
+  const [csv, json] = await Promise.all([sha256Hex(companions.csv), sha256Hex(companions.json)]);
   const segment: Segment = {
     ...sealed.segment,
     csv_sha256: csv,
@@ -117,13 +117,4 @@ export async function backfillCompanions(env: Env, db: D1Database, projectId: st
 /** Every object a segment's index row names (deleting a companion that was never written is harmless). */
 export function segmentObjects(objectKey: string): string[] {
   return [objectKey, companionKey(objectKey, "csv"), companionKey(objectKey, "json")];
-}
-
-async function digest(bytes: Uint8Array): Promise<string> {
-  return toHex(await crypto.subtle.digest("SHA-256", bytes));
-}
-
-async function gzip(text: string): Promise<Uint8Array> {
-  const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
 }

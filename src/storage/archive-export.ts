@@ -1,8 +1,7 @@
 import type { EventRow } from "../db/schema";
-import { toHex } from "../lib/crypto";
 import type { Cursor } from "../reads/cursor";
 import type { Selection } from "../reads/event-query";
-import { archivedThrough, companionKey, readSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
+import { archivedThrough, companionKey, readSealed, readSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
 
 /**
  * The pages of an export across both tiers: the hot events newest first (the
@@ -112,15 +111,8 @@ async function companionBytes(env: Env, segment: Segment, format: CompanionForma
   const expected = format === "csv" ? segment.csv_sha256 : segment.json_sha256;
   if (!expected) return null;
   const key = companionKey(segment.object_key, format);
-  const object = await env.ARCHIVE.get(key);
-  if (!object) {
-    console.warn(`archive companion ${key} is missing; exporting its segment row by row`);
-    return null;
-  }
-  const bytes = new Uint8Array(await object.arrayBuffer());
-  if (toHex(await crypto.subtle.digest("SHA-256", bytes)) !== expected) {
-    console.warn(`archive companion ${key}: its SHA-256 differs from its index row; exporting its segment row by row`);
-    return null;
-  }
-  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+  const bytes = await readSealed(env, key, expected);
+  if (bytes === "missing") console.warn(`archive companion ${key} is missing; exporting its segment row by row`);
+  if (bytes === "hash_differs") console.warn(`archive companion ${key}: its SHA-256 differs from its index row; exporting its segment row by row`);
+  return typeof bytes === "string" ? null : bytes;
 }

@@ -1,5 +1,5 @@
 import type { EventRow } from "../db/schema";
-import { toHex } from "../lib/crypto";
+import { sha256Hex } from "../lib/crypto";
 import { EVENT_COLUMNS } from "./shard-copy";
 
 /**
@@ -61,7 +61,7 @@ export async function sealSegment(projectId: string, rows: unknown[][], now: str
     last_occurred_at: occurred[occurred.length - 1],
     count: rows.length,
     bytes: body.byteLength,
-    sha256: toHex(await crypto.subtle.digest("SHA-256", body)),
+    sha256: await sha256Hex(body),
     object_key: segmentKey(projectId, first[at("seq")] as number),
     created_at: now,
     csv_sha256: null,
@@ -81,9 +81,23 @@ export async function resealSegment(projectId: string, rows: ArchivedRow[], firs
   return sealed;
 }
 
-async function gzip(text: string): Promise<Uint8Array> {
+/** How every archive object (segments and their export companions) is stored. */
+export async function gzip(text: string): Promise<Uint8Array> {
   const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/**
+ * An archive object with its gzip undone, once its SHA-256 is the one its
+ * index row recorded; otherwise why not, for the caller to decide (a segment
+ * must be there; a companion can fall back to its segment).
+ */
+export async function readSealed(env: Env, key: string, sha256: string): Promise<Uint8Array | "missing" | "hash_differs"> {
+  const object = await env.ARCHIVE.get(key);
+  if (!object) return "missing";
+  const bytes = new Uint8Array(await object.arrayBuffer());
+  if ((await sha256Hex(bytes)) !== sha256) return "hash_differs";
+  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
 }
 
 export class SegmentMissingError extends Error {
@@ -93,13 +107,14 @@ export class SegmentMissingError extends Error {
   }
 }
 
+const UTF8 = new TextDecoder();
+
 /** A segment's rows in seq order, checked against the SHA-256 its index row recorded. */
 export async function readSegment(env: Env, segment: Segment): Promise<ArchivedRow[]> {
-  const object = await env.ARCHIVE.get(segment.object_key);
-  if (!object) throw new SegmentMissingError(segment.object_key, "missing from the archive bucket");
-  const bytes = new Uint8Array(await object.arrayBuffer());
-  if (toHex(await crypto.subtle.digest("SHA-256", bytes)) !== segment.sha256) throw new SegmentMissingError(segment.object_key, "its SHA-256 differs from its index row");
-  const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+  const bytes = await readSealed(env, segment.object_key, segment.sha256);
+  if (bytes === "missing") throw new SegmentMissingError(segment.object_key, "missing from the archive bucket");
+  if (bytes === "hash_differs") throw new SegmentMissingError(segment.object_key, "its SHA-256 differs from its index row");
+  const text = UTF8.decode(bytes);
   return text === "" ? [] : text.split("\n").map((line) => JSON.parse(line) as ArchivedRow);
 }
 

@@ -4,7 +4,7 @@
 // No Witness code runs; each figure is an upper bound for an export. Timed at the runtime.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { shardDatabases } from "../../src/scripts/lib.mjs";
+import { shardBindings } from "../../src/scripts/lib.mjs";
 import { projectShard } from "./archive-helpers.mjs";
 import { countLines, fmt, ROOT, startWorker, tempDir } from "./lib.mjs";
 
@@ -14,15 +14,6 @@ const STEPS = [
   ["stage", "stage them in R2 and send them (no D1)"],
 ];
 
-/** The local D1 database id of an event shard, as Witness's wrangler.toml binds it (EVENTS_<n>). */
-function shardDatabaseId(shard) {
-  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
-  for (const block of toml.split("[[d1_databases]]").slice(1)) {
-    if (new RegExp(`^binding\\s*=\\s*"EVENTS_${shard}"`, "m").test(block)) return /^database_id\s*=\s*"([^"]+)"/m.exec(block)[1];
-  }
-  throw new Error(`wrangler.toml binds no shard ${shard}`);
-}
-
 /**
  * The baseline's config with its DB bound to the shard that holds the project,
  * so the floor reads the project's own pages wherever placement put it.
@@ -31,11 +22,13 @@ function floorConfigDir(shard) {
   const baseline = join(ROOT, "test", "bench", "baseline");
   const dir = join(tempDir("export-floor"), "config");
   mkdirSync(dir, { recursive: true });
+  const db = shardBindings().get(shard);
+  if (!db?.id) throw new Error(`wrangler.toml binds no shard ${shard} with a database id`);
   const toml = readFileSync(join(baseline, "wrangler.toml"), "utf8")
     .replace(/^main = "worker.ts"$/m, `main = ${JSON.stringify(join(baseline, "worker.ts"))}`)
     .replace(/^directory = "([^"]+)"$/m, (_, d) => `directory = ${JSON.stringify(join(baseline, d))}`)
-    .replace(/^(binding = "DB"\ndatabase_name = )"[^"]+"\ndatabase_id = "[^"]+"$/m, `$1"${shardDatabases().get(shard)}"\ndatabase_id = "${shardDatabaseId(shard)}"`);
-  if (!toml.includes(shardDatabaseId(shard))) throw new Error("the baseline's wrangler.toml no longer has the DB binding the export floor rewrites");
+    .replace(/^(binding = "DB"\ndatabase_name = )"[^"]+"\ndatabase_id = "[^"]+"$/m, `$1"${db.name}"\ndatabase_id = "${db.id}"`);
+  if (!toml.includes(db.id)) throw new Error("the baseline's wrangler.toml no longer has the DB binding the export floor rewrites");
   writeFileSync(join(dir, "wrangler.toml"), toml);
   return dir;
 }
