@@ -88,6 +88,8 @@ export interface LedgerView extends Anchor {
   leavesAt(indexes: number[]): Promise<LeafRun>;
   /** The newest checkpoint's tree, and whether the stored tiles rebuild its root. */
   checkpoint: { tree_size: number; root_hash: string; tiles_match_root: boolean };
+  /** The head once every commit under way has finished: what tells an honest append past `seq` from a planted row. */
+  committedHead?(): Promise<Head>;
   /** The project's cold tier (src/storage/archive-walk.ts): verify walks it with the hot rows. */
   archive?: ArchiveTier;
 }
@@ -166,10 +168,10 @@ export function rowAfter(db: D1Database, projectId: string, seq: number, headSeq
     .first<Neighbour>();
 }
 
-/** The first row past the ledger's head: planted by someone writing to D1. */
-export function rowPastHead(db: D1Database, projectId: string, headSeq: number) {
+/** The newest row past the ledger's head (verify asks the ledger whether it committed it). */
+export function newestRowPastHead(db: D1Database, projectId: string, headSeq: number) {
   return db
-    .prepare("SELECT id, occurred_at FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT 1")
+    .prepare("SELECT id, seq, occurred_at FROM events WHERE project_id = ? AND seq > ? ORDER BY seq DESC LIMIT 1")
     .bind(projectId, headSeq)
-    .first<{ id: string; occurred_at: string }>();
+    .first<{ id: string; seq: number; occurred_at: string }>();
 }

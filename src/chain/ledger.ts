@@ -25,6 +25,7 @@ export async function ledgerView(env: Env, projectId: string): Promise<LedgerVie
     ...anchor,
     checkpoint,
     archive: archiveTier(env, db, projectId),
+    committedHead: () => ledger.committedHead(),
     erasedAt: (seqs) => ledger.erasedAt(seqs),
     leavesAt: (indexes) => ledger.leavesAt(indexes),
   };

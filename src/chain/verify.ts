@@ -7,13 +7,15 @@ import {
   erasureVouches,
   gapLookup,
   rowBefore,
-  rowPastHead,
+  newestRowPastHead,
   type ChainRow,
   type LedgerView,
   type FailureReason,
   type LinkStart,
 } from "./chain-check";
 import { pageLeaves } from "../log/leaf-check";
+import { forgetShard, projectShard, shardDb } from "../storage/shards";
+import { ledgerView } from "./ledger";
 import { withArchived } from "../storage/archive-walk";
 import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { AppliedRule } from "./retention-rules";
@@ -132,10 +134,25 @@ export async function verifyChain(
     const link = await checkLink(ring, end ?? CHAIN_START, { seq: head.seq + 1, prev_hash: head.hash }, gapLookup(db, projectId));
     if (!link.ok) return fail(end, "chain_broken");
     if (link.gap) report(link.gap);
-    const planted = await rowPastHead(db, projectId, head.seq);
+    const planted = await plantedRow(db, projectId, head);
     if (planted) return fail(planted, "chain_broken");
   }
   return result;
+}
+
+/**
+ * A row past the head the walk anchored on is planted only if the ledger
+ * never committed it. Honest appends land there all the time while a walk
+ * runs, so the newest row seen past that head is checked against the head the
+ * ledger holds once every commit under way when the row was read has finished
+ * (committedHead waits for its commit lock): a row visible then and still past
+ * that head was written by someone other than the ledger.
+ */
+async function plantedRow(db: D1Database, projectId: string, head: LedgerView) {
+  const newest = await newestRowPastHead(db, projectId, head.seq);
+  if (!newest) return null;
+  const committed = head.committedHead ? await head.committedHead() : head;
+  return newest.seq > committed.seq ? newest : null;
 }
 
 /** Walks tried when a retention purge keeps landing during them. */
@@ -158,6 +175,24 @@ export async function verifyProject(...args: Parameters<typeof verifyChain>): Pr
     const after = await lastGapId(db, projectId);
     if (after === before) return result;
     before = after;
+  }
+}
+
+/**
+ * What GET /v1/events/verify runs: verifyProject on the project's shard, with
+ * the ledger's view taken just before the walk. A shard move that deletes its
+ * source rows while a long walk still reads them would look like a broken
+ * chain; when the directory names another shard after such a failure, the
+ * project is walked again where it now lives (a real break is found there too).
+ */
+export async function verifyLive(env: Env, ring: SigningKeyring, projectId: string, window: VerifyWindow): Promise<VerifyResult> {
+  for (let walk = 1; ; walk++) {
+    const shard = await projectShard(env, projectId);
+    if (shard === null) throw new Error(`Unknown project ${projectId}`);
+    const result = await verifyProject(shardDb(env, shard), ring, projectId, window, await ledgerView(env, projectId));
+    if (result.failure?.reason !== "chain_broken" || walk === MAX_WALKS) return result;
+    forgetShard(projectId);
+    if ((await projectShard(env, projectId)) === shard) return result;
   }
 }
 

@@ -115,6 +115,11 @@ export class ProjectLedger extends DurableObject<Env> {
     return { ...this.current, signedFrom: this.ctx.storage.kv.get<number>("signed_from") ?? 1 };
   }
 
+  /** The head after every commit queued before this call has finished (verify: committed, or planted?). */
+  committedHead(): Promise<Head> {
+    return this.exclusive(async () => ({ ...this.current }));
+  }
+
   async append(request: AppendRequest): Promise<AppendResult> {
     const rate = this.rates.hit(request.keyPrefix, request.rateLimit);
     if (!rate.allowed) return { status: "rate_limited", rate };

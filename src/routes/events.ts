@@ -3,7 +3,7 @@ import { archivedEvent } from "../storage/archive-lookup";
 import { hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
 import { eventWriter, pageJson, SHAPE_SELECT } from "../reads/event-shape";
-import { ledgerOf, ledgerView } from "../chain/ledger";
+import { ledgerOf } from "../chain/ledger";
 import { EMPTY_PAGE, listEvents, searchEvents, shapeRows } from "../reads/event-read";
 import { selectionFor } from "../reads/event-query";
 import { appendEvents, requestContext } from "./ingest";
@@ -14,7 +14,7 @@ import { loadReceiptKeys, signReceipt } from "../receipts/receipt-signing";
 import { MAX_TERMS, MIN_TERM_CHARS, searchTerms } from "../reads/search-query";
 import { loadKeyring } from "../chain/signing-keys";
 import { validate, validationError } from "../lib/validate";
-import { verifyProject } from "../chain/verify";
+import { verifyLive } from "../chain/verify";
 import { projectOf, requireCredential } from "../middleware/credential";
 import { parseEvent } from "../schemas/event";
 import { listQuerySchema, searchQuerySchema } from "../schemas/list-query";
@@ -83,7 +83,7 @@ events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
   const ring = await loadKeyring(c.env.SIGNING_KEYS);
   const window = { from: from ?? null, to: to ?? null };
   const projectId = projectOf(c.get("credential"));
-  return c.json({ data: await verifyProject(await eventsDb(c.env, projectId), ring, projectId, window, await ledgerView(c.env, projectId)) });
+  return c.json({ data: await verifyLive(c.env, ring, projectId, window) });
 });
 
 documented(events, createRoute({
