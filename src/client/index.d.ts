@@ -67,7 +67,11 @@ export interface WitnessClient {
   receipts: {
     get(eventId: string): Promise<Receipt>;
     status(eventId: string): Promise<ReceiptStatus>;
-    verifyOffline(receipt: Receipt | { data: Receipt }, keys?: string | object): Promise<OfflineCheck>;
+    /**
+     * Proof, log proof and `valid: true`. Pass the receipt as the JSON text you were
+     * given when you have it: duplicate keys fail it, and a parsed object has lost them.
+     */
+    verifyOffline(receipt: string | Receipt | { data: Receipt }, keys?: string | object): Promise<OfflineCheck>;
   };
   actors: {
     erase(id: string, options?: EraseOptions): Promise<Erasure>;

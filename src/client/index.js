@@ -160,7 +160,10 @@ export function createClient(options) {
       /** The public check of an event (no credential needed). */
       status: (eventId) => data("GET", `/v1/receipts/${enc(eventId)}`, { auth: false }),
       /**
-       * Checks a receipt's Ed25519 proof and transparency log proof locally.
+       * Checks a receipt's Ed25519 proof and transparency log proof locally, and
+       * that it says the event was intact (valid: true). receipt: preferably the
+       * JSON text as received (duplicate keys fail it; a parsed object has lost
+       * them), or the receipt object; either bare or in its { data } envelope.
        * keys: the witness-keys.json text or object, a JWK, `<kid>:<x>`; when
        * omitted they are fetched from this deployment's /.well-known/witness-keys.json.
        */
@@ -169,7 +172,7 @@ export function createClient(options) {
         // client:bundle): plain JavaScript, so no TypeScript support is needed to run it.
         const [check] = await Promise.all([import("./receipt-check.js"), loadCrypto()]);
         const text = keys === undefined ? await publicKeys() : typeof keys === "string" ? keys : JSON.stringify(keys);
-        return check.verifyReceipt(check.unwrapReceipt(receipt), check.parsePublicKeys(text));
+        return check.verifyReceipt(typeof receipt === "string" ? receipt : check.unwrapReceipt(receipt), check.parsePublicKeys(text));
       },
     },
     actors: {

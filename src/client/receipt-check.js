@@ -301,6 +301,40 @@ function canonicalize(value) {
   }
   throw new TypeError(`JCS cannot encode a ${typeof value}`);
 }
+function parseJsonStrict(text) {
+  const value = JSON.parse(text);
+  const scopes = [];
+  let atName = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      if (atName) {
+        const name = JSON.parse(text.slice(i, end + 1));
+        const names = scopes[scopes.length - 1];
+        if (names.has(name)) throw new SyntaxError(`duplicate key ${JSON.stringify(name)}`);
+        names.add(name);
+        atName = false;
+      }
+      i = end;
+    } else if (c === "{") {
+      scopes.push(/* @__PURE__ */ new Set());
+      atName = true;
+    } else if (c === "[") {
+      scopes.push(null);
+      atName = false;
+    } else if (c === "}" || c === "]") {
+      scopes.pop();
+      atName = false;
+    } else if (c === ",") {
+      atName = scopes[scopes.length - 1] !== null;
+    } else if (c === ":") {
+      atName = false;
+    }
+  }
+  return value;
+}
 function base64urlDecode(text) {
   if (typeof text !== "string" || !/^[A-Za-z0-9_-]+$/.test(text)) throw new Error("not base64url");
   return Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
@@ -308,7 +342,7 @@ function base64urlDecode(text) {
 function parsePublicKeys(text) {
   const trimmed = text.trim();
   if (trimmed.startsWith("{")) {
-    const doc = JSON.parse(trimmed);
+    const doc = parseJsonStrict(trimmed);
     const list = Array.isArray(doc.keys) ? doc.keys : [doc];
     return list.filter((k) => k && k.kty === "OKP" && k.crv === "Ed25519" && typeof k.x === "string").map((k) => ({ kid: k.kid ?? null, x: k.x }));
   }
@@ -317,6 +351,9 @@ function parsePublicKeys(text) {
 }
 function unwrapReceipt(doc) {
   return doc && typeof doc === "object" && doc.data && typeof doc.data === "object" && !doc.type ? doc.data : doc;
+}
+function readReceipt(text) {
+  return unwrapReceipt(parseJsonStrict(text));
 }
 async function verifyTlogEntry(receipt, keys) {
   let origin;
@@ -345,6 +382,13 @@ async function verifyTlogEntry(receipt, keys) {
   return { ok: false, reason: `tlog_proof does not verify against the published keys (${last})` };
 }
 async function verifyReceipt(receipt, keys) {
+  if (typeof receipt === "string") {
+    try {
+      receipt = readReceipt(receipt);
+    } catch (error) {
+      return { ok: false, reason: `the receipt is not strict JSON (${error.message})` };
+    }
+  }
   if (!receipt || typeof receipt !== "object" || receipt.type !== "witness.receipt.v1") {
     return { ok: false, reason: "not a witness.receipt.v1 receipt" };
   }
@@ -362,14 +406,22 @@ async function verifyReceipt(receipt, keys) {
   } catch (error) {
     return { ok: false, reason: `the key or proof is malformed (${error.message})` };
   }
-  if (body.tlog_proof === void 0 || body.tlog_proof === null) return { ok: true, kid: proof.kid };
-  if (typeof body.tlog_proof !== "string") return { ok: false, reason: "tlog_proof is not text" };
-  const tlog = await verifyTlogEntry(body, keys);
-  return tlog.ok ? { ok: true, kid: proof.kid, tlog } : tlog;
+  let tlog;
+  if (body.tlog_proof !== void 0 && body.tlog_proof !== null) {
+    if (typeof body.tlog_proof !== "string") return { ok: false, reason: "tlog_proof is not text" };
+    tlog = await verifyTlogEntry(body, keys);
+    if (!tlog.ok) return tlog;
+  }
+  if (body.valid !== true) {
+    return { ok: false, reason: `the receipt is genuine (key ${proof.kid}) but says that when issuing it, Witness found this event or its chain links altered (valid: ${JSON.stringify(body.valid)})` };
+  }
+  return tlog ? { ok: true, kid: proof.kid, tlog } : { ok: true, kid: proof.kid };
 }
 export {
   canonicalize,
+  parseJsonStrict,
   parsePublicKeys,
+  readReceipt,
   unwrapReceipt,
   verifyReceipt,
   verifyTlogEntry

@@ -14,12 +14,24 @@ export const streamFilterSchema = z
   .strict()
   .meta({ id: "StreamFilter", description: "Which events the stream delivers; {} (or no filter) delivers every event." });
 
+/**
+ * A token goes out in a header of every delivery (Authorization: Splunk …, DD-API-KEY):
+ * CR, LF, NUL or non-Latin-1 would make every fetch throw, and spaces at either end
+ * would be trimmed off. Real HEC tokens and Datadog keys are plain visible ASCII.
+ */
+const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
 /** POST /v1/streams. token: the Splunk HEC token or the Datadog API key; webhooks get a generated secret instead. */
 export const createStreamSchema = z
   .object({
     type: z.enum(["webhook", "splunk", "datadog"], "type is webhook, splunk or datadog"),
     url: z.string("url must be a string").min(1).max(2048, "url is at most 2048 characters"),
-    token: z.string("token must be a string").min(1).max(4096).optional(),
+    token: z
+      .string("token must be a string")
+      .min(1)
+      .max(4096)
+      .regex(HEADER_VALUE, "token is sent as an HTTP header value: visible ASCII characters only (no CR, LF, NUL or other control characters, no space at either end)")
+      .optional(),
     filter: streamFilterSchema.optional(),
   })
   .strict()

@@ -25,6 +25,49 @@ export function canonicalize(value) {
   throw new TypeError(`JCS cannot encode a ${typeof value}`);
 }
 
+/**
+ * JSON.parse that refuses a name repeated in one object, at any depth, compared
+ * after unescaping ("v\u0061lid" is "valid"). JSON.parse keeps the last of
+ * duplicates and other parsers the first, so the proof could cover one reading
+ * of a receipt while a person or another tool sees the other. Only text shows
+ * them: an object already parsed has lost them.
+ */
+export function parseJsonStrict(text) {
+  // Throws on whatever is not JSON, so the scan below only ever meets valid JSON.
+  const value = JSON.parse(text);
+  const scopes = []; // per open container: a Set of names for an object, null for an array
+  let atName = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      if (atName) {
+        const name = JSON.parse(text.slice(i, end + 1));
+        const names = scopes[scopes.length - 1];
+        if (names.has(name)) throw new SyntaxError(`duplicate key ${JSON.stringify(name)}`);
+        names.add(name);
+        atName = false;
+      }
+      i = end;
+    } else if (c === "{") {
+      scopes.push(new Set());
+      atName = true;
+    } else if (c === "[") {
+      scopes.push(null);
+      atName = false;
+    } else if (c === "}" || c === "]") {
+      scopes.pop();
+      atName = false;
+    } else if (c === ",") {
+      atName = scopes[scopes.length - 1] !== null;
+    } else if (c === ":") {
+      atName = false;
+    }
+  }
+  return value;
+}
+
 function base64urlDecode(text) {
   if (typeof text !== "string" || !/^[A-Za-z0-9_-]+$/.test(text)) throw new Error("not base64url");
   return Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
@@ -37,7 +80,7 @@ function base64urlDecode(text) {
 export function parsePublicKeys(text) {
   const trimmed = text.trim();
   if (trimmed.startsWith("{")) {
-    const doc = JSON.parse(trimmed);
+    const doc = parseJsonStrict(trimmed);
     const list = Array.isArray(doc.keys) ? doc.keys : [doc];
     return list.filter((k) => k && k.kty === "OKP" && k.crv === "Ed25519" && typeof k.x === "string").map((k) => ({ kid: k.kid ?? null, x: k.x }));
   }
@@ -48,6 +91,11 @@ export function parsePublicKeys(text) {
 /** Accepts the receipt itself or the API's `{ data: receipt }` envelope. */
 export function unwrapReceipt(doc) {
   return doc && typeof doc === "object" && doc.data && typeof doc.data === "object" && !doc.type ? doc.data : doc;
+}
+
+/** The receipt in JSON text (either shape above); throws on anything but strict JSON (parseJsonStrict). */
+export function readReceipt(text) {
+  return unwrapReceipt(parseJsonStrict(text));
 }
 
 /**
@@ -86,9 +134,18 @@ export async function verifyTlogEntry(receipt, keys) {
  * { ok: true, kid } when the proof matches the receipt's fields under one of
  * the keys, plus `tlog` when the receipt carries a transparency log proof,
  * which must then verify too (receipts issued while a project's log was being
- * built have tlog_proof null).
+ * built have tlog_proof null), and the receipt says the event was intact
+ * (`valid: true`). Pass the JSON text as received (bare or in its `{ data }`
+ * envelope): only text can show duplicate keys, which fail it.
  */
 export async function verifyReceipt(receipt, keys) {
+  if (typeof receipt === "string") {
+    try {
+      receipt = readReceipt(receipt);
+    } catch (error) {
+      return { ok: false, reason: `the receipt is not strict JSON (${error.message})` };
+    }
+  }
   if (!receipt || typeof receipt !== "object" || receipt.type !== "witness.receipt.v1") {
     return { ok: false, reason: "not a witness.receipt.v1 receipt" };
   }
@@ -106,8 +163,15 @@ export async function verifyReceipt(receipt, keys) {
   } catch (error) {
     return { ok: false, reason: `the key or proof is malformed (${error.message})` };
   }
-  if (body.tlog_proof === undefined || body.tlog_proof === null) return { ok: true, kid: proof.kid };
-  if (typeof body.tlog_proof !== "string") return { ok: false, reason: "tlog_proof is not text" };
-  const tlog = await verifyTlogEntry(body, keys);
-  return tlog.ok ? { ok: true, kid: proof.kid, tlog } : tlog;
+  let tlog;
+  if (body.tlog_proof !== undefined && body.tlog_proof !== null) {
+    if (typeof body.tlog_proof !== "string") return { ok: false, reason: "tlog_proof is not text" };
+    tlog = await verifyTlogEntry(body, keys);
+    if (!tlog.ok) return tlog;
+  }
+  // A genuine receipt can still say no: `valid` is Witness's own check of the event and its links at issuance.
+  if (body.valid !== true) {
+    return { ok: false, reason: `the receipt is genuine (key ${proof.kid}) but says that when issuing it, Witness found this event or its chain links altered (valid: ${JSON.stringify(body.valid)})` };
+  }
+  return tlog ? { ok: true, kid: proof.kid, tlog } : { ok: true, kid: proof.kid };
 }

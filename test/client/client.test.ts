@@ -2,7 +2,7 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { backoffMs, createClient, retryAfterMs, WitnessError } from "../../src/client/index.js";
 import { checkResponse } from "../openapi/contract";
-import { BASE, createProject, openApiDocument } from "../helpers";
+import { BASE, call, createProject, onEveryShard, openApiDocument } from "../helpers";
 
 /** The worker's own fetch handler as the client's fetch, with a log of what was sent. */
 function workerFetch(log: Request[] = []) {
@@ -152,6 +152,24 @@ describe("witness/client", () => {
     expect(await client.receipts.verifyOffline(receipt)).toMatchObject({ ok: true });
     expect(await client.receipts.verifyOffline({ ...receipt, action: "contract.voided" })).toMatchObject({ ok: false });
     expect((await client.receipts.status(event.id)).valid).toBe(true);
+  });
+
+  it("fails a receipt Witness issued saying valid: false, and receipt text with a key given twice", async () => {
+    const { client, project } = await clientFor();
+    const [event] = await client.events.createBatch([{ action: "contract.signed", actor: { id: "u9" } }, { action: "contract.filed" }]);
+    await onEveryShard("UPDATE events SET action = 'contract.voided' WHERE id = ?", event.id);
+    const receipt = await client.receipts.get(event.id);
+    expect(receipt).toMatchObject({ action: "contract.voided", valid: false });
+    const check = await client.receipts.verifyOffline(receipt);
+    expect(check).toMatchObject({ ok: false, reason: expect.stringContaining("valid: false") });
+
+    const other = await client.events.create({ action: "contract.signed" });
+    const text = (await call("GET", `/v1/events/${other.id}/receipt`, { key: project.key })).text;
+    expect(await client.receipts.verifyOffline(text)).toMatchObject({ ok: true });
+    // The last "valid" wins in JSON.parse, so the proof holds; a first-wins reader sees false.
+    const twice = text.replace('{"data":{', '{"data":{"valid":false,');
+    expect(await client.receipts.verifyOffline(JSON.parse(twice))).toMatchObject({ ok: true });
+    expect(await client.receipts.verifyOffline(twice)).toEqual({ ok: false, reason: 'the receipt is not strict JSON (duplicate key "valid")' });
   });
 
   it("erases an actor and mints an embed token", async () => {

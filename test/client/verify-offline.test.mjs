@@ -131,4 +131,57 @@ describe("receipts.verifyOffline without TypeScript support", () => {
     assert.match(forged.reason, /tlog_proof does not verify against the published keys/);
     assert.equal(wrongKey.ok, false);
   });
+
+  it("fails a genuine receipt that says valid: false, and receipt text with a key given twice", { timeout: 120_000 }, async () => {
+    const [event] = JSON.parse(await call("POST", "/v1/events/batch", { events: [{ action: "contract.signed", actor: { id: "u1" } }, { action: "x.y" }] })).data;
+    const receiptText = await call("GET", `/v1/events/${event.id}/receipt`);
+    const receipt = JSON.parse(receiptText).data;
+    const keys = await call("GET", "/.well-known/witness-keys.json");
+    // Signed with the worker's own receipt key: what Witness issues for a tampered event.
+    const saysInvalid = resign({ ...receipt, valid: false });
+    // JSON.parse keeps the last of duplicates, other readers the first: the proof checks
+    // the last reading while a person could be shown "contract.voided" or valid: false.
+    assert.ok(receiptText.startsWith('{"data":{') && receiptText.includes('"proof":{'), receiptText);
+    const twice = (extra) => receiptText.replace('{"data":{', `{"data":{${extra},`);
+    const duplicates = [
+      twice('"action":"contract.voided"'),
+      twice('"v\\u0061lid":false'),
+      receiptText.replace('"proof":{', '"proof":{"kid":"someone-else",'),
+      `{"data":${receiptText.slice('{"data":'.length, -1)},"data":${receiptText.slice('{"data":'.length, -1)}}`,
+    ];
+    for (const text of duplicates) assert.doesNotThrow(() => JSON.parse(text));
+
+    const [invalid, asText, ...dup] = await verifyOffline([
+      { receipt: saysInvalid, keys },
+      { receipt: receiptText, keys },
+      ...duplicates.map((text) => ({ receipt: text, keys })),
+    ]);
+    assert.equal(invalid.ok, false);
+    assert.match(invalid.reason, /genuine .*valid: false/);
+    assert.equal(asText.ok, true, JSON.stringify(asText));
+    assert.deepEqual(
+      dup.map((r) => r.reason),
+      ["action", "valid", "kid", "data"].map((k) => `the receipt is not strict JSON (duplicate key "${k}")`),
+    );
+
+    // npm run receipt:verify reads the file strictly and fails valid: false too.
+    const keysFile = join(dir, "keys.json");
+    writeFileSync(keysFile, keys);
+    const runVerify = async (text) => {
+      const file = join(dir, `receipt-${Math.random().toString(36).slice(2)}.json`);
+      writeFileSync(file, text);
+      try {
+        const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, "src/scripts/receipt-verify.mjs"), file, "--key", keysFile], { encoding: "utf8" });
+        return { code: 0, stdout };
+      } catch (error) {
+        return { code: error.code, stdout: String(error.stdout) };
+      }
+    };
+    assert.equal((await runVerify(receiptText)).code, 0);
+    const cli = await Promise.all([JSON.stringify(saysInvalid), ...duplicates].map(runVerify));
+    for (const [i, { code, stdout }] of cli.entries()) {
+      assert.equal(code, 1, stdout);
+      assert.match(stdout, i === 0 ? /^INVALID: the receipt is genuine/ : /^INVALID: the receipt is not strict JSON \(duplicate key/);
+    }
+  });
 });

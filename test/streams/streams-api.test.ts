@@ -78,6 +78,38 @@ describe("streams API", () => {
     }
   });
 
+  it("refuses a token that cannot be sent as a header value, instead of failing every delivery", async () => {
+    const p = await createProject();
+    // What deliveries would do with each: fetch's Headers throws on CR, LF and NUL, and
+    // silently trims whitespace at either end (another credential than the one given).
+    const survivesAsHeader = (value: string) => {
+      try {
+        return new Headers({ "DD-API-KEY": value }).get("DD-API-KEY") === value;
+      } catch {
+        return false;
+      }
+    };
+    const broken = ["tok\r\nX-Injected: 1", "tok\n", "tok\r", "tok\u0000", "\u0000", " tok", "tok\t"];
+    for (const token of broken) expect(survivesAsHeader(token), JSON.stringify(token)).toBe(false);
+    // Not ASCII: no HEC token or Datadog key looks like this, and receivers disagree on the bytes.
+    const bad = [...broken, "tok\u0100", "ключ", "tok\u007f"];
+    for (const type of ["splunk", "datadog"]) {
+      for (const token of bad) {
+        const res = await call("POST", "/v1/streams", { key: p.key, body: { type, url: "https://hooks.acme-receiver.com/x", token } });
+        expect(res.status, `${type} ${JSON.stringify(token)}`).toBe(400);
+        expect(res.json.error.code).toBe("VALIDATION_ERROR");
+        expect(res.json.error.details.issues[0].path).toBe("token");
+        expect(res.json.error.message).toMatch(/^token: .*header/);
+      }
+    }
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM streams WHERE project_id = ?").bind(p.id).first<{ n: number }>())!.n).toBe(0);
+    // Real credentials (a HEC GUID, a Datadog hex key) still pass.
+    for (const [type, token] of [["splunk", crypto.randomUUID()], ["datadog", "0123456789abcdef0123456789abcdef"]]) {
+      const res = await call("POST", "/v1/streams", { key: p.key, body: { type, url: "https://hooks.acme-receiver.com/x", token } });
+      expect(res.status, type).toBe(201);
+    }
+  });
+
   it("refuses destinations that are not public https", async () => {
     const p = await createProject();
     const refused = [
