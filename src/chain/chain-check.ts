@@ -6,6 +6,7 @@ import { canonicalPayload, commitmentDigest, personalDataCleared, rowDigests } f
 import { bytesEqual } from "../log/encoding";
 import { leafDigestOf, type LeafRun } from "../log/leaf-check";
 import { gapIsAuthentic, gapsEndingAt, type GapRecord } from "./gap-records";
+import { mayHoldLostSurrogate, rowAsHashed } from "./lone-surrogates";
 import type { SigningKeyring } from "./signing-keys";
 import type { ArchiveTier } from "../storage/archive-walk";
 
@@ -99,6 +100,8 @@ export interface RowCheck {
   hash: boolean;
   signature: boolean | null;
   leaf: boolean;
+  /** The row checked out as hashed with an unpaired surrogate where D1 stored U+FFFD (src/chain/lone-surrogates.ts). */
+  restoredSurrogate?: true;
 }
 
 /** checkRow encodes each row once, into one reused buffer (see scratchEncoder). */
@@ -120,6 +123,14 @@ const SIGNATURE = /^v(\d+):([0-9a-f]{64})$/;
  * leaf hash in the project's log, when the caller has it.
  */
 export async function checkRow(ring: SigningKeyring, row: ChainRow, leaf: Uint8Array | null = null): Promise<RowCheck> {
+  const check = await checkStoredRow(ring, row, leaf);
+  if (check.hash || !mayHoldLostSurrogate(row)) return check;
+  // Accepted before unpaired surrogates were refused: D1 stored U+FFFD where the event was hashed with one.
+  const original = await rowAsHashed(row);
+  return original ? { ...(await checkStoredRow(ring, original, leaf)), restoredSurrogate: true } : check;
+}
+
+async function checkStoredRow(ring: SigningKeyring, row: ChainRow, leaf: Uint8Array | null): Promise<RowCheck> {
   const salted = row.pii_salt !== null;
   const unaccounted = !salted && !(row.anonymized_at !== null && personalDataCleared(row));
   if (unaccounted) return { hash: false, signature: row.signature === null ? null : false, leaf: true };

@@ -42,6 +42,8 @@ export interface VerifyResult {
   verified: number;
   anonymized: number;
   unsigned: number;
+  /** Rows (counted above too) that checked out only with an unpaired surrogate put back where D1 stored U+FFFD. */
+  restored_surrogates: number;
   gaps: GapReport[];
   /** event_id and at are null only when every row of a non-empty chain is gone. */
   failure: { event_id: string | null; reason: FailureReason; at: string | null } | null;
@@ -69,7 +71,7 @@ export async function verifyChain(
 ): Promise<VerifyResult> {
   const windowed = window.from !== null || window.to !== null;
   const checkpoint = { tree_size: head.checkpoint.tree_size, root_hash: head.checkpoint.root_hash };
-  const result: VerifyResult = { ok: true, verified: 0, anonymized: 0, unsigned: 0, gaps: [], failure: null, checkpoint };
+  const result: VerifyResult = { ok: true, verified: 0, anonymized: 0, unsigned: 0, restored_surrogates: 0, gaps: [], failure: null, checkpoint };
   // The log's own tiles must rebuild the root its checkpoint signs; otherwise no leaf can be trusted.
   if (!head.checkpoint.tiles_match_root) return { ...result, ok: false, failure: { event_id: null, reason: "leaf_mismatch", at: null } };
   const fail = (row: { id: string; occurred_at: string } | null, reason: FailureReason): VerifyResult => ({
@@ -119,6 +121,7 @@ export async function verifyChain(
       if (check.signature === false || (check.signature === null && mustBeSigned)) return fail(row, "signature_mismatch");
       // A row rewritten and re-signed by someone holding the HMAC key still differs from its leaf in the signed log.
       if (!check.leaf) return fail(row, "leaf_mismatch");
+      if (check.restoredSurrogate) result.restored_surrogates++;
       if (row.anonymized_at !== null) result.anonymized++;
       else if (check.signature === null) result.unsigned++;
       else result.verified++;

@@ -3,6 +3,7 @@ import { canonicalize } from "../chain/canonical";
 import { normalizeTimestamp } from "../reads/cursor";
 import { ApiError } from "../lib/errors";
 import { utf8Length } from "../lib/crypto";
+import { hasLoneSurrogate, loneSurrogatePath } from "../lib/well-formed";
 import { toIssues, validationError } from "../lib/validate";
 
 /** Per-event caps in UTF-8 bytes of the serialized field (spec "Limits"). */
@@ -140,6 +141,20 @@ export function checkCaps(raw: Record<string, unknown>, at = ""): void {
   }
 }
 
+/** The first field holding an unpaired surrogate: one rule for every string an event carries. */
+function loneSurrogateField(e: EventInput, metadata: string, targets: string): string | null {
+  const texts: Array<[string, string | null | undefined]> = [
+    ["action", e.action],
+    ["organization", e.organization],
+    ["actor.id", e.actor?.id],
+    ["actor.type", e.actor?.type],
+    ["actor.name", e.actor?.name],
+    ["actor.email", e.actor?.email],
+  ];
+  for (const [field, text] of texts) if (text && hasLoneSurrogate(text)) return field;
+  return loneSurrogatePath(e.targets, targets, "targets") ?? loneSurrogatePath(e.metadata, metadata, "metadata");
+}
+
 export interface RequestContext {
   ip_address: string | null;
   user_agent: string | null;
@@ -163,6 +178,12 @@ export function parseEvent(raw: unknown, ctx: RequestContext, at = ""): NewEvent
     targets = canonicalize((e.targets ?? []).map((t) => ({ type: t.type, id: t.id, name: t.name ?? null })));
   } catch {
     throw validationError([{ path: `${at}metadata`, message: "metadata must hold finite JSON values" }]);
+  }
+  const unpaired = loneSurrogateField(e, metadata, targets);
+  if (unpaired) {
+    throw validationError([
+      { path: at + unpaired, message: "must not hold an unpaired UTF-16 surrogate (text cut in the middle of a character, like an emoji's first half)" },
+    ]);
   }
   return {
     action: e.action,

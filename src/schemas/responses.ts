@@ -88,6 +88,11 @@ export const verifyResultSchema = z
       verified: z.int(),
       anonymized: z.int(),
       unsigned: z.int(),
+      restored_surrogates: z.int().meta({
+        description:
+          "Of the rows counted above, those whose stored text shows U+FFFD where the event was hashed with an unpaired UTF-16 surrogate " +
+          "(accepted before such text was refused); each was checked as it was hashed.",
+      }),
       gaps: z.array(
         z.object({
           at: z.string(),
