@@ -7,7 +7,9 @@
  *   range of at most 200 rows), which costs 1;
  * - verify 20 and export 20: each reads every event in its range, page after
  *   page, hashing (verify) or staging batches in R2 (export); at the default
- *   1500 units an IP runs at most 75 of them a minute.
+ *   1500 units an IP runs at most 75 of them a minute. A flat price does not
+ *   bound how long one runs on a large project, so each project also runs
+ *   one at a time, from a budget of its own (project-walk.ts).
  * Fixed prices, known before anything runs: the real size of the work is only
  * known after doing it, which is what the limiter must prevent.
  */

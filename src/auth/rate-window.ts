@@ -5,6 +5,8 @@ export interface RateState {
   /** Seconds until the window resets. */
   reset: number;
   allowed: boolean;
+  /** Seconds a refused client should wait when that is not the window's reset (another walk is running). */
+  retryAfter?: number;
 }
 
 /**

@@ -68,5 +68,5 @@ export const rateLimitHeaders = createMiddleware<AppEnv>(async (c, next) => {
   c.res.headers.set("RateLimit-Limit", String(rate.limit));
   c.res.headers.set("RateLimit-Remaining", String(rate.remaining));
   c.res.headers.set("RateLimit-Reset", String(rate.reset));
-  if (!rate.allowed) c.res.headers.set("Retry-After", String(rate.reset));
+  if (!rate.allowed) c.res.headers.set("Retry-After", String(rate.retryAfter ?? rate.reset));
 });

@@ -16,6 +16,7 @@ import { loadKeyring } from "../chain/signing-keys";
 import { validate, validationError } from "../lib/validate";
 import { verifyLive } from "../chain/verify";
 import { projectOf, requireCredential } from "../middleware/credential";
+import { projectWalk } from "../middleware/project-walk";
 import { parseEvent } from "../schemas/event";
 import { listQuerySchema, searchQuerySchema } from "../schemas/list-query";
 import { verifyQuery } from "../schemas/verify";
@@ -78,7 +79,8 @@ documented(events, createRoute({
   request: { query: verifyQuery },
   responses: { 200: json(verifyResultSchema, "The verification report"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
 }));
-events.get("/verify", apiKeyOnly, validate("query", verifyQuery), async (c) => {
+// One verify or export per project at a time, within the project's budget (src/auth/project-walk.ts).
+events.get("/verify", apiKeyOnly, validate("query", verifyQuery), projectWalk({ untilBodyEnds: false }), async (c) => {
   const { from, to } = c.req.valid("query");
   const ring = await loadKeyring(c.env.SIGNING_KEYS);
   const window = { from: from ?? null, to: to ?? null };

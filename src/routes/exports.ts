@@ -4,6 +4,7 @@ import { FORMATS } from "../reads/export-formats";
 import { exportStream } from "../reads/export-stream";
 import { validate } from "../lib/validate";
 import { requireCredential } from "../middleware/credential";
+import { projectWalk } from "../middleware/project-walk";
 import { exportQuerySchema } from "../schemas/list-query";
 import { eventsDb } from "../storage/shards";
 import { API_KEY, AUTH_ERRORS, documented, errors, router } from "../lib/openapi";
@@ -26,7 +27,8 @@ documented(exports, createRoute({
   },
 }));
 
-exports.get("/", requireCredential({ allowEmbed: false }), validate("query", exportQuerySchema), async (c) => {
+// The walk ends with the body: the export reads and stages while the client downloads.
+exports.get("/", requireCredential({ allowEmbed: false }), validate("query", exportQuerySchema), projectWalk({ untilBodyEnds: true }), async (c) => {
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
   const format = FORMATS[query.format];
