@@ -15,7 +15,7 @@ describe("verifyChain across D1 pages", () => {
   it("walks every page and stops at the first bad row, wherever the page breaks", async () => {
     const p = await newProject();
     const rows = await appendRows(p, K1, Array.from({ length: 7 }, () => ({})));
-    expect(await verifyWith(K1, p)).toEqual({ ok: true, verified: 7, anonymized: 0, unsigned: 0, gaps: [], failure: null, checkpoint: { tree_size: 0, root_hash: "" } });
+    expect(await verifyWith(K1, p)).toEqual({ ok: true, verified: 7, anonymized: 0, unsigned: 0, restored_surrogates: 0, gaps: [], failure: null, checkpoint: { tree_size: 0, root_hash: "" } });
     await env.DB.prepare("UPDATE events SET action = 'x' WHERE id = ?").bind(rows[4].id).run();
     await env.DB.prepare("UPDATE events SET action = 'y' WHERE id = ?").bind(rows[6].id).run();
     expect(await verifyWith(K1, p)).toMatchObject({

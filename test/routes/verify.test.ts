@@ -45,12 +45,12 @@ function failure(event: { id: string; occurred_at: string }, reason: string) {
 describe("GET /v1/events/verify", () => {
   it("passes a clean chain and counts every event", async () => {
     const p = await seed(6);
-    expect(await verify(p.key)).toEqual({ ok: true, verified: 6, anonymized: 0, unsigned: 0, gaps: [], failure: null, checkpoint: { tree_size: 6, root_hash: expect.any(String) } });
+    expect(await verify(p.key)).toEqual({ ok: true, verified: 6, anonymized: 0, unsigned: 0, restored_surrogates: 0, gaps: [], failure: null, checkpoint: { tree_size: 6, root_hash: expect.any(String) } });
   });
 
   it("passes an empty project", async () => {
     const p = await createProject();
-    expect(await verify(p.key)).toEqual({ ok: true, verified: 0, anonymized: 0, unsigned: 0, gaps: [], failure: null, checkpoint: { tree_size: 0, root_hash: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=" } });
+    expect(await verify(p.key)).toEqual({ ok: true, verified: 0, anonymized: 0, unsigned: 0, restored_surrogates: 0, gaps: [], failure: null, checkpoint: { tree_size: 0, root_hash: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=" } });
   });
 
   it("needs an API key and checks only the key's project", async () => {
@@ -172,7 +172,7 @@ describe("GET /v1/events/verify", () => {
   it("counts properly erased rows apart and still checks them", async () => {
     const p = await seed(4);
     for (const actor of ["u_1", "u_2"]) expect((await call("DELETE", `/v1/actors/${actor}`, { key: p.key })).status).toBe(200);
-    expect(await verify(p.key)).toEqual({ ok: true, verified: 2, anonymized: 2, unsigned: 0, gaps: [], failure: null, checkpoint: { tree_size: 4, root_hash: expect.any(String) } });
+    expect(await verify(p.key)).toEqual({ ok: true, verified: 2, anonymized: 2, unsigned: 0, restored_surrogates: 0, gaps: [], failure: null, checkpoint: { tree_size: 4, root_hash: expect.any(String) } });
     // Personal data planted back on an erased row cannot be vouched for.
     await run("UPDATE events SET actor_name = 'Someone Else' WHERE id = ?", p.events[2].id);
     expect((await verify(p.key)).failure).toEqual(failure(p.events[2], "hash_mismatch"));
