@@ -46,7 +46,8 @@ export function chainRowOf(r: unknown[]): ChainRow {
     anonymized_at: r[19] as string | null,
   };
 }
-export type FailureReason = "hash_mismatch" | "signature_mismatch" | "chain_broken" | "leaf_mismatch";
+/** archive_damaged: an archived segment (or an export companion the ledger recorded for it) is missing or not the bytes recorded. */
+export type FailureReason = "hash_mismatch" | "signature_mismatch" | "chain_broken" | "leaf_mismatch" | "archive_damaged";
 
 /** The earlier end of a link: a row, or the chain start (seq 0, no hash). */
 export interface LinkStart {

@@ -17,10 +17,14 @@ export function ledgerAnchor(env: Env, projectId: string): Promise<Anchor> {
   return ledgerOf(env, projectId).anchor();
 }
 
-/** ledgerAnchor, plus the ledger's erasure records: what verify checks a project against. */
-export async function ledgerView(env: Env, projectId: string): Promise<LedgerView> {
+/**
+ * ledgerAnchor, plus the ledger's erasure records: what verify checks a
+ * project against. `publishedCopies`: also hold the log's public tile copies
+ * in R2 to the ledger's tiles (verify does; one receipt's check need not).
+ */
+export async function ledgerView(env: Env, projectId: string, options: { publishedCopies?: boolean } = {}): Promise<LedgerView> {
   const ledger = ledgerOf(env, projectId);
-  const [anchor, checkpoint, db] = await Promise.all([ledger.anchor(), ledger.checkpointAnchor(), eventsDb(env, projectId)]);
+  const [anchor, checkpoint, db] = await Promise.all([ledger.anchor(), ledger.checkpointAnchor(options.publishedCopies ?? false), eventsDb(env, projectId)]);
   return {
     ...anchor,
     checkpoint,

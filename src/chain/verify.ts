@@ -16,7 +16,7 @@ import {
 import { pageLeaves } from "../log/leaf-check";
 import { forgetShard, projectShard, shardDb } from "../storage/shards";
 import { ledgerView } from "./ledger";
-import { withArchived } from "../storage/archive-walk";
+import { damageFailure, stopAt, untilDamaged, withArchived, type WalkDamage } from "../storage/archive-walk";
 import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { AppliedRule } from "./retention-rules";
 import type { SigningKeyring } from "./signing-keys";
@@ -91,9 +91,12 @@ export async function verifyChain(
 
   let last: ChainRow | null = null;
   const inWindow = (r: ChainRow) => (window.from === null || r.occurred_at >= window.from) && (window.to === null || r.occurred_at <= window.to);
-  const walk = withArchived(head.archive, pages(db, projectId, head.seq, window, pageSize), (r) => (inWindow(r) ? r : null), head.seq, pageSize, window);
+  // A damaged archive segment ends the walk there, reported as archive_damaged (src/storage/archive-walk.ts).
+  const damage: WalkDamage = { error: null };
+  const walk = untilDamaged(withArchived(head.archive, pages(db, projectId, head.seq, window, pageSize), (r) => (inWindow(r) ? r : null), head.seq, pageSize, window), damage);
   for await (const page of walk) {
-    const starts = await linkStarts(db, projectId, page, last, windowed, head);
+    const starts = await linkStarts(db, projectId, page, last, windowed, head).catch(stopAt(damage));
+    if (!starts) break;
     const holes = page.flatMap((row, i) => (row.seq !== starts[i].seq + 1 && row.prev_hash !== null ? [row.prev_hash] : []));
     const anonymized = page.flatMap((row) => (row.anonymized_at !== null ? [row.seq] : []));
     const [gaps, erased, leafOf] = await Promise.all([
@@ -128,11 +131,14 @@ export async function verifyChain(
     }
     last = page[page.length - 1];
   }
+  if (damage.error) return { ...result, ok: false, failure: damageFailure(damage.error) };
 
   // The chain's end must be the head the ledger recorded (or a gap must lead
   // to it): that is how deleting the newest events shows. A window that stops
   // before the end does not check it.
-  const end = windowed ? ((await rowBefore(db, projectId, head.seq + 1)) ?? (await head.archive?.rowBefore(head.seq + 1)) ?? null) : last;
+  const end = windowed ? ((await rowBefore(db, projectId, head.seq + 1)) ?? (await head.archive?.rowBefore(head.seq + 1).catch(stopAt(damage))) ?? null) : last;
+  // The newest events may sit in a damaged segment outside the window: that is where the check stops.
+  if (damage.error) return { ...result, ok: false, failure: damageFailure(damage.error) };
   if (window.to === null || (end !== null && end.seq === last?.seq)) {
     const link = await checkLink(ring, end ?? CHAIN_START, { seq: head.seq + 1, prev_hash: head.hash }, gapLookup(db, projectId));
     if (!link.ok) return fail(end, "chain_broken");
@@ -192,7 +198,7 @@ export async function verifyLive(env: Env, ring: SigningKeyring, projectId: stri
   for (let walk = 1; ; walk++) {
     const shard = await projectShard(env, projectId);
     if (shard === null) throw new Error(`Unknown project ${projectId}`);
-    const result = await verifyProject(shardDb(env, shard), ring, projectId, window, await ledgerView(env, projectId));
+    const result = await verifyProject(shardDb(env, shard), ring, projectId, window, await ledgerView(env, projectId, { publishedCopies: true }));
     if (result.failure?.reason !== "chain_broken" || walk === MAX_WALKS) return result;
     forgetShard(projectId);
     if ((await projectShard(env, projectId)) === shard) return result;

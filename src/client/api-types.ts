@@ -505,7 +505,7 @@ export interface components {
          * @description The closed catalogue of error codes; each has exactly one HTTP status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "LOG_NOT_READY" | "EVENT_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+        ErrorCode: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "LOG_NOT_READY" | "EVENT_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "ARCHIVE_DAMAGED" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
         EventResponse: {
             data: components["schemas"]["Event"];
         };
@@ -576,6 +576,8 @@ export interface components {
                 verified: number;
                 anonymized: number;
                 unsigned: number;
+                /** @description Of the rows counted above, those whose stored text shows U+FFFD where the event was hashed with an unpaired UTF-16 surrogate (accepted before such text was refused); each was checked as it was hashed. */
+                restored_surrogates: number;
                 gaps: {
                     at: string;
                     /** @enum {string} */
@@ -592,7 +594,7 @@ export interface components {
                 failure: {
                     event_id: string | null;
                     /** @enum {string} */
-                    reason: "hash_mismatch" | "signature_mismatch" | "chain_broken" | "leaf_mismatch";
+                    reason: "hash_mismatch" | "signature_mismatch" | "chain_broken" | "leaf_mismatch" | "archive_damaged";
                     at: string | null;
                 } | null;
                 checkpoint: {
@@ -1531,6 +1533,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
             429: {
                 headers: {
@@ -1737,6 +1751,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
             429: {
                 headers: {
@@ -1814,6 +1840,18 @@ export interface operations {
             };
             /** @description NOT_FOUND */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help */
+            410: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -1987,6 +2025,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
             429: {
                 headers: {
@@ -2037,6 +2087,15 @@ export interface operations {
             };
             /** @description No such event */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The event's archived copy is missing or damaged */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -146,4 +146,21 @@ export const archiveSegments = sqliteTable(
   (t) => [primaryKey({ columns: [t.project_id, t.first_seq] }), index("archive_segments_last_seq_idx").on(t.project_id, t.last_seq)],
 );
 
+/**
+ * The shard's index of archived event ids (event shards; migration 0011):
+ * which project's event an id is and at which seq, so a lookup by id alone
+ * (a public receipt) reads that project's one segment and nothing else
+ * (src/storage/archive-ids.ts). The migration makes it WITHOUT ROWID (drizzle
+ * cannot say so): the primary key is the row, and the id index its only copy.
+ */
+export const archiveIds = sqliteTable(
+  "archive_ids",
+  {
+    project_id: text("project_id").notNull(),
+    seq: integer("seq").notNull(),
+    id: text("id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.seq] }), uniqueIndex("archive_ids_id_idx").on(t.id)],
+);
+
 export type EventRow = typeof events.$inferSelect;

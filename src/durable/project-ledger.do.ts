@@ -20,6 +20,7 @@ import { ProjectLog } from "../log/project-log";
 import type { NewEvent } from "../schemas/event";
 import { archiveStep, type ArchiveHooks } from "../storage/archive-run";
 import { restoreExpired } from "../storage/archive-retention";
+import { CompanionRecords, type TrustedCompanions } from "../storage/companion-records";
 import { archiveTier } from "../storage/archive-walk";
 import { moveCopying, moveStep, restartCopy, type MoveHooks, type MoveProgress } from "../storage/shard-move";
 import { eventsDb, forgetShard } from "../storage/shards";
@@ -72,6 +73,8 @@ export class ProjectLedger extends DurableObject<Env> {
   private commitScheduled = false;
   private readonly inFlight = new Map<string, { requestHash: string | null; attempt: Promise<{ replayed: boolean; events: string[] }> }>();
   private readonly erasures: ErasureRecords;
+  /** Hashes of the archive's export companions, which exports and verify trust (src/storage/companion-records.ts). */
+  private readonly companions: CompanionRecords;
   private readonly rates = new RateWindows();
   /** The project's transparency log: its tree lives in this object's storage, next to the head. */
   private log!: ProjectLog;
@@ -81,6 +84,7 @@ export class ProjectLedger extends DurableObject<Env> {
     if (!ctx.id.name) throw new Error("ProjectLedger must be addressed by project id (idFromName)");
     this.projectId = ctx.id.name;
     this.erasures = new ErasureRecords(ctx.storage.sql);
+    this.companions = new CompanionRecords(ctx.storage.sql);
     ctx.blockConcurrencyWhile(() => this.loadHead());
   }
 
@@ -103,6 +107,8 @@ export class ProjectLedger extends DurableObject<Env> {
     const leaves = await this.log.prepare(recovered.adopted);
     this.log.apply(leaves);
     if (recovered.adopted.length > 0) this.ctx.storage.kv.put("head", this.current);
+    // Pin the log's id on first wake, before anything asks for it: a D1 log_id changed later cannot move this log.
+    await this.log.logId().catch(() => {});
     await scheduleLog(this.log, this.logDeps());
   }
 
@@ -164,6 +170,11 @@ export class ProjectLedger extends DurableObject<Env> {
       restartCopy(this.ctx.storage.kv);
       return erased;
     });
+  }
+
+  /** For exports and verify: the companion hashes this ledger recorded for these archive segments (by the segment's SHA-256). */
+  companionHashes(segmentSha256s: string[]): TrustedCompanions {
+    return this.companions.lookup(segmentSha256s);
   }
 
   /** For verify: the anonymized_at an erasure record gives each of these seqs (absent: no erasure covers it). */
@@ -246,7 +257,7 @@ export class ProjectLedger extends DurableObject<Env> {
     return this.exclusive(async () => {
       // As for purges: a tree being built still reads old rows from D1, and a move copies what is hot.
       if (this.log.status === "building" || moveCopying(this.ctx.storage.kv)) return { archived: 0, done: true };
-      const { archived, done } = await archiveStep(this.env, this.db, this.projectId, new Date(now), hooks);
+      const { archived, done } = await archiveStep(this.env, this.db, this.projectId, new Date(now), this.companions, hooks);
       return { archived, done };
     });
   }
@@ -256,14 +267,16 @@ export class ProjectLedger extends DurableObject<Env> {
     return logInfo(this.log, this.env, this.current);
   }
 
-  /** The newest checkpoint (signed note, witness cosignatures appended), or null without a signing key. */
-  async logCheckpoint(): Promise<string | null> {
-    return (await this.log.checkpoint())?.text ?? null;
+  /** For the public address `logId`: the newest checkpoint (null without a signing key); mine false when that address is not this log's. */
+  async logCheckpoint(logId: string): Promise<{ mine: boolean; note: string | null }> {
+    if (!(await this.log.isAt(logId))) return { mine: false, note: null };
+    return { mine: true, note: (await this.log.checkpoint())?.text ?? null };
   }
 
-  /** Tile bytes of the published tree; null when it has no such tile. */
-  logTile(level: number, index: number, width: number) {
-    return this.log.tile(level, index, width);
+  /** For the public address `logId`: tile bytes of the published tree (null when it has no such tile); mine false when not this log's. */
+  async logTile(logId: string, level: number, index: number, width: number): Promise<{ mine: boolean; bytes: Uint8Array | null }> {
+    if (!(await this.log.isAt(logId))) return { mine: false, bytes: null };
+    return { mine: true, bytes: await this.log.tile(level, index, width) };
   }
 
   /** The event with `seq` as tlog-proof text against the newest checkpoint; null when not in the published tree. */
@@ -282,8 +295,8 @@ export class ProjectLedger extends DurableObject<Env> {
   }
 
   /** For verify: the published tree's size and root (base64) as the checkpoint signs it, checked against the stored tiles. */
-  checkpointAnchor() {
-    return this.log.anchor();
+  checkpointAnchor(publishedCopies = true) {
+    return this.log.anchor(publishedCopies);
   }
 
   /** The log's background work: building the tree of an older project, witness rounds. */

@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   LOG_NOT_READY: 409,
   EVENT_TOO_LARGE: 413,
   IDEMPOTENCY_KEY_REUSED: 422,
+  /** The event's archived copy is missing or not the bytes recorded for it: permanent until an operator restores it, so not a 5xx a client retries. */
+  ARCHIVE_DAMAGED: 410,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,

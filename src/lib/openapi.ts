@@ -49,6 +49,7 @@ const ERROR_TEXT: Record<ErrorCode, string> = {
   LOG_NOT_READY: "LOG_NOT_READY: the event is not in the transparency log yet",
   EVENT_TOO_LARGE: "EVENT_TOO_LARGE: a field or the body is over its cap",
   IDEMPOTENCY_KEY_REUSED: "IDEMPOTENCY_KEY_REUSED: the key was used with a different body",
+  ARCHIVE_DAMAGED: "ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help",
   UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE: the body must be application/json",
   RATE_LIMITED: "RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds",
   INTERNAL_ERROR: "INTERNAL_ERROR: nothing was stored; safe to retry",

@@ -5,6 +5,8 @@ import { TtlCache } from "../lib/ttl-cache";
  * A log id never changes and never moves to another project, so an isolate
  * keeps what it found for long; unknown ids are remembered briefly, so a
  * scan of made-up ids costs one query per id a minute, not one per request.
+ * The database only routes: the ledger it names refuses an address that is
+ * not its own log's (someone changed log_id), and the answer is forgotten.
  */
 const known = new TtlCache<string>(60 * 60 * 1000);
 const unknown = new TtlCache<true>(60 * 1000);
@@ -12,9 +14,10 @@ const unknown = new TtlCache<true>(60 * 1000);
 /**
  * Where a full tile lives in the LOGS bucket; `path` is its tlog-tiles path.
  * The tiles route stores each full tile there on its first read, and serves
- * it from there ever after. Not written from the ledger as tiles complete:
- * that put, one per 256 events, cost batch ingest ~10% here (local R2 runs on
- * the same thread), and a tile nobody reads need not be copied at all.
+ * it from there after checking it (published-tiles.ts). Not written from the
+ * ledger as tiles complete: that put, one per 256 events, cost batch ingest
+ * ~10% here (local R2 runs on the same thread), and a tile nobody reads need
+ * not be copied at all.
  */
 export const tileObjectKey = (logId: string, path: string) => `tiles/${logId}/${path}`;
 
@@ -33,4 +36,9 @@ export async function projectOfLog(env: Pick<Env, "DB">, logId: string): Promise
   }
   known.set(logId, row.id);
   return row.id;
+}
+
+/** Drops what this isolate remembers of an address the ledger refused, so the next request reads the database again. */
+export function forgetLogAddress(logId: string): void {
+  known.delete(logId);
 }

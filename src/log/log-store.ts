@@ -35,6 +35,10 @@ export class LogStore {
     storage.sql.exec(
       "CREATE TABLE IF NOT EXISTS log_tiles (level INTEGER NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID",
     );
+    // SHA-256 of full tiles, kept once computed (a full tile never changes): what R2 copies are checked against.
+    storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS log_tile_digests (level INTEGER NOT NULL, idx INTEGER NOT NULL, sha256 BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID",
+    );
   }
 
   get kv(): SyncKvStorage {
@@ -113,6 +117,15 @@ export class LogStore {
       for (let i = from; i < to; i++) out.push(bytes.subarray((i - first) * HASH_SIZE, (i - first + 1) * HASH_SIZE));
     }
     return out;
+  }
+
+  tileDigest(level: number, idx: number): Uint8Array | null {
+    const row = this.storage.sql.exec<{ sha256: ArrayBuffer }>("SELECT sha256 FROM log_tile_digests WHERE level = ? AND idx = ?", level, idx).toArray()[0];
+    return row ? new Uint8Array(row.sha256) : null;
+  }
+
+  setTileDigest(level: number, idx: number, sha256: Uint8Array): void {
+    this.storage.sql.exec("INSERT OR REPLACE INTO log_tile_digests (level, idx, sha256) VALUES (?, ?, ?)", level, idx, sha256);
   }
 
   readonly reader: EntryReader = async (level, start, count) => this.readEntries(level, start, count);

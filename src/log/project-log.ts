@@ -14,7 +14,7 @@
  */
 import type { ChainRow, Head } from "../chain/chain-check";
 import { type Checkpoint, signCheckpoint } from "./checkpoint.ts";
-import { HASH_SIZE, base64Encode, hexDecode } from "./encoding.ts";
+import { HASH_SIZE, base64Encode, bytesEqual, hexDecode } from "./encoding.ts";
 import type { LeafRun } from "./leaf-check.ts";
 import { TreeFrontier, emptyRoot, leafHash } from "./merkle.ts";
 import { consistencyProof, inclusionProof, treeRoot } from "./proofs.ts";
@@ -23,6 +23,7 @@ import { formatTlogProof } from "./tlog-proof.ts";
 import { type BuildState, LogStore } from "./log-store.ts";
 import { loadLogId, logOrigin, logSigner } from "./log-identity.ts";
 import { cosignaturesFor } from "./witness-client.ts";
+import { copiesMatch, fullTileDigest } from "./published-tiles.ts";
 
 export interface PreparedAppend {
   from: number;
@@ -176,6 +177,15 @@ export class ProjectLog {
   }
 
   /**
+   * Whether a public address names this log. The control database maps log
+   * ids to projects, and whoever writes it can point one project's address at
+   * another's ledger: the ledger's own id (kept in its storage) has the last word.
+   */
+  async isAt(logId: string): Promise<boolean> {
+    return (await this.logId()) === logId;
+  }
+
+  /**
    * Leaf hashes of the given indexes, for a verify page whose rows may be
    * scattered (a window): 32 bytes per index in the order asked, read per run
    * of consecutive indexes; zeros for an index past the published tree. Raw
@@ -200,13 +210,18 @@ export class ProjectLog {
 
   /**
    * What verify anchors the tree on: the published size and the root the
-   * checkpoint signs, recomputed from the stored tiles, which is what the
-   * public fetches, so a stored entry that drifted from the frontier shows.
+   * checkpoint signs, recomputed from the stored tiles, so a stored entry that
+   * drifted from the frontier shows; and the public copies of full tiles in
+   * R2, which is what the public fetches: one that is not the ledger's tile
+   * (or is for a tile the tree does not have) fails the same way. Listing the
+   * copies costs an R2 list per 1,000 full tiles: verify asks for it
+   * (`copies`), a receipt's check does not.
    */
-  async anchor(): Promise<{ tree_size: number; root_hash: string; tiles_match_root: boolean }> {
+  async anchor(copies = true): Promise<{ tree_size: number; root_hash: string; tiles_match_root: boolean }> {
     const size = this.publishedSize;
     const root = await this.root(size);
     const fromTiles = size === 0 ? root : await treeRoot(size, this.getNode(size));
-    return { tree_size: size, root_hash: base64Encode(root), tiles_match_root: base64Encode(fromTiles) === base64Encode(root) };
+    const match = bytesEqual(fromTiles, root) && (!copies || (await copiesMatch(this.env.LOGS, await this.logId(), (t) => fullTileDigest(this, t))));
+    return { tree_size: size, root_hash: base64Encode(root), tiles_match_root: match };
   }
 }

@@ -3,11 +3,13 @@
  * consistency proof from the size each witness last cosigned, keep the
  * cosignatures it answers with, and serve them on that checkpoint. A 409
  * tells the witness's real size: resync to it and retry once. Rounds run from
- * the ledger's alarm, at most one per WITNESS_INTERVAL_MS.
+ * the ledger's alarm, at most one per WITNESS_INTERVAL_MS. Each witness gets
+ * a deadline and a cap on its answer, and each cosignature is stored as it
+ * arrives: a witness that hangs or floods costs its own cosignature only.
  */
 import { parseNote } from "./note.ts";
 import { formatAddCheckpoint, parseCosignerVkey, parseTreeSizeBody, validCosignatureLines } from "./cosignature.ts";
-import { base64Decode, base64Encode } from "./encoding.ts";
+import { base64Decode, base64Encode, concatBytes } from "./encoding.ts";
 
 export interface WitnessConfig {
   name: string;
@@ -17,6 +19,15 @@ export interface WitnessConfig {
 }
 
 export const WITNESS_INTERVAL_MS = 10_000;
+/** A witness's whole exchange (both requests when it answers 409): a live witness answers in well under a second. */
+export const WITNESS_TIMEOUT_MS = 5_000;
+/** An answer is a few signature lines of about a hundred bytes; anything far larger is not a witness talking. */
+export const MAX_WITNESS_ANSWER = 16 * 1024;
+
+export interface RoundLimits {
+  timeoutMs?: number;
+  maxBodyBytes?: number;
+}
 
 /** The part of ProjectLog a round needs (kept narrow so the round is testable on its own). */
 export interface WitnessedLog {
@@ -61,8 +72,51 @@ export function nextRoundAt(log: WitnessedLog, witnesses: WitnessConfig[], now: 
 
 type Outcome = "cosigned" | "unchanged" | `error: ${string}`;
 
-/** One round: every witness in parallel. Returns what happened per witness name. */
-export async function cosignRound(log: WitnessedLog, witnesses: WitnessConfig[], fetcher: typeof fetch, now: number): Promise<Record<string, Outcome>> {
+/** The body as text, refusing (and cancelling) one longer than `max` bytes. */
+async function readCapped(res: Response, max: number): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => {});
+      throw new Error(`answer larger than ${max} bytes`);
+    }
+    parts.push(value);
+  }
+  return new TextDecoder().decode(concatBytes(...parts));
+}
+
+/** Runs `work` with a deadline that holds even if what it awaits ignores the abort signal. */
+async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new Error(`no answer within ${ms} ms`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([work(controller.signal), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One round: every witness in parallel, each cosignature stored as it comes. Returns what happened per witness name. */
+export async function cosignRound(
+  log: WitnessedLog,
+  witnesses: WitnessConfig[],
+  fetcher: typeof fetch,
+  now: number,
+  limits: RoundLimits = {},
+): Promise<Record<string, Outcome>> {
+  const { timeoutMs = WITNESS_TIMEOUT_MS, maxBodyBytes = MAX_WITNESS_ANSWER } = limits;
   const kv = log.store.kv;
   kv.put(KEY.last, now);
   const size = log.publishedSize;
@@ -73,33 +127,40 @@ export async function cosignRound(log: WitnessedLog, witnesses: WitnessConfig[],
   const sizes = kv.get<Record<string, number>>(KEY.sizes) ?? {};
   const prev = kv.get<Cosigned>(KEY.cosigned);
   const lines: Record<string, string[]> = prev && prev.size === size && prev.root === root ? { ...prev.lines } : {};
+  const save = () => {
+    kv.put(KEY.sizes, sizes);
+    kv.put(KEY.cosigned, { size, root, lines } satisfies Cosigned);
+  };
 
-  const submit = async (w: WitnessConfig, retried = false): Promise<Outcome> => {
+  const submit = async (w: WitnessConfig, signal: AbortSignal, retried = false): Promise<Outcome> => {
     const old = sizes[w.name] ?? 0;
     if (old === size && lines[w.name]?.length) return "unchanged";
     if (old > size) return `error: witness has size ${old}, larger than ours (${size}): possible fork, check it`;
     const proof = old === 0 ? [] : ((await log.consistency(old, size))?.proof ?? []).map(base64Decode);
-    const res = await fetcher(`${w.url.replace(/\/+$/, "")}/add-checkpoint`, { method: "POST", body: formatAddCheckpoint(old, proof, cp.note) });
-    const text = await res.text();
+    const res = await fetcher(`${w.url.replace(/\/+$/, "")}/add-checkpoint`, { method: "POST", body: formatAddCheckpoint(old, proof, cp.note), signal });
+    const text = await readCapped(res, maxBodyBytes);
+    // Past the deadline the round has moved on (and a later one may have stored newer state): change nothing.
+    if (signal.aborted) return "error: answered after the deadline";
     if (res.status === 409 && !retried && (res.headers.get("Content-Type") ?? "").startsWith("text/x.tlog.size")) {
       const theirs = parseTreeSizeBody(text);
       if (theirs > size) return `error: witness has size ${theirs}, larger than ours (${size}): possible fork, check it`;
       sizes[w.name] = theirs;
-      return submit(w, true);
+      return submit(w, signal, true);
     }
     if (res.status !== 200) return `error: HTTP ${res.status} ${text.slice(0, 200)}`;
     const valid = await validCosignatureLines(await parseCosignerVkey(w.vkey), body, text);
+    if (signal.aborted) return "error: answered after the deadline";
     if (valid.length === 0) return "error: no valid cosignature in the answer";
     lines[w.name] = valid;
     sizes[w.name] = size;
+    save();
     return "cosigned";
   };
 
   const results = await Promise.all(
-    witnesses.map(async (w) => [w.name, await submit(w).catch((err: Error): Outcome => `error: ${err.message}`)] as const),
+    witnesses.map(async (w) => [w.name, await withDeadline(timeoutMs, (signal) => submit(w, signal)).catch((err: Error): Outcome => `error: ${err.message}`)] as const),
   );
-  kv.put(KEY.sizes, sizes);
-  kv.put(KEY.cosigned, { size, root, lines } satisfies Cosigned);
+  save();
   for (const [name, outcome] of results) if (outcome.startsWith("error")) console.warn(`witness ${name}: ${outcome}`);
   return Object.fromEntries(results);
 }

@@ -111,3 +111,16 @@ export function receiptNotFoundPage(nonce: string) {
   );
   return `<!doctype html>${page}`;
 }
+
+/** The event exists, but its archived copy is missing or damaged: it cannot be checked (410, like the JSON's ARCHIVE_DAMAGED). */
+export function receiptDamagedPage(nonce: string) {
+  const page = (
+    <Layout nonce={nonce} title="Receipt cannot be checked">
+      <div class="card">
+        <h1>Receipt cannot be checked</h1>
+        <p class="verdict bad">The archived copy of this event is missing or damaged, so it cannot be checked. Trying again will not help until it is restored.</p>
+      </div>
+    </Layout>
+  );
+  return `<!doctype html>${page}`;
+}

@@ -1,7 +1,7 @@
 import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, erasureVouches, gapLookup, rowAfter, rowBefore, type ChainRow, type LedgerView } from "../chain/chain-check";
 import { ledgerView } from "../chain/ledger";
 import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
-import { archivedEvent } from "../storage/archive-lookup";
+import { archivedEventAnywhere, legacyEventAnywhere } from "../storage/archive-lookup";
 import { loadKeyring, type SigningKeyring } from "../chain/signing-keys";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";
@@ -18,7 +18,13 @@ export function loadChainRow(db: D1Database, id: string, projectId: string): Pro
   return db.prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE id = ? AND project_id = ?`).bind(id, projectId).first<ChainRow>();
 }
 
-/** A public receipt names only the event: look on every shard at once (ids are unique UUIDs). */
+/**
+ * A public receipt names only the event: look on every shard at once (ids are
+ * unique UUIDs). An archived event is found through its shard's id index: one
+ * project's one segment is read, never another project's (whose damaged
+ * segment therefore cannot fail this lookup), and none for an unknown id.
+ * A damaged segment of the event's own project throws ArchiveDamagedError.
+ */
 export async function findChainRow(env: Env, id: string): Promise<ChainRow | null> {
   const shards = shardNumbers(env);
   const rows = await Promise.all(
@@ -29,9 +35,14 @@ export async function findChainRow(env: Env, id: string): Promise<ChainRow | nul
     // A copy left on a shard the project no longer lives on (a move under way) is not its event.
     if (row && (await projectShard(env, row.project_id)) === shards[i]) return row;
   }
+  const owns = (n: number) => async (projectId: string) => (await projectShard(env, projectId)) === n;
+  const archived = await Promise.all(shards.map((n) => archivedEventAnywhere(env, shardDb(env, n), id, owns(n))));
+  const row = archived.find((r) => r !== null);
+  if (row) return row;
+  // Segments sealed before the id index, until the archiver has indexed them.
   for (const n of shards) {
-    const row = await archivedEvent(env, shardDb(env, n), null, id);
-    if (row && (await projectShard(env, row.project_id)) === n) return row;
+    const legacy = await legacyEventAnywhere(env, shardDb(env, n), id, owns(n));
+    if (legacy) return legacy;
   }
   return null;
 }

@@ -10,6 +10,7 @@ import { appendEvents, requestContext } from "./ingest";
 import { eventProof } from "./log";
 import { readJsonBody } from "../lib/request-body";
 import { checkEvent, loadChainRow, receiptBody } from "../receipts/receipt";
+import { orArchiveDamaged } from "./receipts";
 import { loadReceiptKeys, signReceipt } from "../receipts/receipt-signing";
 import { MAX_TERMS, MIN_TERM_CHARS, searchTerms } from "../reads/search-query";
 import { loadKeyring } from "../chain/signing-keys";
@@ -91,15 +92,15 @@ events.get("/verify", apiKeyOnly, validate("query", verifyQuery), projectWalk({ 
 documented(events, createRoute({
   method: "get", path: "/{id}/receipt", tags: ["Receipts"], operationId: "getEventReceipt", summary: "A signed receipt for one event", security: API_KEY,
   request: { params: idParam },
-  responses: { 200: json(z.object({ data: receiptSchema }), "The signed receipt"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
+  responses: { 200: json(z.object({ data: receiptSchema }), "The signed receipt"), ...errors(...AUTH_ERRORS, "NOT_FOUND", "ARCHIVE_DAMAGED") },
 }));
 events.get("/:id/receipt", apiKeyOnly, async (c) => {
   const projectId = projectOf(c.get("credential"));
   const db = await eventsDb(c.env, projectId);
-  const row = (await loadChainRow(db, c.req.param("id"), projectId)) ?? (await archivedEvent(c.env, db, projectId, c.req.param("id")));
+  const row = (await loadChainRow(db, c.req.param("id"), projectId)) ?? (await orArchiveDamaged(archivedEvent(c.env, db, projectId, c.req.param("id"))));
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   const [check, keys, inclusion] = await Promise.all([
-    checkEvent(c.env, row),
+    orArchiveDamaged(checkEvent(c.env, row)),
     loadReceiptKeys(c.env.RECEIPT_SIGNING_KEYS),
     ledgerOf(c.env, projectId).logInclusion(row.seq),
   ]);
@@ -146,14 +147,14 @@ events.get("/search", readers, validate("query", searchQuerySchema), async (c) =
 documented(events, createRoute({
   method: "get", path: "/{id}/proof", tags: ["Transparency log"], operationId: "getEventProof", summary: "The event's inclusion proof", security: API_KEY,
   request: { params: idParam },
-  responses: { 200: json(logProofSchema, "c2sp.org/tlog-proof@v1 inclusion proof"), ...errors(...AUTH_ERRORS, "NOT_FOUND", "LOG_NOT_READY") },
+  responses: { 200: json(logProofSchema, "c2sp.org/tlog-proof@v1 inclusion proof"), ...errors(...AUTH_ERRORS, "NOT_FOUND", "LOG_NOT_READY", "ARCHIVE_DAMAGED") },
 }));
 events.get("/:id/proof", apiKeyOnly, eventProof);
 
 documented(events, createRoute({
   method: "get", path: "/{id}", tags: ["Events"], operationId: "getEvent", summary: "One event", security: API_KEY_OR_EMBED,
   request: { params: idParam },
-  responses: { 200: json(eventEnvelopeSchema, "The event"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
+  responses: { 200: json(eventEnvelopeSchema, "The event"), ...errors(...AUTH_ERRORS, "NOT_FOUND", "ARCHIVE_DAMAGED") },
 }));
 events.get("/:id", readers, async (c) => {
   const credential = c.get("credential")!;
@@ -164,7 +165,7 @@ events.get("/:id", readers, async (c) => {
     params: [c.req.param("id"), projectId],
   });
   // Not hot: maybe in the cold tier (src/storage/archive-segments.ts).
-  const row = hot ?? (await archivedEvent(c.env, db, projectId, c.req.param("id")));
+  const row = hot ?? (await orArchiveDamaged(archivedEvent(c.env, db, projectId, c.req.param("id"))));
   const hidden = credential.kind === "embed" && credential.organization !== null && row?.organization !== credential.organization;
   if (!row || hidden) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   return c.body(`{"data":${eventWriter(credential)(row)}}`, 200, JSON_TYPE);

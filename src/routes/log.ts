@@ -6,6 +6,8 @@ import { validate, validationError } from "../lib/validate";
 import { publicLogUrl } from "../log/log-identity";
 import { projectOf, requireCredential } from "../middleware/credential";
 import { consistencyQuery } from "../schemas/log";
+import { archivedEvent } from "../storage/archive-lookup";
+import { orArchiveDamaged } from "./receipts";
 import { eventsDb } from "../storage/shards";
 import type { AppEnv } from "../types";
 import { API_KEY, AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
@@ -47,11 +49,14 @@ log.get("/consistency", apiKeyOnly, validate("query", consistencyQuery), async (
 /**
  * GET /v1/events/:id/proof (mounted in routes/events.ts): the event's
  * inclusion proof as c2sp.org/tlog-proof@v1 text against the newest checkpoint.
+ * Archiving never changes a leaf: an event in the cold tier has its proof too.
  */
 export async function eventProof(c: Context<AppEnv>) {
   const projectId = projectOf(c.get("credential"));
+  const id = c.req.param("id") ?? "";
   const db = await eventsDb(c.env, projectId);
-  const row = await db.prepare("SELECT seq FROM events WHERE id = ? AND project_id = ?").bind(c.req.param("id"), projectId).first<{ seq: number }>();
+  const hot = await db.prepare("SELECT seq FROM events WHERE id = ? AND project_id = ?").bind(id, projectId).first<{ seq: number }>();
+  const row = hot ?? (await orArchiveDamaged(archivedEvent(c.env, db, projectId, id)));
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   const ledger = ledgerOf(c.env, projectId);
   const proof = await ledger.logInclusion(row.seq);

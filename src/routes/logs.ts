@@ -2,7 +2,8 @@ import type { Context } from "hono";
 import { createRoute, z } from "@hono/zod-openapi";
 import { documented, errors, router } from "../lib/openapi";
 import { ledgerOf } from "../chain/ledger";
-import { projectOfLog, tileObjectKey } from "../log/log-directory";
+import { forgetLogAddress, projectOfLog, tileObjectKey } from "../log/log-directory";
+import { checkedCopy, keepCopy } from "../log/published-tiles";
 import { TILE_WIDTH, parseTilePath } from "../log/tiles";
 import type { AppEnv } from "../types";
 
@@ -51,10 +52,18 @@ function binary(c: Context<AppEnv>, bytes: ArrayBuffer | Uint8Array, cache: stri
   });
 }
 
+/** The ledger the control database names for `logId` said that is not its log: 404, and ask the database again next time. */
+function notThisLog(c: Context<AppEnv>, logId: string) {
+  forgetLogAddress(logId);
+  return plain(c, 404, "unknown log");
+}
+
 logs.get("/:logId/checkpoint", async (c) => {
-  const projectId = await projectOfLog(c.env, c.req.param("logId"));
+  const logId = c.req.param("logId");
+  const projectId = await projectOfLog(c.env, logId);
   if (!projectId) return plain(c, 404, "unknown log");
-  const note = await ledgerOf(c.env, projectId).logCheckpoint();
+  const { mine, note } = await ledgerOf(c.env, projectId).logCheckpoint(logId);
+  if (!mine) return notThisLog(c, logId);
   if (note === null) return plain(c, 503, "this deployment has no checkpoint signing key");
   return c.text(note, 200, {
     "Content-Type": "text/plain; charset=utf-8",
@@ -69,17 +78,17 @@ logs.get("/:logId/tile/*", async (c) => {
   const path = c.req.path.slice(`/logs/${logId}/`.length);
   const tile = parseTilePath(path);
   if (!tile) return plain(c, 400, "malformed tile path: tile/<L>/<N>[.p/<W>] as c2sp.org/tlog-tiles spells it");
+  const full = tile.width === TILE_WIDTH;
+  const key = tileObjectKey(logId, path);
+  // A full tile never changes: its R2 copy is served once the ledger's digest of it is known and matches.
+  const copy = full ? await checkedCopy(c.env.LOGS, key) : null;
+  if (copy) return binary(c, copy, IMMUTABLE);
   const projectId = await projectOfLog(c.env, logId);
   if (!projectId) return plain(c, 404, "unknown log");
-  const full = tile.width === TILE_WIDTH;
-  // A full tile is in R2 only once the ledger published it, and never changes after.
-  if (full) {
-    const stored = await c.env.LOGS.get(tileObjectKey(logId, path));
-    if (stored) return binary(c, await stored.arrayBuffer(), IMMUTABLE);
-  }
-  const bytes = await ledgerOf(c.env, projectId).logTile(tile.level, tile.index, tile.width);
+  const { mine, bytes } = await ledgerOf(c.env, projectId).logTile(logId, tile.level, tile.index, tile.width);
+  if (!mine) return notThisLog(c, logId);
   if (!bytes) return plain(c, 404, "no such tile in this log");
-  if (full) c.executionCtx.waitUntil(c.env.LOGS.put(tileObjectKey(logId, path), bytes).catch(() => {}));
+  if (full) c.executionCtx.waitUntil(keepCopy(c.env.LOGS, key, bytes).catch(() => {}));
   return binary(c, bytes, full ? IMMUTABLE : FRESH);
 });
 

@@ -6,7 +6,24 @@ import { randomHex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { checkEvent, isValid, findChainRow, publicFields, publicStatus, receiptUrls } from "../receipts/receipt";
 import type { AppEnv } from "../types";
-import { receiptNotFoundPage, receiptPage } from "../receipts/receipt-page";
+import { receiptDamagedPage, receiptNotFoundPage, receiptPage } from "../receipts/receipt-page";
+import { ArchiveDamagedError } from "../storage/archive-segments";
+
+/**
+ * Reads of an event or its check, with a damaged archived copy (a segment or
+ * neighbour missing from R2, or not the bytes its index row recorded) turned
+ * into a clear ARCHIVE_DAMAGED: never a 500 that says to retry. The details
+ * stay in the log, for the operator who restores the object.
+ */
+export async function orArchiveDamaged<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!(error instanceof ArchiveDamagedError)) throw error;
+    console.error(error.message);
+    throw new ApiError("ARCHIVE_DAMAGED", "The archived copy of this event is missing or damaged, so it cannot be read or checked; retrying will not help until it is restored");
+  }
+}
 
 /**
  * Public by design: whoever was given a receipt can check it here without a
@@ -18,13 +35,13 @@ const idParam = z.object({ id: z.string().meta({ description: "The event id on t
 documented(receipts, createRoute({
   method: "get", path: "/{id}", tags: ["Public"], operationId: "getReceiptStatus", summary: "Check a receipt's event (no credential)", security: [],
   request: { params: idParam },
-  responses: { 200: json(receiptStatusSchema, "The public check of the event"), ...errors("NOT_FOUND") },
+  responses: { 200: json(receiptStatusSchema, "The public check of the event"), ...errors("NOT_FOUND", "ARCHIVE_DAMAGED") },
 }));
 
 receipts.get("/:id", async (c) => {
-  const row = await findChainRow(c.env, c.req.param("id"));
+  const row = await orArchiveDamaged(findChainRow(c.env, c.req.param("id")));
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id");
-  const check = await checkEvent(c.env, row);
+  const check = await orArchiveDamaged(checkEvent(c.env, row));
   c.header("Cache-Control", "no-store");
   return c.json({ data: publicStatus(row, check, new URL(c.req.url).origin, new Date().toISOString()) });
 });
@@ -36,7 +53,7 @@ const html = (description: string) => ({ description, content: { "text/html": { 
 documented(receiptPages, createRoute({
   method: "get", path: "/{id}", tags: ["Public"], operationId: "viewReceipt", summary: "The human view of a receipt check (HTML, no script)", security: [],
   request: { params: idParam },
-  responses: { 200: html("The check as a page"), 404: html("No such event"), ...errors() },
+  responses: { 200: html("The check as a page"), 404: html("No such event"), 410: html("The event's archived copy is missing or damaged"), ...errors() },
 }));
 
 function pageHeaders(c: Context<AppEnv>, nonce: string) {
@@ -52,9 +69,16 @@ function pageHeaders(c: Context<AppEnv>, nonce: string) {
 receiptPages.get("/:id", async (c) => {
   const nonce = randomHex(16);
   pageHeaders(c, nonce);
-  const row = await findChainRow(c.env, c.req.param("id"));
-  if (!row) return c.html(receiptNotFoundPage(nonce), 404);
-  const check = await checkEvent(c.env, row);
+  let found;
+  try {
+    const row = await orArchiveDamaged(findChainRow(c.env, c.req.param("id")));
+    found = row && { row, check: await orArchiveDamaged(checkEvent(c.env, row)) };
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "ARCHIVE_DAMAGED") return c.html(receiptDamagedPage(nonce), 410);
+    throw error;
+  }
+  if (!found) return c.html(receiptNotFoundPage(nonce), 404);
+  const { row, check } = found;
   const origin = new URL(c.req.url).origin;
   return c.html(
     receiptPage({

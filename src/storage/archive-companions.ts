@@ -1,6 +1,8 @@
 import { sha256Hex } from "../lib/crypto";
 import { FORMATS } from "../reads/export-formats";
-import { companionKey, gzip, readSegment, resealSegment, sealSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
+import { indexRows, LACKS_IDS } from "./archive-ids";
+import { ArchiveDamagedError, companionKey, gzip, readSegment, resealSegment, sealSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
+import type { CompanionRecords } from "./companion-records";
 import { EVENT_COLUMNS } from "./shard-copy";
 
 /**
@@ -13,8 +15,10 @@ import { EVENT_COLUMNS } from "./shard-copy";
  * segment streams the companion's bytes as they are (archive-export.ts).
  *
  * The segment object stays the source of truth: a companion is only served
- * while its SHA-256 equals the one in the segment's index row, and the
- * index row is only written after all three objects are.
+ * while its SHA-256 equals the one the project's ledger recorded for the
+ * segment the index row names (companion-records.ts); the index row keeps a
+ * copy of the hashes for operators. Objects first, then the ledger's record,
+ * then the index row.
  */
 
 export interface SealedSegment {
@@ -89,29 +93,53 @@ function putCompanions(env: Env, s: Segment, companions: Record<CompanionFormat,
   ]);
 }
 
+/** Candidates looked at per step: a damaged segment is skipped (verify reports it), not retried forever in one step. */
+const BACKFILL_TRIES = 5;
+
 /**
- * A segment sealed before companions existed gets them, so an upgraded
- * archive exports as fast as a new one; false when none is left. Run by the
- * archiver under the ledger's commit lock, so no erasure rewrites the segment
- * meanwhile (a companion written for a segment being replaced would outlive
- * it, personal data included). Objects first, then the index row, and only
- * if it still names the segment that was rendered: a crash in between leaves
- * companions no index row vouches for, never served, rewritten next time.
+ * One segment that lacks something the archiver now keeps gets it, so an
+ * upgraded archive is as fast and as checkable as a new one; false when none
+ * is left. A segment qualifies when the shard's id index has no entry for it
+ * (sealed before archive-ids.ts), when the ledger has no record of its
+ * companions (sealed before companion-records.ts, or rewritten by an erasure,
+ * which cannot reach the ledger's records), or when its index row has no
+ * companion hashes. Its companions are rendered again from its rows (nothing
+ * stored before is trusted), written, recorded by the ledger, and the index
+ * row updated only if it still names the segment that was rendered. Run by
+ * the archiver under the ledger's commit lock, so no erasure rewrites the
+ * segment meanwhile (a companion written for a segment being replaced would
+ * outlive it, personal data included).
  */
-export async function backfillCompanions(env: Env, db: D1Database, projectId: string): Promise<boolean> {
-  const segment = await db
-    .prepare("SELECT * FROM archive_segments WHERE project_id = ? AND (csv_sha256 IS NULL OR json_sha256 IS NULL) ORDER BY first_seq LIMIT 1")
+export async function backfillSegment(env: Env, db: D1Database, projectId: string, companions: CompanionRecords): Promise<boolean> {
+  const { results } = await db
+    .prepare(`SELECT s.first_seq, s.sha256, s.csv_sha256 IS NULL OR s.json_sha256 IS NULL OR ${LACKS_IDS} AS lacking FROM archive_segments s WHERE s.project_id = ? ORDER BY s.first_seq`)
     .bind(projectId)
-    .first<Segment>();
-  if (!segment) return false;
-  const rows = await readSegment(env, segment);
-  const { segment: rendered, companions } = await withCompanions({ segment, body: new Uint8Array() }, rows.map((r) => EVENT_COLUMNS.map((c) => r[c])));
-  await putCompanions(env, rendered, companions);
-  await db
-    .prepare("UPDATE archive_segments SET csv_sha256 = ?, csv_bytes = ?, json_sha256 = ?, json_bytes = ? WHERE project_id = ? AND first_seq = ? AND sha256 = ?")
-    .bind(rendered.csv_sha256, rendered.csv_bytes, rendered.json_sha256, rendered.json_bytes, projectId, segment.first_seq, segment.sha256)
-    .run();
-  return true;
+    .all<{ first_seq: number; sha256: string; lacking: number }>();
+  const recorded = companions.lookup(results.map((r) => r.sha256));
+  companions.keepOnly(results.map((r) => r.sha256));
+  const due = results.filter((r) => r.lacking === 1 || !recorded[r.sha256]).slice(0, BACKFILL_TRIES);
+  for (const { first_seq } of due) {
+    const segment = (await db.prepare("SELECT * FROM archive_segments WHERE project_id = ? AND first_seq = ?").bind(projectId, first_seq).first<Segment>())!;
+    let rows: ArchivedRow[];
+    try {
+      rows = await readSegment(env, segment);
+    } catch (error) {
+      if (!(error instanceof ArchiveDamagedError)) throw error;
+      console.warn(`archive backfill skips a damaged segment: ${error.message}`);
+      continue;
+    }
+    const { segment: rendered, companions: bytes } = await withCompanions({ segment, body: new Uint8Array() }, rows.map((r) => EVENT_COLUMNS.map((c) => r[c])));
+    await putCompanions(env, rendered, bytes);
+    companions.record(segment.sha256, { csv: rendered.csv_sha256!, json: rendered.json_sha256! });
+    await db.batch([
+      db
+        .prepare("UPDATE archive_segments SET csv_sha256 = ?, csv_bytes = ?, json_sha256 = ?, json_bytes = ? WHERE project_id = ? AND first_seq = ? AND sha256 = ?")
+        .bind(rendered.csv_sha256, rendered.csv_bytes, rendered.json_sha256, rendered.json_bytes, projectId, segment.first_seq, segment.sha256),
+      indexRows(db, projectId, rows),
+    ]);
+    return true;
+  }
+  return false;
 }
 
 /** Every object a segment's index row names (deleting a companion that was never written is harmless). */

@@ -2,6 +2,8 @@ import type { EventRow } from "../db/schema";
 import type { Cursor } from "../reads/cursor";
 import type { Selection } from "../reads/event-query";
 import { archivedThrough, companionKey, readSealed, readSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
+import { trustedCompanions } from "./companion-check";
+import type { TrustedCompanions } from "./companion-records";
 
 /**
  * The pages of an export across both tiers: the hot events newest first (the
@@ -16,9 +18,11 @@ import { archivedThrough, companionKey, readSealed, readSegment, type ArchivedRo
  * A segment the selection takes whole (no filter but a date window that
  * covers its whole occurred_at range) and none of whose rows the hot walk
  * wrote is yielded as its export companion's bytes (archive-companions.ts),
- * already rendered in `companion`'s format and in this same order. Any
- * other segment, one sealed before companions existed, or one whose
- * companion is missing or differs from its index row goes row by row.
+ * already rendered in `companion`'s format and in this same order, but only
+ * when its bytes hash to what the project's ledger recorded for that segment
+ * (companion-records.ts): D1 and R2 alone cannot make an export serve other
+ * rows. Any other segment, one the ledger has no record for yet, or one whose
+ * companion is missing or differs goes row by row from the segment itself.
  */
 export async function* exportPages(
   db: D1Database,
@@ -64,6 +68,7 @@ export async function* exportPages(
     )
     .bind(sel.projectId, sel.dateFrom, sel.dateTo)
     .all<Segment>();
+  const trusted: TrustedCompanions = companion !== null && results.length > 0 ? await trustedCompanions(env, sel.projectId, results) : {};
   const unfiltered = sel.organization === null && sel.actorId === null && sel.ipAddress === null && sel.actions === null && sel.exclude.length === 0;
   const whole = (s: Segment) => {
     if (!unfiltered || companion === null) return false;
@@ -72,7 +77,7 @@ export async function* exportPages(
     return true;
   };
   const fetch = async (s: Segment): Promise<ArchivedRow[] | Uint8Array> =>
-    (whole(s) ? await companionBytes(env, s, companion!) : null) ?? readSegment(env, s);
+    (whole(s) ? await companionBytes(env, s, companion!, trusted[s.sha256]?.[companion!] ?? null) : null) ?? readSegment(env, s);
   // The next segment is fetched while this one is written out.
   let next = results.length > 0 ? fetch(results[0]) : null;
   for (let i = 0; i < results.length; i++) {
@@ -102,17 +107,17 @@ export function matches(sel: Selection, r: ArchivedRow): boolean {
 }
 
 /**
- * A segment's companion, decompressed; null when it has none (sealed before
- * companions) or it is missing or its SHA-256 is not the index row's (an
- * interrupted rewrite, or tampering): the caller then reads the segment
- * itself, whose own hash is checked, so a stale companion is never served.
+ * A segment's companion, decompressed; null when the ledger recorded none for
+ * the segment (`expected` null) or it is missing or its SHA-256 is not the
+ * recorded one (an interrupted rewrite, or tampering): the caller then reads
+ * the segment itself, whose own hash is checked, so a stale or planted
+ * companion is never served.
  */
-async function companionBytes(env: Env, segment: Segment, format: CompanionFormat): Promise<Uint8Array | null> {
-  const expected = format === "csv" ? segment.csv_sha256 : segment.json_sha256;
+async function companionBytes(env: Env, segment: Segment, format: CompanionFormat, expected: string | null): Promise<Uint8Array | null> {
   if (!expected) return null;
   const key = companionKey(segment.object_key, format);
   const bytes = await readSealed(env, key, expected);
   if (bytes === "missing") console.warn(`archive companion ${key} is missing; exporting its segment row by row`);
-  if (bytes === "hash_differs") console.warn(`archive companion ${key}: its SHA-256 differs from its index row; exporting its segment row by row`);
+  if (bytes === "hash_differs") console.warn(`archive companion ${key}: its SHA-256 differs from the ledger's record; exporting its segment row by row`);
   return typeof bytes === "string" ? null : bytes;
 }

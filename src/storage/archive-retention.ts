@@ -1,5 +1,6 @@
 import { cutoffOf, orderRules, ruleFor, type RetentionRule } from "../chain/retention-rules";
 import { segmentObjects } from "./archive-companions";
+import { unindexRange } from "./archive-ids";
 import { readSegment, type Segment } from "./archive-segments";
 import { restoreStatements } from "./shard-copy";
 
@@ -42,6 +43,7 @@ export async function restoreExpired(env: Env, db: D1Database, projectId: string
     await db.batch([
       ...restoreStatements(db, projectId, rows),
       db.prepare("DELETE FROM archive_segments WHERE project_id = ? AND first_seq = ?").bind(projectId, segment.first_seq),
+      unindexRange(db, projectId, segment.first_seq, segment.last_seq),
     ]);
     await env.ARCHIVE.delete(segmentObjects(segment.object_key));
     return { restored: rows.length, more: true };

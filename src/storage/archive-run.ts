@@ -1,5 +1,7 @@
-import { backfillCompanions, putSealed, sealWithCompanions } from "./archive-companions";
+import { backfillSegment, putSealed, sealWithCompanions } from "./archive-companions";
+import { indexSealed } from "./archive-ids";
 import type { Segment } from "./archive-segments";
+import type { CompanionRecords } from "./companion-records";
 import { sweepUnindexed } from "./archive-sweep";
 import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
 import { shardDb, shardNumbers } from "./shards";
@@ -13,6 +15,8 @@ import { shardDb, shardNumbers } from "./shards";
  * after the object writes leaves the rows hot and unindexed objects, which
  * the next run overwrites (segmentKey is the first seq); a crash after the
  * transaction leaves nothing to redo. So no event is lost and none is in both tiers.
+ * Between the two, the ledger records the companions' hashes (companion-records.ts);
+ * the transaction also indexes the segment's event ids (archive-ids.ts).
  */
 
 /** Rows per segment: one D1 read and one object of roughly 0.2-1 MB compressed. */
@@ -50,16 +54,16 @@ export async function hotDays(env: Env, projectId: string): Promise<number | nul
  * a contiguous seq range even if clocks stepped back) and never past the next
  * segment (rows a retention purge brought back and kept lie below segments).
  */
-export async function archiveStep(env: Env, db: D1Database, projectId: string, now: Date, hooks: ArchiveHooks = {}) {
-  const step = await sealNext(env, db, projectId, now, hooks);
-  // Once nothing is due, older segments get their export companions, one per step.
-  if (step.done && (await backfillCompanions(env, db, projectId))) return { ...step, done: false };
+export async function archiveStep(env: Env, db: D1Database, projectId: string, now: Date, companions: CompanionRecords, hooks: ArchiveHooks = {}) {
+  const step = await sealNext(env, db, projectId, now, companions, hooks);
+  // Once nothing is due, older segments get what they lack (id index entries, recorded companions), one per step.
+  if (step.done && (await backfillSegment(env, db, projectId, companions))) return { ...step, done: false };
   // Last, what interrupted steps left in the bucket (archive-sweep.ts).
   if (step.done) await sweepUnindexed(env, db, projectId);
   return step;
 }
 
-async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, hooks: ArchiveHooks) {
+async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, companions: CompanionRecords, hooks: ArchiveHooks) {
   const days = await hotDays(env, projectId);
   if (days === null) return { archived: 0, done: true, segment: null };
   const cutoff = new Date(now.getTime() - days * 86_400_000).toISOString();
@@ -78,8 +82,10 @@ async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, 
   const { segment } = sealed;
   await putSealed(env, sealed);
   if (hooks.failAfterPut) throw new Error("injected failure after the segment write");
+  companions.record(segment.sha256, { csv: segment.csv_sha256!, json: segment.json_sha256! });
   await db.batch([
     insertSegment(db, segment),
+    indexSealed(db, projectId, segment.first_seq, segment.last_seq),
     db.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, segment.first_seq, segment.last_seq),
   ]);
   return { archived: segment.count, done: eligible < limit && !bounded, segment };

@@ -100,10 +100,21 @@ export async function readSealed(env: Env, key: string, sha256: string): Promise
   return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
 }
 
-export class SegmentMissingError extends Error {
-  constructor(key: string, why: string) {
-    super(`archive segment ${key}: ${why}`);
-    this.name = "SegmentMissingError";
+/**
+ * The archived copy of a segment cannot be used: its object (or an export
+ * companion the ledger vouches for) is missing, or its bytes are not the ones
+ * recorded. Retrying does not help; verify reports it as `archive_damaged`,
+ * get and receipts answer ARCHIVE_DAMAGED. `eventId` is the segment's first
+ * event, when the shard's id index knows it (archive-ids.ts).
+ */
+export class ArchiveDamagedError extends Error {
+  eventId: string | null = null;
+  constructor(
+    readonly segment: Segment,
+    why: string,
+  ) {
+    super(`archive segment ${segment.object_key} (seq ${segment.first_seq}-${segment.last_seq}): ${why}`);
+    this.name = "ArchiveDamagedError";
   }
 }
 
@@ -112,8 +123,8 @@ const UTF8 = new TextDecoder();
 /** A segment's rows in seq order, checked against the SHA-256 its index row recorded. */
 export async function readSegment(env: Env, segment: Segment): Promise<ArchivedRow[]> {
   const bytes = await readSealed(env, segment.object_key, segment.sha256);
-  if (bytes === "missing") throw new SegmentMissingError(segment.object_key, "missing from the archive bucket");
-  if (bytes === "hash_differs") throw new SegmentMissingError(segment.object_key, "its SHA-256 differs from its index row");
+  if (bytes === "missing") throw new ArchiveDamagedError(segment, "missing from the archive bucket");
+  if (bytes === "hash_differs") throw new ArchiveDamagedError(segment, "its SHA-256 differs from its index row");
   const text = UTF8.decode(bytes);
   return text === "" ? [] : text.split("\n").map((line) => JSON.parse(line) as ArchivedRow);
 }

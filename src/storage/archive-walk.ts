@@ -1,4 +1,7 @@
-import { readSegment, segmentsBetween, type ArchivedRow, type TimeWindow } from "./archive-segments";
+import { firstIdOf } from "./archive-ids";
+import { checkCompanions, trustedCompanions } from "./companion-check";
+import { ArchiveDamagedError, readSegment, segmentsBetween, type ArchivedRow, type Segment, type TimeWindow } from "./archive-segments";
+import { EVENT_COLUMNS } from "./shard-copy";
 
 /**
  * What the walkers (verify, export) need of the cold tier, bound to one
@@ -14,15 +17,37 @@ export interface ArchiveTier {
   rowAfter(seq: number): Promise<ArchivedRow | null>;
 }
 
+/**
+ * Every read of the tier throws ArchiveDamagedError for a damaged segment,
+ * naming the segment's first event (verify reports it as archive_damaged).
+ * The walk (`between`, verify's) also checks each segment's export companions
+ * against the hashes the ledger recorded for it (companion-check.ts).
+ */
 export function archiveTier(env: Env, db: D1Database, projectId: string): ArchiveTier {
+  const named = async (error: ArchiveDamagedError) => ((error.eventId = await firstIdOf(db, error.segment)), error);
+  const read = (segment: Segment) =>
+    readListed(env, db, segment).catch(async (error) => {
+      throw error instanceof ArchiveDamagedError ? await named(error) : error;
+    });
   return {
     async *between(afterSeq, beforeSeq, size, window) {
       const segments = await segmentsBetween(db, projectId, afterSeq, beforeSeq, window);
+      const trusted = segments.length > 0 ? await trustedCompanions(env, projectId, segments) : {};
+      const fetch = async (segment: Segment, tries = 2): Promise<ArchivedRow[]> => {
+        const [rows, damage] = await Promise.all([read(segment), checkCompanions(env, segment, trusted[segment.sha256])]);
+        if (damage === null) return rows;
+        const now = await changed(db, segment);
+        // Brought back hot meanwhile: its rows were read, its companions are simply gone.
+        if (now === "gone") return rows;
+        if (now === "same" || tries === 0) throw await named(new ArchiveDamagedError(segment, damage));
+        Object.assign(trusted, await trustedCompanions(env, projectId, [now]));
+        return fetch(now, tries - 1);
+      };
       // The next segment is fetched and unpacked while this one is walked.
-      let next = segments.length > 0 ? readSegment(env, segments[0]) : null;
+      let next = segments.length > 0 ? fetch(segments[0]) : null;
       for (let i = 0; i < segments.length; i++) {
         const rows = await next!;
-        next = i + 1 < segments.length ? readSegment(env, segments[i + 1]) : null;
+        next = i + 1 < segments.length ? fetch(segments[i + 1]) : null;
         next?.catch(() => {});
         const inside = rows.filter((r) => r.seq > afterSeq && r.seq < beforeSeq);
         for (let at = 0; at < inside.length; at += size) yield inside.slice(at, at + size);
@@ -32,15 +57,15 @@ export function archiveTier(env: Env, db: D1Database, projectId: string): Archiv
       const segment = await db
         .prepare("SELECT * FROM archive_segments WHERE project_id = ? AND first_seq < ? ORDER BY first_seq DESC LIMIT 1")
         .bind(projectId, seq)
-        .first<Parameters<typeof readSegment>[1]>();
+        .first<Segment>();
       if (!segment) return null;
-      const rows = (await readSegment(env, segment)).filter((r) => r.seq < seq);
+      const rows = (await read(segment)).filter((r) => r.seq < seq);
       return rows[rows.length - 1] ?? null;
     },
     async rowAfter(seq) {
       const [segment] = await segmentsBetween(db, projectId, seq);
       if (!segment) return null;
-      return (await readSegment(env, segment)).find((r) => r.seq > seq) ?? null;
+      return (await read(segment)).find((r) => r.seq > seq) ?? null;
     },
   };
 }
@@ -75,4 +100,68 @@ export async function* withArchived<T extends { seq: number }>(
     after = page[page.length - 1].seq;
   }
   yield* fill(headSeq + 1);
+}
+
+/**
+ * A segment's rows, as readSegment, for a segment listed a moment ago. It may
+ * have been rewritten (erasure) or brought back hot (retention) since, and its
+ * old objects deleted: that is not damage, so a failed read looks at the
+ * index row again and reads what replaced it (the rows of a segment brought
+ * back hot are read from D1). Only a segment still named as it was is damaged.
+ */
+export async function readListed(env: Env, db: D1Database, segment: Segment, tries = 2): Promise<ArchivedRow[]> {
+  try {
+    return await readSegment(env, segment);
+  } catch (error) {
+    if (!(error instanceof ArchiveDamagedError)) throw error;
+    const now = await changed(db, segment);
+    if (now === "same" || tries === 0) throw error;
+    return now === "gone" ? restoredRows(db, segment) : readListed(env, db, now, tries - 1);
+  }
+}
+
+async function changed(db: D1Database, segment: Segment): Promise<Segment | "same" | "gone"> {
+  const now = await db
+    .prepare("SELECT * FROM archive_segments WHERE project_id = ? AND first_seq = ?")
+    .bind(segment.project_id, segment.first_seq)
+    .first<Segment>();
+  if (!now) return "gone";
+  return now.sha256 === segment.sha256 && now.object_key === segment.object_key ? "same" : now;
+}
+
+/** The rows of a segment that retention brought back hot after the walk listed it (those its purge has not deleted yet). */
+async function restoredRows(db: D1Database, segment: Segment): Promise<ArchivedRow[]> {
+  const { results } = await db
+    .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM events WHERE project_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`)
+    .bind(segment.project_id, segment.first_seq, segment.last_seq)
+    .all<ArchivedRow>();
+  return results;
+}
+
+/** Where a walk stopped at a damaged segment: verify reports it as archive_damaged. */
+export interface WalkDamage {
+  error: ArchiveDamagedError | null;
+}
+
+/** A walk's pages until a read of the cold tier finds a damaged segment: the walk then ends, and `damage` says where. */
+export async function* untilDamaged<T>(pages: AsyncIterable<T>, damage: WalkDamage): AsyncGenerator<T> {
+  try {
+    yield* pages;
+  } catch (error) {
+    stopAt(damage)(error);
+  }
+}
+
+/** For a single read of the cold tier during a walk (a windowed verify's link to an archived predecessor): null once damaged. */
+export function stopAt(damage: WalkDamage) {
+  return (error: unknown): null => {
+    if (!(error instanceof ArchiveDamagedError)) throw error;
+    damage.error ??= error;
+    return null;
+  };
+}
+
+/** The failure verify reports for it: the segment's first event (null when the id index has no entry for it) and the segment's earliest occurred_at. */
+export function damageFailure(error: ArchiveDamagedError) {
+  return { event_id: error.eventId, reason: "archive_damaged" as const, at: error.segment.first_occurred_at };
 }

@@ -130,6 +130,22 @@ export async function copyGaps(from: D1Database, to: D1Database, projectId: stri
   return rows.length;
 }
 
+/**
+ * Copies up to `limit` entries of the project's archived-id index after
+ * `afterSeq` (archive-ids.ts); returns the last seq copied, or null when none
+ * was left. Like the archive index, it only changes when the archiver or a
+ * purge runs, and neither runs while a move is copying.
+ */
+export async function copyArchiveIds(from: D1Database, to: D1Database, projectId: string, afterSeq: number, limit = MOVE_BATCH): Promise<number | null> {
+  const rows = await from
+    .prepare("SELECT project_id, seq, id FROM archive_ids WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?")
+    .bind(projectId, afterSeq, limit)
+    .raw();
+  if (rows.length === 0) return null;
+  await to.batch(insertStatements(to, "archive_ids", ["project_id", "seq", "id"], rows, "INSERT OR REPLACE"));
+  return rows[rows.length - 1][1] as number;
+}
+
 /** Copies up to `limit` idempotency keys after `afterKey` (key order); returns the last key copied, or null when none was left. */
 export async function copyKeys(from: D1Database, to: D1Database, projectId: string, afterKey: string, limit = MOVE_BATCH): Promise<string | null> {
   const rows = await from
@@ -153,13 +169,14 @@ export async function copyKeysSince(from: D1Database, to: D1Database, projectId:
 
 /** The project's row counts on one shard: what the final check compares. */
 export async function rowCounts(db: D1Database, projectId: string) {
-  const [events, gaps, keys, segments] = await db.batch<{ n: number }>([
+  const [events, gaps, keys, segments, ids] = await db.batch<{ n: number }>([
     db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ?").bind(projectId),
     db.prepare("SELECT count(*) AS n FROM retention_gaps WHERE project_id = ?").bind(projectId),
     db.prepare("SELECT count(*) AS n FROM idempotency_keys WHERE project_id = ?").bind(projectId),
     db.prepare("SELECT count(*) AS n FROM archive_segments WHERE project_id = ?").bind(projectId),
+    db.prepare("SELECT count(*) AS n FROM archive_ids WHERE project_id = ?").bind(projectId),
   ]);
-  return { events: events.results[0].n, gaps: gaps.results[0].n, keys: keys.results[0].n, segments: segments.results[0].n };
+  return { events: events.results[0].n, gaps: gaps.results[0].n, keys: keys.results[0].n, segments: segments.results[0].n, archivedIds: ids.results[0].n };
 }
 
 /**
@@ -168,11 +185,12 @@ export async function rowCounts(db: D1Database, projectId: string) {
  * the shard holds nothing of the project any more.
  */
 export async function deleteBatch(db: D1Database, projectId: string, limit = MOVE_BATCH): Promise<number> {
-  const [events, keys, gaps, segments] = await db.batch([
+  const [events, keys, gaps, segments, ids] = await db.batch([
     db.prepare("DELETE FROM events WHERE row_id IN (SELECT row_id FROM events WHERE project_id = ? ORDER BY seq LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM retention_gaps WHERE id IN (SELECT id FROM retention_gaps WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM archive_segments WHERE rowid IN (SELECT rowid FROM archive_segments WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
+    db.prepare("DELETE FROM archive_ids WHERE project_id = ?1 AND seq IN (SELECT seq FROM archive_ids WHERE project_id = ?1 ORDER BY seq LIMIT ?2)").bind(projectId, limit),
   ]);
-  return events.meta.changes + keys.meta.changes + gaps.meta.changes + segments.meta.changes;
+  return events.meta.changes + keys.meta.changes + gaps.meta.changes + segments.meta.changes + ids.meta.changes;
 }

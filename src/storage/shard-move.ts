@@ -1,4 +1,4 @@
-import { copyEvents, copyGaps, copyKeys, copyKeysSince, CopyMismatchError, deleteBatch, rowCounts } from "./shard-copy";
+import { copyArchiveIds, copyEvents, copyGaps, copyKeys, copyKeysSince, CopyMismatchError, deleteBatch, rowCounts } from "./shard-copy";
 import { forgetShard, rememberShard, SHARD_CACHE_SECONDS, shardDb, UnknownShardError } from "./shards";
 
 /**
@@ -10,7 +10,7 @@ import { forgetShard, rememberShard, SHARD_CACHE_SECONDS, shardDb, UnknownShardE
  * a crash anywhere resumes at the next call. Phases:
  *
  *   clearing  - the target's rows of this project (an earlier, crashed move) are deleted
- *   copying   - gap records, idempotency keys, then events by seq, each batch checked
+ *   copying   - gap records, idempotency keys, archived-id index, then events by seq, each batch checked
  *               row by row against the source; when the copy reaches the head, the
  *               same step copies the tail, compares counts and switches the directory
  *   draining  - other isolates may still read the source for SHARD_CACHE_SECONDS;
@@ -31,6 +31,8 @@ export interface MoveState {
   gapsCopied: boolean;
   /** Key-order cursor of the idempotency keys; null once all were copied. */
   keysAfter: string | null;
+  /** Seq cursor of the archived-id index (archive-ids.ts); null once all were copied. Absent in moves begun before it existed: 0. */
+  idsAfter?: number | null;
   copiedThrough: number;
   switchedAt: number | null;
 }
@@ -88,7 +90,7 @@ export async function moveStep(host: MoveHost, shard: number, hooks: MoveHooks =
       if (error instanceof UnknownShardError) return report("unknown_shard", { message: error.message });
       throw error;
     }
-    state = { from: dir.shard, to: shard, phase: "clearing", startedAt: new Date().toISOString(), gapsCopied: false, keysAfter: "", copiedThrough: 0, switchedAt: null };
+    state = { from: dir.shard, to: shard, phase: "clearing", startedAt: new Date().toISOString(), gapsCopied: false, keysAfter: "", idsAfter: 0, copiedThrough: 0, switchedAt: null };
     kv.put(MOVE_STATE_KEY, state);
   }
   const s: MoveState = state;
@@ -118,12 +120,14 @@ export async function moveStep(host: MoveHost, shard: number, hooks: MoveHooks =
       s.gapsCopied = true;
     } else if (s.keysAfter !== null) {
       s.keysAfter = await copyKeys(from, to, projectId, s.keysAfter);
+    } else if (s.idsAfter !== null) {
+      s.idsAfter = await copyArchiveIds(from, to, projectId, s.idsAfter ?? 0);
     } else if (s.copiedThrough < head) {
       const { lastSeq } = await copyEvents(from, to, projectId, s.copiedThrough, undefined, () => crash("copy"));
       // Retention may have left no rows up to the head: then the copy is through it.
       s.copiedThrough = lastSeq === s.copiedThrough ? head : lastSeq;
     }
-    if (s.gapsCopied && s.keysAfter === null && s.copiedThrough >= head) await finishCopy(host, s, from, to, crash);
+    if (s.gapsCopied && s.keysAfter === null && s.idsAfter === null && s.copiedThrough >= head) await finishCopy(host, s, from, to, crash);
     save();
     const switched = s.switchedAt !== null;
     return report(s.phase, switched ? { waitSeconds: drainLeft(s, hooks) } : {});
@@ -163,6 +167,7 @@ async function finishCopy(host: MoveHost, s: MoveState, from: D1Database, to: D1
   if (a.events !== b.events) throw new CopyMismatchError(`${a.events} events on the source, ${b.events} on the target`);
   if (a.gaps !== b.gaps) throw new CopyMismatchError(`${a.gaps} gap records on the source, ${b.gaps} on the target`);
   if (a.segments !== b.segments) throw new CopyMismatchError(`${a.segments} archive segments on the source, ${b.segments} on the target`);
+  if (a.archivedIds !== b.archivedIds) throw new CopyMismatchError(`${a.archivedIds} archived ids on the source, ${b.archivedIds} on the target`);
   // The source's daily cron may expire keys after they were copied: the target may hold more, never fewer.
   if (b.keys < a.keys) throw new CopyMismatchError(`${a.keys} idempotency keys on the source, ${b.keys} on the target`);
   await host.env.DB.prepare("UPDATE projects SET shard = ? WHERE id = ? AND shard = ?").bind(s.to, host.projectId, s.from).run();

@@ -21,6 +21,7 @@ export async function forgetLog(projectId: string, options: { evict?: boolean } 
   await runInDurableObject(ledger(projectId), async (instance: ProjectLedger, state) => {
     await state.storage.deleteAlarm();
     state.storage.sql.exec("DROP TABLE IF EXISTS log_tiles");
+    state.storage.sql.exec("DROP TABLE IF EXISTS log_tile_digests");
     for (const key of ["log:frontier", "log:build", "log:cosigned", "log:witness_sizes", "log:witness_last"]) state.storage.kv.delete(key);
     const i = instance as unknown as { log: ProjectLog; current: Head };
     i.log = new ProjectLog(state.storage, env, projectId);

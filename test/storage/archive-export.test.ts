@@ -8,6 +8,7 @@ import { exportPages } from "../../src/storage/archive-export";
 import { archiveColdEvents } from "../../src/storage/archive-run";
 import { companionKey, type Segment } from "../../src/storage/archive-segments";
 import { BASE, call, createProject, ingestMany } from "../helpers";
+import { forgetCompanionRecords } from "./archive-helpers";
 
 /**
  * Archived segments are exported from companions rendered at seal time; the
@@ -125,9 +126,10 @@ describe("archived export from pre-rendered companions", () => {
     const hot = { csv: (await download(p.key, "format=csv")).bytes, json: (await download(p.key, "format=json")).bytes };
     await archive(p.id, 20);
     const [first, second, third] = await segmentsOf(p.db, p.id);
-    // Sealed before companions existed (no hashes in its index row).
+    // Sealed before companions existed (no hashes in its index row, no record in the ledger).
     await p.db.prepare("UPDATE archive_segments SET csv_sha256 = NULL, csv_bytes = NULL, json_sha256 = NULL, json_bytes = NULL WHERE project_id = ? AND first_seq = ?").bind(p.id, first.first_seq).run();
-    // An interrupted rewrite: a companion that no longer matches its index row must never be served.
+    await forgetCompanionRecords(p.id, [first]);
+    // A companion that no longer matches what the ledger recorded must never be served.
     const stale = await new Response(new Blob(["stale,row\r\n"]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
     await env.ARCHIVE.put(companionKey(second.object_key, "csv"), stale);
     await env.ARCHIVE.put(companionKey(second.object_key, "json"), stale);
