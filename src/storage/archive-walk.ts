@@ -95,11 +95,48 @@ export async function* withArchived<T extends { seq: number }>(
     }
   }
   for await (const page of hot) {
-    if (page[0].seq > after + 1) yield* fill(page[0].seq);
-    yield page;
-    after = page[page.length - 1].seq;
+    const first = page[0].seq;
+    const last = page[page.length - 1].seq;
+    // No seq missing before or inside the page: nothing archived can belong there.
+    if (first === after + 1 && last - first + 1 === page.length) yield page;
+    else yield* merged(page);
+    after = last;
   }
   yield* fill(headSeq + 1);
+
+  /**
+   * The hot page with the archived rows that fall before and between its rows
+   * (a segment restored by retention can sit between archived ones), in seq
+   * order, in pages of `size`. The index is read after the page: a row that
+   * was archived since the page was read is in both, and kept from the page.
+   */
+  async function* merged(page: T[]) {
+    let i = 0;
+    let out: T[] = [];
+    const take = (row: T) => {
+      out.push(row);
+      if (out.length < size) return null;
+      const full = out;
+      out = [];
+      return full;
+    };
+    for await (const rows of tier!.between(after, page[page.length - 1].seq, size, window)) {
+      for (const row of rows) {
+        for (; i < page.length && page[i].seq <= row.seq; i++) {
+          const full = take(page[i]);
+          if (full) yield full;
+        }
+        const cold = page[i - 1]?.seq === row.seq ? null : convert(row);
+        const full = cold === null ? null : take(cold);
+        if (full) yield full;
+      }
+    }
+    for (; i < page.length; i++) {
+      const full = take(page[i]);
+      if (full) yield full;
+    }
+    if (out.length > 0) yield out;
+  }
 }
 
 /**
