@@ -1,11 +1,17 @@
 import app from "./app";
+import { ProjectLedger as Ledger } from "./durable/project-ledger.do";
+import { RateLimiter as Limiter } from "./durable/rate-limiter.do";
+import { StreamDelivery as Delivery } from "./durable/stream-delivery.do";
+import { meteredHandlers, meteredObject } from "./lib/metered-entry";
 import { scheduled } from "./scheduled";
 
-export { ProjectLedger } from "./durable/project-ledger.do";
-export { RateLimiter } from "./durable/rate-limiter.do";
-export { StreamDelivery } from "./durable/stream-delivery.do";
+// Each a metered invocation where METER = "enforce" (tests, benches); untouched otherwise (src/lib/meter.ts).
+export const ProjectLedger = meteredObject(Ledger);
+export const RateLimiter = meteredObject(Limiter);
+export const StreamDelivery = meteredObject(Delivery);
+// The bindings' types (worker-configuration.d.ts) name these exports as types.
+export type ProjectLedger = Ledger;
+export type RateLimiter = Limiter;
+export type StreamDelivery = Delivery;
 
-export default {
-  fetch: app.fetch,
-  scheduled,
-} satisfies ExportedHandler<Env>;
+export default meteredHandlers<Env>({ fetch: app.fetch, scheduled }) satisfies ExportedHandler<Env>;

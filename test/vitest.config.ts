@@ -17,6 +17,8 @@ export default defineConfig(async () => ({
       miniflare: {
         bindings: {
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+          // Every request, Durable Object call, alarm and cron run fails past Cloudflare's per-invocation limits (src/lib/meter.ts).
+          METER: "enforce",
           // Fixed test secrets; real ones come from .dev.vars or `wrangler secret put`.
           SIGNING_KEYS: "1:test-signing-key-version-one",
           EMBED_TOKEN_SECRET: "test-embed-token-secret-0123456789abcdef",

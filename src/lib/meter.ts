@@ -1,0 +1,82 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/**
+ * Cloudflare's per-invocation limits, metered where `wrangler dev` and the
+ * tests would otherwise never enforce them. Each incoming request, cron run,
+ * Durable Object call and alarm is one invocation with its own budget
+ * (developers.cloudflare.com/workers/platform/limits, /d1/platform/limits):
+ *   - 1,000 D1 queries (Workers Paid), every statement of a batch counted;
+ *   - 10,000 subrequests: fetch, R2 operations, Durable Object calls, and D1
+ *     queries too (internal services count against the same limit).
+ * With METER = "enforce" (the tests, the benches) an invocation that passes a
+ * limit throws as production would, and the worst invocation of each kind is
+ * kept for the benches' report. Unset (production): nothing is wrapped.
+ * Memory and CPU per invocation cannot be read from inside workerd; the
+ * benches measure them from outside.
+ */
+export const LIMITS = { d1Queries: 1000, subrequests: 10_000 } as const;
+
+export class LimitExceededError extends Error {
+  constructor(invocation: string, what: string, limit: number) {
+    super(`${invocation} passed Cloudflare's limit of ${limit.toLocaleString("en-US")} ${what} per invocation`);
+    this.name = "LimitExceededError";
+  }
+}
+
+export class Invocation {
+  d1Queries = 0;
+  subrequests = 0;
+  constructor(readonly name: string) {}
+
+  d1(statements = 1): void {
+    this.d1Queries += statements;
+    this.subrequest(statements);
+    if (this.d1Queries > LIMITS.d1Queries) throw new LimitExceededError(this.name, "D1 queries", LIMITS.d1Queries);
+  }
+
+  subrequest(count = 1): void {
+    this.subrequests += count;
+    if (this.subrequests > LIMITS.subrequests) throw new LimitExceededError(this.name, "subrequests", LIMITS.subrequests);
+  }
+}
+
+const current = new AsyncLocalStorage<Invocation>();
+/** Per kind of invocation (its name), the most it used: what the benches print. */
+const worst = new Map<string, { d1Queries: number; subrequests: number }>();
+
+export function meterEnabled(env: { METER?: string }): boolean {
+  return env.METER === "enforce";
+}
+
+/** Runs `work` as one invocation named `name`; everything it calls through a metered env counts against it. */
+export function asInvocation<T>(name: string, work: () => T): T {
+  const invocation = new Invocation(name);
+  const settle = () => {
+    const seen = worst.get(name);
+    worst.set(name, {
+      d1Queries: Math.max(seen?.d1Queries ?? 0, invocation.d1Queries),
+      subrequests: Math.max(seen?.subrequests ?? 0, invocation.subrequests),
+    });
+  };
+  const result = current.run(invocation, work);
+  if (result instanceof Promise) return result.finally(settle) as T;
+  settle();
+  return result;
+}
+
+/** The worst invocation of each kind seen by this isolate, heaviest first. */
+export function meterReport(): Array<{ invocation: string; d1Queries: number; subrequests: number }> {
+  return [...worst.entries()]
+    .map(([invocation, used]) => ({ invocation, ...used }))
+    .sort((a, b) => b.subrequests - a.subrequests || b.d1Queries - a.d1Queries);
+}
+
+export function resetMeterReport(): void {
+  worst.clear();
+}
+
+/** Counts against the invocation under way, if any (work outside every invocation is not metered). */
+export const charge = (count: (i: Invocation) => void) => {
+  const invocation = current.getStore();
+  if (invocation) count(invocation);
+};

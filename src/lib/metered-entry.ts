@@ -1,0 +1,69 @@
+import { asInvocation, meterEnabled } from "./meter";
+import { meterEnv, meterFetch } from "./metered-bindings";
+
+/** A request's invocation name: method and path, with ids folded so one route is one name. */
+export function requestName(request: Request): string {
+  const path = new URL(request.url).pathname
+    .split("/")
+    .map((segment) => ((segment.length >= 6 && /\d/.test(segment)) || segment.length > 24 ? ":id" : segment))
+    .join("/");
+  return `${request.method} ${path}`;
+}
+
+/** The Worker's handlers, each call one metered invocation when the env asks for it. */
+export function meteredHandlers<E extends { METER?: string }>(handlers: {
+  fetch: (request: Request, env: E, ctx: ExecutionContext) => Response | Promise<Response>;
+  scheduled: (controller: ScheduledController, env: E, ctx: ExecutionContext) => Promise<void>;
+}) {
+  return {
+    fetch(request: Request, env: E, ctx: ExecutionContext) {
+      if (!meterEnabled(env)) return handlers.fetch(request, env, ctx);
+      startMetering();
+      return asInvocation(requestName(request), () => handlers.fetch(request, meterEnv(env), ctx));
+    },
+    scheduled(controller: ScheduledController, env: E, ctx: ExecutionContext) {
+      if (!meterEnabled(env)) return handlers.scheduled(controller, env, ctx);
+      startMetering();
+      return asInvocation("cron", () => handlers.scheduled(controller, meterEnv(env), ctx));
+    },
+  };
+}
+
+/** Set once any handler or object of this isolate saw METER = "enforce" (the setting is per deployment). */
+let metering = false;
+function startMetering() {
+  if (metering) return;
+  metering = true;
+  meterFetch();
+}
+
+type ObjectClass = new (ctx: DurableObjectState, env: Env) => object;
+
+/**
+ * A Durable Object class whose every call (RPC method, fetch, alarm) is one
+ * metered invocation, with its env metered, when the env asks for it.
+ */
+export function meteredObject<C extends ObjectClass>(Base: C): C {
+  const methods = Object.getOwnPropertyNames(Base.prototype).filter(
+    (name) => name !== "constructor" && typeof Object.getOwnPropertyDescriptor(Base.prototype, name)?.value === "function",
+  );
+  const Metered = class extends (Base as ObjectClass) {
+    constructor(ctx: DurableObjectState, env: Env) {
+      super(ctx, meterEnabled(env) ? meterEnv(env) : env);
+      if (meterEnabled(env)) startMetering();
+    }
+  };
+  for (const name of methods) {
+    const original = (Base.prototype as Record<string, (...args: unknown[]) => unknown>)[name];
+    Object.defineProperty(Metered.prototype, name, {
+      value: function (this: object, ...args: unknown[]) {
+        if (!metering) return original.apply(this, args);
+        return asInvocation(`${Base.name}.${name}`, () => original.apply(this, args));
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
+  Object.defineProperty(Metered, "name", { value: Base.name });
+  return Metered as unknown as C;
+}

@@ -1,0 +1,53 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { asInvocation, LimitExceededError, LIMITS, meterReport } from "../../src/lib/meter";
+import { meterEnv } from "../../src/lib/metered-bindings";
+import { call, createProject } from "../helpers";
+
+/** A bucket and a namespace that answer at once: only what the meter counts matters here. */
+const fakeBucket = { head: async () => null, createMultipartUpload: async () => null };
+const fakeNamespace = { idFromName: (name: string) => name, get: () => ({ ping: async () => "pong" }) };
+
+describe("the invocation meter (Cloudflare's per-invocation limits, enforced where wrangler dev does not)", () => {
+  it("fails the invocation whose D1 query passes 1,000, as production does", async () => {
+    const metered = meterEnv({ DB: env.DB });
+    const statement = metered.DB.prepare("SELECT 1 AS one");
+    let done = 0;
+    const run = asInvocation("test many-queries", async () => {
+      for (let i = 0; i < LIMITS.d1Queries + 5; i++) {
+        await statement.first();
+        done++;
+      }
+    });
+    await expect(run).rejects.toThrow(LimitExceededError);
+    await expect(run).rejects.toThrow(/1,000 D1 queries/);
+    expect(done).toBe(LIMITS.d1Queries);
+    // A new invocation has a new budget, and a batch counts each of its statements.
+    await asInvocation("test batch", async () => {
+      await metered.DB.batch(Array.from({ length: 600 }, () => metered.DB.prepare("SELECT ?").bind(1)));
+      await expect(metered.DB.batch(Array.from({ length: 401 }, () => metered.DB.prepare("SELECT 2")))).rejects.toThrow(LimitExceededError);
+    });
+  }, 30_000);
+
+  it("counts R2 operations and Durable Object calls as subrequests, up to 10,000", async () => {
+    const metered = meterEnv({ BUCKET: fakeBucket as unknown as R2Bucket, NS: fakeNamespace as unknown as DurableObjectNamespace });
+    await expect(
+      asInvocation("test subrequests", async () => {
+        for (let i = 0; i < 5_000; i++) await metered.BUCKET.head("k");
+        const stub = metered.NS.get(metered.NS.idFromName("x")) as unknown as { ping(): Promise<string> };
+        for (let i = 0; i < 5_000; i++) await stub.ping();
+        await stub.ping();
+      }),
+    ).rejects.toThrow(/10,000 subrequests/);
+    expect(meterReport().find((r) => r.invocation === "test subrequests")).toEqual({ invocation: "test subrequests", d1Queries: 0, subrequests: 10_001 });
+  });
+
+  it("is on in every test: each request is one invocation, reported under its route", async () => {
+    const p = await createProject();
+    expect((await call("GET", "/v1/events", { key: p.key })).status).toBe(200);
+    const list = meterReport().find((r) => r.invocation === "GET /v1/events");
+    expect(list).toBeDefined();
+    expect(list!.d1Queries).toBeGreaterThan(0);
+    expect(list!.d1Queries).toBeLessThan(LIMITS.d1Queries);
+  });
+});
