@@ -1,3 +1,4 @@
+import { recordUnauditedKeys } from "./auth/key-audit";
 import { IDEMPOTENCY_WINDOW_MS } from "./chain/idempotency";
 import { deleteExpiredExports } from "./reads/export-stream";
 import { purgeExpiredEvents } from "./chain/retention";
@@ -14,6 +15,8 @@ export async function scheduled(_controller: ScheduledController, env: Env, _ctx
     // Events written before the per-project search index existed, 2,000 at a time.
     for (let i = 0; i < 25; i++) if ((await reindexBacklog(db, 2000)).done) break;
   }
+  // Keys the operator scripts made or revoked in D1 reach their project's chain here.
+  await recordUnauditedKeys(env);
   await purgeExpiredEvents(env, new Date());
   // After the purge: events about to expire are deleted rather than archived first.
   await archiveColdEvents(env, new Date());

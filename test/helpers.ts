@@ -10,14 +10,30 @@ export const BASE = "https://witness.test";
  * A fresh project with its own key, placed as the service places it (the
  * least-full shard) unless a shard is given. db is its event database: tests
  * that play a database writer tamper there.
+ *
+ * Its keys (here and in createScopedKey) stand for keys the service made
+ * (audit_state 'created', as POST /v1/keys leaves it), though no event records
+ * that: the daily cron's sweep (src/auth/key-audit.ts) appends
+ * witness.key.created only for keys an operator script wrote into D1, so the
+ * events a test counts after running the cron are its own.
+ * test/auth/key-audit.test.ts makes keys as the scripts do.
  */
 export async function createProject(name = `p-${crypto.randomUUID()}`, options: { shard?: number } = {}) {
   const { key, prefix, secretHash } = await generateApiKey();
   const shard = await placeProject(env, name, options.shard);
-  await env.DB.prepare("INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES (?, ?, ?, ?)")
+  await env.DB.prepare("INSERT INTO api_keys (prefix, project_id, secret_hash, created_at, audit_state) VALUES (?, ?, ?, ?, 'created')")
     .bind(prefix, name, secretHash, new Date().toISOString())
     .run();
   return { id: name, key, prefix, shard, db: await eventsDb(env, name) };
+}
+
+/** Another key of an existing project, holding only these scopes (as an admin would mint it). */
+export async function createScopedKey(projectId: string, scopes: Array<"ingest" | "read" | "admin">, options: { expiresAt?: string } = {}) {
+  const { key, prefix, secretHash } = await generateApiKey();
+  await env.DB.prepare("INSERT INTO api_keys (prefix, project_id, secret_hash, created_at, scopes, expires_at, audit_state) VALUES (?, ?, ?, ?, ?, ?, 'created')")
+    .bind(prefix, projectId, secretHash, new Date().toISOString(), scopes.join(","), options.expiresAt ?? null)
+    .run();
+  return { key, prefix };
 }
 
 /** The event database of a project. */

@@ -32,6 +32,9 @@ export interface KeyRow {
   project_id: string;
   secret_hash: string;
   revoked_at: string | null;
+  /** api_keys.scopes as stored (parseStoredScopes). */
+  scopes: string;
+  expires_at: string | null;
   /** The project's event shard, read with the key so routing costs no extra query. */
   shard: number;
 }
@@ -63,7 +66,7 @@ export async function findKey(env: Env, prefix: string): Promise<KeyRow | null> 
   if (cached) return cached;
   if (unknownPrefixes.get(prefix)) return null;
   const row = await env.DB.prepare(
-    "SELECT k.project_id, k.secret_hash, k.revoked_at, p.shard FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.prefix = ?",
+    "SELECT k.project_id, k.secret_hash, k.revoked_at, k.scopes, k.expires_at, p.shard FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.prefix = ?",
   )
     .bind(prefix)
     .first<KeyRow>();
@@ -72,4 +75,9 @@ export async function findKey(env: Env, prefix: string): Promise<KeyRow | null> 
     rememberShard(row.project_id, row.shard);
   } else unknownPrefixes.set(prefix, true);
   return row;
+}
+
+/** Drops a key from this isolate's cache: a revocation here takes effect here at once (elsewhere within KEY_CACHE_SECONDS). */
+export function forgetKey(prefix: string): void {
+  keyRows.delete(prefix);
 }

@@ -1,6 +1,7 @@
 import { sign, verify } from "hono/jwt";
 import type { Credential } from "../types";
 import { findKey } from "./api-keys";
+import { grants, parseStoredScopes } from "./scopes";
 
 /** Bounds of ttl_seconds; a token shorter than a minute is more likely a unit mistake than a wish. */
 export const EMBED_TTL = { min: 60, default: 900, max: 3600 } as const;
@@ -67,6 +68,9 @@ export async function verifyEmbedToken(env: Env, token: string): Promise<Credent
   // Revoking the minting key revokes its tokens (as fast as the key itself: see findKey).
   const minter = await findKey(env, key);
   if (!minter || minter.project_id !== sub || minter.revoked_at) return null;
+  // A token reads no more than its minting key may: an expired key, or one without read, mints nothing that works.
+  if (minter.expires_at !== null && minter.expires_at <= new Date().toISOString()) return null;
+  if (!grants(parseStoredScopes(minter.scopes), "read")) return null;
   // Tokens minted before the claim existed read without metadata.
   return { kind: "embed", projectId: sub, organization: org, includeMetadata: meta === true };
 }

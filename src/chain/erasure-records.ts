@@ -55,13 +55,15 @@ export class ErasureRecords {
     );
   }
 
-  async finish(ring: SigningKeyring, erasureId: number, count: number): Promise<ErasureRecord> {
+  /** also: storage writes that must land with the finished record (same synchronous step, so one storage transaction). */
+  async finish(ring: SigningKeyring, erasureId: number, count: number, also?: (record: ErasureRecord) => void): Promise<ErasureRecord> {
     const record = this.sql.exec<Omit<ErasureRecord, "count" | "signature">>(
       "SELECT id, by, subject_sha256, organization, erased_at FROM erasures WHERE id = ?",
       erasureId,
     ).one();
     const signature = await sign(ring, erasurePayload({ ...record, count }));
     this.sql.exec("UPDATE erasures SET count = ?, signature = ? WHERE id = ?", count, signature, erasureId);
+    also?.({ ...record, count, signature });
     return { ...record, count, signature };
   }
 

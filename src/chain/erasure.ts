@@ -2,7 +2,11 @@ import { sha256Hex } from "../lib/crypto";
 import { eraseArchived } from "../storage/archive-erase";
 import { deleteStagedExports } from "../reads/export-stream";
 import { compactSearchIndex, reindexStatements } from "../reads/search-index";
+import type { AuditOutbox } from "./audit-outbox";
+import { holdsErasureWouldBreak } from "./erasure-holds";
 import type { ErasureBy, ErasureRecords } from "./erasure-records";
+import type { LegalHolds } from "./legal-holds";
+import { auditEvent, type AuditActor, type AuditOrigin } from "./self-audit";
 import type { SigningKeyring } from "./signing-keys";
 
 /** Rows rewritten per statement: keeps every statement (and its index work) small, whatever the actor's size. */
@@ -63,22 +67,67 @@ export async function eraseRows(
   }
 }
 
-/** The whole erasure: a ledger record, the rows, the search index's pages, and every staged export of the project. */
+export type ErasureOutcome =
+  | { status: "erased"; anonymized: number; erasure_id: number }
+  /** Refused: an active legal hold covers some of the events it would scrub; nothing changed. */
+  | { status: "held"; holds: string[] };
+
+/** What the ledger hands an erasure besides the request: its holds, its audit outbox, and who asks. */
+export interface ErasureContext {
+  holds: LegalHolds;
+  outbox: AuditOutbox;
+  by: AuditActor;
+  origin: AuditOrigin;
+}
+
+/**
+ * The self-audit event of an erasure: how and where, how many, and the
+ * ledger's erasure record, never who (not the id, the e-mail, or a hash of
+ * them): the chain cannot be scrubbed later, so it must not name the person.
+ */
+function erasedEvent(ctx: ErasureContext, req: ErasureRequest, erasureId: number, anonymized: number | null) {
+  return auditEvent(
+    {
+      action: "witness.actor.erased",
+      actor: ctx.by,
+      targets: [{ type: "erasure", id: String(erasureId) }],
+      metadata: { by: req.by, organization: req.organization, erasure_id: erasureId, anonymized, completed: anonymized !== null },
+    },
+    ctx.origin,
+  );
+}
+
+/**
+ * The whole erasure: a ledger record, the rows, the search index's pages, and
+ * every staged export of the project; refused, changing nothing, when a legal
+ * hold covers any of the events. Its self-audit event is staged with the
+ * record (open, so a crash midway is still recorded, as not completed) and
+ * settled with the finished record.
+ */
 export async function eraseActor(
   env: Env,
   db: D1Database,
   records: ErasureRecords,
   ring: SigningKeyring,
   req: ErasureRequest,
-): Promise<number> {
+  ctx: ErasureContext,
+): Promise<ErasureOutcome> {
+  const blocking = await holdsErasureWouldBreak(env, db, req, ctx.holds.active());
+  if (blocking.length > 0) return { status: "held", holds: blocking.map((h) => h.id) };
   const erasedAt = new Date().toISOString();
-  const erasureId = records.begin(req.by, await sha256Hex(`${req.by}:${req.value}`), req.organization, erasedAt);
+  const subject = await sha256Hex(`${req.by}:${req.value}`);
+  // No await between the record and its staged event: one storage transaction.
+  const erasureId = records.begin(req.by, subject, req.organization, erasedAt);
+  const staged = ctx.outbox.stage(erasedEvent(ctx, req, erasureId, null), { open: true });
   // Hot rows, then the archived ones (segments rewritten: src/storage/archive-erase.ts).
   const anonymized = (await eraseRows(db, records, req, erasedAt, erasureId)) + (await eraseArchived(env, db, records, req, erasedAt, erasureId));
-  await records.finish(ring, erasureId, anonymized);
+  await records.finish(ring, erasureId, anonymized, () => {
+    ctx.outbox.settle(staged, erasedEvent(ctx, req, erasureId, anonymized));
+    if (req.by === "id") ctx.holds.forgetActor(req.value);
+  });
   // Erased words must leave the index's data pages, not only its live entries.
   if (anonymized > 0) await compactSearchIndex(db);
   // Staged exports may hold the erased values in clear.
   await deleteStagedExports(env, req.projectId);
-  return anonymized;
+  return { status: "erased", anonymized, erasure_id: erasureId };
 }

@@ -30,9 +30,19 @@ export function cutoffOf(rule: RetentionRule, now: Date): string {
   return new Date(now.getTime() - rule.days * 86_400_000).toISOString();
 }
 
+/**
+ * Witness's own records of admin actions (src/chain/self-audit.ts): only a
+ * rule that names them (`witness.*`, `witness.key.created`, ...) expires them.
+ * A `*` plan must not quietly delete the record of who changed that plan.
+ */
+export const SELF_AUDIT = "witness.";
+const namesSelfAudit = (rule: RetentionRule) => rule.pattern.startsWith(SELF_AUDIT);
+
 /** The rule that governs an action (the most specific match), or null: kept forever. */
 export function ruleFor(ordered: RetentionRule[], action: string): RetentionRule | null {
+  const own = action.startsWith(SELF_AUDIT);
   for (const rule of ordered) {
+    if (own && !namesSelfAudit(rule)) continue;
     if (rule.pattern === "*" || rule.pattern === action) return rule;
     if (rule.pattern.endsWith("*") && action.startsWith(rule.pattern.slice(0, -1))) return rule;
   }
@@ -44,8 +54,12 @@ export function cutoffSql(rules: RetentionRule[], now: Date): { sql: string; par
   const whens: string[] = [];
   const params: string[] = [];
   let fallback: string | null = null;
-  for (const rule of orderRules(rules).slice(0, MAX_RULES)) {
-    if (rule.pattern === "*") {
+  const ordered = orderRules(rules).slice(0, MAX_RULES);
+  // Rules naming the self-audit records first (only they match them), then nothing else may.
+  for (const rule of [...ordered.filter(namesSelfAudit), null, ...ordered.filter((r) => !namesSelfAudit(r))]) {
+    if (rule === null) {
+      whens.push(`WHEN substr(action, 1, ${SELF_AUDIT.length}) = '${SELF_AUDIT}' THEN NULL`);
+    } else if (rule.pattern === "*") {
       fallback = cutoffOf(rule, now);
     } else if (rule.pattern.endsWith("*")) {
       const prefix = rule.pattern.slice(0, -1);

@@ -1,5 +1,6 @@
 import { CHAIN_COLUMNS, chainRowOf, checkRow, type ChainRow } from "./chain-check";
 import { gapIsAuthentic, signGap, type GapRecord, type UnsignedGap } from "./gap-records";
+import { heldSql, isHeld, type LegalHold } from "./legal-holds";
 import { ledgerOf } from "./ledger";
 import { cutoffOf, cutoffSql, mergeApplied, orderRules, ruleFor, type AppliedRule, type RetentionRule } from "./retention-rules";
 import type { SigningKeyring } from "./signing-keys";
@@ -13,6 +14,8 @@ const MAX_BATCHES_PER_RUN = 400;
 export interface PurgePlan {
   rules: RetentionRule[];
   signedFrom: number;
+  /** Active legal holds: their events are never purged, whatever the rules say. */
+  holds?: LegalHold[];
 }
 
 interface Run {
@@ -37,10 +40,14 @@ export async function purgeBatch(db: D1Database, ring: SigningKeyring, projectId
   const none = { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
   if (plan.rules.length === 0) return none;
   const cut = cutoffSql(plan.rules, now);
+  // A held event is no candidate: the run around it ends before it and a new one starts after it, one gap record each.
+  const held = heldSql(plan.holds ?? []);
   const candidates = (
     await db
-      .prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? AND occurred_at < (${cut.sql}) ORDER BY seq LIMIT ${PURGE_BATCH}`)
-      .bind(projectId, afterSeq, ...cut.params)
+      .prepare(
+        `SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? AND occurred_at < (${cut.sql}) AND NOT ${held.sql} ORDER BY seq LIMIT ${PURGE_BATCH}`,
+      )
+      .bind(projectId, afterSeq, ...cut.params, ...held.params)
       .raw()
   ).map(chainRowOf);
   if (candidates.length === 0) return none;
@@ -141,7 +148,7 @@ async function checkedRows(
   const out: Array<{ row: ChainRow; rule: AppliedRule }> = [];
   for (const row of candidates) {
     const rule = ruleFor(ordered, row.action);
-    if (!rule) continue;
+    if (!rule || isHeld(plan.holds ?? [], row)) continue;
     const cutoff = cutoffOf(rule, now);
     if (!(row.occurred_at < cutoff)) continue;
     const pred = row.seq === 1 ? null : (hashAt.get(row.seq - 1) ?? gapsByLast.get(row.seq - 1)?.last_hash);

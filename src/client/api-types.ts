@@ -329,7 +329,7 @@ export interface paths {
         post?: never;
         /**
          * Erase one actor's personal data
-         * @description Anonymizes the actor's events in place and records a signed erasure; verify stays ok. `by=email` names an actor sent without an id.
+         * @description Anonymizes the actor's events in place and records a signed erasure; verify stays ok. `by=email` names an actor sent without an id. 409 LEGAL_HOLD, changing nothing, when a legal hold covers any of those events. Recorded in the chain as witness.actor.erased, without the actor's personal data.
          */
         delete: operations["eraseActor"];
         options?: never;
@@ -344,12 +344,56 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's retention plan */
+        /** The project's retention plan and its lock */
         get: operations["getRetention"];
-        /** Replace the retention plan */
+        /**
+         * Replace the retention plan (lock: true locks it for good)
+         * @description Once locked, a plan may only keep events longer: dropping a locked rule, keeping any action fewer days (a shorter rule, or a new, more specific one), or lock: false is 409 RETENTION_LOCKED, and the plan stays as it was. There is no unlock. Recorded in the chain as witness.retention.changed.
+         */
         put: operations["setRetention"];
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/legal-holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's legal holds */
+        get: operations["listLegalHolds"];
+        put?: never;
+        /**
+         * Place a legal hold
+         * @description Held events are never purged by retention, and erasing a held actor is 409 LEGAL_HOLD. Name an organization, an actor_id, or both; a reason is required. At most 100 holds in force per project. Recorded in the chain as witness.legal_hold.placed.
+         */
+        post: operations["placeLegalHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/legal-holds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Release a legal hold
+         * @description Its events follow the retention plan again from the next purge. Releasing a released hold answers it unchanged. Recorded as witness.legal_hold.released.
+         */
+        delete: operations["releaseLegalHold"];
         options?: never;
         head?: never;
         patch?: never;
@@ -367,7 +411,7 @@ export interface paths {
         put?: never;
         /**
          * Stream the project's events to a webhook, Splunk HEC or Datadog
-         * @description Delivery starts with the events committed after creation, in seq order; replay reaches back. The url must be public https. A webhook's signing secret is generated and shown once, in this answer; splunk and datadog take their token, never shown again. At most 20 streams a project.
+         * @description Delivery starts with the events committed after creation, in seq order; replay reaches back. The url must be public https, on a host the deployment's STREAM_DESTINATIONS allows (when it lists any). A webhook's signing secret is generated and shown once, in this answer; splunk and datadog take their token, never shown again. At most 20 streams a project. Recorded in the chain as witness.stream.created (type, url without its query, filter); delivery starts after that event.
          */
         post: operations["createStream"];
         delete?: never;
@@ -387,7 +431,10 @@ export interface paths {
         get: operations["getStream"];
         put?: never;
         post?: never;
-        /** Stop a stream and forget it */
+        /**
+         * Stop a stream and forget it
+         * @description Recorded in the chain as witness.stream.deleted.
+         */
         delete: operations["deleteStream"];
         options?: never;
         head?: never;
@@ -405,7 +452,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver again from a seq (re-enables a disabled stream)
-         * @description Events from from_seq on are sent again, in seq order; from_seq is at most the next event's seq.
+         * @description Events from from_seq on are sent again, in seq order; from_seq is at most the next event's seq. A stream whose host STREAM_DESTINATIONS no longer allows cannot be replayed (400 on url). Recorded in the chain as witness.stream.replayed (from_seq).
          */
         post: operations["replayStream"];
         delete?: never;
@@ -423,9 +470,53 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Drive a shard move an operator requested (npm run projects:move) */
+        /**
+         * Drive a shard move an operator requested (npm run projects:move)
+         * @description The call that completes the move records it in the project's chain as witness.project.moved (from_shard, to_shard).
+         */
         post: operations["moveProject"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's API keys (never their secrets) */
+        get: operations["listKeys"];
+        put?: never;
+        /**
+         * Create an API key with some scopes
+         * @description The whole key is in this answer only. A key never gets a scope its maker lacks. Recorded in the chain as witness.key.created.
+         */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys/{prefix}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description It stops working here at once and everywhere within 10 seconds; embed tokens it minted stop with it. Recorded as witness.key.revoked.
+         */
+        delete: operations["revokeKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -505,7 +596,7 @@ export interface components {
          * @description The closed catalogue of error codes; each has exactly one HTTP status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "LOG_NOT_READY" | "EVENT_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "ARCHIVE_DAMAGED" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+        ErrorCode: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "LOG_NOT_READY" | "RETENTION_LOCKED" | "LEGAL_HOLD" | "EVENT_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "ARCHIVE_DAMAGED" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
         EventResponse: {
             data: components["schemas"]["Event"];
         };
@@ -723,10 +814,14 @@ export interface components {
         };
         RetentionPlanResponse: {
             data: {
+                /** @description In the order they apply: exact actions, longer prefixes, then * */
                 rules: {
                     pattern: string;
                     days: number;
                 }[];
+                /** @description Locked plans may only keep events longer; there is no unlock */
+                locked: boolean;
+                locked_at: string | null;
             };
         };
         RetentionPlan: {
@@ -734,6 +829,31 @@ export interface components {
                 pattern: string;
                 days: number;
             }[];
+            /** @description true locks the plan for good: from then on it may only keep events longer. Omitted: the lock stays as it is. */
+            lock?: boolean;
+        };
+        LegalHoldResponse: {
+            data: components["schemas"]["LegalHold"];
+        };
+        LegalHold: {
+            id: string;
+            organization: string | null;
+            actor_id: string | null;
+            reason: string;
+            placed_at: string;
+            /** @description Prefix of the API key that placed it */
+            placed_by: string;
+            /** @description null while the hold is in force */
+            released_at: string | null;
+            released_by: string | null;
+        };
+        LegalHoldRequest: {
+            organization?: string;
+            actor_id?: string;
+            reason: string;
+        };
+        LegalHoldList: {
+            data: components["schemas"]["LegalHold"][];
         };
         StreamCreated: {
             data: {
@@ -842,6 +962,43 @@ export interface components {
         };
         ProjectMove: {
             shard: number;
+        };
+        ApiKeyCreated: {
+            data: {
+                /** @description The key's public part: wtn_live_<prefix>_... */
+                prefix: string;
+                scopes: ("ingest" | "read" | "admin")[];
+                label: string | null;
+                created_at: string;
+                expires_at: string | null;
+                revoked_at: string | null;
+                /** @description Prefix of the admin key that made it; null when an operator script did */
+                created_by: string | null;
+                /** @description The whole key, shown this once */
+                key: string;
+            };
+        };
+        ApiKeyCreateRequest: {
+            scopes: ("ingest" | "read" | "admin")[];
+            label?: string;
+            expires_at?: string;
+        };
+        ApiKeyList: {
+            data: components["schemas"]["ApiKeyInfo"][];
+        };
+        ApiKeyInfo: {
+            /** @description The key's public part: wtn_live_<prefix>_... */
+            prefix: string;
+            scopes: ("ingest" | "read" | "admin")[];
+            label: string | null;
+            created_at: string;
+            expires_at: string | null;
+            revoked_at: string | null;
+            /** @description Prefix of the admin key that made it; null when an operator script did */
+            created_by: string | null;
+        };
+        ApiKeyRevoked: {
+            data: components["schemas"]["ApiKeyInfo"];
         };
         EmbedTokenResponse: {
             data: {
@@ -1091,7 +1248,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1182,7 +1339,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1309,7 +1466,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1432,7 +1589,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1509,7 +1666,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1640,7 +1797,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1715,7 +1872,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1826,7 +1983,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1950,7 +2107,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2211,7 +2368,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2298,7 +2455,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2521,8 +2678,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description LEGAL_HOLD: a legal hold covers events this would destroy (details.holds names the holds) */
+            409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -2569,7 +2738,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The plan's rules */
+            /** @description The plan's rules, in the order they apply, and whether it is locked */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2593,7 +2762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2681,7 +2850,203 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RETENTION_LOCKED: the plan is locked and this change would expire events sooner, drop a locked rule, or unlock it (details.removed, details.shortened) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description EVENT_TOO_LARGE: a field or the body is over its cap */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body must be application/json */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listLegalHolds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every hold, newest first; released ones have released_at */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LegalHoldList"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    placeLegalHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LegalHoldRequest"];
+            };
+        };
+        responses: {
+            /** @description The hold, in force */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LegalHoldResponse"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter or the body is invalid (details.issues) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2707,6 +3072,93 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: the body must be application/json */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    releaseLegalHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The hold's id (GET /v1/legal-holds) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The released hold */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LegalHoldResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -2777,7 +3229,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2865,7 +3317,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2964,7 +3416,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3049,7 +3501,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3152,7 +3604,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3276,7 +3728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3302,6 +3754,277 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: the body must be application/json */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every key, newest first, revoked ones included */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new key, shown this once */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreated"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter or the body is invalid (details.issues) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description EVENT_TOO_LARGE: a field or the body is over its cap */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body must be application/json */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key's prefix (GET /v1/keys) */
+                prefix: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyRevoked"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -3388,7 +4111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description FORBIDDEN: the credential may not call this (embed tokens only read events) */
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

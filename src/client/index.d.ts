@@ -14,6 +14,11 @@ export type VerifyReport = Schemas["VerifyResponse"]["data"];
 export type Erasure = Schemas["ErasureResponse"]["data"];
 export type EmbedTokenRequest = Schemas["EmbedTokenRequest"];
 export type EmbedToken = Schemas["EmbedTokenResponse"]["data"];
+/** What an API key may do: ingest (send events), read (every read), admin (everything, keys included). */
+export type Scope = Schemas["ApiKeyInfo"]["scopes"][number];
+export type ApiKeyRequest = Schemas["ApiKeyCreateRequest"];
+export type ApiKey = Schemas["ApiKeyInfo"];
+export type ApiKeyCreated = Schemas["ApiKeyCreated"]["data"];
 type Paging = { cursor?: string; limit?: number | string };
 export type ListQuery = Omit<Query<"listEvents">, "cursor" | "limit"> & Paging;
 export type SearchQuery = Omit<Query<"searchEvents">, "q" | "cursor" | "limit"> & Paging;
@@ -43,6 +48,11 @@ export declare class WitnessError extends Error {
   readonly status: number;
   readonly code: ErrorCode | "NETWORK_ERROR" | "HTTP_ERROR";
   readonly details: Record<string, unknown>;
+  /**
+   * On a 403 FORBIDDEN: the scope the call needs and the key lacks
+   * (`details.required_scope`); use a key that holds it. null otherwise.
+   */
+  readonly requiredScope: Scope | null;
 }
 
 export type OfflineCheck =
@@ -78,6 +88,18 @@ export interface WitnessClient {
   };
   embed: {
     createToken(request?: EmbedTokenRequest): Promise<EmbedToken>;
+  };
+  /** The project's API keys; every method needs an admin key. */
+  keys: {
+    /**
+     * Never more scopes than the calling key holds. `key` in the answer is shown
+     * this once. Not retried after a 5xx or a lost answer (a key may have been
+     * made): list the keys and revoke any you cannot account for.
+     */
+    create(request: ApiKeyRequest): Promise<ApiKeyCreated>;
+    list(): Promise<ApiKey[]>;
+    /** Stops working within 10 seconds; revoking one already revoked answers it unchanged. */
+    revoke(prefix: string): Promise<ApiKey>;
   };
 }
 

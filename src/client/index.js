@@ -14,6 +14,8 @@ export class WitnessError extends Error {
     this.status = status;
     this.code = code;
     this.details = details;
+    // A 403 names the scope the key lacks (ingest, read or admin): the fix is a key that holds it.
+    this.requiredScope = typeof details?.required_scope === "string" ? details.required_scope : null;
   }
 }
 
@@ -80,8 +82,12 @@ export function createClient(options) {
   const sleep = options.sleep ?? sleepFor;
   const root = baseUrl.replace(/\/+$/, "");
 
-  /** One API call; resolves with the Response of a 2xx, throws WitnessError otherwise. */
-  async function send(method, path, { query, body, headers = {}, auth = true } = {}) {
+  /**
+   * One API call; resolves with the Response of a 2xx, throws WitnessError otherwise.
+   * once: the call is not idempotent (it mints a key), so only answers that say
+   * nothing was done (408, 429) are retried, never a 5xx or a lost answer.
+   */
+  async function send(method, path, { query, body, headers = {}, auth = true, once = false } = {}) {
     const url = `${root}${path}${queryString(query)}`;
     const init = { method, headers: { Accept: "application/json", ...headers } };
     if (auth && apiKey) init.headers.Authorization = `Bearer ${apiKey}`;
@@ -94,7 +100,7 @@ export function createClient(options) {
       try {
         res = await fetchImpl(url, init);
       } catch (cause) {
-        if (attempt >= retry.retries) {
+        if (once || attempt >= retry.retries) {
           const error = new WitnessError(0, "NETWORK_ERROR", `${method} ${path} failed: ${cause?.message ?? cause}`, {});
           error.cause = cause;
           throw error;
@@ -103,7 +109,8 @@ export function createClient(options) {
         continue;
       }
       if (res.ok || res.status === 304) return res;
-      if (!RETRY_STATUS.has(res.status) || attempt >= retry.retries) throw await errorOf(res);
+      const retried = once ? res.status === 408 || res.status === 429 : RETRY_STATUS.has(res.status);
+      if (!retried || attempt >= retry.retries) throw await errorOf(res);
       const wait = retryAfterMs(res.headers.get("Retry-After"));
       await res.body?.cancel().catch(() => {});
       await sleep(Math.max(wait ?? 0, backoffMs(attempt, retry)));
@@ -180,6 +187,14 @@ export function createClient(options) {
     },
     embed: {
       createToken: (request = {}) => data("POST", "/v1/embed/token", { body: request }),
+    },
+    keys: {
+      /** A new key ({ scopes, label?, expires_at? }); the answer's `key` is its only showing. Needs an admin key. */
+      create: (request) => data("POST", "/v1/keys", { body: request, once: true }),
+      /** Every key of the project, newest first, revoked ones included; never a secret. */
+      list: () => data("GET", "/v1/keys"),
+      /** Revokes a key by its prefix; it stops working within 10 seconds. */
+      revoke: (prefix) => data("DELETE", `/v1/keys/${enc(prefix)}`),
     },
   };
 }

@@ -21,6 +21,15 @@ export const apiKeys = sqliteTable(
     secret_hash: text("secret_hash").notNull(),
     created_at: text("created_at").notNull(),
     revoked_at: text("revoked_at"),
+    /** Comma-separated subset of ingest, read, admin (src/auth/scopes.ts); keys older than scopes are admin. */
+    scopes: text("scopes").notNull().default("admin"),
+    label: text("label"),
+    /** NULL: never expires. */
+    expires_at: text("expires_at"),
+    /** Prefix of the admin key that made it (POST /v1/keys); NULL when an operator script did. */
+    created_by: text("created_by"),
+    /** Which lifecycle events (created, revoked) the project's chain holds; the daily sweep appends what is missing. */
+    audit_state: text("audit_state"),
   },
   (t) => [index("api_keys_project_idx").on(t.project_id)],
 );

@@ -2,13 +2,17 @@ import { DurableObject } from "cloudflare:workers";
 import { RateWindows, type RateState } from "../auth/rate-window";
 import type { Anchor, Head } from "../chain/chain-check";
 import { unpackEvents, type PackedEvents } from "../chain/ledger";
-import { eraseActor, type ErasureRequest } from "../chain/erasure";
+import { AuditOutbox } from "../chain/audit-outbox";
+import { eraseActor, type ErasureOutcome, type ErasureRequest } from "../chain/erasure";
 import { ErasureRecords } from "../chain/erasure-records";
 import { insertEventsStatements } from "../chain/event-insert";
 import { recoverHead } from "../chain/head-recovery";
 import { findIdempotent } from "../chain/idempotency";
+import { LegalHolds, type LegalHold } from "../chain/legal-holds";
 import { purgeBatch } from "../chain/retention";
-import { MAX_RULES, type RetentionRule } from "../chain/retention-rules";
+import { changeRetention, retentionRules, retentionState, type RetentionChange, type RetentionState } from "../chain/retention-plan";
+import type { RetentionRule } from "../chain/retention-rules";
+import type { AuditActor, AuditOrigin } from "../chain/self-audit";
 import { idempotencyStatements, sealEvents } from "../chain/seal-events";
 import { loadKeyring } from "../chain/signing-keys";
 import type { EventRow } from "../db/schema";
@@ -73,6 +77,9 @@ export class ProjectLedger extends DurableObject<Env> {
   private commitScheduled = false;
   private readonly inFlight = new Map<string, { requestHash: string | null; attempt: Promise<{ replayed: boolean; events: string[] }> }>();
   private readonly erasures: ErasureRecords;
+  /** Self-audit events of the actions this ledger performs, staged with the change they record (src/chain/audit-outbox.ts). */
+  private readonly audit: AuditOutbox;
+  private readonly holds: LegalHolds;
   /** Hashes of the archive's export companions, which exports and verify trust (src/storage/companion-records.ts). */
   private readonly companions: CompanionRecords;
   private readonly rates = new RateWindows();
@@ -85,7 +92,10 @@ export class ProjectLedger extends DurableObject<Env> {
     this.projectId = ctx.id.name;
     this.erasures = new ErasureRecords(ctx.storage.sql);
     this.companions = new CompanionRecords(ctx.storage.sql);
-    ctx.blockConcurrencyWhile(() => this.loadHead());
+    this.audit = new AuditOutbox(ctx.storage.sql);
+    this.holds = new LegalHolds(ctx.storage);
+    // Once started, append any self-audit event a crash left staged.
+    ctx.blockConcurrencyWhile(() => this.loadHead()).then(() => this.drainAudit());
   }
 
   /**
@@ -126,6 +136,11 @@ export class ProjectLedger extends DurableObject<Env> {
     return this.exclusive(async () => ({ ...this.current }));
   }
 
+  /** Admin actions recorded in the chain (src/chain/self-audit.ts): appended like events, never rate limited. */
+  async selfAudit(events: PackedEvents): Promise<string[]> {
+    return (await this.enqueue({ events: unpackEvents(events), idempotencyKey: null, requestHash: null, keyPrefix: "", rateLimit: 0 })).map(eventJson);
+  }
+
   async append(request: AppendRequest): Promise<AppendResult> {
     const rate = this.rates.hit(request.keyPrefix, request.rateLimit);
     if (!rate.allowed) return { status: "rate_limited", rate };
@@ -162,14 +177,18 @@ export class ProjectLedger extends DurableObject<Env> {
    * Erasure rewrites rows of this chain, so it holds the commit lock as a group
    * commit does: appends arriving meanwhile queue up and commit right after.
    * Every scrubbed row is covered by an erasure record in this object's storage.
+   * Refused when a legal hold covers any of the events; self-audited.
    */
-  erase(req: Omit<ErasureRequest, "projectId">): Promise<number> {
-    return this.exclusive(async () => {
-      const erased = await eraseActor(this.env, this.db, this.erasures, await loadKeyring(this.env.SIGNING_KEYS), { ...req, projectId: this.projectId });
+  async erase(req: Omit<ErasureRequest, "projectId">, by: AuditActor, origin: AuditOrigin): Promise<ErasureOutcome> {
+    const outcome = await this.exclusive(async () => {
+      const ctx = { holds: this.holds, outbox: this.audit, by, origin };
+      const done = await eraseActor(this.env, this.db, this.erasures, await loadKeyring(this.env.SIGNING_KEYS), { ...req, projectId: this.projectId }, ctx);
       // A shard move may have copied the rows before they were scrubbed.
-      restartCopy(this.ctx.storage.kv);
-      return erased;
+      if (done.status === "erased") restartCopy(this.ctx.storage.kv);
+      return done;
     });
+    await this.drainAudit();
+    return outcome;
   }
 
   /** For exports and verify: the companion hashes this ledger recorded for these archive segments (by the segment's SHA-256). */
@@ -189,26 +208,38 @@ export class ProjectLedger extends DurableObject<Env> {
 
   /** The retention plan, from this object's storage: the only copy a purge obeys. */
   retention(): RetentionRule[] {
-    return this.ctx.storage.kv.get<RetentionRule[]>("retention") ?? [];
+    return retentionRules(this.ctx.storage.kv);
   }
 
-  /**
-   * Replaces the plan. D1's retention_rules gets a copy, which only tells the
-   * daily cron which ledgers to wake; a rule written into D1 alone purges nothing.
-   */
-  setRetention(rules: RetentionRule[]): Promise<RetentionRule[]> {
-    return this.exclusive(async () => {
-      const plan = rules.slice(0, MAX_RULES).map(({ pattern, days }) => ({ pattern, days }));
-      await this.env.DB.batch([
-        this.env.DB.prepare("DELETE FROM retention_rules WHERE project_id = ?").bind(this.projectId),
-        this.env.DB.prepare("INSERT INTO retention_rules (project_id, pattern, days) SELECT ?, value ->> 'pattern', value ->> 'days' FROM json_each(?)").bind(
-          this.projectId,
-          JSON.stringify(plan),
-        ),
-      ]);
-      this.ctx.storage.kv.put("retention", plan);
-      return plan;
-    });
+  /** The plan, in the order rules apply, and its lock (src/chain/retention-plan.ts). */
+  retentionState(): RetentionState {
+    return retentionState(this.ctx.storage.kv);
+  }
+
+  /** Replaces the plan, unless its lock forbids the change; self-audited. */
+  async setRetention(proposal: { rules: RetentionRule[]; lock?: boolean }, by: AuditActor, origin: AuditOrigin): Promise<RetentionChange> {
+    const change = await this.exclusive(() => changeRetention(this.ctx.storage, this.env.DB, this.audit, this.projectId, proposal, by, origin));
+    await this.drainAudit();
+    return change;
+  }
+
+  /** Every legal hold, newest first (src/chain/legal-holds.ts). */
+  legalHolds(): LegalHold[] {
+    return this.holds.list();
+  }
+
+  /** Under the commit lock, so no purge or erasure still running misses it; null: too many holds. Self-audited. */
+  async placeLegalHold(input: { organization: string | null; actor_id: string | null; reason: string }, by: AuditActor, origin: AuditOrigin) {
+    const hold = await this.exclusive(async () => this.holds.place(input, by, origin, this.audit));
+    await this.drainAudit();
+    return hold;
+  }
+
+  /** Null: no such hold. Self-audited (once). */
+  async releaseLegalHold(id: string, by: AuditActor, origin: AuditOrigin) {
+    const released = await this.exclusive(async () => this.holds.release(id, by, origin, this.audit));
+    await this.drainAudit();
+    return released;
   }
 
   /** One bounded retention batch; it holds the commit lock, so it never interleaves with an append. */
@@ -218,12 +249,12 @@ export class ProjectLedger extends DurableObject<Env> {
       if (this.log.status === "building") return { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
       // A shard move copies gap records once: the purge waits for the next cron run.
       if (moveCopying(this.ctx.storage.kv)) return { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
-      const plan = { rules: this.retention(), signedFrom: this.anchor().signedFrom };
+      const plan = { rules: this.retention(), signedFrom: this.anchor().signedFrom, holds: this.holds.active() };
       const ring = await loadKeyring(this.env.SIGNING_KEYS);
       const batch = await purgeBatch(this.db, ring, this.projectId, plan, new Date(now), afterSeq, archiveTier(this.env, this.db, this.projectId));
       if (!batch.done) return batch;
       // Hot rows done: bring back the next archived segment with expired events, and purge again from the start.
-      const cold = await restoreExpired(this.env, this.db, this.projectId, plan.rules, new Date(now), this.ctx.storage.kv);
+      const cold = await restoreExpired(this.env, this.db, this.projectId, plan.rules, new Date(now), this.ctx.storage.kv, plan.holds);
       return cold.more ? { ...batch, done: false, lastSeq: 0 } : batch;
     });
   }
@@ -302,6 +333,12 @@ export class ProjectLedger extends DurableObject<Env> {
   /** The log's background work: building the tree of an older project, witness rounds. */
   async alarm() {
     await logAlarm(this.log, this.logDeps());
+  }
+
+  /** Appends the staged self-audit events; one that fails waits in storage for the next drain (or the next start). */
+  private async drainAudit(): Promise<void> {
+    const append = (events: NewEvent[], idempotencyKey: string) => this.enqueue({ events, idempotencyKey, requestHash: null, keyPrefix: "", rateLimit: 0 });
+    await this.audit.drain(this.env, () => this.db, this.projectId, append).catch((error) => console.error(`ledger ${this.projectId}: self-audit append failed; retried later`, error));
   }
 
   private logDeps(): UpkeepDeps {

@@ -8,6 +8,10 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   /** The event is not in the project's transparency log yet (its tree is being built, or cannot be). */
   LOG_NOT_READY: 409,
+  /** The retention plan is locked and the change would expire some events sooner (or unlock it). */
+  RETENTION_LOCKED: 409,
+  /** A legal hold covers events the request would destroy (an erasure). */
+  LEGAL_HOLD: 409,
   EVENT_TOO_LARGE: 413,
   IDEMPOTENCY_KEY_REUSED: 422,
   /** The event's archived copy is missing or not the bytes recorded for it: permanent until an operator restores it, so not a 5xx a client retries. */

@@ -28,9 +28,6 @@ export function documented(app: OpenAPIHono<AppEnv>, route: RouteConfig): void {
   app.openAPIRegistry.registerPath(route);
 }
 
-export const API_KEY: Record<string, string[]>[] = [{ ApiKey: [] }];
-export const API_KEY_OR_EMBED: Record<string, string[]>[] = [{ ApiKey: [] }, { EmbedToken: [] }];
-
 const RATE_HEADERS = {
   "RateLimit-Limit": { $ref: "#/components/headers/RateLimit-Limit" },
   "RateLimit-Remaining": { $ref: "#/components/headers/RateLimit-Remaining" },
@@ -44,9 +41,11 @@ export function json(schema: ZodType, description: string, extra: Record<string,
 const ERROR_TEXT: Record<ErrorCode, string> = {
   VALIDATION_ERROR: "VALIDATION_ERROR: a parameter or the body is invalid (details.issues)",
   UNAUTHORIZED: "UNAUTHORIZED: no credential, or not a valid one",
-  FORBIDDEN: "FORBIDDEN: the credential may not call this (embed tokens only read events)",
+  FORBIDDEN: "FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read",
   NOT_FOUND: "NOT_FOUND",
   LOG_NOT_READY: "LOG_NOT_READY: the event is not in the transparency log yet",
+  RETENTION_LOCKED: "RETENTION_LOCKED: the plan is locked and this change would expire events sooner, drop a locked rule, or unlock it (details.removed, details.shortened)",
+  LEGAL_HOLD: "LEGAL_HOLD: a legal hold covers events this would destroy (details.holds names the holds)",
   EVENT_TOO_LARGE: "EVENT_TOO_LARGE: a field or the body is over its cap",
   IDEMPOTENCY_KEY_REUSED: "IDEMPOTENCY_KEY_REUSED: the key was used with a different body",
   ARCHIVE_DAMAGED: "ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help",
@@ -78,7 +77,9 @@ export function registerComponents(app: OpenAPIHono<AppEnv>): void {
     type: "http",
     scheme: "bearer",
     bearerFormat: "wtn_live_<prefix>_<secret>",
-    description: "A project's API key (npm run keys:create), as Authorization: Bearer <key>.",
+    description:
+      "A project's API key (npm run keys:create, POST /v1/keys), as Authorization: Bearer <key>. Each operation names the scope it needs " +
+      "as this requirement's role: ingest (send events), read (every read), admin (retention, erasure, streams, legal holds, keys; implies the others).",
   });
   r.registerComponent("securitySchemes", "EmbedToken", {
     type: "http",

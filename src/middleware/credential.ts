@@ -4,7 +4,9 @@ import { findKey, parseApiKey, hashSecret } from "../auth/api-keys";
 import { timingSafeEqual } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import type { AppEnv, Credential } from "../types";
+import type { AuditActor } from "../chain/self-audit";
 import { verifyEmbedToken } from "../auth/embed-token";
+import { grants, parseStoredScopes, type Scope } from "../auth/scopes";
 
 async function resolve(env: Env, header: string | undefined): Promise<Credential | string> {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
@@ -20,7 +22,8 @@ async function resolve(env: Env, header: string | undefined): Promise<Credential
   const presented = await hashSecret(parsed.secret);
   if (!row || !timingSafeEqual(presented, row.secret_hash)) return "The API key is not valid";
   if (row.revoked_at) return "The API key has been revoked";
-  return { kind: "api_key", projectId: row.project_id, prefix: parsed.prefix };
+  if (row.expires_at !== null && row.expires_at <= new Date().toISOString()) return `The API key expired at ${row.expires_at}`;
+  return { kind: "api_key", projectId: row.project_id, prefix: parsed.prefix, scopes: parseStoredScopes(row.scopes) };
 }
 
 /**
@@ -40,13 +43,24 @@ export const resolveCredential = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-/** Any valid credential; embed tokens only where the route allows them. */
-export function requireCredential(options: { allowEmbed: boolean }) {
+/**
+ * A credential that may call this route: an API key holding `scope` (admin
+ * holds every scope), or, where the route allows them, an embed token (which
+ * only ever reads). Otherwise 403 FORBIDDEN with details.required_scope.
+ */
+export function requireScope(scope: Scope, options: { allowEmbed?: boolean } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const credential = c.get("credential");
     if (!credential) throw new ApiError("UNAUTHORIZED", c.get("credentialError") ?? "Authentication required");
-    if (credential.kind === "embed" && !options.allowEmbed) {
-      throw new ApiError("FORBIDDEN", "Embed tokens can only read events; this endpoint needs an API key");
+    if (credential.kind === "embed") {
+      if (options.allowEmbed) return next();
+      throw new ApiError("FORBIDDEN", "Embed tokens can only read events; this endpoint needs an API key", { required_scope: scope });
+    }
+    if (!grants(credential.scopes, scope)) {
+      throw new ApiError("FORBIDDEN", `This API key lacks the ${scope} scope this endpoint needs (it holds: ${credential.scopes.join(", ") || "none"})`, {
+        required_scope: scope,
+        key_scopes: credential.scopes,
+      });
     }
     await next();
   });
@@ -56,4 +70,22 @@ export function requireCredential(options: { allowEmbed: boolean }) {
 export function projectOf(credential: Credential | null): string {
   if (!credential) throw new ApiError("UNAUTHORIZED", "Authentication required");
   return credential.projectId;
+}
+
+/**
+ * One declaration per route of who may call it: `security` goes into the
+ * route's OpenAPI definition (the scope named as the ApiKey requirement's
+ * role, as OpenAPI 3.1 allows), `guard` into its handler chain. A test walks
+ * the document and calls every operation with every scope, so the two agree.
+ */
+export function access(scope: Scope, options: { allowEmbed?: boolean } = {}) {
+  const security: Record<string, string[]>[] = [{ ApiKey: [scope] }];
+  if (options.allowEmbed) security.push({ EmbedToken: [] });
+  return { scope, security, guard: requireScope(scope, options) };
+}
+
+/** The self-audit actor of a request: the calling API key, by prefix. */
+export function auditActor(credential: Credential | null): AuditActor {
+  if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Admin actions need an API key");
+  return { type: "api_key", id: credential.prefix };
 }

@@ -33,7 +33,7 @@ export const embedReadCors = createMiddleware<AppEnv>(async (c, next) => {
 
 /**
  * Embed tokens are read-only on the three reads, whatever routes exist now or
- * later; each route's requireCredential() says the same, this is the backstop.
+ * later; each route's requireScope() says the same, this is the backstop.
  */
 export const embedReadsOnly = createMiddleware<AppEnv>(async (c, next) => {
   const credential = c.get("credential");

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { API_KEY, AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
 import { embedTokenResponseSchema } from "../schemas/responses";
 import { etag } from "hono/etag";
 import { demoPage } from "../embed/demo-page";
@@ -9,14 +9,17 @@ import { EMBED_TTL, mintEmbedToken } from "../auth/embed-token";
 import { ApiError } from "../lib/errors";
 import { readBodyBytes, readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
-import { requireCredential } from "../middleware/credential";
+import { access } from "../middleware/credential";
 import { demoQuerySchema, embedTokenRequestSchema } from "../schemas/embed";
 
 /** POST /v1/embed/token: API keys mint short-lived, read-only tokens for the feed. */
 export const embedTokens = router();
 
+/** An embed token reads, so minting one needs read: an ingest-only key cannot hand out read access. */
+const MINT = access("read");
+
 documented(embedTokens, createRoute({
-  method: "post", path: "/token", tags: ["Embed"], operationId: "createEmbedToken", summary: "Mint a short-lived read-only token for the feed", security: API_KEY,
+  method: "post", path: "/token", tags: ["Embed"], operationId: "createEmbedToken", summary: "Mint a short-lived read-only token for the feed", security: MINT.security,
   description: "Every field is optional: an empty POST (no body, no Content-Type) asks for the defaults.",
   request: { body: { required: false, content: { "application/json": { schema: embedTokenRequestSchema.meta({ id: "EmbedTokenRequest" }) } } } },
   responses: { 201: json(embedTokenResponseSchema, "The token; store it nowhere"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "UNSUPPORTED_MEDIA_TYPE", "EVENT_TOO_LARGE") },
@@ -27,7 +30,7 @@ const FIELDS_NOTE =
   "Events read with this token have actor.email, ip_address and user_agent set to null, " +
   "and metadata set to null unless include_metadata is true.";
 
-embedTokens.post("/token", requireCredential({ allowEmbed: false }), async (c) => {
+embedTokens.post("/token", MINT.guard, async (c) => {
   const credential = c.get("credential");
   if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Only an API key can mint embed tokens");
   // Every field is optional, so an empty POST (no body, no Content-Type) asks for the defaults.

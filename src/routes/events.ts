@@ -16,13 +16,13 @@ import { MAX_TERMS, MIN_TERM_CHARS, searchTerms } from "../reads/search-query";
 import { loadKeyring } from "../chain/signing-keys";
 import { validate, validationError } from "../lib/validate";
 import { verifyLive } from "../chain/verify";
-import { projectOf, requireCredential } from "../middleware/credential";
+import { access, projectOf } from "../middleware/credential";
 import { projectWalk } from "../middleware/project-walk";
 import { parseEvent } from "../schemas/event";
 import { listQuerySchema, searchQuerySchema } from "../schemas/list-query";
 import { verifyQuery } from "../schemas/verify";
 import { eventsDb } from "../storage/shards";
-import { API_KEY, API_KEY_OR_EMBED, AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
 import { CAPS, eventInputSchema } from "../schemas/event";
 import { batchRequestSchema, eventBatchEnvelopeSchema, eventEnvelopeSchema, eventPageSchema, receiptSchema, verifyResultSchema, logProofSchema } from "../schemas/responses";
 
@@ -42,15 +42,16 @@ const CAPS_TEXT =
   Object.entries(CAPS).map(([field, cap]) => `${field} ${cap}${field === "targetEntries" ? " entries" : ""}`).join(", ") +
   ". ip_address and user_agent come from the request; occurred_at defaults to the time of receipt.";
 const INGEST_ERRORS = [...AUTH_ERRORS, "VALIDATION_ERROR", "EVENT_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE", "IDEMPOTENCY_KEY_REUSED"] as const;
-const apiKeyOnly = requireCredential({ allowEmbed: false });
-const readers = requireCredential({ allowEmbed: true });
+const INGEST = access("ingest");
+const READ = access("read");
+const READ_OR_EMBED = access("read", { allowEmbed: true });
 
 documented(events, createRoute({
-  method: "post", path: "/", tags: ["Events"], operationId: "createEvent", summary: "Record one event", security: API_KEY, description: CAPS_TEXT,
+  method: "post", path: "/", tags: ["Events"], operationId: "createEvent", summary: "Record one event", security: INGEST.security, description: CAPS_TEXT,
   request: { headers: ingestHeaders, body: { required: true, content: { "application/json": { schema: eventInputSchema.meta({ id: "EventInput" }) } } } },
   responses: { 201: json(eventEnvelopeSchema, "The stored event, chained and signed (a replayed Idempotency-Key answers the first result with Idempotent-Replayed: true)"), ...errors(...INGEST_ERRORS) },
 }));
-events.post("/", apiKeyOnly, async (c) => {
+events.post("/", INGEST.guard, async (c) => {
   const { body, text } = await readJsonBody(c);
   const event = parseEvent(body, requestContext(c.req.raw));
   const [json] = await appendEvents(c, [event], text);
@@ -58,12 +59,12 @@ events.post("/", apiKeyOnly, async (c) => {
 });
 
 documented(events, createRoute({
-  method: "post", path: "/batch", tags: ["Events"], operationId: "createEventBatch", summary: "Record 1 to 100 events atomically", security: API_KEY,
+  method: "post", path: "/batch", tags: ["Events"], operationId: "createEventBatch", summary: "Record 1 to 100 events atomically", security: INGEST.security,
   description: `All or nothing: one invalid event refuses the batch (its index is in the error's path). ${CAPS_TEXT}`,
   request: { headers: ingestHeaders, body: { required: true, content: { "application/json": { schema: batchRequestSchema } } } },
   responses: { 201: json(eventBatchEnvelopeSchema, "The stored events, in chain order"), ...errors(...INGEST_ERRORS) },
 }));
-events.post("/batch", apiKeyOnly, async (c) => {
+events.post("/batch", INGEST.guard, async (c) => {
   const { body, text } = await readJsonBody(c);
   const list = body.events;
   if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH) {
@@ -76,12 +77,12 @@ events.post("/batch", apiKeyOnly, async (c) => {
 });
 
 documented(events, createRoute({
-  method: "get", path: "/verify", tags: ["Verification"], operationId: "verifyEvents", summary: "Verify the project's chain", security: API_KEY,
+  method: "get", path: "/verify", tags: ["Verification"], operationId: "verifyEvents", summary: "Verify the project's chain", security: READ.security,
   request: { query: verifyQuery },
   responses: { 200: json(verifyResultSchema, "The verification report"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
 }));
 // One verify or export per project at a time, within the project's budget (src/auth/project-walk.ts).
-events.get("/verify", apiKeyOnly, validate("query", verifyQuery), projectWalk({ untilBodyEnds: false }), async (c) => {
+events.get("/verify", READ.guard, validate("query", verifyQuery), projectWalk({ untilBodyEnds: false }), async (c) => {
   const { from, to } = c.req.valid("query");
   const ring = await loadKeyring(c.env.SIGNING_KEYS);
   const window = { from: from ?? null, to: to ?? null };
@@ -90,11 +91,11 @@ events.get("/verify", apiKeyOnly, validate("query", verifyQuery), projectWalk({ 
 });
 
 documented(events, createRoute({
-  method: "get", path: "/{id}/receipt", tags: ["Receipts"], operationId: "getEventReceipt", summary: "A signed receipt for one event", security: API_KEY,
+  method: "get", path: "/{id}/receipt", tags: ["Receipts"], operationId: "getEventReceipt", summary: "A signed receipt for one event", security: READ.security,
   request: { params: idParam },
   responses: { 200: json(z.object({ data: receiptSchema }), "The signed receipt"), ...errors(...AUTH_ERRORS, "NOT_FOUND", "ARCHIVE_DAMAGED") },
 }));
-events.get("/:id/receipt", apiKeyOnly, async (c) => {
+events.get("/:id/receipt", READ.guard, async (c) => {
   const projectId = projectOf(c.get("credential"));
   const db = await eventsDb(c.env, projectId);
   const row = (await loadChainRow(db, c.req.param("id"), projectId)) ?? (await orArchiveDamaged(archivedEvent(c.env, db, projectId, c.req.param("id"))));
@@ -109,11 +110,11 @@ events.get("/:id/receipt", apiKeyOnly, async (c) => {
 });
 
 documented(events, createRoute({
-  method: "get", path: "/", tags: ["Events"], operationId: "listEvents", summary: "List events, newest first", security: API_KEY_OR_EMBED,
+  method: "get", path: "/", tags: ["Events"], operationId: "listEvents", summary: "List events, newest first", security: READ_OR_EMBED.security,
   request: { query: listQuerySchema },
   responses: { 200: json(eventPageSchema, "One page of events"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
 }));
-events.get("/", readers, validate("query", listQuerySchema), async (c) => {
+events.get("/", READ_OR_EMBED.guard, validate("query", listQuerySchema), async (c) => {
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
   const sel = selectionFor(credential, query);
@@ -123,11 +124,11 @@ events.get("/", readers, validate("query", listQuerySchema), async (c) => {
 });
 
 documented(events, createRoute({
-  method: "get", path: "/search", tags: ["Events"], operationId: "searchEvents", summary: "Full-text search over events", security: API_KEY_OR_EMBED,
+  method: "get", path: "/search", tags: ["Events"], operationId: "searchEvents", summary: "Full-text search over events", security: READ_OR_EMBED.security,
   request: { query: searchQuerySchema },
   responses: { 200: json(eventPageSchema, "One page of matching events"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
 }));
-events.get("/search", readers, validate("query", searchQuerySchema), async (c) => {
+events.get("/search", READ_OR_EMBED.guard, validate("query", searchQuerySchema), async (c) => {
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
   const sel = selectionFor(credential, query);
@@ -145,18 +146,18 @@ events.get("/search", readers, validate("query", searchQuerySchema), async (c) =
 });
 
 documented(events, createRoute({
-  method: "get", path: "/{id}/proof", tags: ["Transparency log"], operationId: "getEventProof", summary: "The event's inclusion proof", security: API_KEY,
+  method: "get", path: "/{id}/proof", tags: ["Transparency log"], operationId: "getEventProof", summary: "The event's inclusion proof", security: READ.security,
   request: { params: idParam },
   responses: { 200: json(logProofSchema, "c2sp.org/tlog-proof@v1 inclusion proof"), ...errors(...AUTH_ERRORS, "NOT_FOUND", "LOG_NOT_READY", "ARCHIVE_DAMAGED") },
 }));
-events.get("/:id/proof", apiKeyOnly, eventProof);
+events.get("/:id/proof", READ.guard, eventProof);
 
 documented(events, createRoute({
-  method: "get", path: "/{id}", tags: ["Events"], operationId: "getEvent", summary: "One event", security: API_KEY_OR_EMBED,
+  method: "get", path: "/{id}", tags: ["Events"], operationId: "getEvent", summary: "One event", security: READ_OR_EMBED.security,
   request: { params: idParam },
   responses: { 200: json(eventEnvelopeSchema, "The event"), ...errors(...AUTH_ERRORS, "NOT_FOUND", "ARCHIVE_DAMAGED") },
 }));
-events.get("/:id", readers, async (c) => {
+events.get("/:id", READ_OR_EMBED.guard, async (c) => {
   const credential = c.get("credential")!;
   const projectId = projectOf(credential);
   const db = await eventsDb(c.env, projectId);

@@ -3,17 +3,19 @@ import { selectionFor } from "../reads/event-query";
 import { FORMATS } from "../reads/export-formats";
 import { exportStream } from "../reads/export-stream";
 import { validate } from "../lib/validate";
-import { requireCredential } from "../middleware/credential";
+import { access } from "../middleware/credential";
 import { projectWalk } from "../middleware/project-walk";
 import { exportQuerySchema } from "../schemas/list-query";
 import { eventsDb } from "../storage/shards";
-import { API_KEY, AUTH_ERRORS, documented, errors, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, router } from "../lib/openapi";
 import { eventSchema } from "../schemas/responses";
 
 const exports = router();
 
+const READ = access("read");
+
 documented(exports, createRoute({
-  method: "get", path: "/", tags: ["Exports"], operationId: "exportEvents", summary: "Stream every matching event as CSV or JSON", security: API_KEY,
+  method: "get", path: "/", tags: ["Exports"], operationId: "exportEvents", summary: "Stream every matching event as CSV or JSON", security: READ.security,
   request: { query: exportQuerySchema },
   responses: {
     200: {
@@ -28,7 +30,7 @@ documented(exports, createRoute({
 }));
 
 // The walk ends with the body: the export reads and stages while the client downloads.
-exports.get("/", requireCredential({ allowEmbed: false }), validate("query", exportQuerySchema), projectWalk({ untilBodyEnds: true }), async (c) => {
+exports.get("/", READ.guard, validate("query", exportQuerySchema), projectWalk({ untilBodyEnds: true }), async (c) => {
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
   const format = FORMATS[query.format];

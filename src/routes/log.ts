@@ -4,24 +4,24 @@ import { ledgerOf } from "../chain/ledger";
 import { ApiError } from "../lib/errors";
 import { validate, validationError } from "../lib/validate";
 import { publicLogUrl } from "../log/log-identity";
-import { projectOf, requireCredential } from "../middleware/credential";
+import { access, projectOf } from "../middleware/credential";
 import { consistencyQuery } from "../schemas/log";
 import { archivedEvent } from "../storage/archive-lookup";
 import { orArchiveDamaged } from "./receipts";
 import { eventsDb } from "../storage/shards";
 import type { AppEnv } from "../types";
-import { API_KEY, AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
 import { logInfoSchema, logProofSchema } from "../schemas/responses";
 
 /** The key's project's transparency log: identity, newest checkpoint, proofs. API keys only. */
 const log = router();
-const apiKeyOnly = requireCredential({ allowEmbed: false });
+const READ = access("read");
 
 documented(log, createRoute({
-  method: "get", path: "/", tags: ["Transparency log"], operationId: "getLog", summary: "The project's transparency log", security: API_KEY,
+  method: "get", path: "/", tags: ["Transparency log"], operationId: "getLog", summary: "The project's transparency log", security: READ.security,
   responses: { 200: json(logInfoSchema, "Identity, newest checkpoint and build status"), ...errors(...AUTH_ERRORS) },
 }));
-log.get("/", apiKeyOnly, async (c) => {
+log.get("/", READ.guard, async (c) => {
   const info = await ledgerOf(c.env, projectOf(c.get("credential"))).logInfo();
   c.header("Cache-Control", "no-store");
   const { log_id, origin, vkey, tree_size, root_hash, checkpoint, status, built_size, head_seq, blocked } = info;
@@ -30,11 +30,11 @@ log.get("/", apiKeyOnly, async (c) => {
 });
 
 documented(log, createRoute({
-  method: "get", path: "/consistency", tags: ["Transparency log"], operationId: "getLogConsistency", summary: "A consistency proof between two tree sizes", security: API_KEY,
+  method: "get", path: "/consistency", tags: ["Transparency log"], operationId: "getLogConsistency", summary: "A consistency proof between two tree sizes", security: READ.security,
   request: { query: consistencyQuery },
   responses: { 200: json(logProofSchema, "The consistency proof"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
 }));
-log.get("/consistency", apiKeyOnly, validate("query", consistencyQuery), async (c) => {
+log.get("/consistency", READ.guard, validate("query", consistencyQuery), async (c) => {
   const { from, to } = c.req.valid("query");
   const ledger = ledgerOf(c.env, projectOf(c.get("credential")));
   const proof = await ledger.logConsistency(from, to);

@@ -1,11 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ledgerOf } from "../chain/ledger";
+import { recordAdminAction } from "../chain/self-audit";
 import { ApiError } from "../lib/errors";
-import { API_KEY, AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
 import { readJsonObject } from "../lib/request-body";
 import { toIssues, validationError } from "../lib/validate";
-import { projectOf, requireCredential } from "../middleware/credential";
+import { access, auditActor, projectOf } from "../middleware/credential";
 import type { MoveProgress } from "../storage/shard-move";
+import { requestContext } from "./ingest";
 
 /**
  * POST /v1/project/move {shard}: runs the project's shard move for up to a
@@ -14,8 +16,11 @@ import type { MoveProgress } from "../storage/shard-move";
  * database (npm run projects:move does both): a key holder can neither start
  * one nor choose the shard. Driven through the worker because an operator
  * script cannot call the project's ledger, the move's only safe executor.
+ * The step that completes a move is recorded in the project's chain as
+ * witness.project.moved.
  */
 const projectMove = router();
+const ADMIN = access("admin");
 const moveSchema = z.object({ shard: z.number("shard must be a number").int("shard must be a whole number").min(0, "shard must be 0 or more") });
 const progressSchema = z
   .object({
@@ -32,8 +37,9 @@ const progressSchema = z
   .meta({ id: "ProjectMoveProgress" });
 
 documented(projectMove, createRoute({
-  method: "post", path: "/move", tags: ["Operations"], operationId: "moveProject", security: API_KEY,
+  method: "post", path: "/move", tags: ["Operations"], operationId: "moveProject", security: ADMIN.security,
   summary: "Drive a shard move an operator requested (npm run projects:move)",
+  description: "The call that completes the move records it in the project's chain as witness.project.moved (from_shard, to_shard).",
   request: { body: { required: true, content: { "application/json": { schema: moveSchema.meta({ id: "ProjectMove" }) } } } },
   responses: {
     200: json(progressSchema, "Where the move stands; call again until status is done"),
@@ -44,16 +50,28 @@ documented(projectMove, createRoute({
 /** Long enough for many batches per request, short enough to report progress often. */
 const STEP_BUDGET_MS = 2000;
 
-projectMove.post("/move", requireCredential({ allowEmbed: false }), async (c) => {
+projectMove.post("/move", ADMIN.guard, async (c) => {
   const parsed = moveSchema.safeParse(await readJsonObject(c));
   if (!parsed.success) throw validationError(toIssues(parsed.error));
-  const ledger = ledgerOf(c.env, projectOf(c.get("credential")));
+  const projectId = projectOf(c.get("credential"));
+  const ledger = ledgerOf(c.env, projectId);
   const started = Date.now();
   let progress: MoveProgress;
   do progress = await ledger.moveShard(parsed.data.shard);
   while (["clearing", "copying", "deleting"].includes(progress.status) && Date.now() - started < STEP_BUDGET_MS);
   if (progress.status === "not_requested") throw new ApiError("FORBIDDEN", progress.message ?? "No such move was requested");
   if (progress.status === "unknown_shard" || progress.status === "busy") throw new ApiError("VALIDATION_ERROR", progress.message ?? "Bad shard", { field: "shard" });
+  // A move answers done once: its last step clears the request, so the next call is refused
+  // (not_requested). from === to: the project already was on that shard, nothing moved.
+  // Recorded after the step: a crash in between leaves the move unrecorded (the data is safe either way).
+  if (progress.status === "done" && progress.from !== progress.to) {
+    await recordAdminAction(c.env, projectId, {
+      action: "witness.project.moved",
+      actor: auditActor(c.get("credential")),
+      targets: [{ type: "project", id: projectId }],
+      metadata: { from_shard: progress.from, to_shard: progress.to },
+    }, requestContext(c.req.raw));
+  }
   return c.json({ data: progress });
 });
 

@@ -1,26 +1,34 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { ledgerAnchor } from "../chain/ledger";
+import { recordAdminAction } from "../chain/self-audit";
 import { randomAlphanumeric } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { API_KEY, AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
 import { readJsonObject } from "../lib/request-body";
 import { toIssues, validationError } from "../lib/validate";
-import { projectOf, requireCredential } from "../middleware/credential";
+import { access, auditActor, projectOf } from "../middleware/credential";
 import { streamCreatedSchema, streamDetailResponseSchema, streamListSchema } from "../schemas/responses";
 import { createStreamSchema, replayStreamSchema } from "../schemas/streams";
 import { newWebhookSecret } from "../streams/formats";
 import { sealCredential } from "../streams/secrets";
 import { deliveryStub, listStreams, MAX_STREAMS_PER_PROJECT, projectStream, type StreamRow } from "../streams/store";
-import { checkTarget, privateTargetsAllowed } from "../streams/targets";
+import { destinationAllowed, notAllowedReason, streamDestinations } from "../streams/destinations";
+import { checkStreamTarget, targetRules } from "../streams/targets";
 import { forgetStreams } from "../streams/wake";
+import type { AppEnv } from "../types";
+import { requestContext } from "./ingest";
 
 /**
  * Log streams: the project's events delivered in seq order to a webhook,
- * Splunk HEC or Datadog. API key only. A destination's credential is shown
- * once (the webhook secret, at creation) and never again.
+ * Splunk HEC or Datadog. API key only; creating, deleting and replaying need
+ * admin (a stream can send the whole history anywhere it points) and are
+ * recorded in the project's chain as witness.stream.*. A destination's
+ * credential is shown once (the webhook secret, at creation) and never again.
  */
 const streams = router();
-const apiKeyOnly = requireCredential({ allowEmbed: false });
+const READ = access("read");
+const ADMIN = access("admin");
 const idParam = z.object({ id: z.string().meta({ description: "The stream id (str_...)" }) });
 /** Bodies are read by the handlers (readJsonObject: 415, 413, then 400), never by zod-openapi: these only document them. */
 const BODY_ERRORS = ["VALIDATION_ERROR", "UNSUPPORTED_MEDIA_TYPE", "EVENT_TOO_LARGE"] as const;
@@ -31,6 +39,21 @@ function summary(row: Pick<StreamRow, "id" | "type" | "url" | "status" | "filter
   return { id: row.id, type: row.type, url: row.url, status: row.status, filter: JSON.parse(row.filter), created_at: row.created_at };
 }
 
+/**
+ * Records a stream action in the project's chain. The url without its query
+ * (where some endpoints take a token) and never the token or secret: the
+ * chain keeps what it is given for good.
+ */
+function recordStreamAction(c: Context<AppEnv>, verb: "created" | "deleted" | "replayed", row: Pick<StreamRow, "id" | "type" | "url" | "project_id">, metadata: Record<string, unknown> = {}) {
+  const url = new URL(row.url);
+  return recordAdminAction(c.env, row.project_id, {
+    action: `witness.stream.${verb}`,
+    actor: auditActor(c.get("credential")),
+    targets: [{ type: "stream", id: row.id }],
+    metadata: { type: row.type, url: `${url.origin}${url.pathname}`, ...metadata },
+  }, requestContext(c.req.raw));
+}
+
 async function streamOf(env: Env, projectId: string, id: string): Promise<StreamRow> {
   const row = await projectStream(env, projectId, id);
   if (!row) throw new ApiError("NOT_FOUND", "No such stream in this project");
@@ -38,19 +61,20 @@ async function streamOf(env: Env, projectId: string, id: string): Promise<Stream
 }
 
 documented(streams, createRoute({
-  method: "post", path: "/", tags: ["Streams"], operationId: "createStream", summary: "Stream the project's events to a webhook, Splunk HEC or Datadog", security: API_KEY,
+  method: "post", path: "/", tags: ["Streams"], operationId: "createStream", summary: "Stream the project's events to a webhook, Splunk HEC or Datadog", security: ADMIN.security,
   description:
-    "Delivery starts with the events committed after creation, in seq order; replay reaches back. The url must be public https. " +
-    `A webhook's signing secret is generated and shown once, in this answer; splunk and datadog take their token, never shown again. At most ${MAX_STREAMS_PER_PROJECT} streams a project.`,
+    "Delivery starts with the events committed after creation, in seq order; replay reaches back. The url must be public https, on a host the deployment's STREAM_DESTINATIONS allows (when it lists any). " +
+    `A webhook's signing secret is generated and shown once, in this answer; splunk and datadog take their token, never shown again. At most ${MAX_STREAMS_PER_PROJECT} streams a project. ` +
+    "Recorded in the chain as witness.stream.created (type, url without its query, filter); delivery starts after that event.",
   request: { body: { required: true, content: { "application/json": { schema: createStreamSchema.meta({ id: "StreamCreateRequest" }) } } } },
   responses: { 201: json(streamCreatedSchema, "The new stream (with the webhook secret, this once)"), ...errors(...AUTH_ERRORS, ...BODY_ERRORS) },
 }));
-streams.post("/", apiKeyOnly, async (c) => {
+streams.post("/", ADMIN.guard, async (c) => {
   const projectId = projectOf(c.get("credential"));
   const parsed = createStreamSchema.safeParse(await readJsonObject(c));
   if (!parsed.success) throw validationError(toIssues(parsed.error));
   const input = parsed.data;
-  const target = await checkTarget(input.url, privateTargetsAllowed(c.env));
+  const target = await checkStreamTarget(input.url, targetRules(c.env));
   if (!target.ok) throw validationError([{ path: "url", message: target.reason }]);
   const count = await c.env.DB.prepare("SELECT count(*) AS n FROM streams WHERE project_id = ?").bind(projectId).first<{ n: number }>();
   if ((count?.n ?? 0) >= MAX_STREAMS_PER_PROJECT) throw validationError([{ path: "", message: `a project has at most ${MAX_STREAMS_PER_PROJECT} streams` }]);
@@ -68,10 +92,12 @@ streams.post("/", apiKeyOnly, async (c) => {
   await c.env.DB.prepare("INSERT INTO streams (id, project_id, type, url, credential, filter, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
     .bind(id, projectId, row.type, row.url, await sealCredential(c.env, id, secret), row.filter, row.status, row.created_at)
     .run();
-  // Delivery starts with the events committed after this moment; replay reaches back.
+  // Recorded before delivery starts, so no stream ever delivers without its record;
+  // delivery starts with the events committed after the record; replay reaches back.
   let seq: number;
   try {
-    seq = (await ledgerAnchor(c.env, projectId)).seq;
+    const audit = await recordStreamAction(c, "created", { ...row, project_id: projectId }, { filter: input.filter ?? {} });
+    seq = (JSON.parse(audit) as { seq: number }).seq;
     await deliveryStub(c.env, id).start(seq);
   } catch (error) {
     // A stream whose delivery never started would look active and deliver nothing.
@@ -84,53 +110,61 @@ streams.post("/", apiKeyOnly, async (c) => {
 });
 
 documented(streams, createRoute({
-  method: "get", path: "/", tags: ["Streams"], operationId: "listStreams", summary: "The project's streams", security: API_KEY,
+  method: "get", path: "/", tags: ["Streams"], operationId: "listStreams", summary: "The project's streams", security: READ.security,
   responses: { 200: json(streamListSchema, "Every stream of the project, oldest first"), ...errors(...AUTH_ERRORS) },
 }));
-streams.get("/", apiKeyOnly, async (c) => {
+streams.get("/", READ.guard, async (c) => {
   const rows = await listStreams(c.env, projectOf(c.get("credential")));
   return c.json({ data: rows.map(summary) });
 });
 
 documented(streams, createRoute({
-  method: "get", path: "/{id}", tags: ["Streams"], operationId: "getStream", summary: "One stream and where its delivery stands", security: API_KEY,
+  method: "get", path: "/{id}", tags: ["Streams"], operationId: "getStream", summary: "One stream and where its delivery stands", security: READ.security,
   request: { params: idParam },
   responses: { 200: json(streamDetailResponseSchema, "The stream and its delivery"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
 }));
-streams.get("/:id", apiKeyOnly, async (c) => {
+streams.get("/:id", READ.guard, async (c) => {
   const row = await streamOf(c.env, projectOf(c.get("credential")), c.req.param("id"));
   const delivery = await deliveryStub(c.env, row.id).status();
   return c.json({ data: { ...summary(row), ...delivery } });
 });
 
 documented(streams, createRoute({
-  method: "delete", path: "/{id}", tags: ["Streams"], operationId: "deleteStream", summary: "Stop a stream and forget it", security: API_KEY,
+  method: "delete", path: "/{id}", tags: ["Streams"], operationId: "deleteStream", summary: "Stop a stream and forget it", security: ADMIN.security,
+  description: "Recorded in the chain as witness.stream.deleted.",
   request: { params: idParam },
   responses: { 204: noContent("Deleted; nothing more is delivered"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
 }));
-streams.delete("/:id", apiKeyOnly, async (c) => {
+streams.delete("/:id", ADMIN.guard, async (c) => {
   const projectId = projectOf(c.get("credential"));
   const row = await streamOf(c.env, projectId, c.req.param("id"));
   await deliveryStub(c.env, row.id).remove();
   await c.env.DB.prepare("DELETE FROM streams WHERE id = ? AND project_id = ?").bind(row.id, projectId).run();
   forgetStreams(projectId);
+  await recordStreamAction(c, "deleted", row);
   return c.body(null, 204);
 });
 
 documented(streams, createRoute({
-  method: "post", path: "/{id}/replay", tags: ["Streams"], operationId: "replayStream", summary: "Deliver again from a seq (re-enables a disabled stream)", security: API_KEY,
-  description: "Events from from_seq on are sent again, in seq order; from_seq is at most the next event's seq.",
+  method: "post", path: "/{id}/replay", tags: ["Streams"], operationId: "replayStream", summary: "Deliver again from a seq (re-enables a disabled stream)", security: ADMIN.security,
+  description:
+    "Events from from_seq on are sent again, in seq order; from_seq is at most the next event's seq. " +
+    "A stream whose host STREAM_DESTINATIONS no longer allows cannot be replayed (400 on url). Recorded in the chain as witness.stream.replayed (from_seq).",
   request: { params: idParam, body: { required: true, content: { "application/json": { schema: replayStreamSchema.meta({ id: "StreamReplayRequest" }) } } } },
   responses: { 202: json(streamDetailResponseSchema, "Replay started; the stream and its delivery"), ...errors(...AUTH_ERRORS, "NOT_FOUND", ...BODY_ERRORS) },
 }));
-streams.post("/:id/replay", apiKeyOnly, async (c) => {
+streams.post("/:id/replay", ADMIN.guard, async (c) => {
   const row = await streamOf(c.env, projectOf(c.get("credential")), c.req.param("id"));
   const parsed = replayStreamSchema.safeParse(await readJsonObject(c));
   if (!parsed.success) throw validationError(toIssues(parsed.error));
   const { seq: head } = await ledgerAnchor(c.env, row.project_id);
   if (parsed.data.from_seq > head + 1) throw validationError([{ path: "from_seq", message: `from_seq is at most ${head + 1} (the next event's seq)` }]);
+  // Delivery would refuse it anyway; say so now rather than re-enable a stream that cannot deliver.
+  const url = new URL(row.url);
+  if (!destinationAllowed(streamDestinations(c.env), url)) throw validationError([{ path: "url", message: `${notAllowedReason(url)}; delete the stream or ask the operator` }]);
   const stub = deliveryStub(c.env, row.id);
   await stub.replay(parsed.data.from_seq);
+  await recordStreamAction(c, "replayed", row, { from_seq: parsed.data.from_seq });
   const fresh = await projectStream(c.env, row.project_id, row.id);
   return c.json({ data: { ...summary(fresh ?? row), ...(await stub.status()) } }, 202);
 });

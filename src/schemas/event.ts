@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { canonicalize } from "../chain/canonical";
+import { SELF_AUDIT_PREFIX } from "../chain/self-audit";
 import { normalizeTimestamp } from "../reads/cursor";
 import { ApiError } from "../lib/errors";
 import { utf8Length } from "../lib/crypto";
@@ -178,6 +179,9 @@ export function parseEvent(raw: unknown, ctx: RequestContext, at = ""): NewEvent
     targets = canonicalize((e.targets ?? []).map((t) => ({ type: t.type, id: t.id, name: t.name ?? null })));
   } catch {
     throw validationError([{ path: `${at}metadata`, message: "metadata must hold finite JSON values" }]);
+  }
+  if (e.action.startsWith(SELF_AUDIT_PREFIX)) {
+    throw validationError([{ path: `${at}action`, message: `actions starting with "${SELF_AUDIT_PREFIX}" are Witness's own records of admin actions; use another name` }]);
   }
   const unpaired = loneSurrogateField(e, metadata, targets);
   if (unpaired) {

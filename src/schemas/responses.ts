@@ -197,10 +197,6 @@ export const erasureSchema = z
   })
   .meta({ id: "ErasureResponse" });
 
-export const retentionResponseSchema = z
-  .object({ data: z.object({ rules: z.array(z.object({ pattern: z.string(), days: z.int() })) }) })
-  .meta({ id: "RetentionPlanResponse" });
-
 export const embedTokenResponseSchema = z
   .object({
     data: z.object({

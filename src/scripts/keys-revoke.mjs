@@ -1,5 +1,6 @@
 // npm run keys:revoke -- <key> [--remote]: the key stops working within 10 s (key lookups are cached that long).
-// <key> is the whole key, the part after wtn_live_, or its 12-character prefix.
+// <key> is the whole key, the part after wtn_live_, or its 12-character prefix. It writes D1 only:
+// the daily cron records the revocation in the project's chain (witness.key.revoked, src/auth/key-audit.ts).
 import { createHash } from "node:crypto";
 import { fail, parseCommand, parseKeyReference, quote, sql } from "./lib.mjs";
 
@@ -27,3 +28,4 @@ const [done] = sql(
   { remote },
 );
 console.log(`Revoked key ${ref.prefix} of project ${row.project_id} (at ${done.revoked_at}); it stops working within 10 seconds.`);
+console.log("The revocation reaches the project's chain with the next daily cron (witness.key.revoked).");

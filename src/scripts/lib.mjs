@@ -104,8 +104,37 @@ export function checkProjectId(id) {
   return id;
 }
 
-/** Creates the project when missing and a new key for it; only the secret's hash is stored. */
-export function createKey(projectId, where = {}) {
+/** What a key may do (src/auth/scopes.ts): admin implies the other two. */
+export const SCOPES = ["ingest", "read", "admin"];
+/** Longest label, in characters (src/auth/key-store.ts MAX_LABEL_CHARS). */
+export const MAX_LABEL_CHARS = 100;
+
+/** `ingest,read` into ["ingest", "read"] (stored order, no duplicates); throws naming a word that is no scope. */
+export function parseScopes(text) {
+  const words = String(text).split(",").map((w) => w.trim());
+  const unknown = words.find((w) => !SCOPES.includes(w));
+  if (unknown !== undefined) throw new Error(`unknown scope ${JSON.stringify(unknown)}: scopes are ${SCOPES.join(", ")}, comma-separated`);
+  return SCOPES.filter((s) => words.includes(s));
+}
+
+/** A label as keys:create takes it: trimmed, 1-100 characters, no control characters (it is printed to terminals). */
+export function checkLabel(text) {
+  const label = String(text).trim();
+  if (label === "") throw new Error("--label must not be empty");
+  // Counted as the keys API counts (UTF-16 code units), so both accept the same labels.
+  if (label.length > MAX_LABEL_CHARS) throw new Error(`--label is at most ${MAX_LABEL_CHARS} characters (got ${label.length})`);
+  if (/\p{Cc}/u.test(label)) throw new Error("--label must not contain control characters");
+  return label;
+}
+
+/**
+ * Creates the project when missing and a new key for it; only the secret's
+ * hash is stored. scopes default to admin: the short-lived keys other scripts
+ * mint to call the service need it (keys:create chooses its own default).
+ * audit_state stays NULL: the daily cron records the key's creation in the
+ * project's chain (src/auth/key-audit.ts), since a script writes D1 directly.
+ */
+export function createKey(projectId, where = {}, { scopes = ["admin"], label = null } = {}) {
   const prefix = randomAlphanumeric(12);
   const secret = randomAlphanumeric(32);
   const secretHash = createHash("sha256").update(secret).digest("hex");
@@ -115,10 +144,11 @@ export function createKey(projectId, where = {}) {
   sql(
     // log_id: the project's public transparency log address, 128 random bits.
     `INSERT OR IGNORE INTO projects (id, created_at, shard, log_id) VALUES (${quote(projectId)}, ${quote(now)}, ${shard}, ${quote(randomBytes(16).toString("hex"))}); ` +
-      `INSERT INTO api_keys (prefix, project_id, secret_hash, created_at) VALUES (${quote(prefix)}, ${quote(projectId)}, ${quote(secretHash)}, ${quote(now)});`,
+      `INSERT INTO api_keys (prefix, project_id, secret_hash, created_at, scopes, label) ` +
+      `VALUES (${quote(prefix)}, ${quote(projectId)}, ${quote(secretHash)}, ${quote(now)}, ${quote(scopes.join(","))}, ${quote(label)});`,
     where,
   );
-  return { key: `wtn_live_${prefix}_${secret}`, prefix };
+  return { key: `wtn_live_${prefix}_${secret}`, prefix, scopes };
 }
 
 export function parseArgs(argv) {

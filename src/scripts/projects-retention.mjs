@@ -4,6 +4,8 @@
 // in the project's ledger (a Durable Object), so it is set through the running
 // service: the script mints a short-lived key for the project, calls
 // PUT /v1/retention with it and revokes it. Without <days> it only shows the plan.
+// A locked plan is checked there like any other request: a change that would
+// expire events sooner is refused (409 RETENTION_LOCKED) and the plan stays.
 import { checkProjectId, createKey, fail, parseCommand, quote, serviceUrl, sql } from "./lib.mjs";
 
 const USAGE = `usage: npm run projects:retention -- <project> [<days|off>] [--action <pattern>] [--url <base>] [--remote]
@@ -38,7 +40,8 @@ if (sql(`SELECT 1 AS ok FROM projects WHERE id = ${quote(project)}`, { remote })
 
 /** Inside the try: the short-lived key must be revoked however this ends. */
 class Refused extends Error {}
-const { key, prefix } = createKey(project, { remote });
+// Labelled, so the chain's witness.retention.changed (actor: this key's prefix) says who changed the plan.
+const { key, prefix } = createKey(project, { remote }, { label: "npm run projects:retention" });
 try {
   const call = async (method, body) => {
     let res;
@@ -52,15 +55,16 @@ try {
       throw new Refused(`the service at ${url} does not answer; start it (npm run dev) or pass --url <its address>`);
     }
     const json = await res.json().catch(() => null);
-    if (!res.ok) throw new Refused(`the service refused: ${res.status} ${json?.error?.message ?? ""}`);
-    return json.data.rules;
+    if (!res.ok) throw new Refused(`the service refused: ${res.status} ${json?.error?.code ?? ""}: ${json?.error?.message ?? ""}`);
+    return json.data;
   };
-  let rules = await call("GET");
+  let plan = await call("GET");
   if (days !== undefined) {
-    const others = rules.filter((r) => r.pattern !== pattern);
-    rules = await call("PUT", { rules: days === "off" ? others : [...others, { pattern, days: Number(days) }] });
+    const others = plan.rules.filter((r) => r.pattern !== pattern);
+    plan = await call("PUT", { rules: days === "off" ? others : [...others, { pattern, days: Number(days) }] });
   }
-  console.log(`Retention plan of project ${project}:`);
+  const { rules } = plan;
+  console.log(`Retention plan of project ${project}${plan.locked ? ` (locked since ${plan.locked_at}: it may only keep events longer)` : ""}:`);
   for (const r of rules) console.log(`  ${r.pattern === "*" ? "* (every other action)" : r.pattern}: ${r.days} days`);
   if (!rules.some((r) => r.pattern === "*")) console.log("  events no rule matches are kept forever");
   console.log(`The daily cron purges expired events (locally: curl ${url}/__scheduled).`);

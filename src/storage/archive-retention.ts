@@ -1,3 +1,4 @@
+import { isHeld, type LegalHold } from "../chain/legal-holds";
 import { cutoffOf, orderRules, ruleFor, type RetentionRule } from "../chain/retention-rules";
 import { segmentObjects } from "./archive-companions";
 import { unindexRange } from "./archive-ids";
@@ -17,8 +18,20 @@ const CURSOR_KEY = "retention_cold_cursor";
 /** Segments looked at per call: a plan that expires nothing archived must not read the whole archive at once. */
 const SEGMENTS_PER_CALL = 5;
 
-/** restored: rows brought back; more: call again (before purging anew from the start). */
-export async function restoreExpired(env: Env, db: D1Database, projectId: string, rules: RetentionRule[], now: Date, kv: SyncKvStorage) {
+/**
+ * restored: rows brought back; more: call again (before purging anew from the
+ * start). A segment whose only expired events are under a legal hold stays
+ * archived: the purge would keep them anyway.
+ */
+export async function restoreExpired(
+  env: Env,
+  db: D1Database,
+  projectId: string,
+  rules: RetentionRule[],
+  now: Date,
+  kv: SyncKvStorage,
+  holds: LegalHold[] = [],
+) {
   if (rules.length === 0) return { restored: 0, more: false };
   const ordered = orderRules(rules);
   // No event in a segment that began after the most recent cutoff can have expired.
@@ -37,7 +50,7 @@ export async function restoreExpired(env: Env, db: D1Database, projectId: string
     const rows = await readSegment(env, segment);
     const expired = rows.some((r) => {
       const rule = ruleFor(ordered, r.action);
-      return rule !== null && r.occurred_at < cutoffOf(rule, now);
+      return rule !== null && r.occurred_at < cutoffOf(rule, now) && !isHeld(holds, r);
     });
     if (!expired) continue;
     await db.batch([

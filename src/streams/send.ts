@@ -1,5 +1,6 @@
 /**
- * One delivery attempt: the destination's addresses checked again, then one
+ * One delivery attempt: the destination checked again (the operator's
+ * allow-list, which may have been tightened since, and its addresses), then one
  * POST of a batch. Every attempt re-checks, retries included: a name that
  * passed at creation may resolve to 169.254.169.254 an hour later (DNS
  * rebinding), and the check is only as fresh as its last lookup.
@@ -15,17 +16,18 @@
  * loopback or the link-local metadata range in the first place.
  */
 import { buildRequest, type BatchEvent, type Destination } from "./formats";
-import { checkTarget } from "./targets";
+import { checkStreamTarget, type TargetRules } from "./targets";
 import { streamPolicy } from "./transport";
 
+/** gone: never retried; the stream is disabled until a replay (a 410, or a host the allow-list no longer names). */
 export type SendOutcome = { kind: "ok" } | { kind: "gone" | "failed"; error: string };
 
 const ERROR_EXCERPT = 200;
 
-export async function sendBatch(dest: Destination, events: BatchEvent[], allowPrivate: boolean): Promise<SendOutcome> {
+export async function sendBatch(dest: Destination, events: BatchEvent[], rules: TargetRules): Promise<SendOutcome> {
   // The lookup runs while the body is built (and gzipped): the check costs the attempt no extra wait when DNS is quick.
-  const [check, { headers, body }] = await Promise.all([checkTarget(dest.url, allowPrivate), buildRequest(dest, events)]);
-  if (!check.ok) return { kind: "failed", error: `destination refused: ${check.reason}` };
+  const [check, { headers, body }] = await Promise.all([checkStreamTarget(dest.url, rules), buildRequest(dest, events)]);
+  if (!check.ok) return { kind: check.notAllowed ? "gone" : "failed", error: `destination refused: ${check.reason}` };
   const timeout = streamPolicy.timeoutMs;
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -3,13 +3,38 @@
  * link-local, unique-local, CGNAT or otherwise non-public addresses, nor to
  * names that are local by definition or that resolve (DNS-over-HTTPS) to such
  * addresses. ALLOW_PRIVATE_STREAM_TARGETS = "true" (npm run dev) lifts all of it.
+ * The operator's allow-list (STREAM_DESTINATIONS, destinations.ts) applies either way.
  */
+import { destinationAllowed, notAllowedReason, streamDestinations, type Destinations } from "./destinations";
 import { streamPolicy, type StreamPolicy } from "./transport";
 
-export type TargetCheck = { ok: true; url: URL } | { ok: false; reason: string };
+/** notAllowed: refused by the operator's allow-list, a decision no retry changes. */
+export type TargetCheck = { ok: true; url: URL } | { ok: false; reason: string; notAllowed?: true };
 
 export function privateTargetsAllowed(env: Env): boolean {
   return (env as { ALLOW_PRIVATE_STREAM_TARGETS?: string }).ALLOW_PRIVATE_STREAM_TARGETS === "true";
+}
+
+/** The deployment's rules for destinations, read from env each time (a changed list applies at once). */
+export interface TargetRules {
+  allowPrivate: boolean;
+  destinations: Destinations;
+}
+
+export function targetRules(env: Env): TargetRules {
+  return { allowPrivate: privateTargetsAllowed(env), destinations: streamDestinations(env) };
+}
+
+/**
+ * Everything a stream's url must pass, at creation and before every delivery
+ * attempt: syntax, the operator's allow-list (STREAM_DESTINATIONS, before any
+ * lookup), then its addresses.
+ */
+export async function checkStreamTarget(raw: string, rules: TargetRules, policy: StreamPolicy = streamPolicy): Promise<TargetCheck> {
+  const syntax = checkTargetSyntax(raw, rules.allowPrivate);
+  if (!syntax.ok) return syntax;
+  if (!destinationAllowed(rules.destinations, syntax.url)) return { ok: false, reason: notAllowedReason(syntax.url), notAllowed: true };
+  return checkTarget(raw, rules.allowPrivate, policy);
 }
 
 const LOCAL_SUFFIXES = [".localhost", ".local", ".localdomain", ".internal", ".intranet", ".lan", ".home.arpa", ".corp", ".private", ".test", ".invalid"];

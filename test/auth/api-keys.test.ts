@@ -34,7 +34,7 @@ describe("findKey", () => {
   });
 
   it("keeps the prefixes apart: each unknown one costs one query, a known one is found", async () => {
-    const row: KeyRow = { project_id: `p-${unique()}`, secret_hash: "h", revoked_at: null, shard: 0 };
+    const row: KeyRow = { project_id: `p-${unique()}`, secret_hash: "h", revoked_at: null, scopes: "admin", expires_at: null, shard: 0 };
     const known = unique();
     const { env, queries } = fakeEnv(new Map([[known, row]]));
     const random = Array.from({ length: 20 }, unique);

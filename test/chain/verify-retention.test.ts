@@ -41,11 +41,14 @@ describe("retention rules", () => {
     expect(orderRules(rules).map((r) => r.pattern)).toEqual(["a.b.c", "a.b.*", "a.*", "*"]);
   });
 
-  it("turns the plan into one CASE with bound values, NULL when no rule matches", () => {
+  it("turns the plan into one CASE with bound values, NULL when no rule matches (and for Witness's own records)", () => {
     const { sql, params } = cutoffSql([{ pattern: "debug.*", days: 1 }], NOW);
-    expect(sql).toBe("CASE WHEN substr(action, 1, 6) = ? THEN ? ELSE NULL END");
+    expect(sql).toBe("CASE WHEN substr(action, 1, 8) = 'witness.' THEN NULL WHEN substr(action, 1, 6) = ? THEN ? ELSE NULL END");
     expect(params).toEqual(["debug.", "2026-05-31T00:00:00.000Z"]);
-    expect(cutoffSql([{ pattern: "*", days: 30 }], NOW)).toEqual({ sql: "?", params: ["2026-05-02T00:00:00.000Z"] });
+    expect(cutoffSql([{ pattern: "*", days: 30 }], NOW)).toEqual({
+      sql: "CASE WHEN substr(action, 1, 8) = 'witness.' THEN NULL ELSE ? END",
+      params: ["2026-05-02T00:00:00.000Z"],
+    });
   });
 });
 

@@ -184,6 +184,53 @@ describe("witness/client", () => {
   });
 });
 
+describe("witness/client: scopes and keys", () => {
+  it("names the scope a 403 needs on WitnessError.requiredScope, for an ingest-only key", async () => {
+    const { client: admin } = await clientFor();
+    const made = await admin.keys.create({ scopes: ["ingest"], label: "app servers" });
+    expect(made).toMatchObject({ scopes: ["ingest"], label: "app servers", revoked_at: null });
+    const app = createClient({ baseUrl: BASE, apiKey: made.key, fetch: workerFetch(), sleep: async () => {} });
+    // seq 1 is the key's own creation, recorded in the chain.
+    expect((await app.events.create({ action: "invoice.paid" })).seq).toBe(2);
+
+    const reading = await all(app.events.list()).catch((e) => e);
+    expect(reading).toBeInstanceOf(WitnessError);
+    expect(reading).toMatchObject({ status: 403, code: "FORBIDDEN", requiredScope: "read", details: { required_scope: "read" } });
+    const erasing = await app.actors.erase("u_1").catch((e) => e);
+    expect(erasing).toMatchObject({ status: 403, requiredScope: "admin" });
+    const minting = await app.keys.create({ scopes: ["ingest"] }).catch((e) => e);
+    expect(minting).toMatchObject({ status: 403, requiredScope: "admin" });
+    // Any other error has none.
+    const invalid = await app.events.create({ action: "" } as never).catch((e) => e);
+    expect(invalid).toMatchObject({ status: 400, requiredScope: null });
+  });
+
+  it("lists and revokes keys, and never retries a key creation whose answer may be lost", async () => {
+    const { client: admin, project } = await clientFor();
+    const made = await admin.keys.create({ scopes: ["read"], label: "dashboard" });
+    const listed = await admin.keys.list();
+    expect(listed.map((k) => k.prefix).sort()).toEqual([made.prefix, project.prefix].sort());
+    expect(listed.find((k) => k.prefix === made.prefix)).toMatchObject({ scopes: ["read"], label: "dashboard", created_by: project.prefix });
+    expect(JSON.stringify(listed)).not.toContain(made.key);
+    expect((await admin.keys.revoke(made.prefix)).revoked_at).toEqual(expect.any(String));
+    const revoked = createClient({ baseUrl: BASE, apiKey: made.key, fetch: workerFetch(), retries: 0 });
+    expect(await revoked.events.verify().catch((e) => e)).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+
+    let calls = 0;
+    const inner = workerFetch();
+    const flaky = createClient({
+      baseUrl: BASE,
+      apiKey: project.key,
+      sleep: async () => {},
+      // The key is made, then the answer is lost on the way back.
+      fetch: async (url, init) => (calls++, await inner(url, init), new Response("", { status: 502 })),
+    });
+    expect(await flaky.keys.create({ scopes: ["ingest"] }).catch((e) => e)).toMatchObject({ status: 502 });
+    expect(calls).toBe(1);
+    expect(await admin.keys.list()).toHaveLength(3);
+  });
+});
+
 describe("backoff", () => {
   it("doubles up to the cap, with jitter in the upper half", () => {
     const opts = { minDelayMs: 100, maxDelayMs: 1000 };

@@ -44,13 +44,13 @@ describe("GET /openapi.json", () => {
   it("has one error envelope with the closed code catalogue, the auth schemes and the rate-limit headers", async () => {
     const doc = await openApiDocument();
     expect(doc.components.schemas.ErrorCode.enum).toEqual([
-      "VALIDATION_ERROR", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "LOG_NOT_READY", "EVENT_TOO_LARGE",
+      "VALIDATION_ERROR", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "LOG_NOT_READY", "RETENTION_LOCKED", "LEGAL_HOLD", "EVENT_TOO_LARGE",
       "IDEMPOTENCY_KEY_REUSED", "ARCHIVE_DAMAGED", "UNSUPPORTED_MEDIA_TYPE", "RATE_LIMITED", "INTERNAL_ERROR",
     ]);
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["ApiKey", "EmbedToken"]);
     expect(Object.keys(doc.components.headers).sort()).toEqual(["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"]);
     const list = doc.paths["/v1/events"].get;
-    expect(list.security).toEqual([{ ApiKey: [] }, { EmbedToken: [] }]);
+    expect(list.security).toEqual([{ ApiKey: ["read"] }, { EmbedToken: [] }]);
     expect(list.responses["429"].headers["Retry-After"]).toBeDefined();
     expect(list.responses["400"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ErrorResponse" });
     expect(doc.paths["/v1/receipts/{id}"].get.security).toEqual([]);

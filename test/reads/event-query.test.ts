@@ -4,7 +4,7 @@ import { selectEvents, selectionFor, type Selection, type SelectOptions } from "
 import type { Filters } from "../../src/schemas/list-query";
 import type { Credential } from "../../src/types";
 
-const key: Credential = { kind: "api_key", projectId: "p1", prefix: "abc" };
+const key: Credential = { kind: "api_key", projectId: "p1", prefix: "abc", scopes: ["read"] };
 const base = selectionFor(key, {})!;
 const sel = (filters: Filters) => selectionFor(key, filters)!;
 

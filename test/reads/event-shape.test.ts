@@ -121,7 +121,7 @@ describe("reducedEventJson", () => {
   it("is what embed tokens get; API keys get the full shape", () => {
     const embed = eventWriter({ kind: "embed", projectId: "acme", organization: null, includeMetadata: true });
     expect(embed(row())).toBe(reducedEventJson(row(), true));
-    expect(eventWriter({ kind: "api_key", projectId: "acme", prefix: "abc" })(row())).toBe(eventJson(row()));
+    expect(eventWriter({ kind: "api_key", projectId: "acme", prefix: "abc", scopes: ["read"] })(row())).toBe(eventJson(row()));
     expect(JSON.parse(pageJson([row()], null, embed)).data).toEqual([toReduced(row(), true)]);
   });
 });

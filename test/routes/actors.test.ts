@@ -1,12 +1,18 @@
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { EventRow } from "../../src/db/schema";
 import { packEvents } from "../../src/chain/ledger";
+import { AuditOutbox } from "../../src/chain/audit-outbox";
+import { ErasureRecords } from "../../src/chain/erasure-records";
+import { auditEvent } from "../../src/chain/self-audit";
+import type { ProjectLedger } from "../../src/durable/project-ledger.do";
+import { sha256Hex } from "../../src/lib/crypto";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
 import { checkSignature, loadKeyring } from "../../src/chain/signing-keys";
 import { parseEvent } from "../../src/schemas/event";
 import { SEARCH_TABLE, searchTag } from "../../src/reads/search-index";
-import { call, createProject, ingest, dbOf } from "../helpers";
+import { call, createProject, createScopedKey, ingest, dbOf } from "../helpers";
 
 const ada = { id: "u_ada", type: "user", name: "Ada Lovelace", email: "ada@example.com" };
 const bob = { id: "u_bob", type: "user", name: "Bob Byron", email: "bob@example.com" };
@@ -16,6 +22,9 @@ async function rows(projectId: string) {
   const { results } = await (await dbOf(projectId)).prepare("SELECT * FROM events WHERE project_id = ? ORDER BY seq").bind(projectId).all<EventRow>();
   return results;
 }
+
+/** The application's events: each erasure also appends its own record (witness.actor.erased) to the chain. */
+const appEvents = (list: EventRow[]) => list.filter((r) => !r.action.startsWith("witness."));
 
 /** Every row still links, hashes and verifies its signature; erased rows stand on their commitment. */
 async function expectIntactChain(list: EventRow[]) {
@@ -97,7 +106,7 @@ describe("DELETE /v1/actors/:id", () => {
     const res = await erase(p.key, "u_ada", "org_a");
     expect(res.json.data).toEqual({ actor_id: "u_ada", by: "id", organization: "org_a", anonymized: 2 });
     const after = await rows(p.id);
-    expect(after.map((r) => [r.action, r.actor_name, r.anonymized_at === null])).toEqual([
+    expect(appEvents(after).map((r) => [r.action, r.actor_name, r.anonymized_at === null])).toEqual([
       ["a", null, false],
       ["b", null, false],
       ["c", "Ada Lovelace", true],
@@ -171,7 +180,8 @@ describe("DELETE /v1/actors/:id", () => {
     expect((await erase(p.key, "u_ada")).json.data.anonymized).toBe(2);
     const res = await call("GET", "/v1/events/verify", { key: p.key });
     expect(res.status).toBe(200);
-    expect(res.json.data).toMatchObject({ ok: true, verified: 3, anonymized: 2, failure: null });
+    // 3 untouched events and the erasure's own record.
+    expect(res.json.data).toMatchObject({ ok: true, verified: 4, anonymized: 2, failure: null });
   });
 
   it("serializes with concurrent appends: every append lands, the chain stays linear and intact", async () => {
@@ -184,7 +194,8 @@ describe("DELETE /v1/actors/:id", () => {
     expect(erased.json.data.anonymized).toBe(20);
     expect(appended.every((r) => r.status === 201)).toBe(true);
     const list = await rows(p.id);
-    expect(list.map((r) => r.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(list.map((r) => r.seq)).toEqual(Array.from({ length: 41 }, (_, i) => i + 1));
+    expect(list.filter((r) => r.action === "witness.actor.erased")).toHaveLength(1);
     await expectIntactChain(list);
   });
 
@@ -225,13 +236,13 @@ describe("DELETE /v1/actors/<email>?by=email", () => {
     expect(res.status).toBe(200);
     expect(res.json.data).toEqual({ actor_id: guest.email, by: "email", organization: null, anonymized: 2 });
     const list = await rows(p.id);
-    expect(list.map((r) => [r.actor_email, r.actor_name, r.ip_address, r.user_agent, r.anonymized_at !== null])).toEqual([
+    expect(appEvents(list).map((r) => [r.actor_email, r.actor_name, r.ip_address, r.user_agent, r.anonymized_at !== null])).toEqual([
       [null, null, null, null, true],
       [null, null, null, null, true],
       ["other@example.com", "Grace Guest", "203.0.113.7", "AdaBrowser/1.0", false],
     ]);
     await expectIntactChain(list);
-    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 1, anonymized: 2 });
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 2, anonymized: 2 });
     const search = await call("GET", "/v1/events/search?q=grace", { key: p.key });
     expect(search.json.data.map((e: { actor: { email: string | null } }) => e.actor.email)).toEqual(["other@example.com"]);
   });
@@ -241,6 +252,57 @@ describe("DELETE /v1/actors/<email>?by=email", () => {
     const res = await call("DELETE", "/v1/actors/x?by=name", { key: p.key });
     expect(res.status).toBe(400);
     expect(res.json.error.details.issues[0].path).toBe("by");
+  });
+});
+
+describe("the erasure's record in the chain (witness.actor.erased)", () => {
+  it("says who erased how many, where and under which erasure record, and nothing of the person erased", async () => {
+    const p = await createProject();
+    const admin = await createScopedKey(p.id, ["admin"]);
+    await ingest(p.key, { action: "doc.shared", organization: "org_a", actor: ada }, client);
+    await ingest(p.key, { action: "doc.read", organization: "org_a", actor: ada }, client);
+    await ingest(p.key, { action: "checkout.started", actor: { type: "guest", name: "Grace Guest", email: "grace@example.com" } }, client);
+    const byId = await call("DELETE", "/v1/actors/u_ada?organization=org_a", { key: admin.key, ip: "198.51.100.20", headers: { "User-Agent": "AdminCli/2" } });
+    expect(byId.status).toBe(200);
+    const byEmail = await call("DELETE", "/v1/actors/grace%40example.com?by=email", { key: admin.key, ip: "198.51.100.20" });
+    expect(byEmail.status).toBe(200);
+
+    const listed = (await call("GET", "/v1/events?action=witness.actor.erased", { key: p.key })).json.data as any[];
+    expect(listed.map((e) => [e.actor, e.targets, e.metadata])).toEqual([
+      [{ id: admin.prefix, type: "api_key", name: null, email: null }, [{ type: "erasure", id: "2", name: null }], { by: "email", organization: null, erasure_id: 2, anonymized: 1, completed: true }],
+      [{ id: admin.prefix, type: "api_key", name: null, email: null }, [{ type: "erasure", id: "1", name: null }], { by: "id", organization: "org_a", erasure_id: 1, anonymized: 2, completed: true }],
+    ]);
+    expect(listed[1]).toMatchObject({ ip_address: "198.51.100.20", user_agent: "AdminCli/2" });
+    // Everything the service answers about these records: list, each by id, and the export.
+    const texts = [JSON.stringify(listed)];
+    for (const e of listed) texts.push((await call("GET", `/v1/events/${e.id}`, { key: p.key })).text);
+    texts.push((await call("GET", "/v1/exports?format=json&action=witness.actor.erased", { key: p.key })).text);
+    const secrets = [ada.id, ada.name, ada.email, "Grace Guest", "grace@example.com", client.ip, "AdaBrowser", await sha256Hex(`id:${ada.id}`), await sha256Hex("email:grace@example.com")];
+    for (const text of texts) for (const secret of secrets) expect(text).not.toContain(secret);
+    const verified = (await call("GET", "/v1/events/verify", { key: p.key })).json.data;
+    expect(verified).toMatchObject({ ok: true, verified: 2, anonymized: 3, failure: null });
+  });
+
+  it("is recorded even when the erasure was interrupted: a new ledger instance appends it as not completed", async () => {
+    const p = await createProject();
+    await ingest(p.key, { action: "doc.read", actor: ada });
+    // A crash after the erasure began: its record and its open self-audit event are stored, nothing else happened.
+    await runInDurableObject(env.LEDGER.get(env.LEDGER.idFromName(p.id)), async (instance: ProjectLedger, state) => {
+      const records = new ErasureRecords(state.storage.sql);
+      const id = records.begin("id", await sha256Hex("id:u_ada"), null, new Date().toISOString());
+      const open = auditEvent({ action: "witness.actor.erased", actor: { type: "api_key", id: p.prefix }, metadata: { by: "id", organization: null, erasure_id: id, anonymized: null, completed: false } }, { ip_address: null, user_agent: null });
+      new AuditOutbox(state.storage.sql).stage(open, { open: true });
+      // The instance that crashed would never have settled it; the next one (its outbox built anew) appends it.
+      await (instance as unknown as { drainAudit(): Promise<void> }).drainAudit();
+      expect(state.storage.sql.exec("SELECT count(*) AS n FROM audit_outbox").one().n).toBe(1);
+      const next = new AuditOutbox(state.storage.sql);
+      Object.assign(instance, { audit: next });
+      await (instance as unknown as { drainAudit(): Promise<void> }).drainAudit();
+      expect(next.pending()).toBe(0);
+    });
+    const listed = (await call("GET", "/v1/events?action=witness.actor.erased", { key: p.key })).json.data;
+    expect(listed.map((e: any) => e.metadata)).toEqual([{ by: "id", organization: null, erasure_id: 1, anonymized: null, completed: false }]);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 2 });
   });
 });
 
@@ -260,7 +322,8 @@ describe("DELETE /v1/actors/:id at scale", () => {
     const res = await erase(p.key, "u_ada");
     expect(res.status).toBe(200);
     expect(res.json.data.anonymized).toBe(total);
-    const left = await p.db.prepare("SELECT COUNT(*) AS n FROM events WHERE project_id = ? AND (actor_id IS NOT NULL OR pii_salt IS NOT NULL OR anonymized_at IS NULL)")
+    const left = await p.db
+      .prepare("SELECT COUNT(*) AS n FROM events WHERE project_id = ? AND action = 'report.viewed' AND (actor_id IS NOT NULL OR pii_salt IS NOT NULL OR anonymized_at IS NULL)")
       .bind(p.id)
       .first<{ n: number }>();
     expect(left!.n).toBe(0);

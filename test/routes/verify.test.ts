@@ -172,7 +172,8 @@ describe("GET /v1/events/verify", () => {
   it("counts properly erased rows apart and still checks them", async () => {
     const p = await seed(4);
     for (const actor of ["u_1", "u_2"]) expect((await call("DELETE", `/v1/actors/${actor}`, { key: p.key })).status).toBe(200);
-    expect(await verify(p.key)).toEqual({ ok: true, verified: 2, anonymized: 2, unsigned: 0, restored_surrogates: 0, gaps: [], failure: null, checkpoint: { tree_size: 4, root_hash: expect.any(String) } });
+    // Two untouched events and each erasure's own record (witness.actor.erased).
+    expect(await verify(p.key)).toEqual({ ok: true, verified: 4, anonymized: 2, unsigned: 0, restored_surrogates: 0, gaps: [], failure: null, checkpoint: { tree_size: 6, root_hash: expect.any(String) } });
     // Personal data planted back on an erased row cannot be vouched for.
     await run("UPDATE events SET actor_name = 'Someone Else' WHERE id = ?", p.events[2].id);
     expect((await verify(p.key)).failure).toEqual(failure(p.events[2], "hash_mismatch"));
@@ -302,8 +303,12 @@ describe("GET /v1/events/verify", () => {
       await waitOnExecutionContext(ctx);
     }
 
+    /** The seeded events left; each plan change also appends its own record (witness.retention.changed), counted in verified. */
     async function remaining(projectId: string) {
-      const { results } = await (await dbOf(projectId)).prepare("SELECT seq FROM events WHERE project_id = ? ORDER BY seq").bind(projectId).all<{ seq: number }>();
+      const { results } = await (await dbOf(projectId))
+        .prepare("SELECT seq FROM events WHERE project_id = ? AND action NOT LIKE 'witness.%' ORDER BY seq")
+        .bind(projectId)
+        .all<{ seq: number }>();
       return results.map((r) => r.seq);
     }
 
@@ -313,7 +318,7 @@ describe("GET /v1/events/verify", () => {
       await cron();
       expect(await remaining(p.id)).toEqual([4, 5, 8]);
       const result = await verify(p.key);
-      expect(result).toMatchObject({ ok: true, verified: 3, failure: null });
+      expect(result).toMatchObject({ ok: true, verified: 4, failure: null });
       expect(result.gaps).toEqual([
         { at: expect.any(String), reason: "plan_retention", purged_count: 3, first_seq: 1, last_seq: 3, rules: [{ pattern: "*", days: 30, cutoff: expect.any(String) }] },
         { at: expect.any(String), reason: "plan_retention", purged_count: 2, first_seq: 6, last_seq: 7, rules: [{ pattern: "*", days: 30, cutoff: expect.any(String) }] },
@@ -329,17 +334,20 @@ describe("GET /v1/events/verify", () => {
       await cron();
       // document.edited (seq 1, 3) and debug.* (seq 5) expired; document.shared has no rule and stays.
       expect(await remaining(p.id)).toEqual([2, 4]);
-      expect(await verify(p.key)).toMatchObject({ ok: true, verified: 2, gaps: [{ purged_count: 1 }, { purged_count: 1 }, { purged_count: 1 }] });
+      expect(await verify(p.key)).toMatchObject({ ok: true, verified: 4, gaps: [{ purged_count: 1 }, { purged_count: 1 }, { purged_count: 1 }] });
     });
 
     it("bridges purged newest events to the head, and later appends link across the gap", async () => {
-      const p = await seed(4, (i) => (i >= 2 ? OLD : undefined));
+      // The plan first (its record is seq 3), so the old events are the newest.
+      const p = await seed(2);
       await setPlan(p, "*", 30);
+      await ingest(p.key, { action: "old.one", occurred_at: OLD });
+      await ingest(p.key, { action: "old.two", occurred_at: OLD });
       await cron();
       expect(await remaining(p.id)).toEqual([1, 2]);
-      expect(await verify(p.key)).toMatchObject({ ok: true, verified: 2, gaps: [{ purged_count: 2, first_seq: 3, last_seq: 4 }] });
+      expect(await verify(p.key)).toMatchObject({ ok: true, verified: 3, gaps: [{ purged_count: 2, first_seq: 4, last_seq: 5 }] });
       await ingest(p.key, { action: "after.purge" });
-      expect(await verify(p.key)).toMatchObject({ ok: true, verified: 3, gaps: [{ purged_count: 2 }] });
+      expect(await verify(p.key)).toMatchObject({ ok: true, verified: 4, gaps: [{ purged_count: 2 }] });
     });
 
     it("merges a later purge into the neighbouring gap record", async () => {
@@ -350,7 +358,7 @@ describe("GET /v1/events/verify", () => {
       await cron();
       const { results } = await p.db.prepare("SELECT first_seq, last_seq, purged_count FROM retention_gaps WHERE project_id = ?").bind(p.id).all();
       expect(results).toEqual([{ first_seq: 1, last_seq: 2, purged_count: 2 }]);
-      expect(await verify(p.key)).toMatchObject({ ok: true, verified: 3, gaps: [{ purged_count: 2, first_seq: 1, last_seq: 2 }] });
+      expect(await verify(p.key)).toMatchObject({ ok: true, verified: 5, gaps: [{ purged_count: 2, first_seq: 1, last_seq: 2 }] });
     });
 
     it("reports only the gaps inside the window", async () => {
@@ -361,7 +369,8 @@ describe("GET /v1/events/verify", () => {
       await cron();
       expect(await remaining(p.id)).toEqual([3, 5]);
       expect(await verify(p.key, `?to=${day(6)}`)).toMatchObject({ ok: true, verified: 1, gaps: [{ first_seq: 1, last_seq: 2 }] });
-      expect(await verify(p.key, `?from=${day(8)}`)).toMatchObject({ ok: true, verified: 1, gaps: [{ first_seq: 4, last_seq: 4 }] });
+      // With the plan change's record, which occurred now.
+      expect(await verify(p.key, `?from=${day(8)}`)).toMatchObject({ ok: true, verified: 2, gaps: [{ first_seq: 4, last_seq: 4 }] });
     });
 
     it("attack: a rule written into D1 alone purges nothing", async () => {

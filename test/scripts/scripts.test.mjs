@@ -2,7 +2,7 @@
 // npm run test:scripts. The key commands run against a throwaway copy of the
 // project (its own .wrangler state), never the checkout's local database.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,6 +61,22 @@ describe("bad input: a clear message and a non-zero exit, before touching any da
     });
   }
 
+  // One line naming the bad value, exit 2 like any usage error.
+  const oneLine = [
+    [["p", "--scope", "ingest,superuser"], /^error: unknown scope "superuser": scopes are ingest, read, admin, comma-separated$/],
+    [["p", "--scope=read,,admin"], /^error: unknown scope "": scopes are ingest, read, admin/],
+    [["p", "--label", "x".repeat(101)], /^error: --label is at most 100 characters \(got 101\)$/],
+    [["p", "--label", "  "], /^error: --label must not be empty$/],
+  ];
+  for (const [args, message] of oneLine) {
+    it(`keys-create.mjs ${args.join(" ").slice(0, 60)}: exit 2, one line`, () => {
+      const res = run(ROOT, "keys-create.mjs", args);
+      assert.equal(res.code, 2, res.err);
+      assert.equal(res.err.trimEnd().split("\n").length, 1, res.err);
+      assert.match(res.err.trimEnd(), message);
+    });
+  }
+
   it("prints the usage on --help with exit 0", () => {
     const res = run(ROOT, "keys-revoke.mjs", ["--help"]);
     assert.equal(res.code, 0);
@@ -92,7 +108,7 @@ describe("keys against a local database", () => {
     const list = run(root, "keys-list.mjs", ["ops-test"]);
     assert.equal(list.code, 0, list.err);
     for (const k of [a, b, c]) {
-      assert.match(list.out, new RegExp(`${k.prefix}\\s+\\d{4}-\\d{2}-\\d{2}T\\S+\\s+-`));
+      assert.match(list.out, new RegExp(`${k.prefix}\\s+(admin|ingest)\\s+\\d{4}-\\d{2}-\\d{2}T\\S+\\s+never\\s+-\\s+-$`, "m"));
       assert.ok(!list.out.includes(k.secret), "a secret was printed");
     }
 
@@ -119,6 +135,37 @@ describe("keys against a local database", () => {
     assert.match(projects.out, /^ops-test\s+\d+\s+0\s+-\s+3 \(0\)\s+keep forever\s+\d{4}-\d{2}-\d{2}$/m);
   });
 
+  it("sets scopes and a label, defaults to admin only while the project has no live admin key, and lists them", { timeout: 240_000 }, () => {
+    const create = (args) => {
+      const res = run(root, "keys-create.mjs", ["scoped-test", ...args]);
+      assert.equal(res.code, 0, res.err);
+      return { out: res.out, prefix: res.out.trim().split("\n").pop().split("_")[2] };
+    };
+    const first = create([]);
+    assert.match(first.out, /scopes: admin: the project had no live admin key/);
+    const app = create(["--scope", "ingest", "--label", "billing servers (eu-west)"]);
+    assert.match(app.out, /scopes: ingest\) for project scoped-test labelled "billing servers \(eu-west\)"/);
+    const support = create(["--scope=admin,read", "--label=support desk"]);
+    assert.match(support.out, /scopes: read,admin\)/);
+    const later = create([]);
+    assert.match(later.out, /scopes: ingest: the default once the project has an admin key/);
+
+    const list = run(root, "keys-list.mjs", ["scoped-test"]);
+    assert.equal(list.code, 0, list.err);
+    assert.match(list.out, /^  prefix\s+scopes\s+created\s+expires\s+revoked\s+label$/m);
+    const line = (k, scopes, label) => new RegExp(`^  ${k.prefix}\\s+${scopes}\\s+\\d{4}-\\d{2}-\\d{2}T\\S+\\s+never\\s+-\\s+${label}$`, "m");
+    assert.match(list.out, line(first, "admin", "-"));
+    assert.match(list.out, line(app, "ingest", "billing servers \\(eu-west\\)"));
+    assert.match(list.out, line(support, "read,admin", "support desk"));
+    assert.match(list.out, line(later, "ingest", "-"));
+    assert.match(list.out, /Project scoped-test: 4 key\(s\), 4 live/);
+
+    // Revoking the only admin key: the next key defaults to admin again (the project needs one).
+    assert.equal(run(root, "keys-revoke.mjs", [first.prefix]).code, 0);
+    assert.equal(run(root, "keys-revoke.mjs", [support.prefix]).code, 0);
+    assert.match(create([]).out, /scopes: admin: the project had no live admin key/);
+  });
+
   it("defaults the service address to the one npm run dev last printed", () => {
     mkdirSync(join(root, ".wrangler"), { recursive: true });
     writeFileSync(join(root, ".wrangler", "dev-url"), "http://localhost:9   \n");
@@ -127,4 +174,34 @@ describe("keys against a local database", () => {
     assert.notEqual(res.code, 0);
     assert.match(res.err, /the service at http:\/\/localhost:9 does not answer/);
   });
+
+  it("shows a locked plan as locked, and says so when the service refuses a change to it (409 RETENTION_LOCKED)", { timeout: 120_000 }, async () => {
+    // The service as it answers for a locked plan, in its own process (the script runs synchronously).
+    const service = spawn(process.execPath, ["-e", LOCKED_SERVICE], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const port = await new Promise((resolve) => service.stdout.once("data", (d) => resolve(String(d).trim())));
+      const url = `http://127.0.0.1:${port}`;
+      const shown = run(root, "projects-retention.mjs", ["ops-test", "--url", url]);
+      assert.equal(shown.code, 0, shown.err);
+      assert.match(shown.out, /^Retention plan of project ops-test \(locked since 2026-01-01T00:00:00\.000Z: it may only keep events longer\):$/m);
+      const refused = run(root, "projects-retention.mjs", ["ops-test", "1", "--url", url]);
+      assert.equal(refused.code, 1);
+      assert.match(refused.err, /^error: the service refused: 409 RETENTION_LOCKED: The retention plan is locked since 2026-01-01/m);
+    } finally {
+      service.kill();
+    }
+  });
 });
+
+const LOCKED_SERVICE = `
+const plan = { rules: [{ pattern: "*", days: 30 }], locked: true, locked_at: "2026-01-01T00:00:00.000Z" };
+const message = "The retention plan is locked since 2026-01-01T00:00:00.000Z: it may only keep events longer; events like x would be kept 1 days (rule *) instead of 30 days (rule *)";
+const server = require("node:http").createServer((req, res) => {
+  req.resume();
+  res.setHeader("Content-Type", "application/json");
+  if (req.method === "GET") return res.end(JSON.stringify({ data: plan }));
+  res.statusCode = 409;
+  res.end(JSON.stringify({ error: { code: "RETENTION_LOCKED", message, details: {} } }));
+});
+server.listen(0, "127.0.0.1", () => console.log(server.address().port));
+`;

@@ -35,18 +35,19 @@ describe("retention across tiers", () => {
 
     expect((await call("PUT", "/v1/retention", { key: p.key, body: { rules: [{ pattern: "*", days: 5 }] } })).status).toBe(200);
     await purgeExpiredEvents(env, new Date());
-    // Both segments held expired events: brought back, purged; the 10 kept events are hot until the next archive run.
-    expect(await state(p.db, p.id)).toEqual({ hot: 10, segments: 0, archived: 0 });
+    // Both segments held expired events: brought back, purged; the 10 kept events are hot until the next archive run,
+    // with the plan change's own record (witness.retention.changed).
+    expect(await state(p.db, p.id)).toEqual({ hot: 11, segments: 0, archived: 0 });
     for (const key of keys) expect(await env.ARCHIVE.get(key)).toBeNull();
 
     const verify = (await call("GET", "/v1/events/verify", { key: p.key })).json.data;
-    expect(verify).toMatchObject({ ok: true, verified: 10 });
+    expect(verify).toMatchObject({ ok: true, verified: 11 });
     expect(verify.gaps).toMatchObject([{ first_seq: 1, last_seq: 20, purged_count: 20, reason: "plan_retention" }]);
 
     await archiveAll(p.id, 15);
-    expect(await state(p.db, p.id)).toEqual({ hot: 0, segments: 1, archived: 10 });
+    expect(await state(p.db, p.id)).toEqual({ hot: 0, segments: 1, archived: 11 });
     const again = (await call("GET", "/v1/events/verify", { key: p.key })).json.data;
-    expect(again).toMatchObject({ ok: true, verified: 10 });
+    expect(again).toMatchObject({ ok: true, verified: 11 });
     expect(again.gaps.length).toBe(1);
   });
 
@@ -56,7 +57,7 @@ describe("retention across tiers", () => {
     await archiveAll(p.id, 5);
     expect((await call("PUT", "/v1/retention", { key: p.key, body: { rules: [{ pattern: "debug.*", days: 1 }] } })).status).toBe(200);
     await purgeExpiredEvents(env, new Date());
-    expect(await state(p.db, p.id)).toEqual({ hot: 0, segments: 3, archived: 12 });
-    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 12 });
+    expect(await state(p.db, p.id)).toEqual({ hot: 1, segments: 3, archived: 12 });
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 13 });
   });
 });

@@ -35,7 +35,9 @@ describe("streams API", () => {
       expect(text).not.toContain("secret");
       expect(text).not.toContain("credential");
     }
-    expect(one.json.data).toMatchObject({ status: "active", delivered_seq: 0, lag_events: 0, last_error: null, next_attempt_at: null });
+    // Delivery starts after the stream's own record in the chain (seq 1, witness.stream.created).
+    expect(s.delivered_seq).toBe(1);
+    expect(one.json.data).toMatchObject({ status: "active", delivered_seq: 1, lag_events: 0, last_error: null, next_attempt_at: null });
     // At rest: AES-GCM ciphertext only.
     const row = await env.DB.prepare("SELECT credential FROM streams WHERE id = ?").bind(s.id).first<{ credential: string }>();
     expect(row!.credential).toMatch(/^v1\./);

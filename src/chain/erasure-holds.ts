@@ -1,0 +1,34 @@
+import { readSegment, type Segment } from "../storage/archive-segments";
+import type { ErasureRequest } from "./erasure";
+import { heldSql, isHeld, type LegalHold } from "./legal-holds";
+
+/**
+ * The active legal holds an erasure would break: those covering any event the
+ * erasure would scrub (its actor's events, hot or archived, within its
+ * organization scope). Empty: the erasure may run. The holds come from the
+ * ledger; only the events are read from D1 and the archive.
+ */
+export async function holdsErasureWouldBreak(env: Env, db: D1Database, req: ErasureRequest, holds: LegalHold[]): Promise<LegalHold[]> {
+  if (holds.length === 0) return [];
+  const column = req.by === "id" ? "actor_id" : "actor_email";
+  const held = heldSql(holds);
+  const { results: hot } = await db
+    .prepare(
+      `SELECT DISTINCT organization, actor_id FROM events WHERE project_id = ? AND ${column} = ? AND (? IS NULL OR organization = ?) AND ${held.sql} LIMIT 100`,
+    )
+    .bind(req.projectId, req.value, req.organization, req.organization, ...held.params)
+    .all<{ organization: string | null; actor_id: string | null }>();
+  const touched = [...hot];
+  if (touched.length === 0) {
+    // Segments carry no actor index: every one is read, as the erasure itself does (erasures are rare).
+    const { results: segments } = await db.prepare("SELECT * FROM archive_segments WHERE project_id = ? ORDER BY first_seq").bind(req.projectId).all<Segment>();
+    for (const segment of segments) {
+      const rows = await readSegment(env, segment);
+      touched.push(
+        ...rows.filter((r) => (req.by === "id" ? r.actor_id : r.actor_email) === req.value && (req.organization === null || r.organization === req.organization) && isHeld(holds, r)),
+      );
+      if (touched.length > 0) break;
+    }
+  }
+  return holds.filter((h) => touched.some((row) => isHeld([h], row)));
+}
