@@ -7,7 +7,7 @@ import { eraseActor, type ErasureOutcome, type ErasureRequest } from "../chain/e
 import { ErasureRecords } from "../chain/erasure-records";
 import { insertEventsStatements } from "../chain/event-insert";
 import { recoverHead } from "../chain/head-recovery";
-import { findIdempotent } from "../chain/idempotency";
+import { IdempotentAppends, type AppendRequest, type AppendResult } from "../chain/idempotent-appends";
 import { LegalHolds, type LegalHold } from "../chain/legal-holds";
 import { purgeBatch } from "../chain/retention";
 import { changeRetention, retentionRules, retentionState, type RetentionChange, type RetentionState } from "../chain/retention-plan";
@@ -29,27 +29,6 @@ import { archiveTier } from "../storage/archive-walk";
 import { moveCopying, moveStep, restartCopy, type MoveHooks, type MoveProgress } from "../storage/shard-move";
 import { eventsDb, forgetShard } from "../storage/shards";
 import { wakeStreams } from "../streams/wake";
-
-export interface AppendRequest {
-  /** The validated events, packed (packEvents): a flat array crosses RPC at about half the cost of objects. */
-  events: PackedEvents;
-  idempotencyKey: string | null;
-  /** SHA-256 of the request body, with an Idempotency-Key: the key may only be retried with the same body. */
-  requestHash: string | null;
-  /** API key prefix and its per-minute budget: ingest is rate limited per key. */
-  keyPrefix: string;
-  rateLimit: number;
-}
-
-/**
- * events: each event's JSON in the API's event shape, in chain order. Text
- * rather than rows: a string crosses the RPC boundary far cheaper than an
- * object of twenty fields, and the worker only writes it into its answer.
- */
-export type AppendResult =
-  | { status: "appended" | "replayed"; events: string[]; rate: RateState }
-  | { status: "rate_limited"; rate: RateState }
-  | { status: "key_reused"; rate: RateState };
 
 interface Pending {
   events: NewEvent[];
@@ -75,7 +54,8 @@ export class ProjectLedger extends DurableObject<Env> {
   private queue: Pending[] = [];
   private lock: Promise<void> = Promise.resolve();
   private commitScheduled = false;
-  private readonly inFlight = new Map<string, { requestHash: string | null; attempt: Promise<{ replayed: boolean; events: string[] }> }>();
+  /** Appends under an Idempotency-Key (src/chain/idempotent-appends.ts). */
+  private readonly keyed: IdempotentAppends;
   private readonly erasures: ErasureRecords;
   /** Self-audit events of the actions this ledger performs, staged with the change they record (src/chain/audit-outbox.ts). */
   private readonly audit: AuditOutbox;
@@ -94,6 +74,7 @@ export class ProjectLedger extends DurableObject<Env> {
     this.companions = new CompanionRecords(ctx.storage.sql);
     this.audit = new AuditOutbox(ctx.storage.sql);
     this.holds = new LegalHolds(ctx.storage);
+    this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash) => this.enqueue(events, key, requestHash));
     // Once started, append any self-audit event a crash left staged.
     ctx.blockConcurrencyWhile(() => this.loadHead()).then(() => this.drainAudit());
   }
@@ -138,39 +119,15 @@ export class ProjectLedger extends DurableObject<Env> {
 
   /** Admin actions recorded in the chain (src/chain/self-audit.ts): appended like events, never rate limited. */
   async selfAudit(events: PackedEvents): Promise<string[]> {
-    return (await this.enqueue({ events: unpackEvents(events), idempotencyKey: null, requestHash: null, keyPrefix: "", rateLimit: 0 })).map(eventJson);
+    return (await this.enqueue(unpackEvents(events))).map(eventJson);
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
     const rate = this.rates.hit(request.keyPrefix, request.rateLimit);
     if (!rate.allowed) return { status: "rate_limited", rate };
-    const req = { ...request, events: unpackEvents(request.events) };
-    if (req.idempotencyKey === null) return { status: "appended", events: (await this.enqueue(req)).map(eventJson), rate };
-
-    // Registered before any await, so concurrent retries with the same key share one append.
-    const key = req.idempotencyKey;
-    const running = this.inFlight.get(key);
-    if (running) {
-      if (!sameBody(running.requestHash, req.requestHash)) return { status: "key_reused", rate };
-      return { status: "replayed", events: (await running.attempt).events, rate };
-    }
-    let reused = false;
-    const attempt = (async () => {
-      const earlier = await findIdempotent(this.env, this.db, this.projectId, key);
-      if (earlier && !sameBody(earlier.requestHash, req.requestHash)) {
-        reused = true;
-        return { replayed: false, events: [] };
-      }
-      return { replayed: earlier !== null, events: (earlier?.rows ?? (await this.enqueue(req))).map(eventJson) };
-    })();
-    this.inFlight.set(key, { requestHash: req.requestHash, attempt });
-    try {
-      const { replayed, events } = await attempt;
-      if (reused) return { status: "key_reused", rate };
-      return { status: replayed ? "replayed" : "appended", events, rate };
-    } finally {
-      this.inFlight.delete(key);
-    }
+    const events = unpackEvents(request.events);
+    if (request.idempotencyKey === null) return { status: "appended", events: (await this.enqueue(events)).map(eventJson), rate };
+    return { ...(await this.keyed.run(events, request.idempotencyKey, request.requestHash)), rate };
   }
 
   /**
@@ -337,7 +294,7 @@ export class ProjectLedger extends DurableObject<Env> {
 
   /** Appends the staged self-audit events; one that fails waits in storage for the next drain (or the next start). */
   private async drainAudit(): Promise<void> {
-    const append = (events: NewEvent[], idempotencyKey: string) => this.enqueue({ events, idempotencyKey, requestHash: null, keyPrefix: "", rateLimit: 0 });
+    const append = (events: NewEvent[], idempotencyKey: string) => this.enqueue(events, idempotencyKey);
     await this.audit.drain(this.env, () => this.db, this.projectId, append).catch((error) => console.error(`ledger ${this.projectId}: self-audit append failed; retried later`, error));
   }
 
@@ -358,9 +315,9 @@ export class ProjectLedger extends DurableObject<Env> {
     return run;
   }
 
-  private enqueue(req: Omit<AppendRequest, "events"> & { events: NewEvent[] }): Promise<EventRow[]> {
+  private enqueue(events: NewEvent[], idempotencyKey: string | null = null, requestHash: string | null = null): Promise<EventRow[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ events: req.events, idempotencyKey: req.idempotencyKey, requestHash: req.requestHash, resolve, reject });
+      this.queue.push({ events, idempotencyKey, requestHash, resolve, reject });
       this.scheduleCommit();
     });
   }
@@ -412,9 +369,3 @@ export class ProjectLedger extends DurableObject<Env> {
   }
 }
 
-// LOG WIRING: open
-
-/** Keys stored before bodies were hashed match any body, as they did then. */
-function sameBody(stored: string | null, presented: string | null): boolean {
-  return stored === null || stored === presented;
-}
