@@ -26,7 +26,11 @@ export class LimitExceededError extends Error {
 export class Invocation {
   d1Queries = 0;
   subrequests = 0;
-  constructor(readonly name: string) {}
+  /** owner: the Durable Object instance whose call this is, so its own method calls stay in it. */
+  constructor(
+    readonly name: string,
+    readonly owner: object | null = null,
+  ) {}
 
   d1(statements = 1): void {
     this.d1Queries += statements;
@@ -36,6 +40,7 @@ export class Invocation {
 
   subrequest(count = 1): void {
     this.subrequests += count;
+    note(this);
     if (this.subrequests > LIMITS.subrequests) throw new LimitExceededError(this.name, "subrequests", LIMITS.subrequests);
   }
 }
@@ -48,20 +53,39 @@ export function meterEnabled(env: { METER?: string }): boolean {
   return env.METER === "enforce";
 }
 
-/** Runs `work` as one invocation named `name`; everything it calls through a metered env counts against it. */
-export function asInvocation<T>(name: string, work: () => T): T {
-  const invocation = new Invocation(name);
-  const settle = () => {
-    const seen = worst.get(name);
-    worst.set(name, {
-      d1Queries: Math.max(seen?.d1Queries ?? 0, invocation.d1Queries),
-      subrequests: Math.max(seen?.subrequests ?? 0, invocation.subrequests),
-    });
-  };
-  const result = current.run(invocation, work);
-  if (result instanceof Promise) return result.finally(settle) as T;
-  settle();
-  return result;
+/**
+ * Runs `work` as one invocation named `name`; everything it calls through a
+ * metered env counts against it, including a streamed body it returns (the
+ * body's reads run in the same async context). With an `owner`, a call made
+ * from inside an invocation of that same owner (a Durable Object calling its
+ * own methods) stays in that invocation.
+ */
+export function asInvocation<T>(name: string, work: () => T, owner: object | null = null): T {
+  const running = current.getStore();
+  if (owner !== null && running?.owner === owner) return work();
+  const invocation = new Invocation(name, owner);
+  note(invocation);
+  return current.run(invocation, work);
+}
+
+/** The invocation under way, to carry into work the runtime calls later (a response body's reads). */
+export function currentInvocation(): Invocation | undefined {
+  return current.getStore();
+}
+
+/** Runs `work` inside an invocation already under way. */
+export function within<T>(invocation: Invocation, work: () => T): T {
+  return current.run(invocation, work);
+}
+
+/** Kept on every charge, not when the invocation returns: a streamed body goes on spending after that. */
+function note(invocation: Invocation): void {
+  const seen = worst.get(invocation.name);
+  if (seen && seen.d1Queries >= invocation.d1Queries && seen.subrequests >= invocation.subrequests) return;
+  worst.set(invocation.name, {
+    d1Queries: Math.max(seen?.d1Queries ?? 0, invocation.d1Queries),
+    subrequests: Math.max(seen?.subrequests ?? 0, invocation.subrequests),
+  });
 }
 
 /** The worst invocation of each kind seen by this isolate, heaviest first. */

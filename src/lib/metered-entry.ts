@@ -1,11 +1,12 @@
-import { asInvocation, meterEnabled } from "./meter";
+import { asInvocation, currentInvocation, meterEnabled, within, type Invocation } from "./meter";
 import { meterEnv, meterFetch } from "./metered-bindings";
 
 /** A request's invocation name: method and path, with ids folded so one route is one name. */
 export function requestName(request: Request): string {
   const path = new URL(request.url).pathname
     .split("/")
-    .map((segment) => ((segment.length >= 6 && /\d/.test(segment)) || segment.length > 24 ? ":id" : segment))
+    // Ids, tile coordinates and the like: any segment with a digit (but the version), or a long one.
+    .map((segment) => ((/\d/.test(segment) && !/^v\d+$/.test(segment)) || segment.length > 24 ? ":id" : segment))
     .join("/");
   return `${request.method} ${path}`;
 }
@@ -19,7 +20,7 @@ export function meteredHandlers<E extends { METER?: string }>(handlers: {
     fetch(request: Request, env: E, ctx: ExecutionContext) {
       if (!meterEnabled(env)) return handlers.fetch(request, env, ctx);
       startMetering();
-      return asInvocation(requestName(request), () => handlers.fetch(request, meterEnv(env), ctx));
+      return asInvocation(requestName(request), async () => bodyWithin(await handlers.fetch(request, meterEnv(env), ctx), currentInvocation()));
     },
     scheduled(controller: ScheduledController, env: E, ctx: ExecutionContext) {
       if (!meterEnabled(env)) return handlers.scheduled(controller, env, ctx);
@@ -27,6 +28,25 @@ export function meteredHandlers<E extends { METER?: string }>(handlers: {
       return asInvocation("cron", () => handlers.scheduled(controller, meterEnv(env), ctx));
     },
   };
+}
+
+/**
+ * The response with its body read inside the request's invocation: a
+ * streamed body (an export) goes on querying D1 after the handler returned,
+ * and the runtime would otherwise run those reads outside any invocation.
+ */
+function bodyWithin(response: Response, invocation: Invocation | undefined): Response {
+  if (!response.body || !invocation) return response;
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull: (controller) =>
+        within(invocation, () => reader.read()).then(({ done, value }) => (done ? controller.close() : controller.enqueue(value))),
+      cancel: (reason) => within(invocation, () => reader.cancel(reason)),
+    },
+    { highWaterMark: 0 },
+  );
+  return new Response(body, response);
 }
 
 /** Set once any handler or object of this isolate saw METER = "enforce" (the setting is per deployment). */
@@ -58,7 +78,7 @@ export function meteredObject<C extends ObjectClass>(Base: C): C {
     Object.defineProperty(Metered.prototype, name, {
       value: function (this: object, ...args: unknown[]) {
         if (!metering) return original.apply(this, args);
-        return asInvocation(`${Base.name}.${name}`, () => original.apply(this, args));
+        return asInvocation(`${Base.name}.${name}`, () => original.apply(this, args), this);
       },
       writable: true,
       configurable: true,

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { asInvocation, LimitExceededError, LIMITS, meterReport } from "../../src/lib/meter";
 import { meterEnv } from "../../src/lib/metered-bindings";
-import { call, createProject } from "../helpers";
+import { call, createProject, ingestMany } from "../helpers";
 
 /** A bucket and a namespace that answer at once: only what the meter counts matters here. */
 const fakeBucket = { head: async () => null, createMultipartUpload: async () => null };
@@ -50,4 +50,17 @@ describe("the invocation meter (Cloudflare's per-invocation limits, enforced whe
     expect(list!.d1Queries).toBeGreaterThan(0);
     expect(list!.d1Queries).toBeLessThan(LIMITS.d1Queries);
   });
+
+  it("counts what a streamed body spends after its handler returned, and a Durable Object's own calls within its invocation", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, Array.from({ length: 4_500 }, (_, i) => ({ action: "doc.read", metadata: { i } })));
+    const res = await call("GET", "/v1/exports?format=csv", { key: p.key });
+    expect(res.status).toBe(200);
+    // Three pages of 2,000 rows are read while the body streams, after the handler answered.
+    expect(meterReport().find((r) => r.invocation === "GET /v1/exports")!.d1Queries).toBeGreaterThanOrEqual(3);
+    // The group commit runs in the ledger's own (private) methods, inside the append call's invocation.
+    const append = meterReport().find((r) => r.invocation === "ProjectLedger.append")!;
+    expect(append.d1Queries).toBeGreaterThan(0);
+    expect(meterReport().some((r) => r.invocation === "ProjectLedger.commit" || r.invocation === "ProjectLedger.exclusive")).toBe(false);
+  }, 30_000);
 });
