@@ -16,6 +16,7 @@ import log from "./routes/log";
 import logs from "./routes/logs";
 import { receiptPages, receipts } from "./routes/receipts";
 import keys from "./routes/keys";
+import jobs from "./routes/jobs";
 import legalHolds from "./routes/legal-holds";
 import projectMove from "./routes/project-move";
 import retention from "./routes/retention";
@@ -56,6 +57,7 @@ app.route("/v1/legal-holds", legalHolds);
 app.route("/v1/streams", streams);
 app.route("/v1/project", projectMove);
 app.route("/v1/keys", keys);
+app.route("/v1/jobs", jobs);
 app.route("/v1/embed", embedTokens);
 app.route("/embed", embedAssets);
 

@@ -2,6 +2,8 @@ import app from "./app";
 import { ProjectLedger as Ledger } from "./durable/project-ledger.do";
 import { RateLimiter as Limiter } from "./durable/rate-limiter.do";
 import { StreamDelivery as Delivery } from "./durable/stream-delivery.do";
+import { VerifyChunk as Chunk } from "./durable/verify-chunk.do";
+import { JobWorkflow } from "./jobs/job-workflow";
 import { meteredHandlers, meteredObject } from "./lib/metered-entry";
 import { scheduled } from "./scheduled";
 
@@ -9,9 +11,13 @@ import { scheduled } from "./scheduled";
 export const ProjectLedger = meteredObject(Ledger);
 export const RateLimiter = meteredObject(Limiter);
 export const StreamDelivery = meteredObject(Delivery);
+export const VerifyChunk = meteredObject(Chunk);
 // The bindings' types (worker-configuration.d.ts) name these exports as types.
 export type ProjectLedger = Ledger;
 export type RateLimiter = Limiter;
 export type StreamDelivery = Delivery;
+export type VerifyChunk = Chunk;
+// A Workflow: each of its steps meters itself (src/jobs/job-workflow.ts).
+export { JobWorkflow };
 
 export default meteredHandlers<Env>({ fetch: app.fetch, scheduled }) satisfies ExportedHandler<Env>;

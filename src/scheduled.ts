@@ -1,6 +1,7 @@
 import { recordUnauditedKeys } from "./auth/key-audit";
 import { IDEMPOTENCY_WINDOW_MS } from "./chain/idempotency";
 import { deleteExpiredExports } from "./reads/export-stream";
+import { sweepExpiredJobFiles } from "./jobs/job-files";
 import { purgeExpiredEvents } from "./chain/retention";
 import { reindexBacklog } from "./reads/search-index";
 import { archiveColdEvents } from "./storage/archive-run";
@@ -21,4 +22,5 @@ export async function scheduled(_controller: ScheduledController, env: Env, _ctx
   // After the purge: events about to expire are deleted rather than archived first.
   await archiveColdEvents(env, new Date());
   await deleteExpiredExports(env, new Date());
+  await sweepExpiredJobFiles(env, new Date());
 }

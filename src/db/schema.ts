@@ -173,3 +173,33 @@ export const archiveIds = sqliteTable(
 );
 
 export type EventRow = typeof events.$inferSelect;
+
+/**
+ * Jobs (event shards; migration 0013): one per export or verify run as a
+ * Cloudflare Workflow (src/jobs/). The record lives with the project's events.
+ * params, state, files, result and error are JSON text; files_expire_at is
+ * when a finished job's files are deleted by the daily sweep.
+ */
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    project_id: text("project_id").notNull(),
+    type: text("type").notNull(),
+    status: text("status").notNull(),
+    params: text("params").notNull(),
+    progress_done: integer("progress_done").notNull().default(0),
+    progress_total: integer("progress_total").notNull().default(0),
+    state: text("state"),
+    files: text("files").notNull().default("[]"),
+    result: text("result"),
+    error: text("error"),
+    created_at: text("created_at").notNull(),
+    updated_at: text("updated_at").notNull(),
+    files_expire_at: text("files_expire_at"),
+    files_expired: integer("files_expired").notNull().default(0),
+  },
+  (t) => [index("jobs_project_created_idx").on(t.project_id, t.created_at, t.id), index("jobs_files_expire_idx").on(t.files_expire_at)],
+);
+
+export type JobRow = typeof jobs.$inferSelect;

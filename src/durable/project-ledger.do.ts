@@ -15,6 +15,7 @@ import type { RetentionRule } from "../chain/retention-rules";
 import type { AuditActor, AuditOrigin } from "../chain/self-audit";
 import { idempotencyStatements, sealEvents } from "../chain/seal-events";
 import { loadKeyring } from "../chain/signing-keys";
+import { loadVerifyCheckpoint, storeVerifyCheckpoint, type VerifyCheckpoint } from "../chain/verify-checkpoint";
 import type { EventRow } from "../db/schema";
 import { eventJson } from "../reads/event-shape";
 import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
@@ -29,6 +30,7 @@ import { archiveTier } from "../storage/archive-walk";
 import { moveCopying, moveStep, restartCopy, type MoveHooks, type MoveProgress } from "../storage/shard-move";
 import { eventsDb, forgetShard } from "../storage/shards";
 import { wakeStreams } from "../streams/wake";
+import { deleteProjectJobFiles } from "../jobs/job-files";
 
 interface Pending {
   events: NewEvent[];
@@ -145,6 +147,8 @@ export class ProjectLedger extends DurableObject<Env> {
       return done;
     });
     await this.drainAudit();
+    // Export jobs' files may hold the erased values in clear, as staged exports may.
+    if (outcome.status === "erased") await deleteProjectJobFiles(this.env, this.db, this.projectId);
     return outcome;
   }
 
@@ -275,6 +279,16 @@ export class ProjectLedger extends DurableObject<Env> {
   /** Consistency proof between published sizes; null when out of range. */
   logConsistency(from: number, to?: number) {
     return this.log.consistency(from, to);
+  }
+
+  /** Where an incremental verify starts (src/chain/verify-checkpoint.ts); null before the first whole verify that came out ok. */
+  verifyCheckpoint(): VerifyCheckpoint | null {
+    return loadVerifyCheckpoint(this.ctx.storage.kv);
+  }
+
+  /** Kept only when newer than the stored one and not past this ledger's head. */
+  recordVerifyCheckpoint(checkpoint: VerifyCheckpoint): boolean {
+    return storeVerifyCheckpoint(this.ctx.storage.kv, checkpoint, this.current.seq);
   }
 
   /** For verify: leaf hashes of these indexes only, so a windowed page never asks for the span between its rows. */

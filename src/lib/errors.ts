@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   /** The event's archived copy is missing or not the bytes recorded for it: permanent until an operator restores it, so not a 5xx a client retries. */
   ARCHIVE_DAMAGED: 410,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  /** A job file's Range lies outside the file. */
+  RANGE_NOT_SATISFIABLE: 416,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
 } as const satisfies Record<string, ContentfulStatusCode>;

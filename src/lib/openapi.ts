@@ -50,6 +50,7 @@ const ERROR_TEXT: Record<ErrorCode, string> = {
   IDEMPOTENCY_KEY_REUSED: "IDEMPOTENCY_KEY_REUSED: the key was used with a different body",
   ARCHIVE_DAMAGED: "ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help",
   UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE: the body must be application/json",
+  RANGE_NOT_SATISFIABLE: "RANGE_NOT_SATISFIABLE: the Range lies outside the file (Content-Range: bytes */<size>)",
   RATE_LIMITED: "RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds",
   INTERNAL_ERROR: "INTERNAL_ERROR: nothing was stored; safe to retry",
 };

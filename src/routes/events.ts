@@ -13,9 +13,8 @@ import { checkEvent, loadChainRow, receiptBody } from "../receipts/receipt";
 import { orArchiveDamaged } from "./receipts";
 import { loadReceiptKeys, signReceipt } from "../receipts/receipt-signing";
 import { MAX_TERMS, MIN_TERM_CHARS, searchTerms } from "../reads/search-query";
-import { loadKeyring } from "../chain/signing-keys";
 import { validate, validationError } from "../lib/validate";
-import { verifyLive } from "../chain/verify";
+import { verifyChunked } from "../chain/verify-run";
 import { access, projectOf } from "../middleware/credential";
 import { projectWalk } from "../middleware/project-walk";
 import { parseEvent } from "../schemas/event";
@@ -83,11 +82,12 @@ documented(events, createRoute({
 }));
 // One verify or export per project at a time, within the project's budget (src/auth/project-walk.ts).
 events.get("/verify", READ.guard, validate("query", verifyQuery), projectWalk({ untilBodyEnds: false }), async (c) => {
-  const { from, to } = c.req.valid("query");
-  const ring = await loadKeyring(c.env.SIGNING_KEYS);
+  const { from, to, since } = c.req.valid("query");
   const window = { from: from ?? null, to: to ?? null };
   const projectId = projectOf(c.get("credential"));
-  return c.json({ data: await verifyLive(c.env, ring, projectId, window) });
+  // Chunked (src/chain/verify-chunks.ts): each chunk its own invocation, this request only coordinates.
+  const checkpoint = since === "checkpoint" ? await ledgerOf(c.env, projectId).verifyCheckpoint() : null;
+  return c.json({ data: await verifyChunked(c.env, projectId, window, { since: checkpoint }) });
 });
 
 documented(events, createRoute({

@@ -1,0 +1,205 @@
+/** One seq range of a chain walked and checked: verifyChain's walk, and each chunk's of a chunked verify. */
+import {
+  CHAIN_COLUMNS,
+  CHAIN_START,
+  chainRowOf,
+  checkLink,
+  checkRow,
+  erasureVouches,
+  type ChainRow,
+  type LedgerView,
+  type FailureReason,
+  type LinkStart,
+} from "./chain-check";
+import { pageLeaves } from "../log/leaf-check";
+import { damageFailure, stopAt, untilDamaged, withArchived, type ArchiveTier, type WalkDamage } from "../storage/archive-walk";
+import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
+import type { SigningKeyring } from "./signing-keys";
+import type { GapReport, VerifyResult, VerifyWindow } from "./verify";
+
+/** Rows per D1 page: large enough to amortise the round trip, small enough to keep memory flat. */
+export const PAGE_SIZE = 2000;
+
+/** A seq range of the chain, after < seq <= through: what one chunk of a chunked verify walks (verify-chunks.ts). */
+export interface SeqRange {
+  after: number;
+  through: number;
+}
+
+/** A walked row at either end of a range, as the coordinator links ranges together. */
+export interface EdgeRow {
+  seq: number;
+  id: string;
+  occurred_at: string;
+  hash: string;
+  prev_hash: string | null;
+}
+
+/** One range's walk: its result (stopped at its first bad row) and the rows at its ends. */
+export interface RangeWalk {
+  result: VerifyResult;
+  /** Seq of the row the failure names (a damaged segment: its first seq); null when ok. */
+  failedSeq: number | null;
+  first: EdgeRow | null;
+  last: EdgeRow | null;
+}
+
+export function emptyResult(head: LedgerView): VerifyResult {
+  const checkpoint = { tree_size: head.checkpoint.tree_size, root_hash: head.checkpoint.root_hash };
+  return { ok: true, verified: 0, anonymized: 0, unsigned: 0, restored_surrogates: 0, gaps: [], failure: null, checkpoint };
+}
+
+export function gapReport(gap: GapRecord): GapReport {
+  return { at: gap.purged_at, reason: "plan_retention", purged_count: gap.purged_count, first_seq: gap.first_seq, last_seq: gap.last_seq, rules: gapRules(gap) };
+}
+
+/**
+ * The rows of one seq range, each checked against its hash, signature, leaf
+ * and erasure record, and linked to the row before it. Without a window the
+ * first row of a range that does not start the chain is not linked here: the
+ * row before it belongs to another range, and whoever walked both links them
+ * (mergeChunks). In a window every row's predecessor is looked up anyway.
+ */
+export async function walkRange(
+  db: D1Database,
+  ring: SigningKeyring,
+  projectId: string,
+  window: VerifyWindow,
+  head: LedgerView,
+  range: SeqRange,
+  pageSize = PAGE_SIZE,
+): Promise<RangeWalk> {
+  const windowed = window.from !== null || window.to !== null;
+  const result = emptyResult(head);
+  let first: EdgeRow | null = null;
+  let last: ChainRow | null = null;
+  const fail = (row: ChainRow, reason: FailureReason): RangeWalk => ({
+    result: { ...result, ok: false, failure: { event_id: row.id, reason, at: row.occurred_at } },
+    failedSeq: row.seq,
+    first,
+    last: last && edgeOf(last),
+  });
+
+  const inWindow = (r: ChainRow) => (window.from === null || r.occurred_at >= window.from) && (window.to === null || r.occurred_at <= window.to);
+  // A damaged archive segment ends the walk there, reported as archive_damaged (src/storage/archive-walk.ts).
+  const damage: WalkDamage = { error: null };
+  const tier = head.archive && range.after > 0 ? clampedTier(head.archive, range.after) : head.archive;
+  const hot = pages(db, projectId, range, window, pageSize);
+  const walk = untilDamaged(withArchived(tier, hot, (r) => (inWindow(r) ? r : null), range.through, pageSize, window), damage);
+  for await (const page of walk) {
+    first ??= edgeOf(page[0]);
+    const starts = await linkStarts(db, projectId, page, last, windowed, head, range.after).catch(stopAt(damage));
+    if (!starts) break;
+    const holes = page.flatMap((row, i) => (starts[i] !== null && row.seq !== starts[i].seq + 1 && row.prev_hash !== null ? [row.prev_hash] : []));
+    const anonymized = page.flatMap((row) => (row.anonymized_at !== null ? [row.seq] : []));
+    const [gaps, erased, leafOf] = await Promise.all([
+      gapsEndingAt(db, projectId, holes),
+      anonymized.length > 0 ? head.erasedAt(anonymized) : ({} as Record<number, string>),
+      pageLeaves((indexes) => head.leavesAt(indexes), page),
+    ]);
+    for (let i = 0; i < page.length; i++) {
+      const row = page[i];
+      const start = starts[i];
+      if (start === null) {
+        // The range's first row: linked by the coordinator to the row before the range.
+      } else if (row.seq === start.seq + 1) {
+        if (row.prev_hash !== start.hash) return fail(row, "chain_broken");
+      } else {
+        const link = await checkLink(ring, start, row, async (hash) => gaps.get(hash) ?? []);
+        if (!link.ok) return fail(row, "chain_broken");
+        result.gaps.push(gapReport(link.gap!));
+      }
+      // One row at a time: thousands of crypto calls in flight cost more than they overlap.
+      const check = await checkRow(ring, row, leafOf(i));
+      if (!check.hash) return fail(row, "hash_mismatch");
+      // Scrubbed personal data is vouched for only by the ledger's erasure record; otherwise it was just deleted.
+      if (!erasureVouches(row, erased)) return fail(row, "hash_mismatch");
+      // Only the ledger says from where rows are signed: nulling signatures in D1 turns nothing into "unsigned".
+      const mustBeSigned = row.seq >= head.signedFrom;
+      if (check.signature === false || (check.signature === null && mustBeSigned)) return fail(row, "signature_mismatch");
+      // A row rewritten and re-signed by someone holding the HMAC key still differs from its leaf in the signed log.
+      if (!check.leaf) return fail(row, "leaf_mismatch");
+      if (check.restoredSurrogate) result.restored_surrogates++;
+      if (row.anonymized_at !== null) result.anonymized++;
+      else if (check.signature === null) result.unsigned++;
+      else result.verified++;
+    }
+    last = page[page.length - 1];
+  }
+  if (damage.error) {
+    return { result: { ...result, ok: false, failure: damageFailure(damage.error) }, failedSeq: damage.error.segment.first_seq, first, last: last && edgeOf(last) };
+  }
+  return { result, failedSeq: null, first, last: last && edgeOf(last) };
+}
+
+function edgeOf(row: ChainRow): EdgeRow {
+  return { seq: row.seq, id: row.id, occurred_at: row.occurred_at, hash: row.hash, prev_hash: row.prev_hash };
+}
+
+/** The cold tier as a range's walk sees it: withArchived starts at seq 0, the range after `after`. */
+function clampedTier(tier: ArchiveTier, after: number): ArchiveTier {
+  return { ...tier, between: (afterSeq, beforeSeq, size, window) => tier.between(Math.max(afterSeq, after), beforeSeq, size, window) };
+}
+
+async function* pages(db: D1Database, projectId: string, range: SeqRange, window: VerifyWindow, size: number) {
+  let sql = `SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? AND seq <= ?`;
+  const bounds: string[] = [];
+  if (window.from !== null) (sql += " AND occurred_at >= ?"), bounds.push(window.from);
+  if (window.to !== null) (sql += " AND occurred_at <= ?"), bounds.push(window.to);
+  const statement = db.prepare(`${sql} ORDER BY seq LIMIT ${size}`);
+  const fetchAfter = (seq: number) => {
+    const promise = statement
+      .bind(projectId, seq, range.through, ...bounds)
+      .raw()
+      .then((rows) => rows.map(chainRowOf));
+    // Walking may stop early at a failure; a prefetch nobody awaits must not reject unhandled.
+    promise.catch(() => {});
+    return promise;
+  };
+  let next = fetchAfter(range.after);
+  for (;;) {
+    const results = await next;
+    if (results.length === size) next = fetchAfter(results[results.length - 1].seq);
+    if (results.length > 0) yield results;
+    if (results.length < size) return;
+  }
+}
+
+/**
+ * The chain predecessor of every row of a page. Without a window the walk sees
+ * every row, so it is simply the row walked before; in a window it may lie
+ * outside it and is looked up (one query per page).
+ */
+async function linkStarts(
+  db: D1Database,
+  projectId: string,
+  page: ChainRow[],
+  last: ChainRow | null,
+  windowed: boolean,
+  head: LedgerView,
+  /** The walk's range starts after this seq: without a window, its first row's link is left to the coordinator (null). */
+  after = 0,
+): Promise<Array<LinkStart | null>> {
+  const walkedBefore = page.map((_, i) => (i === 0 ? last : page[i - 1]));
+  if (!windowed) return walkedBefore.map((row) => row ?? (after > 0 ? null : CHAIN_START));
+  const unknown = page.filter((row, i) => walkedBefore[i]?.seq !== row.seq - 1).map((row) => row.seq);
+  const found = new Map<number, LinkStart>();
+  if (unknown.length > 0) {
+    const { results } = await db
+      .prepare(
+        // CROSS JOIN keeps SQLite from scanning the project's events as the outer loop.
+        "SELECT p.of_seq, e.seq, e.hash FROM (SELECT j.value AS of_seq, " +
+          "(SELECT MAX(s.seq) FROM events s WHERE s.project_id = ?1 AND s.seq < j.value) AS pred FROM json_each(?2) j) p " +
+          "CROSS JOIN events e ON e.project_id = ?1 AND e.seq = p.pred",
+      )
+      .bind(projectId, JSON.stringify(unknown))
+      .all<{ of_seq: number; seq: number; hash: string }>();
+    for (const r of results) found.set(r.of_seq, { seq: r.seq, hash: r.hash });
+    // A predecessor no longer hot is in the cold tier.
+    for (const seq of unknown) {
+      const cold = found.has(seq) ? null : await head.archive?.rowBefore(seq);
+      if (cold) found.set(seq, { seq: cold.seq, hash: cold.hash });
+    }
+  }
+  return page.map((row, i) => (walkedBefore[i]?.seq === row.seq - 1 ? walkedBefore[i]! : (found.get(row.seq) ?? CHAIN_START)));
+}

@@ -1,0 +1,135 @@
+import type { EventRow } from "../db/schema";
+import { selectEvents, type Selection } from "../reads/event-query";
+import { EXPORT_BATCH } from "../reads/export-stream";
+import { matches } from "../storage/archive-export";
+import { readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
+
+/**
+ * GET /v1/exports' walk (src/storage/archive-export.ts), cut into parts that
+ * each resume from a small state instead of one request's memory: the hot
+ * events newest first, then the archived segments newest first, each
+ * segment's matching rows newest first. Same rows, same order.
+ *
+ * Archiving may seal hot rows while a job runs. Each hot page is read in one
+ * D1 batch (a transaction) with the project's archived-through seq, and the
+ * walk remembers where that value moved (`marks`). An archived row was
+ * written by the hot walk exactly when its seq was above the value in force
+ * when the walk passed its position: the archive walk writes only the others,
+ * so no row is written twice or missed, whatever gets sealed meanwhile.
+ */
+export interface Position {
+  o: string;
+  s: number;
+}
+
+export interface WalkState {
+  phase: "hot" | "archive" | "done";
+  /** The export's filters, applied to archived rows. */
+  sel: Selection;
+  /** The same, narrowed for the hot reads; null when no hot event can match. */
+  hot: Selection | null;
+  cursor: Position | null;
+  /** Archived-through seq at the plan. */
+  base: number;
+  /** From each `after` on (walk order, null: the start), hot pages were read with archived-through `a`. */
+  marks: Array<{ after: Position | null; a: number }>;
+  /** The archive walk reads the newest segment with first_seq below this (null: the newest). */
+  segBefore: number | null;
+  /** Matching rows of that segment already written. */
+  skip: number;
+}
+
+/** Segments one part may read: bounds a step's subrequests when filters match few archived rows. */
+const SEGMENTS_PER_PART = 50;
+/** Stands for "nothing was hot": every archived row is the archive walk's. */
+const ALL = Number.MAX_SAFE_INTEGER;
+
+const before = (p: Position, q: Position) => p.o < q.o || (p.o === q.o && p.s < q.s);
+
+function archivedWhenPassed(state: WalkState, p: Position): number {
+  for (let i = state.marks.length - 1; i >= 0; i--) {
+    const mark = state.marks[i];
+    if (mark.after === null || before(p, mark.after)) return mark.a;
+  }
+  return state.base;
+}
+
+const ARCHIVED_THROUGH = "SELECT coalesce(max(last_seq), 0) AS s FROM archive_segments WHERE project_id = ?";
+const NEXT_SEGMENT =
+  "SELECT * FROM archive_segments WHERE project_id = ?1 AND (?2 IS NULL OR last_occurred_at >= ?2) AND (?3 IS NULL OR first_occurred_at <= ?3) " +
+  "AND (?4 IS NULL OR first_seq < ?4) ORDER BY first_seq DESC LIMIT 1";
+
+export interface Part {
+  rows: unknown[][];
+  state: WalkState;
+  /** No row follows this part's. */
+  last: boolean;
+}
+
+/**
+ * The next up to `max` rows from `start`, as arrays of `columns`. It reads one
+ * row past them (when there is one) so a part knows whether it is the last.
+ */
+export async function nextPart(env: Env, db: D1Database, start: WalkState, columns: ReadonlyArray<keyof EventRow>, max: number): Promise<Part> {
+  let s: WalkState = { ...start, marks: [...start.marks] };
+  const rows: unknown[][] = [];
+  let snapshot: WalkState | null = null;
+  const push = (row: unknown[], after: () => WalkState) => {
+    rows.push(row);
+    if (rows.length === max) snapshot = after();
+  };
+  const seqAt = columns.indexOf("seq");
+  const occurredAt = columns.indexOf("occurred_at");
+  const selectColumns = columns.map((c) => `e.${c}`).join(", ");
+
+  while (s.phase === "hot" && rows.length <= max) {
+    const limit = Math.min(EXPORT_BATCH, max + 1 - rows.length);
+    let page: unknown[][] = [];
+    let archived = ALL;
+    if (s.hot !== null) {
+      const statement = selectEvents(s.hot, { columns: selectColumns, cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit });
+      const [through, found] = await db.batch<Record<string, unknown>>([
+        db.prepare(ARCHIVED_THROUGH).bind(s.sel.projectId),
+        db.prepare(statement.sql).bind(...statement.params),
+      ]);
+      archived = (through.results[0] as { s: number }).s;
+      page = found.results.map((r) => columns.map((c) => r[c]));
+    }
+    const lastMark = s.marks.length > 0 ? s.marks[s.marks.length - 1].a : s.base;
+    if (archived !== lastMark) s.marks.push({ after: s.cursor, a: archived });
+    for (const row of page) {
+      const at: Position = { o: row[occurredAt] as string, s: row[seqAt] as number };
+      s.cursor = at;
+      const marks = [...s.marks];
+      push(row, () => ({ ...s, cursor: at, marks }));
+    }
+    if (page.length < limit) s.phase = "archive";
+  }
+
+  let segments = 0;
+  while (s.phase === "archive" && rows.length <= max && segments < SEGMENTS_PER_PART) {
+    const segment = await db.prepare(NEXT_SEGMENT).bind(s.sel.projectId, s.sel.dateFrom, s.sel.dateTo, s.segBefore).first<Segment>();
+    if (!segment) {
+      s.phase = "done";
+      break;
+    }
+    segments++;
+    const matching = (await readSegment(env, segment))
+      .filter((r) => matches(s.sel, r) && r.seq <= archivedWhenPassed(s, { o: r.occurred_at, s: r.seq }))
+      .sort((a, b) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1));
+    const from = s.skip;
+    for (let i = from; i < matching.length && rows.length <= max; i++) {
+      const taken = i + 1;
+      const here = s;
+      push(
+        columns.map((c) => matching[i][c as keyof ArchivedRow]),
+        () => (taken === matching.length ? { ...here, segBefore: segment.first_seq, skip: 0 } : { ...here, skip: taken }),
+      );
+    }
+    if (rows.length > max) break;
+    s = { ...s, segBefore: segment.first_seq, skip: 0 };
+  }
+
+  if (rows.length > max) return { rows: rows.slice(0, max), state: snapshot!, last: false };
+  return { rows, state: s, last: s.phase === "done" };
+}

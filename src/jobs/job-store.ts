@@ -1,0 +1,179 @@
+import type { JobRow } from "../db/schema";
+import { eventsDb } from "../storage/shards";
+
+/**
+ * Job records, on the project's event shard (the job's record lives with the
+ * project). Every write a step makes is guarded by the status it expects, so
+ * a step of a canceled job, or one retried after it already recorded its
+ * part, changes nothing.
+ */
+export type JobStatus = "queued" | "running" | "succeeded" | "failed" | "canceled";
+export type JobType = "export" | "verify";
+
+export interface FilePart {
+  name: string;
+  bytes: number;
+  rows: number;
+  sha256: string;
+}
+
+export interface Job {
+  id: string;
+  projectId: string;
+  type: JobType;
+  status: JobStatus;
+  params: Record<string, unknown>;
+  done: number;
+  total: number;
+  state: unknown;
+  files: FilePart[];
+  result: unknown;
+  error: { code: string; message: string } | null;
+  createdAt: string;
+  updatedAt: string;
+  filesExpireAt: string | null;
+  filesExpired: boolean;
+}
+
+/** A finished job's files are kept this long, then the daily sweep deletes them. */
+export const FILES_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+const parse = (text: string | null) => (text === null ? null : JSON.parse(text));
+
+function jobOf(row: JobRow): Job {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    type: row.type as JobType,
+    status: row.status as JobStatus,
+    params: parse(row.params),
+    done: row.progress_done,
+    total: row.progress_total,
+    state: parse(row.state),
+    files: parse(row.files) ?? [],
+    result: parse(row.result),
+    error: parse(row.error),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    filesExpireAt: row.files_expire_at,
+    filesExpired: row.files_expired === 1,
+  };
+}
+
+export async function insertJob(env: Env, projectId: string, id: string, type: JobType, params: Record<string, unknown>): Promise<Job> {
+  const db = await eventsDb(env, projectId);
+  const now = new Date().toISOString();
+  await db
+    .prepare("INSERT INTO jobs (id, project_id, type, status, params, created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)")
+    .bind(id, projectId, type, JSON.stringify(params), now, now)
+    .run();
+  return (await getJob(env, projectId, id))!;
+}
+
+/** Null for an unknown id and for another project's job alike. */
+export async function getJob(env: Env, projectId: string, id: string): Promise<Job | null> {
+  const db = await eventsDb(env, projectId);
+  const row = await db.prepare("SELECT * FROM jobs WHERE project_id = ? AND id = ?").bind(projectId, id).first<JobRow>();
+  return row ? jobOf(row) : null;
+}
+
+/** Newest first; the cursor is the last job's (created_at, id). */
+export async function listJobs(env: Env, projectId: string, after: { createdAt: string; id: string } | null, limit: number): Promise<Job[]> {
+  const db = await eventsDb(env, projectId);
+  const { results } = await db
+    .prepare(
+      "SELECT * FROM jobs WHERE project_id = ?1 AND (?2 IS NULL OR (created_at, id) < (?2, ?3)) ORDER BY created_at DESC, id DESC LIMIT ?4",
+    )
+    .bind(projectId, after?.createdAt ?? null, after?.id ?? "", limit)
+    .all<JobRow>();
+  return results.map(jobOf);
+}
+
+/** queued -> running, with the work's size; false when the job is no longer queued or running (canceled). */
+export async function startJob(env: Env, projectId: string, id: string, total: number, state: unknown): Promise<boolean> {
+  const db = await eventsDb(env, projectId);
+  const res = await db
+    .prepare("UPDATE jobs SET status = 'running', progress_total = ?, state = ?, updated_at = ? WHERE project_id = ? AND id = ? AND status IN ('queued', 'running')")
+    .bind(total, JSON.stringify(state), new Date().toISOString(), projectId, id)
+    .run();
+  return res.meta.changes === 1;
+}
+
+/**
+ * Records one part and the walk's state after it, only if the job is running
+ * and holds exactly `index` parts: a step retried after recording changes nothing.
+ */
+export async function recordPart(env: Env, projectId: string, id: string, index: number, part: FilePart | null, done: number, state: unknown): Promise<boolean> {
+  const db = await eventsDb(env, projectId);
+  const files = part ? "json_insert(files, '$[#]', json(?1))" : "files";
+  const res = await db
+    .prepare(
+      `UPDATE jobs SET files = ${files}, progress_done = ?2, state = ?3, updated_at = ?4 ` +
+        "WHERE project_id = ?5 AND id = ?6 AND status = 'running' AND json_array_length(files) = ?7",
+    )
+    .bind(part ? JSON.stringify(part) : null, done, JSON.stringify(state), new Date().toISOString(), projectId, id, index)
+    .run();
+  return res.meta.changes === 1;
+}
+
+/** running -> succeeded or failed; files expire FILES_TTL_MS after. */
+export async function finishJob(
+  env: Env,
+  projectId: string,
+  id: string,
+  outcome: { status: "succeeded"; result?: unknown; total?: number } | { status: "failed"; error: { code: string; message: string } },
+): Promise<boolean> {
+  const db = await eventsDb(env, projectId);
+  const now = new Date();
+  const result = outcome.status === "succeeded" && outcome.result !== undefined ? JSON.stringify(outcome.result) : null;
+  const error = outcome.status === "failed" ? JSON.stringify(outcome.error) : null;
+  const total = outcome.status === "succeeded" ? (outcome.total ?? null) : null;
+  const res = await db
+    .prepare(
+      "UPDATE jobs SET status = ?1, result = ?2, error = ?3, progress_total = coalesce(?4, progress_total), updated_at = ?5, files_expire_at = ?6 " +
+        "WHERE project_id = ?7 AND id = ?8 AND status IN ('queued', 'running')",
+    )
+    .bind(outcome.status, result, error, total, now.toISOString(), new Date(now.getTime() + FILES_TTL_MS).toISOString(), projectId, id)
+    .run();
+  return res.meta.changes === 1;
+}
+
+/** Cancels a queued or running job; a finished one keeps its status. Its files are deleted by the caller either way. */
+export async function cancelJob(env: Env, projectId: string, id: string): Promise<void> {
+  const db = await eventsDb(env, projectId);
+  const now = new Date().toISOString();
+  await db.batch([
+    db
+      .prepare("UPDATE jobs SET status = 'canceled', error = ?, updated_at = ? WHERE project_id = ? AND id = ? AND status IN ('queued', 'running')")
+      .bind(JSON.stringify({ code: "CANCELED", message: "Canceled by DELETE /v1/jobs/:id" }), now, projectId, id),
+    db.prepare("UPDATE jobs SET files_expired = 1, updated_at = ? WHERE project_id = ? AND id = ?").bind(now, projectId, id),
+  ]);
+}
+
+/** Finished jobs whose files are past their expiry on one shard, at most `limit`. */
+export async function expiredJobs(db: D1Database, now: Date, limit: number): Promise<Array<{ id: string; project_id: string }>> {
+  const { results } = await db
+    .prepare("SELECT id, project_id FROM jobs WHERE files_expired = 0 AND files_expire_at IS NOT NULL AND files_expire_at <= ? LIMIT ?")
+    .bind(now.toISOString(), limit)
+    .all<{ id: string; project_id: string }>();
+  return results;
+}
+
+export async function markFilesExpired(db: D1Database, projectId: string, id: string): Promise<void> {
+  await db.prepare("UPDATE jobs SET files_expired = 1, updated_at = ? WHERE project_id = ? AND id = ?").bind(new Date().toISOString(), projectId, id).run();
+}
+
+/**
+ * A verify job's chunk `index` counted as checked, once: the job's state lists
+ * the chunks counted, so a retried or parallel step never counts one twice.
+ */
+export async function countChunk(env: Env, projectId: string, id: string, index: number): Promise<void> {
+  const db = await eventsDb(env, projectId);
+  await db
+    .prepare(
+      "UPDATE jobs SET progress_done = progress_done + 1, state = json_insert(coalesce(state, '[]'), '$[#]', ?1), updated_at = ?2 " +
+        "WHERE project_id = ?3 AND id = ?4 AND status = 'running' AND NOT EXISTS (SELECT 1 FROM json_each(coalesce(jobs.state, '[]')) WHERE value = ?1)",
+    )
+    .bind(index, new Date().toISOString(), projectId, id)
+    .run();
+}

@@ -1,0 +1,68 @@
+import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type WorkflowStepConfig } from "cloudflare:workers";
+import type { ChunkResult } from "../chain/verify-chunks";
+import { asInvocation, meterEnabled } from "../lib/meter";
+import { meterEnv, meterFetch } from "../lib/metered-bindings";
+import { exportPart, planExport } from "./export-job";
+import { finishJob, getJob, type JobType } from "./job-store";
+import { mergeVerifyJob, PARALLEL_CHUNKS, planVerifyJob, verifyChunkStep } from "./verify-job";
+
+export interface JobParams {
+  jobId: string;
+  projectId: string;
+  type: JobType;
+}
+
+/**
+ * Every step is its own invocation in production, with its own budget; each
+ * is bounded (a part, a chunk) and resumes from the job's record, so a crash
+ * or a deploy mid-way repeats at most one step. Retried 5 times, backing off.
+ */
+const STEP: WorkflowStepConfig = { retries: { limit: 5, delay: "2 seconds", backoff: "exponential" }, timeout: "15 minutes" };
+
+export class JobWorkflow extends WorkflowEntrypoint<Env, JobParams> {
+  async run(event: WorkflowEvent<JobParams>, step: WorkflowStep): Promise<void> {
+    const { jobId, projectId, type } = event.payload;
+    // Each step is metered as one invocation (src/lib/meter.ts), named without its index so one kind is one row in the report.
+    const metered = <T extends Rpc.Serializable<T>>(name: string, work: (env: Env) => Promise<T>) =>
+      step.do(name, STEP, () => this.invoke(name.replace(/-\d+$/, ""), work)) as Promise<T>;
+    try {
+      if (type === "export") {
+        await metered("plan", (env) => planExport(env, projectId, jobId));
+        for (let k = 0; ; k++) {
+          const part = await metered(`part-${k}`, (env) => exportPart(env, projectId, jobId));
+          if (part.stopped) return;
+          if (part.last) break;
+        }
+        await metered("finish", async (env) => {
+          const job = await getJob(env, projectId, jobId);
+          return finishJob(env, projectId, jobId, { status: "succeeded", total: job?.done ?? 0 });
+        });
+        return;
+      }
+      const plan = await metered("plan", (env) => planVerifyJob(env, projectId, jobId));
+      if (!plan) return;
+      const results: ChunkResult[] = [];
+      let failed = false;
+      for (let at = 0; at < plan.chunks.length && !failed; at += PARALLEL_CHUNKS) {
+        const batch = plan.chunks.slice(at, at + PARALLEL_CHUNKS).map((_, i) => metered(`chunk-${at + i}`, (env) => verifyChunkStep(env, projectId, jobId, plan, at + i)));
+        for (const [i, result] of (await Promise.all(batch)).entries()) {
+          if (result === null) return; // canceled
+          results[at + i] = result;
+          if (result.failure) failed = true;
+        }
+      }
+      const result = await metered("merge", (env) => mergeVerifyJob(env, plan, results));
+      await metered("finish", (env) => finishJob(env, projectId, jobId, { status: "succeeded", result }));
+    } catch (error) {
+      // A step that failed all its retries: the job says why, and its files are kept until they expire.
+      const message = error instanceof Error ? error.message : String(error);
+      await metered("fail", (env) => finishJob(env, projectId, jobId, { status: "failed", error: { code: "JOB_FAILED", message } }));
+    }
+  }
+
+  private invoke<T>(name: string, work: (env: Env) => Promise<T>): Promise<T> {
+    if (!meterEnabled(this.env)) return work(this.env);
+    meterFetch();
+    return asInvocation(`JobWorkflow.${name}`, () => work(meterEnv(this.env)));
+  }
+}

@@ -1,0 +1,160 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { selectionFor } from "../reads/event-query";
+import { parseRange } from "../jobs/byte-range";
+import { PART_ROWS } from "../jobs/export-job";
+import { deleteJobFiles, fileKey } from "../jobs/job-files";
+import { cancelJob, finishJob, getJob, insertJob, listJobs } from "../jobs/job-store";
+import { decodeJobCursor, encodeJobCursor, jobView } from "../jobs/job-view";
+import { ApiError } from "../lib/errors";
+import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { readJsonObject } from "../lib/request-body";
+import { toIssues, validate, validationError } from "../lib/validate";
+import { access, projectOf } from "../middleware/credential";
+import { createJobSchema, exportJobSchema, jobEnvelopeSchema, jobListQuery, jobPageSchema, verifyJobSchema } from "../schemas/jobs";
+
+/**
+ * Exports and verifies as durable jobs (Cloudflare Workflows, src/jobs/):
+ * for clients that cannot hold one connection for a whole project. Read
+ * scope for every route, as for GET /v1/exports and /v1/events/verify.
+ */
+const jobs = router();
+const READ = access("read");
+const idParam = z.object({ id: z.string() });
+
+documented(jobs, createRoute({
+  method: "post", path: "/", tags: ["Jobs"], operationId: "createJob", summary: "Start an export or verify job", security: READ.security,
+  request: { body: { required: true, content: { "application/json": { schema: createJobSchema } } } },
+  responses: { 202: json(jobEnvelopeSchema, "The job, queued"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "UNSUPPORTED_MEDIA_TYPE", "EVENT_TOO_LARGE") },
+}));
+jobs.post("/", READ.guard, async (c) => {
+  const credential = c.get("credential")!;
+  const projectId = projectOf(credential);
+  const body = await readJsonObject(c);
+  const schema = body.type === "export" ? exportJobSchema : body.type === "verify" ? verifyJobSchema : null;
+  if (!schema) throw validationError([{ path: "type", message: "type must be export or verify" }]);
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw validationError(toIssues(parsed.error));
+  const id = crypto.randomUUID();
+  let params: Record<string, unknown>;
+  if (parsed.data.type === "export") {
+    const { type: _type, format, part_rows, ...filters } = parsed.data;
+    params = { format, part_rows: part_rows ?? PART_ROWS, filters, selection: selectionFor(credential, filters) };
+  } else {
+    params = { window: { from: parsed.data.from ?? null, to: parsed.data.to ?? null } };
+  }
+  const job = await insertJob(c.env, projectId, id, parsed.data.type, params);
+  // Not awaited: the local Workflows engine (wrangler dev, tests) runs an instance's first steps before create() returns,
+  // which would hold this answer for a whole small job. A create that fails leaves the job failed, saying so.
+  const started = c.env.JOBS.create({ id, params: { jobId: id, projectId, type: parsed.data.type } }).catch((error: unknown) =>
+    finishJob(c.env, projectId, id, { status: "failed", error: { code: "JOB_NOT_STARTED", message: error instanceof Error ? error.message : String(error) } }),
+  );
+  c.executionCtx.waitUntil(started);
+  return c.json({ data: jobView(job) }, 202);
+});
+
+documented(jobs, createRoute({
+  method: "get", path: "/", tags: ["Jobs"], operationId: "listJobs", summary: "The project's jobs, newest first", security: READ.security,
+  request: { query: jobListQuery },
+  responses: { 200: json(jobPageSchema, "A page of jobs"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
+}));
+jobs.get("/", READ.guard, validate("query", jobListQuery), async (c) => {
+  const { limit = 50, cursor } = c.req.valid("query");
+  const after = cursor === undefined ? null : decodeJobCursor(cursor);
+  if (cursor !== undefined && after === null) throw validationError([{ path: "cursor", message: "cursor must be a nextCursor from an earlier page" }]);
+  const page = await listJobs(c.env, projectOf(c.get("credential")), after, limit + 1);
+  const more = page.length > limit;
+  const shown = page.slice(0, limit);
+  return c.json({ data: shown.map(jobView), nextCursor: more ? encodeJobCursor(shown[shown.length - 1]) : null });
+});
+
+documented(jobs, createRoute({
+  method: "get", path: "/{id}", tags: ["Jobs"], operationId: "getJob", summary: "A job: status, progress, result, files", security: READ.security,
+  request: { params: idParam },
+  responses: { 200: json(jobEnvelopeSchema, "The job"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
+}));
+jobs.get("/:id", READ.guard, async (c) => {
+  const projectId = projectOf(c.get("credential"));
+  const job = await getJob(c.env, projectId, c.req.param("id"));
+  if (!job) throw new ApiError("NOT_FOUND", "No job with that id in this project");
+  if (job.status === "queued" || job.status === "running") {
+    // The record says how far the steps got; the instance, whether it still lives (one ended outside its steps says so here).
+    const ended = await instanceEnded(c.env, job.id);
+    if (ended) {
+      await finishJob(c.env, projectId, job.id, { status: "failed", error: { code: "JOB_FAILED", message: ended } });
+      return c.json({ data: jobView((await getJob(c.env, projectId, job.id))!) });
+    }
+  }
+  return c.json({ data: jobView(job) });
+});
+
+/** Why a job's Workflow instance ended without finishing its record; null while it runs (or cannot be asked). */
+async function instanceEnded(env: Env, id: string): Promise<string | null> {
+  try {
+    const { status, error } = await (await env.JOBS.get(id)).status();
+    if (status === "errored" || status === "terminated") return `The job's workflow instance ${status}${error ? `: ${error.message}` : ""}`;
+  } catch {
+    // Not created yet (create() still under way): nothing ended.
+  }
+  return null;
+}
+
+documented(jobs, createRoute({
+  method: "delete", path: "/{id}", tags: ["Jobs"], operationId: "cancelJob", summary: "Cancel a job and delete its files", security: READ.security,
+  description: "A queued or running job stops (status canceled); any job's files are deleted at once.",
+  request: { params: idParam },
+  responses: { 200: json(jobEnvelopeSchema, "The job after"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
+}));
+jobs.delete("/:id", READ.guard, async (c) => {
+  const projectId = projectOf(c.get("credential"));
+  const id = c.req.param("id");
+  const job = await getJob(c.env, projectId, id);
+  if (!job) throw new ApiError("NOT_FOUND", "No job with that id in this project");
+  // The record first: a step still under way then records nothing and deletes what it wrote.
+  await cancelJob(c.env, projectId, id);
+  if (job.status === "queued" || job.status === "running") {
+    try {
+      await (await c.env.JOBS.get(id)).terminate();
+    } catch (error) {
+      // Already ended (between our read and here): the record says canceled either way, and its files go below.
+      console.warn(`job ${id}: terminate: ${error instanceof Error ? error.message : error}`);
+    }
+  }
+  await deleteJobFiles(c.env, projectId, id);
+  return c.json({ data: jobView((await getJob(c.env, projectId, id))!) });
+});
+
+documented(jobs, createRoute({
+  method: "get", path: "/{id}/files/{name}", tags: ["Jobs"], operationId: "getJobFile", summary: "Download one of an export job's files", security: READ.security,
+  description: "Range: bytes=a-b (one range) answers 206 with Content-Range; a range outside the file, 416.",
+  request: { params: z.object({ id: z.string(), name: z.string() }) },
+  responses: {
+    200: { description: "The file", content: { "text/csv": { schema: z.string() }, "application/json": {} } },
+    206: { description: "The range asked for", content: { "text/csv": { schema: z.string() }, "application/json": {} } },
+    ...errors(...AUTH_ERRORS, "NOT_FOUND", "RANGE_NOT_SATISFIABLE"),
+  },
+}));
+jobs.get("/:id/files/:name", READ.guard, async (c) => {
+  const projectId = projectOf(c.get("credential"));
+  const job = await getJob(c.env, projectId, c.req.param("id"));
+  const file = job && !job.filesExpired ? job.files.find((f) => f.name === c.req.param("name")) : undefined;
+  if (!job || !file) throw new ApiError("NOT_FOUND", "No such file in this project's job (or it expired)");
+  const range = parseRange(c.req.header("Range"), file.bytes);
+  if (range === "unsatisfiable") {
+    c.header("Content-Range", `bytes */${file.bytes}`);
+    throw new ApiError("RANGE_NOT_SATISFIABLE", `The range is outside the file's ${file.bytes} bytes`, { bytes: file.bytes });
+  }
+  const object = await c.env.EXPORTS.get(fileKey(projectId, job.id, file.name), range ? { range } : {});
+  if (!object) throw new ApiError("NOT_FOUND", "The file is gone (canceled or expired)");
+  const headers: Record<string, string> = {
+    "Content-Type": object.httpMetadata?.contentType ?? "application/octet-stream",
+    "Accept-Ranges": "bytes",
+    "Cache-Control": "no-store",
+    "Content-Disposition": `attachment; filename="${file.name}"`,
+    ETag: `"${file.sha256}"`,
+  };
+  if (!range) return c.body(object.body, 200, headers);
+  headers["Content-Range"] = `bytes ${range.offset}-${range.offset + range.length - 1}/${file.bytes}`;
+  return c.body(object.body, 206, headers);
+});
+
+export default jobs;

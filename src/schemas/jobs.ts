@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { PART_ROWS, MIN_PART_ROWS } from "../jobs/export-job";
+import { filterShape } from "./list-query";
+import { verifyQuery } from "./verify";
+
+const dateOrder = (q: { date_from?: string; date_to?: string }) => !q.date_from || !q.date_to || q.date_from <= q.date_to;
+
+/** POST /v1/jobs, type export: GET /v1/exports' format and filters (same syntax: actions comma-separated). */
+export const exportJobSchema = z
+  .object({
+    type: z.literal("export"),
+    format: z.enum(["csv", "json"], "format must be csv or json"),
+    ...filterShape,
+    part_rows: z
+      .number("part_rows must be a number")
+      .int("part_rows must be a whole number")
+      .min(MIN_PART_ROWS, `part_rows must be from ${MIN_PART_ROWS} to ${PART_ROWS}`)
+      .max(PART_ROWS, `part_rows must be from ${MIN_PART_ROWS} to ${PART_ROWS}`)
+      .optional()
+      .meta({ description: `Rows per file, ${MIN_PART_ROWS} to ${PART_ROWS} (default ${PART_ROWS})` }),
+  })
+  .strict()
+  .refine(dateOrder, { message: "date_from must not be after date_to", path: ["date_from"] });
+
+/** POST /v1/jobs, type verify: GET /v1/events/verify's window. */
+export const verifyJobSchema = z
+  .object({ type: z.literal("verify"), ...verifyQuery.shape })
+  .strict()
+  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: "from must not be after to", path: ["from"] });
+
+export const createJobSchema = z.union([exportJobSchema, verifyJobSchema]).meta({ id: "JobCreateRequest" });
+
+const fileSchema = z.object({
+  name: z.string(),
+  bytes: z.number().int(),
+  rows: z.number().int(),
+  sha256: z.string(),
+  url: z.string().meta({ description: "GET it with the same API key; Range supported" }),
+});
+
+export const jobSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(["export", "verify"]),
+    status: z.enum(["queued", "running", "succeeded", "failed", "canceled"]),
+    progress: z.object({ done: z.number().int(), total: z.number().int() }).meta({
+      description: "Export: rows written of the rows to write (with filters, total counts archived rows in the date window until the job ends). Verify: chunks checked of chunks",
+    }),
+    created_at: z.string(),
+    updated_at: z.string(),
+    result: z.unknown().optional().meta({ description: "Verify: what GET /v1/events/verify answers" }),
+    error: z.object({ code: z.string(), message: z.string() }).optional().meta({ description: "Why the job failed or was canceled" }),
+    files: z.array(fileSchema).optional().meta({
+      description: "Export: the files written so far, in order; concatenated they are exactly GET /v1/exports' body. Empty once expired or deleted",
+    }),
+    files_expire_at: z.string().nullable().optional().meta({ description: "When the daily sweep deletes the files: 7 days after the job ended" }),
+    files_expired: z.boolean().optional(),
+  })
+  .meta({ id: "Job" });
+
+export const jobEnvelopeSchema = z.object({ data: jobSchema });
+export const jobPageSchema = z.object({ data: z.array(jobSchema), nextCursor: z.string().nullable() });
+
+export const jobListQuery = z.object({
+  limit: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z.string().regex(/^\d+$/, "limit must be a whole number from 1 to 100").transform(Number).pipe(z.number().min(1, "limit must be from 1 to 100").max(100, "limit must be from 1 to 100")).optional(),
+  ),
+  cursor: z.preprocess((v) => (v === "" ? undefined : v), z.string().max(200, "cursor must be a nextCursor from an earlier page").optional()),
+});
