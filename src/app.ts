@@ -14,6 +14,7 @@ import events from "./routes/events";
 import exports from "./routes/exports";
 import log from "./routes/log";
 import logs from "./routes/logs";
+import meter from "./routes/meter";
 import { receiptPages, receipts } from "./routes/receipts";
 import keys from "./routes/keys";
 import jobs from "./routes/jobs";
@@ -60,6 +61,8 @@ app.route("/v1/keys", keys);
 app.route("/v1/jobs", jobs);
 app.route("/v1/embed", embedTokens);
 app.route("/embed", embedAssets);
+// Only where METER = "enforce" (tests, benches): the invocation meter's report; 404 elsewhere.
+app.route("/__meter", meter);
 
 app.notFound(() => {
   throw new ApiError("NOT_FOUND", "No such route");

@@ -8,12 +8,15 @@ import { httpGet, sampleEvent } from "./lib.mjs";
 
 /**
  * sampleEvent with occurred_at by tier: the part archived later happened in
- * 2025, the part kept hot in 2026 (to November), so date_from/date_to (on
+ * 2025, the part kept hot in 2026 up to October 31, so date_from/date_to (on
  * occurred_at, the only time filter of the API) select exactly one tier.
- * Spread within each year as in sampleEvent, not in ingest order.
+ * Spread within each year as in sampleEvent, not in ingest order. The hot
+ * window ends with the tier's last instant: the witness.key.created events the
+ * daily cron records for the bench's keys happened when it ran, later
+ * (the bench runs after October 2026: no event may be in the future).
  */
 export const COLD_YEAR = ["2025-01-01T00:00:00.000Z", "2025-12-31T23:59:59.999Z"];
-export const HOT_YEAR = ["2026-01-01T00:00:00.000Z", "2026-12-31T23:59:59.999Z"];
+export const HOT_YEAR = ["2026-01-01T00:00:00.000Z", "2026-10-31T23:59:59.999Z"];
 export function tieredEvent(i, cold) {
   const [start, span] = i < cold ? [Date.UTC(2025, 0, 1), 365 * 86_400] : [Date.UTC(2026, 0, 1), 304 * 86_400];
   return { ...sampleEvent(i), occurred_at: new Date(start + ((i * 7919) % span) * 1000).toISOString() };
@@ -34,7 +37,29 @@ export function shardSql(persistDir, shard, command) {
   return JSON.parse(out.slice(out.indexOf("["))).flatMap((r) => r.results ?? []);
 }
 
-/** Hot and archived events of a project, and its archive's R2 bytes (segments; export companions where sealed with them). */
+/**
+ * A project's hot events: the bench's own, and the witness.* events the service
+ * recorded in its chain (the daily cron's witness.key.created for each key an
+ * operator script made, as the bench makes its keys).
+ */
+export function storedEvents(persistDir, shard, projectId) {
+  const [row] = shardSql(
+    persistDir,
+    shard,
+    `SELECT coalesce(sum(action NOT LIKE 'witness.%'), 0) AS bench, coalesce(sum(action LIKE 'witness.%'), 0) AS witness FROM events WHERE project_id = ${quote(projectId)}`,
+  );
+  return row;
+}
+
+/**
+ * Hot and archived events of a project, the bench's own (witness.* events
+ * left out), and its archive's R2 bytes (segments; export companions where
+ * sealed with them). A segment's count covers every event in it, and archived
+ * events can only be read back from R2; the witness.* events of the bench's
+ * projects are only the cron's witness.key.created records, one for each key
+ * whose audit_state it set (bench keys are never revoked), so those not hot
+ * are the archived ones. `witness` is all of them, hot or archived.
+ */
 export function tierCounts(persistDir, shard, projectId) {
   const p = quote(projectId);
   const companions = shardSql(persistDir, shard, "SELECT 1 AS ok FROM pragma_table_info('archive_segments') WHERE name = 'csv_bytes'").length > 0;
@@ -42,10 +67,16 @@ export function tierCounts(persistDir, shard, projectId) {
   const [row] = shardSql(
     persistDir,
     shard,
-    `SELECT (SELECT count(*) FROM events WHERE project_id = ${p}) AS hot, coalesce(sum(count), 0) AS archived, ` +
+    `SELECT coalesce(sum(count), 0) AS stored_archived, ` +
       `count(*) AS segments, coalesce(sum(bytes), 0) AS bytes${extra} FROM archive_segments WHERE project_id = ${p}`,
   );
-  return { csv: 0, json: 0, with_companions: 0, ...row };
+  const hot = storedEvents(persistDir, shard, projectId);
+  const [{ n: witness }] = sql(`SELECT count(*) AS n FROM api_keys WHERE project_id = ${p} AND audit_state IS NOT NULL`, { persistTo: persistDir });
+  const archivedWitness = witness - hot.witness;
+  if (archivedWitness < 0 || archivedWitness > row.stored_archived) {
+    throw new Error(`${projectId}: ${hot.witness} witness.* events hot, but ${witness} keys recorded by the cron: not only its witness.key.created records`);
+  }
+  return { csv: 0, json: 0, with_companions: 0, ...row, hot: hot.bench, archived: row.stored_archived - archivedWitness, witness };
 }
 
 /** The daily cron, as wrangler dev --test-scheduled runs it on request (the answer comes once it has run). */

@@ -186,8 +186,49 @@ export async function startWitness({ port, persistDir }) {
       RATE_LIMIT_OTHER_PER_MIN: "1000000000",
       // The streams bench delivers to a receiver on this machine.
       ALLOW_PRIVATE_STREAM_TARGETS: "true",
+      // Every request, cron run, Durable Object call and alarm is metered and fails past
+      // Cloudflare's per-invocation limits, as in production; GET /__meter reads the counts.
+      METER: "enforce",
     },
   });
+}
+
+/** Empties the service's invocation meter (POST /__meter/reset; the route exists because METER = "enforce"). */
+export async function resetMeter(url) {
+  const res = await httpRequest(`${url}/__meter/reset`, { method: "POST", agent: false, headers: { "CF-Connecting-IP": "127.0.0.20" } });
+  if (res.status !== 204) throw new Error(`POST /__meter/reset answered ${res.status}: ${res.body}`);
+}
+
+/**
+ * Reports the worst invocation of each operation since the last resetMeter(): its D1
+ * queries and subrequests against Cloudflare's per-invocation limits. One isolate
+ * holds the Worker and its Durable Objects under wrangler dev, so their calls
+ * (ProjectLedger.append, StreamDelivery.alarm, ...) are in it too. Paths that differ
+ * only in a number (log tiles: /tile/0/000, /tile/0/006) are one operation here; the
+ * invocations that used neither (a Durable Object's lighter methods) are counted, not
+ * listed. Returns the rows.
+ */
+export async function reportMeter(url, title) {
+  const res = await httpRequest(`${url}/__meter`, { agent: false, headers: { "CF-Connecting-IP": "127.0.0.20" } });
+  if (res.status !== 200) throw new Error(`GET /__meter answered ${res.status}: ${res.body}`);
+  const { limits, invocations } = JSON.parse(res.body).data;
+  const worst = new Map();
+  for (const r of invocations) {
+    const name = r.invocation.replace(/\/\d+(?=\/|$)/g, "/:n");
+    const seen = worst.get(name) ?? { invocation: name, d1Queries: 0, subrequests: 0 };
+    worst.set(name, { invocation: name, d1Queries: Math.max(seen.d1Queries, r.d1Queries), subrequests: Math.max(seen.subrequests, r.subrequests) });
+  }
+  const rows = [...worst.values()].sort((a, b) => b.subrequests - a.subrequests || b.d1Queries - a.d1Queries);
+  const used = rows.filter((r) => r.d1Queries > 0 || r.subrequests > 0);
+  const n = (v) => v.toLocaleString("en-US");
+  const share = (v, limit) => `${n(v)}${v === 0 ? "" : ` (${((100 * v) / limit).toFixed(v * 1000 < limit ? 2 : 1)}%)`}`;
+  const width = Math.max(...used.map((r) => share(r.d1Queries, limits.d1Queries).length), 1);
+  const idle = rows.length - used.length;
+  report(`Worst invocation of each operation, ${title} (per-invocation limits: ${n(limits.d1Queries)} D1 queries, ${n(limits.subrequests)} subrequests)`, [
+    ...used.map((r) => [r.invocation, `D1 queries ${share(r.d1Queries, limits.d1Queries).padStart(width)}   subrequests ${share(r.subrequests, limits.subrequests)}`]),
+    ...(idle > 0 || used.length === 0 ? [[`${idle} more with no D1 query and no subrequest`, ""]] : []),
+  ]);
+  return rows;
 }
 
 export async function startBaseline({ port }) {

@@ -5,7 +5,7 @@ import { countLines, fmt, httpGet, latencies, sampleHeap, sampleRss } from "./li
 
 const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);
 
-export default async function readsBench({ url, runtimeUrl, baselineUrl, baselineRuntimeUrl, key, total, processes, inspectorPort, report }) {
+export default async function readsBench({ url, runtimeUrl, baselineUrl, baselineRuntimeUrl, key, total, witness, processes, inspectorPort, report }) {
   const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.9" };
   // Every read is timed twice in the same rounds: through wrangler dev's proxy, as
   // `npm run dev` serves it, and at the runtime's own socket, as a deployed worker
@@ -143,7 +143,8 @@ export default async function readsBench({ url, runtimeUrl, baselineUrl, baselin
   const small = await exportRun("&organization=org_7", pids);
   const full = await exportRun("", pids);
   const fullAtRuntime = await exportRun("", pids, runtimeUrl);
-  for (const run of [full, fullAtRuntime]) if (run.rows !== total) throw new Error(`full export has ${run.rows} rows, expected ${total}`);
+  // Every event: the bench's and the cron's witness.key.created records of its keys (run.mjs).
+  for (const run of [full, fullAtRuntime]) if (run.rows !== total + witness) throw new Error(`full export has ${run.rows} rows, expected ${total} + ${witness} witness.*`);
   const mib = (v) => `${v.toFixed(0)} MiB`;
   const memory = (run) =>
     `Worker heap ${mib(run.heapBeforeMiB)} -> peak ${mib(run.heapMiB)}; workerd peak RSS ${mib(run.runtimeMiB)} (dev proxy ${mib(run.proxyMiB)})`;

@@ -1,5 +1,7 @@
 // A log-stream destination for the streams bench: node:http on 127.0.0.1, answers 204 at once,
-// and checks what arrives per path (one path per stream): every seq once, in order, none missing.
+// and checks what arrives per path (one path per stream): every seq once, in order, none missing,
+// from the first seq that arrives on; waitForAll checks that one is where the stream starts
+// (a new stream delivers after its own witness.stream.created event, a replay from its from_seq).
 // Paths under /hang/ take the request and never answer (a destination that hangs).
 // Understands the webhook body ({events: [...]}) and Datadog's gzipped array (each entry's message
 // is the event). It does not verify signatures: the suite does that; here it would only take CPU
@@ -16,7 +18,7 @@ if (!isMainThread) serve();
 function serve() {
   const paths = new Map();
   const stateOf = (path) => {
-    if (!paths.has(path)) paths.set(path, { last: 0, count: 0, requests: 0, repeats: 0, errors: [], arrivals: [], batchIds: new Set() });
+    if (!paths.has(path)) paths.set(path, { first: null, last: 0, count: 0, requests: 0, repeats: 0, errors: [], arrivals: [], batchIds: new Set() });
     return paths.get(path);
   };
   const error = (s, text) => s.errors.length < 10 && s.errors.push(text);
@@ -36,10 +38,11 @@ function serve() {
     }
     s.batchIds.add(id);
     for (const e of events) {
+      if (s.first === null) (s.first = e.seq), (s.last = e.seq - 1);
       if (e.seq !== s.last + 1) error(s, `${path}: seq ${e.seq} arrived after ${s.last}`);
       s.last = Math.max(s.last, e.seq);
       s.count++;
-      s.arrivals.push({ seq: e.seq, at: now, occurredAt: Date.parse(e.occurred_at) });
+      s.arrivals.push({ seq: e.seq, action: e.action, at: now, occurredAt: Date.parse(e.occurred_at) });
     }
   }
 
@@ -54,8 +57,8 @@ function serve() {
         error(stateOf(req.url), `${req.url}: unreadable delivery: ${e.message}`);
       }
       res.writeHead(204).end();
-      const { last, count, requests, repeats, errors } = stateOf(req.url);
-      parentPort.postMessage({ kind: "progress", path: req.url, state: { last, count, requests, repeats, errors } });
+      const { first, last, count, requests, repeats, errors } = stateOf(req.url);
+      parentPort.postMessage({ kind: "progress", path: req.url, state: { first, last, count, requests, repeats, errors } });
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -72,7 +75,7 @@ function serve() {
 export async function startReceiver() {
   const worker = new Worker(new URL(import.meta.url));
   const states = new Map();
-  const stateOf = (path) => states.get(path) ?? { last: 0, count: 0, requests: 0, repeats: 0, errors: [] };
+  const stateOf = (path) => states.get(path) ?? { first: null, last: 0, count: 0, requests: 0, repeats: 0, errors: [] };
   const listeners = new Set();
   worker.on("message", (m) => {
     if (m.kind === "progress") states.set(m.path, m.state);
@@ -87,23 +90,28 @@ export async function startReceiver() {
 
   return {
     url: (path) => `http://127.0.0.1:${port}${path}`,
-    /** What arrived at path so far: count, last seq, requests, repeats, errors. */
+    /** What arrived at path so far: first and last seq, count, requests, repeats, errors. */
     state: stateOf,
-    /** Each event's first arrival at path: {seq, at, occurredAt} (ms since the epoch). */
+    /** Each event's first arrival at path: {seq, action, at, occurredAt} (ms since the epoch). */
     async arrivals(path) {
       const reply = next((m) => m.kind === "arrivals" && m.path === path);
       worker.postMessage({ kind: "arrivals", path });
       return (await reply).arrivals;
     },
-    /** Resolves when path has seqs 1..n; throws on a gap or disorder at once, or after timeoutMs. */
-    waitForAll(path, n, timeoutMs = 600_000) {
+    /**
+     * Resolves when path has seqs after+1..n (the stream's delivered_seq when it started, and the
+     * project's head); throws on a gap or disorder at once, or after timeoutMs.
+     */
+    waitForAll(path, n, { after = 0, timeoutMs = 600_000 } = {}) {
+      const expected = n - after;
       return new Promise((resolve, reject) => {
         const check = () => {
           const s = stateOf(path);
           if (s.errors.length > 0) done(new Error(`stream delivery out of order or incomplete:\n  ${s.errors.join("\n  ")}`));
-          else if (s.count >= n) done(s.count === n && s.last === n ? null : new Error(`${path}: ${s.count} events, last seq ${s.last}, expected 1..${n}`));
+          else if (s.first !== null && s.first !== after + 1) done(new Error(`${path}: delivery began at seq ${s.first}, expected ${after + 1}`));
+          else if (s.count >= expected) done(s.count === expected && s.last === n ? null : new Error(`${path}: ${s.count} events, seqs ${s.first}..${s.last}, expected ${after + 1}..${n}`));
         };
-        const timer = setTimeout(() => done(new Error(`${path}: only ${stateOf(path).count} of ${n} events after ${timeoutMs / 1000} s`)), timeoutMs);
+        const timer = setTimeout(() => done(new Error(`${path}: only ${stateOf(path).count} of ${expected} events after ${timeoutMs / 1000} s`)), timeoutMs);
         const done = (error) => {
           clearTimeout(timer);
           listeners.delete(check);

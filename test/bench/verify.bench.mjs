@@ -23,7 +23,7 @@ async function timed(fn) {
   return { value, seconds: (performance.now() - started) / 1000 };
 }
 
-export default async function verifyBench({ url, key, projectId, total, processes, inspectorPort, baselineUrl, report }) {
+export default async function verifyBench({ url, key, projectId, total, witness, processes, inspectorPort, baselineUrl, report }) {
   const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.4" };
   // The baseline hashes as many events as verify checks: runs of the same length see the same machine.
   const n = total;
@@ -44,7 +44,8 @@ export default async function verifyBench({ url, key, projectId, total, processe
     baseline = Math.max(baseline, n / loop.seconds);
     const run = await timed(() => getJson(`${url}/v1/events/verify`, headers));
     const result = run.value.data;
-    if (!result.ok || result.verified !== total) {
+    // The whole chain: the bench's events and the cron's witness.key.created records of its keys (run.mjs).
+    if (!result.ok || result.verified !== total + witness) {
       throw new Error(`verify of ${projectId} did not pass cleanly: ${JSON.stringify(result)}`);
     }
     seconds = Math.min(seconds, run.seconds);
