@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { ApiError } from "./errors";
+import { readCapped as readStreamCapped } from "./capped-read";
 import { validationError } from "./validate";
 
 /** Largest body we read: a full batch of 100 maximal events, with room to spare. */
@@ -49,27 +50,9 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array> 
     if (bytes.byteLength > limit) throw bodyTooLarge(bytes.byteLength, limit, false);
     return bytes;
   }
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => {});
-      throw bodyTooLarge(total, limit, true);
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0];
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
+  const read = await readStreamCapped(request.body, limit);
+  if ("over" in read) throw bodyTooLarge(read.over, limit, true);
+  return read.bytes;
 }
 
 /** Stateless between whole-buffer decode() calls, so one serves every request. */

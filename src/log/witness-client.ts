@@ -7,9 +7,10 @@
  * a deadline and a cap on its answer, and each cosignature is stored as it
  * arrives: a witness that hangs or floods costs its own cosignature only.
  */
+import { readCapped as readStreamCapped } from "../lib/capped-read";
 import { parseNote } from "./note.ts";
 import { formatAddCheckpoint, parseCosignerVkey, parseTreeSizeBody, validCosignatureLines } from "./cosignature.ts";
-import { base64Decode, base64Encode, concatBytes } from "./encoding.ts";
+import { base64Decode, base64Encode } from "./encoding.ts";
 
 export interface WitnessConfig {
   name: string;
@@ -75,20 +76,9 @@ type Outcome = "cosigned" | "unchanged" | `error: ${string}`;
 /** The body as text, refusing (and cancelling) one longer than `max` bytes. */
 async function readCapped(res: Response, max: number): Promise<string> {
   if (!res.body) return "";
-  const reader = res.body.getReader();
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => {});
-      throw new Error(`answer larger than ${max} bytes`);
-    }
-    parts.push(value);
-  }
-  return new TextDecoder().decode(concatBytes(...parts));
+  const read = await readStreamCapped(res.body, max);
+  if ("over" in read) throw new Error(`answer larger than ${max} bytes`);
+  return new TextDecoder().decode(read.bytes);
 }
 
 /** Runs `work` with a deadline that holds even if what it awaits ignores the abort signal. */
