@@ -2,6 +2,7 @@ import { recordUnauditedKeys } from "./auth/key-audit";
 import { IDEMPOTENCY_WINDOW_MS } from "./chain/idempotency";
 import { deleteExpiredExports } from "./reads/export-stream";
 import { sweepExpiredJobFiles } from "./jobs/job-files";
+import { resumeStalledJobs } from "./jobs/job-resume";
 import { purgeExpiredEvents } from "./chain/retention";
 import { reindexBacklog } from "./reads/search-index";
 import { archiveColdEvents } from "./storage/archive-run";
@@ -23,4 +24,5 @@ export async function scheduled(_controller: ScheduledController, env: Env, _ctx
   await archiveColdEvents(env, new Date());
   await deleteExpiredExports(env, new Date());
   await sweepExpiredJobFiles(env, new Date());
+  await resumeStalledJobs(env, new Date());
 }

@@ -30,6 +30,8 @@ export const MIN_PART_ROWS = 10;
 export async function planExport(env: Env, projectId: string, jobId: string): Promise<{ total: number }> {
   const job = await getJob(env, projectId, jobId);
   if (!job || (job.status !== "queued" && job.status !== "running")) return { total: 0 };
+  // A job already started (this step retried, or the job resumed) keeps its state and parts: the record decides.
+  if (job.status === "running") return { total: job.total };
   const params = job.params as unknown as ExportParams;
   const db = await eventsDb(env, projectId);
   const sel = params.selection;
@@ -48,8 +50,6 @@ export async function planExport(env: Env, projectId: string, jobId: string): Pr
     total += archived!.n;
   }
   const state: WalkState | null = sel ? { phase: "hot", sel, hot, cursor: null, base, marks: [], segBefore: null, skip: 0 } : null;
-  // A job already started (this step retried) keeps its state: the record decides.
-  if (job.status === "running") return { total: job.total };
   await startJob(env, projectId, jobId, total, state ?? { phase: "done" });
   return { total };
 }

@@ -89,11 +89,15 @@ export async function listJobs(env: Env, projectId: string, after: { createdAt: 
   return results.map(jobOf);
 }
 
-/** queued -> running, with the work's size; false when the job is no longer queued or running (canceled). */
+/**
+ * queued -> running, with the work's size and the walk's start; false when the
+ * job is no longer queued. Only from queued: a plan run again (a retried step,
+ * a resumed job) must never reset the state and progress a job has recorded.
+ */
 export async function startJob(env: Env, projectId: string, id: string, total: number, state: unknown): Promise<boolean> {
   const db = await eventsDb(env, projectId);
   const res = await db
-    .prepare("UPDATE jobs SET status = 'running', progress_total = ?, state = ?, updated_at = ? WHERE project_id = ? AND id = ? AND status IN ('queued', 'running')")
+    .prepare("UPDATE jobs SET status = 'running', progress_total = ?, state = ?, updated_at = ? WHERE project_id = ? AND id = ? AND status = 'queued'")
     .bind(total, JSON.stringify(state), new Date().toISOString(), projectId, id)
     .run();
   return res.meta.changes === 1;

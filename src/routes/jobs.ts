@@ -4,6 +4,7 @@ import { parseRange } from "../jobs/byte-range";
 import { PART_ROWS } from "../jobs/export-job";
 import { deleteJobFiles, fileKey } from "../jobs/job-files";
 import { cancelJob, finishJob, getJob, insertJob, listJobs } from "../jobs/job-store";
+import { resumeIfStalled } from "../jobs/job-resume";
 import { decodeJobCursor, encodeJobCursor, jobView } from "../jobs/job-view";
 import { ApiError } from "../lib/errors";
 import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
@@ -84,7 +85,8 @@ jobs.get("/:id", READ.guard, async (c) => {
       return c.json({ data: jobView((await getJob(c.env, projectId, job.id))!) });
     }
   }
-  return c.json({ data: jobView(job) });
+  // A job whose record stopped moving for JOB_STALL_SECONDS: its instance is restarted (src/jobs/job-resume.ts).
+  return c.json({ data: jobView(await resumeIfStalled(c.env, job)) });
 });
 
 /** Why a job's Workflow instance ended without finishing its record; null while it runs (or cannot be asked). */

@@ -1,0 +1,81 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { planExport, exportPart } from "../../src/jobs/export-job";
+import { resumeStalledJobs } from "../../src/jobs/job-resume";
+import { insertJob } from "../../src/jobs/job-store";
+import { call, createProject, ingestMany } from "../helpers";
+import { getBytes, jobBytes, text, waitForJob } from "./job-helpers";
+
+/**
+ * A job whose Workflow instance stopped moving (lost to an incident, or to a
+ * restart of the local runtime) stays running at the parts it recorded. Past
+ * JOB_STALL_SECONDS without a change to its record, GET /v1/jobs/:id and the
+ * daily cron resume it, and it finishes from its record: each event once.
+ */
+const EVENTS = 230;
+const PART_ROWS = 40;
+const events = Array.from({ length: EVENTS }, (_, i) => ({ action: `doc.${i % 3}`, actor: { id: `u_${i % 4}` }, metadata: { i } }));
+
+/** A running export job with two parts recorded and no live instance: the state an interrupted job is left in. */
+async function interruptedJob(p: Awaited<ReturnType<typeof createProject>>) {
+  // The params a POST records, taken from a real job of the same project.
+  const model = await call("POST", "/v1/jobs", { key: p.key, body: { type: "export", format: "csv", part_rows: PART_ROWS } });
+  expect(model.status).toBe(202);
+  expect((await waitForJob(p.key, model.json.data.id)).status).toBe("succeeded");
+  const { params } = (await p.db.prepare("SELECT params FROM jobs WHERE id = ?").bind(model.json.data.id).first<{ params: string }>())!;
+  const id = crypto.randomUUID();
+  await insertJob(env, p.id, id, "export", JSON.parse(params));
+  await planExport(env, p.id, id);
+  for (let i = 0; i < 2; i++) expect((await exportPart(env, p.id, id)).last).toBe(false);
+  const row = await p.db.prepare("SELECT status, progress_done AS done, files FROM jobs WHERE id = ?").bind(id).first<{ status: string; done: number; files: string }>();
+  expect(row).toMatchObject({ status: "running", done: 2 * PART_ROWS });
+  const parts = (JSON.parse(row!.files) as Array<{ name: string; sha256: string }>).map(({ name, sha256 }) => ({ name, sha256 }));
+  return { id, parts };
+}
+
+const makeStale = (p: { db: D1Database }, id: string) =>
+  p.db.prepare("UPDATE jobs SET updated_at = ? WHERE id = ?").bind(new Date(Date.now() - 3600_000).toISOString(), id).run();
+
+async function expectExact(p: { key: string }, job: any, parts: Array<{ name: string; sha256: string }>) {
+  expect(job.status).toBe("succeeded");
+  const expected = await getBytes(p.key, "/v1/exports?format=csv");
+  expect(text(await jobBytes(p.key, job))).toBe(text(expected.bytes));
+  expect(job.progress).toEqual({ done: EVENTS, total: EVENTS });
+  expect(job.files.length).toBe(Math.ceil(EVENTS / PART_ROWS));
+  expect(job.files.reduce((n: number, f: { rows: number }) => n + f.rows, 0)).toBe(EVENTS);
+  // The parts recorded before the stall are kept as they were, not written again from the start.
+  expect(job.files.slice(0, 2).map((f: { name: string; sha256: string }) => ({ name: f.name, sha256: f.sha256 }))).toEqual(parts);
+}
+
+describe("stalled jobs", () => {
+  it("a stale job whose instance never started is resumed by GET /v1/jobs/:id and finishes with every event once", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, events);
+    const { id, parts } = await interruptedJob(p);
+    // Not stale yet: GET leaves it alone (no instance is created for it).
+    const fresh = await call("GET", `/v1/jobs/${id}`, { key: p.key });
+    expect(fresh.json.data).toMatchObject({ status: "running", progress: { done: 2 * PART_ROWS } });
+    await expect(env.JOBS.get(id)).rejects.toThrow();
+    await makeStale(p, id);
+    const job = await waitForJob(p.key, id);
+    await expectExact(p, job, parts);
+  });
+
+  it("a stale job whose instance ended early is restarted by the daily cron and finishes with every event once", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, events);
+    const { id, parts } = await interruptedJob(p);
+    // An instance that stopped without finishing the job: it ran while the record said succeeded, so its steps did nothing.
+    await p.db.prepare("UPDATE jobs SET status = 'succeeded' WHERE id = ?").bind(id).run();
+    const instance = await env.JOBS.create({ id, params: { jobId: id, projectId: p.id, type: "export" } });
+    for (let i = 0; (await instance.status()).status !== "complete"; i++) {
+      expect(i).toBeLessThan(400);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await p.db.prepare("UPDATE jobs SET status = 'running' WHERE id = ?").bind(id).run();
+    await makeStale(p, id);
+    expect(await resumeStalledJobs(env, new Date())).toBeGreaterThanOrEqual(1);
+    const job = await waitForJob(p.key, id);
+    await expectExact(p, job, parts);
+  });
+});
