@@ -1,4 +1,5 @@
 import app from "./app";
+import { ExportPart as Part } from "./durable/export-part.do";
 import { ProjectLedger as Ledger } from "./durable/project-ledger.do";
 import { RateLimiter as Limiter } from "./durable/rate-limiter.do";
 import { StreamDelivery as Delivery } from "./durable/stream-delivery.do";
@@ -12,11 +13,13 @@ export const ProjectLedger = meteredObject(Ledger);
 export const RateLimiter = meteredObject(Limiter);
 export const StreamDelivery = meteredObject(Delivery);
 export const VerifyChunk = meteredObject(Chunk);
+export const ExportPart = meteredObject(Part);
 // The bindings' types (worker-configuration.d.ts) name these exports as types.
 export type ProjectLedger = Ledger;
 export type RateLimiter = Limiter;
 export type StreamDelivery = Delivery;
 export type VerifyChunk = Chunk;
+export type ExportPart = Part;
 // A Workflow: each of its steps meters itself (src/jobs/job-workflow.ts).
 export { JobWorkflow };
 

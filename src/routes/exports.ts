@@ -6,7 +6,6 @@ import { validate } from "../lib/validate";
 import { access } from "../middleware/credential";
 import { projectWalk } from "../middleware/project-walk";
 import { exportQuerySchema } from "../schemas/list-query";
-import { eventsDb } from "../storage/shards";
 import { AUTH_ERRORS, documented, errors, router } from "../lib/openapi";
 import { eventSchema } from "../schemas/responses";
 
@@ -36,7 +35,7 @@ exports.get("/", READ.guard, validate("query", exportQuerySchema), projectWalk({
   const format = FORMATS[query.format];
   const date = new Date().toISOString().slice(0, 10);
   const name = `witness-${credential.projectId.replace(/[^A-Za-z0-9._-]/g, "_")}-${date}.${format.extension}`;
-  return c.body(exportStream(c.env, await eventsDb(c.env, credential.projectId), credential.projectId, selectionFor(credential, query), format), 200, {
+  return c.body(exportStream(c.env, credential.projectId, selectionFor(credential, query), format), 200, {
     "Content-Type": format.contentType,
     "Content-Disposition": `attachment; filename="${name}"`,
     // Audit data: no shared cache may keep a copy.

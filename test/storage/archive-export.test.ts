@@ -2,12 +2,10 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
 import type { Selection } from "../../src/reads/event-query";
-import { selectEvents } from "../../src/reads/event-query";
-import { FORMATS } from "../../src/reads/export-formats";
-import { exportPages } from "../../src/storage/archive-export";
+import { exportPart, type ExportPartState } from "../../src/reads/export-part";
 import { archiveColdEvents } from "../../src/storage/archive-run";
 import { companionKey, type Segment } from "../../src/storage/archive-segments";
-import { BASE, call, createProject, ingestMany } from "../helpers";
+import { BASE, call, createProject, ingestMany, interceptPrepare, parseCsv } from "../helpers";
 import { forgetCompanionRecords } from "./archive-helpers";
 
 /**
@@ -172,20 +170,37 @@ describe("archived export from pre-rendered companions", () => {
     const p = await createProject();
     await ingestMany(p.key, events(120));
     const sel: Selection = { projectId: p.id, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
-    const columns = FORMATS.csv.columns;
-    const read = async (cursor: Parameters<typeof selectEvents>[1]["cursor"]) => {
-      const statement = selectEvents(sel, { columns: columns.map((c) => `e.${c}`).join(", "), cursor, limit: 50 });
-      const rows = await p.db.prepare(statement.sql).bind(...statement.params).raw();
-      // The walk is done: the cron seals the oldest 40 (already written) before the archive is read.
-      if (rows.length < 50) await archive(p.id, 40, 1);
-      return rows;
+    // One batch of 50 rows per part, each part as its own invocation would run it, from the state the last one left.
+    let state: ExportPartState = {
+      exportId: crypto.randomUUID(), projectId: p.id, format: "csv", phase: "plan", sel, hot: null, cursor: null, base: 0,
+      marks: [], segBefore: null, skip: 0, n: 0, lastStaged: null, batch: 50, pages: 1,
     };
-    const seqs: number[] = [];
-    for await (const page of exportPages(p.db, env, sel, columns, read, 50, "csv")) {
-      expect(page).toBeInstanceOf(Array);
-      for (const row of page as unknown[][]) seqs.push(row[columns.indexOf("seq")] as number);
+    // The hot walk is done: the cron seals the oldest 40 (already written) just before the archive is first read.
+    let sealed = false;
+    const shard = interceptPrepare(p.db, (sql, statement) => {
+      if (!sql.includes("ORDER BY first_seq DESC LIMIT ?5")) return statement;
+      return {
+        bind: (...params: unknown[]) => ({
+          all: async () => {
+            if (!sealed) (await archive(p.id, 40, 1), (sealed = true));
+            return statement.bind(...params).all();
+          },
+        }),
+      } as unknown as D1PreparedStatement;
+    });
+    const binding = `EVENTS_${p.shard}`;
+    const sealing = new Proxy(env, { get: (target, key) => (key === binding ? shard : Reflect.get(target, key)) }) as Env;
+    let csv = "";
+    for (let i = 0; i < 20; i++) {
+      const part = await exportPart(sealing, state);
+      csv += part.chunks.map((c) => new TextDecoder().decode(c)).join("");
+      state = part.state;
+      if (part.last) break;
     }
+    expect(sealed).toBe(true);
     expect((await segmentsOf(p.db, p.id)).map((s) => [s.first_seq, s.last_seq])).toEqual([[1, 40]]);
+    const [header, ...rows] = parseCsv(csv);
+    const seqs = rows.map((r) => Number(r[header.indexOf("seq")]));
     expect(seqs.length).toBe(120);
     expect(new Set(seqs).size).toBe(120);
   }, 60_000);

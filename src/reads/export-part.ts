@@ -1,0 +1,195 @@
+import { selectEvents, type Selection } from "./event-query";
+import { narrowExclusions } from "./event-read";
+import { FORMATS } from "./export-formats";
+import { stagedKey } from "./export-stream";
+import { companionBytes, matches } from "../storage/archive-export";
+import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
+import { trustedCompanions } from "../storage/companion-check";
+import { eventsDb } from "../storage/shards";
+
+/**
+ * GET /v1/exports' walk cut into
+ * parts, each run in its own invocation (an ExportPart object) from a small
+ * state, so the request only coordinates. The batches are the same: one
+ * keyset page of EXPORT_BATCH hot rows, staged; a whole archived segment's
+ * companion, not staged; or up to EXPORT_BATCH matching rows of a segment,
+ * staged. Hot rows a segment sealed mid-walk also holds are left out of the
+ * archive walk the way src/jobs/export-walk.ts does (`marks`), since a part
+ * cannot keep the walk's seen-bits in memory.
+ */
+export interface ExportPartState {
+  exportId: string;
+  projectId: string;
+  format: "csv" | "json";
+  phase: "plan" | "hot" | "archive" | "done";
+  sel: Selection | null;
+  /** The selection narrowed for the hot reads; null when no hot event can match. */
+  hot: Selection | null;
+  cursor: { o: string; s: number } | null;
+  /** Archived-through seq at the plan. */
+  base: number;
+  /** From each `after` on (walk order, null: the start), hot pages were read with archived-through `a`. */
+  marks: Array<{ after: { o: string; s: number } | null; a: number }>;
+  segBefore: number | null;
+  /** Matching rows of the segment below segBefore already written. */
+  skip: number;
+  /** Batches so far (staged objects are numbered by it). */
+  n: number;
+  /** The last batch, when it was staged: the tail is appended to it once the walk ends. */
+  lastStaged: number | null;
+  /** Rows per batch and batches per part; tests make them small. */
+  batch: number;
+  pages: number;
+}
+
+export interface ExportPartResult {
+  chunks: Uint8Array[];
+  state: ExportPartState;
+  last: boolean;
+}
+
+/** A part stops adding batches past this many bytes (companions can be large). */
+const PART_BYTES = 8 * 1024 * 1024;
+const SEGMENTS_PER_PART = 50;
+const ALL = Number.MAX_SAFE_INTEGER;
+
+const ARCHIVED_THROUGH = "SELECT coalesce(max(last_seq), 0) AS s FROM archive_segments WHERE project_id = ?";
+const NEXT_SEGMENTS =
+  "SELECT * FROM archive_segments WHERE project_id = ?1 AND (?2 IS NULL OR last_occurred_at >= ?2) AND (?3 IS NULL OR first_occurred_at <= ?3) " +
+  "AND (?4 IS NULL OR first_seq < ?4) ORDER BY first_seq DESC LIMIT ?5";
+
+const before = (p: { o: string; s: number }, q: { o: string; s: number }) => p.o < q.o || (p.o === q.o && p.s < q.s);
+
+function archivedWhenPassed(s: ExportPartState, p: { o: string; s: number }): number {
+  for (let i = s.marks.length - 1; i >= 0; i--) if (s.marks[i].after === null || before(p, s.marks[i].after!)) return s.marks[i].a;
+  return s.base;
+}
+
+export async function exportPart(env: Env, start: ExportPartState): Promise<ExportPartResult> {
+  const s: ExportPartState = { ...start, marks: [...start.marks] };
+  const format = FORMATS[s.format];
+  const encoder = new TextEncoder();
+  const db = await eventsDb(env, s.projectId);
+  const chunks: Uint8Array[] = [];
+  const puts: Promise<unknown>[] = [];
+  let size = 0;
+  let batches = 0;
+  // The last staged batch of this part is put once the next batch (or the walk's end) shows whether it takes the tail.
+  let pending = null as { n: number; bytes: Uint8Array } | null;
+  const put = (n: number, bytes: Uint8Array) => puts.push(env.EXPORTS.put(stagedKey(s.projectId, s.exportId, n), bytes, { httpMetadata: { contentType: format.contentType } }));
+  const flush = () => {
+    if (pending) put(pending.n, pending.bytes);
+    pending = null;
+  };
+  const emit = (bytes: Uint8Array, staged: boolean) => {
+    flush();
+    chunks.push(bytes);
+    size += bytes.length;
+    batches++;
+    if (staged) pending = { n: s.n, bytes };
+    s.lastStaged = staged ? s.n : null;
+    s.n++;
+  };
+  const emitRows = (rows: unknown[][]) => {
+    let text = s.n === 0 ? format.head : "";
+    rows.forEach((row, i) => {
+      text += format.line(row, s.n === 0 && i === 0);
+    });
+    emit(encoder.encode(text), true);
+  };
+  const room = () => batches < s.pages && size < PART_BYTES;
+
+  if (s.phase === "plan") {
+    if (!s.sel) s.phase = "done";
+    else {
+      s.hot = await narrowExclusions(db, s.sel);
+      s.base = await archivedThrough(db, s.projectId);
+      s.phase = "hot";
+    }
+  }
+  const columns = format.columns;
+  const seqAt = columns.indexOf("seq");
+  const occurredAt = columns.indexOf("occurred_at");
+
+  while (s.phase === "hot" && room()) {
+    let page: unknown[][] = [];
+    let archived = ALL;
+    if (s.hot !== null) {
+      const statement = selectEvents(s.hot, { columns: columns.map((c) => `e.${c}`).join(", "), cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit: s.batch });
+      const [through, found] = await db.batch<Record<string, unknown>>([db.prepare(ARCHIVED_THROUGH).bind(s.projectId), db.prepare(statement.sql).bind(...statement.params)]);
+      archived = (through.results[0] as { s: number }).s;
+      page = found.results.map((r) => columns.map((c) => r[c]));
+    }
+    const lastMark = s.marks.length > 0 ? s.marks[s.marks.length - 1].a : s.base;
+    if (archived !== lastMark) s.marks.push({ after: s.cursor, a: archived });
+    if (page.length > 0) {
+      const last = page[page.length - 1];
+      s.cursor = { o: last[occurredAt] as string, s: last[seqAt] as number };
+      emitRows(page);
+    }
+    if (page.length < s.batch) s.phase = "archive";
+  }
+
+  // Looks once even when the part is full: a walk that ends here ends in this part, not in one more call.
+  let looked = false;
+  while (s.phase === "archive" && (room() || !looked)) {
+    looked = true;
+    const sel = s.sel!;
+    const { results: segments } = await db.prepare(NEXT_SEGMENTS).bind(s.projectId, sel.dateFrom, sel.dateTo, s.segBefore, room() ? SEGMENTS_PER_PART : 1).all<Segment>();
+    if (segments.length === 0) {
+      s.phase = "done";
+      break;
+    }
+    if (!room()) break;
+    const unfiltered = sel.organization === null && sel.actorId === null && sel.ipAddress === null && sel.actions === null && sel.exclude.length === 0;
+    const firstMark = Math.min(s.base, ...s.marks.map((m) => m.a));
+    // Whole, and none of its rows was hot when the walk started (so none was written); a segment sealed mid-walk goes row by row, the same bytes.
+    const whole = (g: Segment) =>
+      unfiltered && s.skip === 0 && g.last_seq <= firstMark && (sel.dateFrom === null || sel.dateFrom <= g.first_occurred_at) && (sel.dateTo === null || sel.dateTo >= g.last_occurred_at);
+    const trusted = segments.some(whole) ? await trustedCompanions(env, s.projectId, segments) : {};
+    for (const g of segments) {
+      if (!room()) break;
+      const expected = whole(g) ? (trusted[g.sha256]?.[s.format] ?? null) : null;
+      const companion = await companionBytes(env, g, s.format, expected);
+      if (companion !== null) {
+        const head = encoder.encode(s.n === 0 ? format.head : format.between);
+        const bytes = new Uint8Array(head.length + companion.length);
+        bytes.set(head);
+        bytes.set(companion, head.length);
+        emit(bytes, false);
+      } else {
+        const matching = (await readSegment(env, g))
+          .filter((r) => matches(sel, r) && r.seq <= archivedWhenPassed(s, { o: r.occurred_at, s: r.seq }))
+          .sort((a, b) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1));
+        while (s.skip < matching.length && room()) {
+          emitRows(matching.slice(s.skip, s.skip + s.batch).map((r) => columns.map((c) => r[c as keyof ArchivedRow])));
+          s.skip += s.batch;
+        }
+        if (s.skip < matching.length) break;
+      }
+      s.segBefore = g.first_seq;
+      s.skip = 0;
+    }
+  }
+
+  if (s.phase === "done") {
+    if (s.n === 0) {
+      // Nothing matched: one staged batch with the head and tail only.
+      emit(encoder.encode(format.head + format.tail), true);
+    } else if (format.tail !== "") {
+      const tail = encoder.encode(format.tail);
+      if (s.lastStaged !== null) {
+        const previous = pending?.n === s.lastStaged ? pending.bytes : new Uint8Array(await (await env.EXPORTS.get(stagedKey(s.projectId, s.exportId, s.lastStaged)))!.arrayBuffer());
+        const whole = new Uint8Array(previous.length + tail.length);
+        whole.set(previous);
+        whole.set(tail, previous.length);
+        pending = null;
+        put(s.lastStaged, whole);
+      }
+      chunks.push(tail);
+    }
+  }
+  flush();
+  await Promise.all(puts);
+  return { chunks, state: s, last: s.phase === "done" };
+}
