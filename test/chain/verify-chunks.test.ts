@@ -34,6 +34,15 @@ const rowAt = (db: D1Database, projectId: string, seq: number) =>
   db.prepare("SELECT id, occurred_at FROM events WHERE project_id = ? AND seq = ?").bind(projectId, seq).first<{ id: string; occurred_at: string }>();
 
 describe("chunked verify", () => {
+  it("checks a chunk in the coordinator when its objects fail twice, and still answers the result (never a 500)", async () => {
+    const p = await project(1_200);
+    const broken = { get: () => ({ check: async () => Promise.reject(new Error("Durable Object reset")) }), idFromName: (n: string) => n };
+    const failing = new Proxy(env, { get: (target, key) => (key === "VERIFY_CHUNK" ? broken : Reflect.get(target, key)) }) as Env;
+    const result = await verifyChunked(failing, p.id, OPEN, { chunkEvents: 500, parallel: 2 });
+    expect(result).toMatchObject({ ok: true, verified: 1_200, failure: null });
+    expect(result).toEqual(await oneWalk(p.id));
+  }, 60_000);
+
   it("answers what one walk answers for a clean project in several chunks", async () => {
     const p = await project(3_000);
     const plan = await planVerify(env, p.id, OPEN, { chunkEvents: 500 });
