@@ -23,7 +23,10 @@ export async function recoverHead(
     .raw();
   const rows = cells.map(chainRowOf);
   if (rows.length === 0) return { head: stored, adopted: [], refused: null };
-  const refuse = (why: string) => ({ head: stored, adopted: [], refused: why });
+  const refuse = (why: string) => {
+    console.warn(`ledger ${projectId}: kept head ${stored.seq}; rows past it refused: ${why}`);
+    return { head: stored, adopted: [], refused: why };
+  };
   if (rows.length > maxGroup) return refuse(`more than one group commit (${maxGroup} rows) past the stored head`);
   let prev: Head = stored;
   for (const row of rows) {

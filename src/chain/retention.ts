@@ -3,8 +3,9 @@ import { gapIsAuthentic, signGap, type GapRecord, type UnsignedGap } from "./gap
 import { heldSql, isHeld, type LegalHold } from "./legal-holds";
 import { ledgerOf } from "./ledger";
 import { cutoffOf, cutoffSql, mergeApplied, orderRules, ruleFor, type AppliedRule, type RetentionRule } from "./retention-rules";
-import type { SigningKeyring } from "./signing-keys";
-import type { ArchiveTier } from "../storage/archive-walk";
+import { loadKeyring, type SigningKeyring } from "./signing-keys";
+import { restoreExpired } from "../storage/archive-retention";
+import { archiveTier, type ArchiveTier } from "../storage/archive-walk";
 
 export const PURGE_BATCH = 500;
 /** Per project and cron run (500 x 400 = 200,000 events); the rest waits a day. */
@@ -28,6 +29,19 @@ interface Run {
 }
 
 const parseRules = (g: GapRecord): AppliedRule[] => (g.rules ? (JSON.parse(g.rules) as AppliedRule[]) : []);
+
+/**
+ * One bounded retention step of a project's ledger (under its commit lock): a
+ * batch of hot rows; once none is left, the next archived segment holding
+ * expired events is brought back hot and the purge starts over from seq 0.
+ */
+export async function purgeStep(env: Env, db: D1Database, projectId: string, plan: PurgePlan, now: Date, afterSeq: number, kv: SyncKvStorage) {
+  const ring = await loadKeyring(env.SIGNING_KEYS);
+  const batch = await purgeBatch(db, ring, projectId, plan, now, afterSeq, archiveTier(env, db, projectId));
+  if (!batch.done) return batch;
+  const cold = await restoreExpired(env, db, projectId, plan.rules, now, kv, plan.holds);
+  return cold.more ? { ...batch, done: false, lastSeq: 0 } : batch;
+}
 
 /**
  * Deletes up to PURGE_BATCH expired events (chain order) and rewrites the gap

@@ -5,18 +5,16 @@ import { unpackEvents, type PackedEvents } from "../chain/ledger";
 import { AuditOutbox } from "../chain/audit-outbox";
 import { eraseActor, type ErasureOutcome, type ErasureRequest } from "../chain/erasure";
 import { ErasureRecords } from "../chain/erasure-records";
-import { insertEventsStatements } from "../chain/event-insert";
+import { GroupCommit, MAX_GROUP_EVENTS } from "../chain/group-commit";
 import { recoverHead } from "../chain/head-recovery";
 import { IdempotentAppends, type AppendRequest, type AppendResult } from "../chain/idempotent-appends";
 import { LegalHolds, type LegalHold } from "../chain/legal-holds";
-import { purgeBatch } from "../chain/retention";
+import { purgeStep } from "../chain/retention";
 import { changeRetention, retentionRules, retentionState, type RetentionChange, type RetentionState } from "../chain/retention-plan";
 import type { RetentionRule } from "../chain/retention-rules";
 import type { AuditActor, AuditOrigin } from "../chain/self-audit";
-import { idempotencyStatements, sealEvents } from "../chain/seal-events";
 import { loadKeyring } from "../chain/signing-keys";
 import { loadVerifyCheckpoint, storeVerifyCheckpoint, type VerifyCheckpoint } from "../chain/verify-checkpoint";
-import type { EventRow } from "../db/schema";
 import { eventJson } from "../reads/event-shape";
 import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
 import type { LeafRun } from "../log/leaf-check";
@@ -24,38 +22,20 @@ import { logInfo } from "../log/log-info";
 import { ProjectLog } from "../log/project-log";
 import type { NewEvent } from "../schemas/event";
 import { archiveStep, type ArchiveHooks } from "../storage/archive-run";
-import { restoreExpired } from "../storage/archive-retention";
 import { CompanionRecords, type TrustedCompanions } from "../storage/companion-records";
-import { archiveTier } from "../storage/archive-walk";
 import { moveCopying, moveStep, restartCopy, type MoveHooks, type MoveProgress } from "../storage/shard-move";
-import { eventsDb, forgetShard } from "../storage/shards";
+import { eventsDb } from "../storage/shards";
 import { wakeStreams } from "../streams/wake";
 import { deleteProjectJobFiles } from "../jobs/job-files";
 
-interface Pending {
-  events: NewEvent[];
-  idempotencyKey: string | null;
-  requestHash: string | null;
-  resolve: (rows: EventRow[]) => void;
-  reject: (error: unknown) => void;
-}
-
-/** Bound on one group commit, so one D1 batch stays well inside its limits. */
-const MAX_GROUP_EVENTS = 1000;
-
-/**
- * The only writer of one project's chain. Concurrent appends queue up and are
- * committed together in one D1 batch (group commit) that also moves the head;
- * the in-memory head moves only after D1 said yes.
- */
+/** The only writer of one project's chain: a coordinator; the logic of what it does lives in the domain folders. */
 export class ProjectLedger extends DurableObject<Env> {
   private readonly projectId: string;
   private current: Head = { seq: 0, hash: null };
   /** The project's event shard, resolved once: the ledger is the only writer of its events. */
   private db!: D1Database;
-  private queue: Pending[] = [];
-  private lock: Promise<void> = Promise.resolve();
-  private commitScheduled = false;
+  /** The commit lock and the group commit (src/chain/group-commit.ts). */
+  private readonly commits: GroupCommit;
   /** Appends under an Idempotency-Key (src/chain/idempotent-appends.ts). */
   private readonly keyed: IdempotentAppends;
   private readonly erasures: ErasureRecords;
@@ -76,7 +56,24 @@ export class ProjectLedger extends DurableObject<Env> {
     this.companions = new CompanionRecords(ctx.storage.sql);
     this.audit = new AuditOutbox(ctx.storage.sql);
     this.holds = new LegalHolds(ctx.storage);
-    this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash) => this.enqueue(events, key, requestHash));
+    this.commits = new GroupCommit({
+      env,
+      projectId: this.projectId,
+      db: () => this.db,
+      head: () => this.current,
+      log: () => this.log,
+      advance: (head) => {
+        this.current = head;
+        this.ctx.storage.kv.put("head", head);
+      },
+      committed: () => {
+        // Log streams deliver on their own; the ledger only wakes them, never waits.
+        this.ctx.waitUntil(wakeStreams(this.env, this.projectId).catch(() => {}));
+        if (hasWitnesses(this.env)) void scheduleLog(this.log, this.logDeps()).catch(() => {});
+      },
+      recover: () => this.loadHead(),
+    });
+    this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash) => this.commits.enqueue(events, key, requestHash));
     // Once started, append any self-audit event a crash left staged.
     ctx.blockConcurrencyWhile(() => this.loadHead()).then(() => this.drainAudit());
   }
@@ -92,9 +89,7 @@ export class ProjectLedger extends DurableObject<Env> {
     const stored = this.ctx.storage.kv.get<Head>("head") ?? { seq: 0, hash: null };
     this.log ??= new ProjectLog(this.ctx.storage, this.env, this.projectId);
     this.log.init(stored);
-    const ring = await loadKeyring(this.env.SIGNING_KEYS);
-    const recovered = await recoverHead(this.db, ring, this.projectId, stored, MAX_GROUP_EVENTS);
-    if (recovered.refused) console.warn(`ledger ${this.projectId}: kept head ${stored.seq}; rows past it refused: ${recovered.refused}`);
+    const recovered = await recoverHead(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, stored, MAX_GROUP_EVENTS);
     this.current = recovered.head;
     // Adopted rows are a commit whose head was never recorded, so neither were its leaves.
     const leaves = await this.log.prepare(recovered.adopted);
@@ -116,19 +111,19 @@ export class ProjectLedger extends DurableObject<Env> {
 
   /** The head after every commit queued before this call has finished (verify: committed, or planted?). */
   committedHead(): Promise<Head> {
-    return this.exclusive(async () => ({ ...this.current }));
+    return this.commits.exclusive(async () => ({ ...this.current }));
   }
 
   /** Admin actions recorded in the chain (src/chain/self-audit.ts): appended like events, never rate limited. */
   async selfAudit(events: PackedEvents): Promise<string[]> {
-    return (await this.enqueue(unpackEvents(events))).map(eventJson);
+    return (await this.commits.enqueue(unpackEvents(events))).map(eventJson);
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
     const rate = this.rates.hit(request.keyPrefix, request.rateLimit);
     if (!rate.allowed) return { status: "rate_limited", rate };
     const events = unpackEvents(request.events);
-    if (request.idempotencyKey === null) return { status: "appended", events: (await this.enqueue(events)).map(eventJson), rate };
+    if (request.idempotencyKey === null) return { status: "appended", events: (await this.commits.enqueue(events)).map(eventJson), rate };
     return { ...(await this.keyed.run(events, request.idempotencyKey, request.requestHash)), rate };
   }
 
@@ -139,14 +134,13 @@ export class ProjectLedger extends DurableObject<Env> {
    * Refused when a legal hold covers any of the events; self-audited.
    */
   async erase(req: Omit<ErasureRequest, "projectId">, by: AuditActor, origin: AuditOrigin): Promise<ErasureOutcome> {
-    const outcome = await this.exclusive(async () => {
+    const outcome = await this.audited(async () => {
       const ctx = { holds: this.holds, outbox: this.audit, by, origin };
       const done = await eraseActor(this.env, this.db, this.erasures, await loadKeyring(this.env.SIGNING_KEYS), { ...req, projectId: this.projectId }, ctx);
       // A shard move may have copied the rows before they were scrubbed.
       if (done.status === "erased") restartCopy(this.ctx.storage.kv);
       return done;
     });
-    await this.drainAudit();
     // Export jobs' files may hold the erased values in clear, as staged exports may.
     if (outcome.status === "erased") await deleteProjectJobFiles(this.env, this.db, this.projectId);
     return outcome;
@@ -179,9 +173,7 @@ export class ProjectLedger extends DurableObject<Env> {
 
   /** Replaces the plan, unless its lock forbids the change; self-audited. */
   async setRetention(proposal: { rules: RetentionRule[]; lock?: boolean }, by: AuditActor, origin: AuditOrigin): Promise<RetentionChange> {
-    const change = await this.exclusive(() => changeRetention(this.ctx.storage, this.env.DB, this.audit, this.projectId, proposal, by, origin));
-    await this.drainAudit();
-    return change;
+    return this.audited(() => changeRetention(this.ctx.storage, this.env.DB, this.audit, this.projectId, proposal, by, origin));
   }
 
   /** Every legal hold, newest first (src/chain/legal-holds.ts). */
@@ -191,66 +183,34 @@ export class ProjectLedger extends DurableObject<Env> {
 
   /** Under the commit lock, so no purge or erasure still running misses it; null: too many holds. Self-audited. */
   async placeLegalHold(input: { organization: string | null; actor_id: string | null; reason: string }, by: AuditActor, origin: AuditOrigin) {
-    const hold = await this.exclusive(async () => this.holds.place(input, by, origin, this.audit));
-    await this.drainAudit();
-    return hold;
+    return this.audited(async () => this.holds.place(input, by, origin, this.audit));
   }
 
   /** Null: no such hold. Self-audited (once). */
   async releaseLegalHold(id: string, by: AuditActor, origin: AuditOrigin) {
-    const released = await this.exclusive(async () => this.holds.release(id, by, origin, this.audit));
-    await this.drainAudit();
-    return released;
+    return this.audited(async () => this.holds.release(id, by, origin, this.audit));
   }
 
-  /** One bounded retention batch; it holds the commit lock, so it never interleaves with an append. */
+  /** One bounded retention step (src/chain/retention.ts); it holds the commit lock, so it never interleaves with an append. */
   purgeExpired(now: string, afterSeq: number): Promise<{ purged: number; refused: number; done: boolean; lastSeq: number }> {
-    return this.exclusive(async () => {
-      // A tree still being built reads old rows from D1: purging them first would leave it unbuildable forever.
-      if (this.log.status === "building") return { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
-      // A shard move copies gap records once: the purge waits for the next cron run.
-      if (moveCopying(this.ctx.storage.kv)) return { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
+    return this.commits.exclusive(async () => {
+      if (this.historyBusy()) return { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
       const plan = { rules: this.retention(), signedFrom: this.anchor().signedFrom, holds: this.holds.active() };
-      const ring = await loadKeyring(this.env.SIGNING_KEYS);
-      const batch = await purgeBatch(this.db, ring, this.projectId, plan, new Date(now), afterSeq, archiveTier(this.env, this.db, this.projectId));
-      if (!batch.done) return batch;
-      // Hot rows done: bring back the next archived segment with expired events, and purge again from the start.
-      const cold = await restoreExpired(this.env, this.db, this.projectId, plan.rules, new Date(now), this.ctx.storage.kv, plan.holds);
-      return cold.more ? { ...batch, done: false, lastSeq: 0 } : batch;
+      return purgeStep(this.env, this.db, this.projectId, plan, new Date(now), afterSeq, this.ctx.storage.kv);
     });
   }
 
-  /**
-   * One bounded step of moving this project's events to another shard
-   * (src/storage/shard-move.ts); an operator requested it in the control
-   * database. Holds the commit lock, so appends wait for one batch at most.
-   * hooks: tests only (injected crashes, a shorter drain).
-   */
+  /** One bounded step of an operator-requested shard move (src/storage/shard-move.ts), under the commit lock; hooks: tests only. */
   moveShard(shard: number, hooks: MoveHooks = {}): Promise<MoveProgress> {
-    return this.exclusive(async () => {
-      const host = { env: this.env, projectId: this.projectId, kv: this.ctx.storage.kv, head: () => this.current.seq, switchTo: (db: D1Database) => (this.db = db) };
-      try {
-        return await moveStep(host, shard, hooks);
-      } catch (error) {
-        // The directory may have switched even though its answer was lost: write where it says.
-        forgetShard(this.projectId);
-        this.db = await eventsDb(this.env, this.projectId);
-        throw error;
-      }
-    });
+    const host = { env: this.env, projectId: this.projectId, kv: this.ctx.storage.kv, head: () => this.current.seq, switchTo: (db: D1Database) => (this.db = db) };
+    return this.commits.exclusive(() => moveStep(host, shard, hooks));
   }
 
-  /**
-   * Seals the next segment of events older than the project's hot window into
-   * the cold archive (src/storage/archive-run.ts). Holds the commit lock, so
-   * it never interleaves with an append, an erasure or a purge.
-   */
+  /** Seals the next segment older than the hot window (src/storage/archive-run.ts), under the commit lock. */
   archiveSegment(now: string, hooks: ArchiveHooks = {}): Promise<{ archived: number; done: boolean }> {
-    return this.exclusive(async () => {
-      // As for purges: a tree being built still reads old rows from D1, and a move copies what is hot.
-      if (this.log.status === "building" || moveCopying(this.ctx.storage.kv)) return { archived: 0, done: true };
-      const { archived, done } = await archiveStep(this.env, this.db, this.projectId, new Date(now), this.companions, hooks);
-      return { archived, done };
+    return this.commits.exclusive(async () => {
+      if (this.historyBusy()) return { archived: 0, done: true };
+      return archiveStep(this.env, this.db, this.projectId, new Date(now), this.companions, hooks).then(({ archived, done }) => ({ archived, done }));
     });
   }
 
@@ -306,80 +266,29 @@ export class ProjectLedger extends DurableObject<Env> {
     await logAlarm(this.log, this.logDeps());
   }
 
+  /**
+   * Purges and archiving wait while the log's tree is still being built (it
+   * reads old rows from D1: taking them first would leave it unbuildable) and
+   * while a shard move copies the hot rows and gap records once.
+   */
+  private historyBusy(): boolean {
+    return this.log.status === "building" || moveCopying(this.ctx.storage.kv);
+  }
+
+  /** An action this ledger performs and self-audits: under the commit lock, then its staged record appended. */
+  private async audited<T>(work: () => Promise<T>): Promise<T> {
+    const result = await this.commits.exclusive(work);
+    await this.drainAudit();
+    return result;
+  }
+
   /** Appends the staged self-audit events; one that fails waits in storage for the next drain (or the next start). */
   private async drainAudit(): Promise<void> {
-    const append = (events: NewEvent[], idempotencyKey: string) => this.enqueue(events, idempotencyKey);
+    const append = (events: NewEvent[], idempotencyKey: string) => this.commits.enqueue(events, idempotencyKey);
     await this.audit.drain(this.env, () => this.db, this.projectId, append).catch((error) => console.error(`ledger ${this.projectId}: self-audit append failed; retried later`, error));
   }
 
   private logDeps(): UpkeepDeps {
-    return { db: this.db, projectId: this.projectId, head: () => this.current, exclusive: (work) => this.exclusive(work), storage: this.ctx.storage, env: this.env };
-  }
-
-  /**
-   * Runs work while holding the commit lock. Waiters are served in arrival
-   * order, so a long stream of appends cannot starve an erasure or a purge.
-   */
-  private exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.lock.then(work);
-    this.lock = run.then(
-      () => {},
-      () => {},
-    );
-    return run;
-  }
-
-  private enqueue(events: NewEvent[], idempotencyKey: string | null = null, requestHash: string | null = null): Promise<EventRow[]> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ events, idempotencyKey, requestHash, resolve, reject });
-      this.scheduleCommit();
-    });
-  }
-
-  /** Group commit: everything queued while the lock was busy goes into the next batch. */
-  private scheduleCommit() {
-    if (this.commitScheduled || this.queue.length === 0) return;
-    this.commitScheduled = true;
-    void this.exclusive(async () => {
-      this.commitScheduled = false;
-      const group: Pending[] = [];
-      let size = 0;
-      while (this.queue.length > 0 && (group.length === 0 || size + this.queue[0].events.length <= MAX_GROUP_EVENTS)) {
-        const next = this.queue.shift()!;
-        size += next.events.length;
-        group.push(next);
-      }
-      await this.commit(group);
-    }).finally(() => this.scheduleCommit());
-  }
-
-  private async commit(group: Pending[]) {
-    try {
-      const ring = await loadKeyring(this.env.SIGNING_KEYS);
-      const rows = await sealEvents(ring, this.projectId, this.current, group.flatMap((p) => p.events));
-      const last = rows[rows.length - 1];
-      let offset = 0;
-      const slices = group.map((p) => rows.slice(offset, (offset += p.events.length)));
-      const keyed = group.flatMap((p, i) => (p.idempotencyKey === null ? [] : [{ key: p.idempotencyKey, requestHash: p.requestHash, rows: slices[i] }]));
-      // The new leaves are hashed while D1 writes; a failed batch just drops them.
-      const [leaves] = await Promise.all([
-        this.log.prepare(rows),
-        this.db.batch([...insertEventsStatements(this.db, rows), ...idempotencyStatements(this.db, this.projectId, keyed)]),
-      ]);
-      // No await between the tree and the head: one storage transaction stores both or neither.
-      this.log.apply(leaves);
-      this.current = { seq: last.seq, hash: last.hash };
-      this.ctx.storage.kv.put("head", this.current);
-      group.forEach((p, i) => p.resolve(slices[i]));
-      // Log streams deliver on their own; the ledger only wakes them, never waits.
-      this.ctx.waitUntil(wakeStreams(this.env, this.projectId).catch(() => {}));
-      if (hasWitnesses(this.env)) void scheduleLog(this.log, this.logDeps()).catch(() => {});
-    } catch (error) {
-      // A D1 batch is one transaction: nothing of it was stored. Reload the head
-      // anyway, in case the commit did land and only its answer was lost.
-      await this.loadHead().catch(() => {});
-      group.forEach((p) => p.reject(error));
-    }
+    return { db: this.db, projectId: this.projectId, head: () => this.current, exclusive: (work) => this.commits.exclusive(work), storage: this.ctx.storage, env: this.env };
   }
 }
-

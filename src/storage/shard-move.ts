@@ -1,5 +1,5 @@
 import { copyArchiveIds, copyEvents, copyGaps, copyKeys, copyKeysSince, CopyMismatchError, deleteBatch, rowCounts } from "./shard-copy";
-import { forgetShard, rememberShard, SHARD_CACHE_SECONDS, shardDb, UnknownShardError } from "./shards";
+import { eventsDb, forgetShard, rememberShard, SHARD_CACHE_SECONDS, shardDb, UnknownShardError } from "./shards";
 
 /**
  * Moving a project to another event shard, online, driven by its ledger (the
@@ -69,6 +69,17 @@ class InjectedCrash extends Error {}
 
 /** One bounded step of the move to `shard`. Call it under the ledger's commit lock. */
 export async function moveStep(host: MoveHost, shard: number, hooks: MoveHooks = {}): Promise<MoveProgress> {
+  try {
+    return await step(host, shard, hooks);
+  } catch (error) {
+    // The directory may have switched even though its answer was lost: write where it says.
+    forgetShard(host.projectId);
+    host.switchTo(await eventsDb(host.env, host.projectId));
+    throw error;
+  }
+}
+
+async function step(host: MoveHost, shard: number, hooks: MoveHooks): Promise<MoveProgress> {
   const { env, projectId, kv } = host;
   const dir = await env.DB.prepare("SELECT shard, move_to FROM projects WHERE id = ?").bind(projectId).first<{ shard: number; move_to: number | null }>();
   const head = host.head();

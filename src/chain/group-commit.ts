@@ -1,0 +1,109 @@
+import type { EventRow } from "../db/schema";
+import type { ProjectLog } from "../log/project-log";
+import type { NewEvent } from "../schemas/event";
+import type { Head } from "./chain-check";
+import { insertEventsStatements } from "./event-insert";
+import { idempotencyStatements, sealEvents } from "./seal-events";
+import { loadKeyring } from "./signing-keys";
+
+/** Bound on one group commit, so one D1 batch stays well inside its limits. */
+export const MAX_GROUP_EVENTS = 1000;
+
+interface Pending {
+  events: NewEvent[];
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  resolve: (rows: EventRow[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/** What the ledger lends its group commit: its chain, its log and its head. */
+export interface CommitHost {
+  env: Env;
+  projectId: string;
+  db(): D1Database;
+  head(): Head;
+  log(): ProjectLog;
+  /** Records the new head; called with no await after the log's apply, so one storage transaction keeps both. */
+  advance(head: Head): void;
+  /** After a commit: wake the streams, schedule witness rounds. Never awaited. */
+  committed(): void;
+  /** After a failed batch: reload the head, in case the commit landed and only its answer was lost. */
+  recover(): Promise<void>;
+}
+
+/**
+ * The ledger's commit lock and group commit. Concurrent appends queue up and
+ * are committed together in one D1 batch that also moves the head; the head
+ * moves only after D1 said yes. Waiters on the lock are served in arrival
+ * order, so a long stream of appends cannot starve an erasure or a purge.
+ */
+export class GroupCommit {
+  private queue: Pending[] = [];
+  private lock: Promise<void> = Promise.resolve();
+  private scheduled = false;
+
+  constructor(private readonly host: CommitHost) {}
+
+  /** Runs work while holding the commit lock. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(work);
+    this.lock = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  }
+
+  /** The events as rows of the chain, once they are committed. */
+  enqueue(events: NewEvent[], idempotencyKey: string | null = null, requestHash: string | null = null): Promise<EventRow[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ events, idempotencyKey, requestHash, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Everything queued while the lock was busy goes into the next batch. */
+  private schedule() {
+    if (this.scheduled || this.queue.length === 0) return;
+    this.scheduled = true;
+    void this.exclusive(async () => {
+      this.scheduled = false;
+      const group: Pending[] = [];
+      let size = 0;
+      while (this.queue.length > 0 && (group.length === 0 || size + this.queue[0].events.length <= MAX_GROUP_EVENTS)) {
+        const next = this.queue.shift()!;
+        size += next.events.length;
+        group.push(next);
+      }
+      await this.commit(group);
+    }).finally(() => this.schedule());
+  }
+
+  private async commit(group: Pending[]) {
+    const { host } = this;
+    try {
+      const ring = await loadKeyring(host.env.SIGNING_KEYS);
+      const rows = await sealEvents(ring, host.projectId, host.head(), group.flatMap((p) => p.events));
+      const last = rows[rows.length - 1];
+      let offset = 0;
+      const slices = group.map((p) => rows.slice(offset, (offset += p.events.length)));
+      const keyed = group.flatMap((p, i) => (p.idempotencyKey === null ? [] : [{ key: p.idempotencyKey, requestHash: p.requestHash, rows: slices[i] }]));
+      const db = host.db();
+      // The new leaves are hashed while D1 writes; a failed batch just drops them.
+      const [leaves] = await Promise.all([
+        host.log().prepare(rows),
+        db.batch([...insertEventsStatements(db, rows), ...idempotencyStatements(db, host.projectId, keyed)]),
+      ]);
+      // No await between the tree and the head: one storage transaction stores both or neither.
+      host.log().apply(leaves);
+      host.advance({ seq: last.seq, hash: last.hash });
+      group.forEach((p, i) => p.resolve(slices[i]));
+      host.committed();
+    } catch (error) {
+      // A D1 batch is one transaction: nothing of it was stored.
+      await host.recover().catch(() => {});
+      group.forEach((p) => p.reject(error));
+    }
+  }
+}
