@@ -1,6 +1,7 @@
 // Types of the Witness client (index.js). Every API shape comes from
-// api-types.ts, generated from the OpenAPI document: nothing is written twice.
-import type { components, operations } from "./api-types";
+// api-types.d.ts, generated from the OpenAPI document: nothing is written twice.
+// Relative imports carry .js so they resolve under nodenext and node16 as under bundler.
+import type { components, operations } from "./api-types.js";
 
 type Schemas = components["schemas"];
 type Query<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
@@ -27,7 +28,7 @@ export type ExportQuery = Query<"exportEvents">;
 export type EraseOptions = Query<"eraseActor">;
 
 export interface ClientOptions {
-  /** The deployment, e.g. https://witness.example.com (no /v1). */
+  /** The deployment, e.g. https://witness.example.com; a trailing /v1 or slash is dropped. */
   baseUrl: string;
   /** A project's API key (wtn_live_...). */
   apiKey?: string;
@@ -42,11 +43,19 @@ export interface ClientOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** An API error envelope (status, code, details), or a network failure (status 0, code NETWORK_ERROR). */
+/**
+ * Codes of answers that did not come from the API itself: HTTP_ERROR, an error
+ * status without the API's envelope (a proxy's 502 page, a wrong address's 404);
+ * BAD_RESPONSE, a success that is not the API's JSON (an HTML page: baseUrl names
+ * something else); NETWORK_ERROR (status 0), no whole answer (refused, reset, cut).
+ */
+export type TransportErrorCode = "NETWORK_ERROR" | "HTTP_ERROR" | "BAD_RESPONSE";
+
+/** An API error envelope (status, code, details), or one of the TransportErrorCode failures. */
 export declare class WitnessError extends Error {
   constructor(status: number, code: string, message: string, details?: Record<string, unknown>);
   readonly status: number;
-  readonly code: ErrorCode | "NETWORK_ERROR" | "HTTP_ERROR";
+  readonly code: ErrorCode | TransportErrorCode;
   readonly details: Record<string, unknown>;
   /**
    * On a 403 FORBIDDEN: the scope the call needs and the key lacks

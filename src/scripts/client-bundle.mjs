@@ -1,6 +1,6 @@
 // npm run client:bundle: the typed client's offline receipt check as one plain ES module.
 // src/scripts/receipt-check.mjs imports the log library's .ts files (src/log), which only
-// Node >= 22.18 or a bundler can load, while witness/client must run as it is on Node 18+,
+// Node >= 22.18 or a bundler can load, while @witness/client must run as it is on Node 18+,
 // in browsers and in Workers. esbuild bundles the check with the parts of src/log it uses
 // into src/client/receipt-check.js, so the Merkle, note and tlog-proof code stays written
 // once, in src/log.

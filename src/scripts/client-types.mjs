@@ -1,12 +1,16 @@
 // npm run client:types: the typed client's contract, from the worker itself.
 //   1. starts the worker (wrangler's unstable_startWorker) and fetches GET /openapi.json;
 //   2. checks it with an OpenAPI 3.1 validator (@seriousme/openapi-schema-validator);
-//   3. writes src/client/openapi.json and, with openapi-typescript, src/client/api-types.ts;
+//   3. writes src/client/openapi.json and, with openapi-typescript, src/client/api-types.d.ts
+//      (a declaration file: the client package ships it, and TypeScript resolves
+//      index.d.ts's "./api-types.js" to it under nodenext, node16 and bundler alike);
 //   4. rebuilds the client's bundled receipt check (npm run client:bundle), the client's
 //      other generated file, so one command and one CI line keep them all current.
 // npm run client:types -- --check writes nothing and fails when any of them is stale
 // or the document is invalid (CI runs it; test/openapi/document.test.ts also compares
 // the committed openapi.json with the live document inside workerd).
+// npm run client:types -- --from-committed rewrites the types and the bundle from the
+// committed openapi.json without starting the worker (after a merge touched only it).
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
@@ -15,8 +19,9 @@ import { staleBundle, writeClientBundle } from "./client-bundle.mjs";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const DOC = join(ROOT, "src/client/openapi.json");
-const TYPES = join(ROOT, "src/client/api-types.ts");
+const TYPES = join(ROOT, "src/client/api-types.d.ts");
 const check = process.argv.includes("--check");
+const fromCommitted = process.argv.includes("--from-committed");
 
 async function liveDocument() {
   const { unstable_startWorker } = await import("wrangler");
@@ -44,7 +49,7 @@ export async function typesOf(doc) {
 }
 
 const text = (doc) => `${JSON.stringify(doc, null, 2)}\n`;
-const doc = check ? JSON.parse(readFileSync(DOC, "utf8")) : await liveDocument();
+const doc = check || fromCommitted ? JSON.parse(readFileSync(DOC, "utf8")) : await liveDocument();
 
 const result = await new Validator().validate(doc);
 if (!result.valid) {
@@ -55,7 +60,7 @@ const types = await typesOf(doc);
 
 if (check) {
   if (readFileSync(TYPES, "utf8") !== types) {
-    console.error("src/client/api-types.ts is stale: run npm run client:types");
+    console.error("src/client/api-types.d.ts is stale: run npm run client:types");
     process.exit(1);
   }
   const stale = await staleBundle();
@@ -63,10 +68,11 @@ if (check) {
     console.error(stale);
     process.exit(1);
   }
-  console.log("client types: src/client/openapi.json is valid OpenAPI 3.1; api-types.ts and receipt-check.js are up to date");
+  console.log("client types: src/client/openapi.json is valid OpenAPI 3.1; api-types.d.ts and receipt-check.js are up to date");
 } else {
-  writeFileSync(DOC, text(doc));
+  if (!fromCommitted) writeFileSync(DOC, text(doc));
   writeFileSync(TYPES, types);
   const bundle = await writeClientBundle();
-  console.log(`client types: wrote src/client/openapi.json (${Object.keys(doc.paths).length} paths), src/client/api-types.ts and ${bundle}`);
+  const wrote = fromCommitted ? "" : `src/client/openapi.json (${Object.keys(doc.paths).length} paths), `;
+  console.log(`client types: wrote ${wrote}src/client/api-types.d.ts and ${bundle}`);
 }

@@ -37,7 +37,7 @@ async function all<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-describe("witness/client", () => {
+describe("@witness/client", () => {
   it("creates, gets, lists and searches events across every page", async () => {
     const { client } = await clientFor();
     const first = await client.events.create({ action: "user.login", actor: { id: "u1" }, metadata: { city: "Lisbon" } });
@@ -184,7 +184,7 @@ describe("witness/client", () => {
   });
 });
 
-describe("witness/client: scopes and keys", () => {
+describe("@witness/client: scopes and keys", () => {
   it("names the scope a 403 needs on WitnessError.requiredScope, for an ingest-only key", async () => {
     const { client: admin } = await clientFor();
     const made = await admin.keys.create({ scopes: ["ingest"], label: "app servers" });
