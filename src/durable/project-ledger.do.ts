@@ -236,6 +236,17 @@ export class ProjectLedger extends DurableObject<Env> {
     return this.log.inclusion(seq);
   }
 
+  /** What an evidence export pins (src/jobs/evidence.ts): the published tree's size and its signed checkpoint; null without a signing key. */
+  async evidenceAnchor(): Promise<{ size: number; checkpoint: string; origin: string } | null> {
+    const cp = await this.log.checkpoint();
+    return cp ? { size: cp.checkpoint.size, checkpoint: cp.text, origin: cp.checkpoint.origin } : null;
+  }
+
+  /** Multiproof hashes for leaves `indexes` of the published tree of `size` (src/log/multiproof.ts). */
+  logMultiproof(size: number, indexes: number[]): Promise<Uint8Array | null> {
+    return this.log.multiproof(size, indexes);
+  }
+
   /** Consistency proof between published sizes; null when out of range. */
   logConsistency(from: number, to?: number) {
     return this.log.consistency(from, to);

@@ -3,6 +3,7 @@ import { narrowExclusions } from "../reads/event-read";
 import { FORMATS } from "../reads/export-formats";
 import { archivedThrough } from "../storage/archive-segments";
 import { eventsDb } from "../storage/shards";
+import { evidenceManifest, evidencePart, MANIFEST_NAME, pinAnchor, withSalt, type EvidenceAnchor } from "./evidence";
 import { nextPart, type WalkState } from "./export-walk";
 import { fileKey, partName, sha256Hex } from "./job-files";
 import { getJob, recordPart, startJob } from "./job-store";
@@ -20,7 +21,12 @@ export interface ExportParams {
   /** The filters as resolved at POST; null when nothing can match (an empty export). */
   selection: Selection | null;
   filters: Record<string, unknown>;
+  /** An evidence export (src/jobs/evidence.ts); absent on jobs made before they existed. */
+  evidence?: boolean;
 }
+
+/** The walk's state, and for evidence exports the tree pinned at the plan. */
+type PartState = (WalkState | { phase: "done" }) & { anchor?: EvidenceAnchor };
 
 /** Rows per part unless the job asks for fewer: ten D1 pages, a few MB, a step well inside every limit. */
 export const PART_ROWS = 20_000;
@@ -49,8 +55,9 @@ export async function planExport(env: Env, projectId: string, jobId: string): Pr
       .first<{ n: number }>();
     total += archived!.n;
   }
-  const state: WalkState | null = sel ? { phase: "hot", sel, hot, cursor: null, base, marks: [], segBefore: null, skip: 0 } : null;
-  await startJob(env, projectId, jobId, total, state ?? { phase: "done" });
+  const walk: WalkState | null = sel ? { phase: "hot", sel, hot, cursor: null, base, marks: [], segBefore: null, skip: 0 } : null;
+  const state: PartState = { ...(walk ?? { phase: "done" }), ...(params.evidence ? { anchor: await pinAnchor(env, projectId) } : {}) };
+  await startJob(env, projectId, jobId, total, state);
   return { total };
 }
 
@@ -66,19 +73,19 @@ export async function exportPart(env: Env, projectId: string, jobId: string): Pr
   const params = job.params as unknown as ExportParams;
   const format = FORMATS[params.format];
   const index = job.files.length;
-  const state = job.state as WalkState;
+  const state = job.state as PartState;
+  const anchor = params.evidence ? state.anchor : undefined;
   if (state.phase === "done" && index > 0) return { last: true, stopped: false };
   const db = await eventsDb(env, projectId);
-  const part = state.phase === "done" ? { rows: [], state, last: true } : await nextPart(env, db, state, format.columns, params.part_rows);
-  let text = index === 0 ? format.head : "";
-  part.rows.forEach((row, i) => {
-    text += format.line(row, job.done === 0 && i === 0);
-  });
-  if (part.last) text += format.tail;
+  // Evidence rows carry pii_salt too, read as one more column after the shape's.
+  const columns = anchor ? [...format.columns, "pii_salt" as const] : format.columns;
+  const part = state.phase === "done" ? { rows: [], state, last: true } : await nextPart(env, db, state as WalkState, columns, params.part_rows);
   const done = job.done + part.rows.length;
+  const text = anchor ? await evidenceText(env, projectId, anchor, format, part.rows) : plainText(format, part, index === 0, job.done === 0);
+  const next: PartState = anchor ? { ...part.state, anchor } : part.state;
   // Nothing to write: a stretch of archive without matches, or a CSV that ended exactly at the previous part.
   if (text === "") {
-    await recordPart(env, projectId, jobId, index, null, done, part.state);
+    await recordPart(env, projectId, jobId, index, null, done, next);
     return { last: part.last, stopped: false };
   }
   const bytes = new TextEncoder().encode(text);
@@ -86,11 +93,46 @@ export async function exportPart(env: Env, projectId: string, jobId: string): Pr
   const key = fileKey(projectId, jobId, name);
   await env.EXPORTS.put(key, bytes, { httpMetadata: { contentType: format.contentType } });
   const file = { name, bytes: bytes.length, rows: part.rows.length, sha256: await sha256Hex(bytes) };
-  if (!(await recordPart(env, projectId, jobId, index, file, done, part.state))) {
+  if (!(await recordPart(env, projectId, jobId, index, file, done, next))) {
     // Canceled meanwhile: its files were deleted, and this one must not outlive them.
     const now = await getJob(env, projectId, jobId);
     if (now?.status !== "running") await env.EXPORTS.delete(key);
     return { last: true, stopped: true };
   }
   return { last: part.last, stopped: false };
+}
+
+function plainText(format: (typeof FORMATS)["csv"], part: { rows: unknown[][]; last: boolean }, opens: boolean, firstRow: boolean): string {
+  let text = opens ? format.head : "";
+  part.rows.forEach((row, i) => {
+    text += format.line(row, firstRow && i === 0);
+  });
+  return part.last ? text + format.tail : text;
+}
+
+/**
+ * An evidence part: only rows inside the pinned tree (ingest goes on while the
+ * job runs, and newer rows have no leaf in it yet); "" when none are left.
+ */
+async function evidenceText(env: Env, projectId: string, anchor: EvidenceAnchor, format: (typeof FORMATS)["json"], rows: unknown[][]): Promise<string> {
+  const seqAt = format.columns.indexOf("seq");
+  const saltAt = format.columns.length;
+  const inTree = rows.filter((r) => (r[seqAt] as number) <= anchor.size);
+  if (inTree.length === 0) return "";
+  const lines = inTree.map((r) => withSalt(format.line(r.slice(0, saltAt), true), r[saltAt]));
+  return evidencePart(env, projectId, anchor, lines, inTree.map((r) => r[seqAt] as number));
+}
+
+/** The last step of an evidence export: manifest.json, recorded as the last file (rows 0). Repeated, it writes the same. */
+export async function writeManifest(env: Env, projectId: string, jobId: string): Promise<{ stopped: boolean }> {
+  const job = await getJob(env, projectId, jobId);
+  if (!job || job.status !== "running") return { stopped: true };
+  const params = job.params as unknown as ExportParams;
+  const state = job.state as PartState;
+  if (!params.evidence || !state.anchor || job.files.some((f) => f.name === MANIFEST_NAME)) return { stopped: false };
+  const db = await eventsDb(env, projectId);
+  const bytes = new TextEncoder().encode(await evidenceManifest(env, db, job, state.anchor, params.filters));
+  await env.EXPORTS.put(fileKey(projectId, jobId, MANIFEST_NAME), bytes, { httpMetadata: { contentType: "application/json; charset=utf-8" } });
+  const file = { name: MANIFEST_NAME, bytes: bytes.length, rows: 0, sha256: await sha256Hex(bytes) };
+  return { stopped: !(await recordPart(env, projectId, jobId, job.files.length, file, job.done, state)) };
 }

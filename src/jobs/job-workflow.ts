@@ -2,7 +2,7 @@ import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type Workflo
 import type { ChunkResult } from "../chain/verify-chunks";
 import { asInvocation, meterEnabled } from "../lib/meter";
 import { meterEnv, meterFetch } from "../lib/metered-bindings";
-import { exportPart, planExport } from "./export-job";
+import { exportPart, planExport, writeManifest } from "./export-job";
 import { finishJob, getJob, type JobType } from "./job-store";
 import { mergeVerifyJob, PARALLEL_CHUNKS, planVerifyJob, verifyChunkStep } from "./verify-job";
 
@@ -33,6 +33,7 @@ export class JobWorkflow extends WorkflowEntrypoint<Env, JobParams> {
           if (part.stopped) return;
           if (part.last) break;
         }
+        if ((await metered("manifest", (env) => writeManifest(env, projectId, jobId))).stopped) return;
         await metered("finish", async (env) => {
           const job = await getJob(env, projectId, jobId);
           return finishJob(env, projectId, jobId, { status: "succeeded", total: job?.done ?? 0 });

@@ -17,7 +17,8 @@ import { type Checkpoint, signCheckpoint } from "./checkpoint.ts";
 import { HASH_SIZE, base64Encode, bytesEqual, hexDecode } from "./encoding.ts";
 import type { LeafRun } from "./leaf-check.ts";
 import { TreeFrontier, emptyRoot, leafHash } from "./merkle.ts";
-import { consistencyProof, inclusionProof, treeRoot } from "./proofs.ts";
+import { consistencyProof, inclusionProof, rangeHash, treeRoot } from "./proofs.ts";
+import { isLeafSet, multiproofRanges } from "./multiproof.ts";
 import { type TileEntry, appendLeaves, nodeReader, readTile } from "./tile-builder.ts";
 import { formatTlogProof } from "./tlog-proof.ts";
 import { type BuildState, LogStore } from "./log-store.ts";
@@ -162,6 +163,20 @@ export class ProjectLog {
     const [hashes, cp] = await Promise.all([inclusionProof(index, size, this.getNode(size)), this.checkpoint(size)]);
     if (!cp) return null;
     return { index, tree_size: size, proof: formatTlogProof({ index, proof: hashes, checkpoint: cp.text }) };
+  }
+
+  /**
+   * Hashes (32 bytes each, concatenated) proving leaves `indexes` in the
+   * published tree of `size` (src/log/multiproof.ts); null when a size or an
+   * index is out of range. For evidence exports, one part's rows at a time.
+   */
+  async multiproof(size: number, indexes: number[]): Promise<Uint8Array | null> {
+    if (!Number.isSafeInteger(size) || size < 1 || size > this.publishedSize || !isLeafSet(indexes, size)) return null;
+    const ranges = multiproofRanges(indexes, size);
+    const out = new Uint8Array(ranges.length * HASH_SIZE);
+    const getNode = this.getNode(size);
+    for (const [i, r] of ranges.entries()) out.set(await rangeHash(r.begin, r.end, getNode), i * HASH_SIZE);
+    return out;
   }
 
   /** RFC 6962 consistency proof between published sizes; null when a size is out of range. */

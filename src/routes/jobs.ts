@@ -38,8 +38,8 @@ jobs.post("/", READ.guard, async (c) => {
   const id = crypto.randomUUID();
   let params: Record<string, unknown>;
   if (parsed.data.type === "export") {
-    const { type: _type, format, part_rows, ...filters } = parsed.data;
-    params = { format, part_rows: part_rows ?? PART_ROWS, filters, selection: selectionFor(credential, filters) };
+    const { type: _type, format, part_rows, evidence, ...filters } = parsed.data;
+    params = { format, part_rows: part_rows ?? PART_ROWS, filters, selection: selectionFor(credential, filters), evidence: evidence === true };
   } else {
     params = { window: { from: parsed.data.from ?? null, to: parsed.data.to ?? null } };
   }

@@ -18,9 +18,15 @@ export const exportJobSchema = z
       .max(PART_ROWS, `part_rows must be from ${MIN_PART_ROWS} to ${PART_ROWS}`)
       .optional()
       .meta({ description: `Rows per file, ${MIN_PART_ROWS} to ${PART_ROWS} (default ${PART_ROWS})` }),
+    evidence: z.boolean("evidence must be true or false").optional().meta({
+      description:
+        "An evidence export (JSON only): each file also carries what proves its rows' place in the transparency log, and a signed manifest.json ends the files; `npm run export:verify` checks them offline",
+    }),
   })
   .strict()
-  .refine(dateOrder, { message: "date_from must not be after date_to", path: ["date_from"] });
+  .refine(dateOrder, { message: "date_from must not be after date_to", path: ["date_from"] })
+  // CSV cannot tell null from empty text, and the hashes an evidence check recomputes need that difference.
+  .refine((q) => !q.evidence || q.format === "json", { message: "evidence exports are JSON: format must be json", path: ["format"] });
 
 /** POST /v1/jobs, type verify: GET /v1/events/verify's window. */
 export const verifyJobSchema = z
