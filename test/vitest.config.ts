@@ -34,6 +34,8 @@ export default defineConfig(async () => ({
   test: {
     include: ["test/**/*.test.ts"],
     setupFiles: ["./test/setup.ts"],
+    // Node side: an S3-compatible server (s3rver behind a SigV4 check) for the s3 stream tests, by inject("s3").
+    globalSetup: ["./test/streams/s3-server.mjs"],
     // Console output (the 500s the failure tests provoke are logged) only for failing tests.
     silent: verbose ? false : ("passed-only" as const),
   },

@@ -145,7 +145,7 @@ export class StreamDelivery extends DurableObject<Env> {
           this.kv.put("pending", { from: cursor, to: batch.to } satisfies Pending);
           prefetched = { from: batch.to, batch: readBatch(this.env, config, batch.to, this.kv.get<Pending>("pending")) };
           prefetched.batch.catch(() => {}); // a failure surfaces when it is used; unused, it does not matter
-          const outcome = await sendBatch(config.dest, batch.events, targetRules(this.env));
+          const outcome = await sendBatch(config.dest, batch.events, targetRules(this.env), { from: cursor, to: batch.to });
           if (this.kv.get("deleted")) return;
           if ((this.kv.get<number>("gen") ?? 0) !== gen) continue; // replayed meanwhile: start over from the new cursor
           if (outcome.kind === "gone") {

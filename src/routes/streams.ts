@@ -11,7 +11,8 @@ import { access, auditActor, projectOf } from "../middleware/credential";
 import { streamCreatedSchema, streamDetailResponseSchema, streamListSchema } from "../schemas/responses";
 import { createStreamSchema, replayStreamSchema } from "../schemas/streams";
 import { newWebhookSecret } from "../streams/formats";
-import { sealCredential } from "../streams/secrets";
+import { s3Credential, s3Public, s3Url } from "../streams/object-storage";
+import { openCredential, sealCredential } from "../streams/secrets";
 import { deliveryStub, listStreams, MAX_STREAMS_PER_PROJECT, projectStream, type StreamRow } from "../streams/store";
 import { destinationAllowed, notAllowedReason, streamDestinations } from "../streams/destinations";
 import { checkStreamTarget, targetRules } from "../streams/targets";
@@ -21,10 +22,11 @@ import { requestContext } from "./ingest";
 
 /**
  * Log streams: the project's events delivered in seq order to a webhook,
- * Splunk HEC or Datadog. API key only; creating, deleting and replaying need
+ * Splunk HEC, Datadog or S3-compatible object storage. API key only; creating, deleting and replaying need
  * admin (a stream can send the whole history anywhere it points) and are
  * recorded in the project's chain as witness.stream.*. A destination's
  * credential is shown once (the webhook secret, at creation) and never again.
+ * An s3 stream's settings are shown but for its secret key.
  */
 const streams = router();
 const READ = access("read");
@@ -35,8 +37,15 @@ const BODY_ERRORS = ["VALIDATION_ERROR", "UNSUPPORTED_MEDIA_TYPE", "EVENT_TOO_LA
 /** 204: json()'s rate-limit headers, no body. */
 const noContent = (description: string) => ({ description, headers: json(z.null(), description).headers });
 
-function summary(row: Pick<StreamRow, "id" | "type" | "url" | "status" | "filter" | "created_at">) {
-  return { id: row.id, type: row.type, url: row.url, status: row.status, filter: JSON.parse(row.filter), created_at: row.created_at };
+/**
+ * A stream as the API shows it; an s3 stream's settings less the secret key, part of them
+ * read from its sealed credential (when STREAM_SECRETS_KEY changed, shown without them, not a 500).
+ */
+async function summary(env: Env, row: Pick<StreamRow, "id" | "type" | "url" | "status" | "filter" | "created_at" | "credential">) {
+  const base = { id: row.id, type: row.type, url: row.url, status: row.status, filter: JSON.parse(row.filter), created_at: row.created_at };
+  if (row.type !== "s3") return base;
+  const credential = await openCredential(env, row.id, row.credential).catch(() => null);
+  return { ...base, s3: s3Public(row.url, credential) };
 }
 
 /**
@@ -61,10 +70,12 @@ async function streamOf(env: Env, projectId: string, id: string): Promise<Stream
 }
 
 documented(streams, createRoute({
-  method: "post", path: "/", tags: ["Streams"], operationId: "createStream", summary: "Stream the project's events to a webhook, Splunk HEC or Datadog", security: ADMIN.security,
+  method: "post", path: "/", tags: ["Streams"], operationId: "createStream", summary: "Stream the project's events to a webhook, Splunk HEC, Datadog or S3-compatible storage", security: ADMIN.security,
   description:
-    "Delivery starts with the events committed after creation, in seq order; replay reaches back. The url must be public https, on a host the deployment's STREAM_DESTINATIONS allows (when it lists any). " +
-    `A webhook's signing secret is generated and shown once, in this answer; splunk and datadog take their token, never shown again. At most ${MAX_STREAMS_PER_PROJECT} streams a project. ` +
+    "Delivery starts with the events committed after creation, in seq order; replay reaches back. The url (s3: s3.endpoint) must be public https, on a host the deployment's STREAM_DESTINATIONS allows (when it lists any). " +
+    `A webhook's signing secret is generated and shown once, in this answer; splunk and datadog take their token, s3 its secret_access_key, never shown again. ` +
+    "An s3 stream writes one gzip NDJSON object per batch, keyed <prefix><project id>/<first seq>-<last seq>.ndjson.gz (zero-padded: keys sort in delivery order; a retried batch overwrites its own key). " +
+    `At most ${MAX_STREAMS_PER_PROJECT} streams a project. ` +
     "Recorded in the chain as witness.stream.created (type, url without its query, filter); delivery starts after that event.",
   request: { body: { required: true, content: { "application/json": { schema: createStreamSchema.meta({ id: "StreamCreateRequest" }) } } } },
   responses: { 201: json(streamCreatedSchema, "The new stream (with the webhook secret, this once)"), ...errors(...AUTH_ERRORS, ...BODY_ERRORS) },
@@ -74,13 +85,14 @@ streams.post("/", ADMIN.guard, async (c) => {
   const parsed = createStreamSchema.safeParse(await readJsonObject(c));
   if (!parsed.success) throw validationError(toIssues(parsed.error));
   const input = parsed.data;
-  const target = await checkStreamTarget(input.url, targetRules(c.env));
-  if (!target.ok) throw validationError([{ path: "url", message: target.reason }]);
+  const s3 = input.type === "s3" ? input.s3! : null;
+  const target = await checkStreamTarget(s3 ? s3Url(s3) : input.url!, targetRules(c.env));
+  if (!target.ok) throw validationError([s3 ? { path: "s3.endpoint", message: target.reason.replace(/^url\b/, "endpoint") } : { path: "url", message: target.reason }]);
   const count = await c.env.DB.prepare("SELECT count(*) AS n FROM streams WHERE project_id = ?").bind(projectId).first<{ n: number }>();
   if ((count?.n ?? 0) >= MAX_STREAMS_PER_PROJECT) throw validationError([{ path: "", message: `a project has at most ${MAX_STREAMS_PER_PROJECT} streams` }]);
 
   const id = `str_${randomAlphanumeric(20)}`;
-  const secret = input.type === "webhook" ? newWebhookSecret() : input.token!;
+  const secret = input.type === "webhook" ? newWebhookSecret() : s3 ? s3Credential(s3) : input.token!;
   const row = {
     id,
     type: input.type,
@@ -89,8 +101,9 @@ streams.post("/", ADMIN.guard, async (c) => {
     filter: JSON.stringify(input.filter ?? {}),
     created_at: new Date().toISOString(),
   };
+  const credential = await sealCredential(c.env, id, secret);
   await c.env.DB.prepare("INSERT INTO streams (id, project_id, type, url, credential, filter, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-    .bind(id, projectId, row.type, row.url, await sealCredential(c.env, id, secret), row.filter, row.status, row.created_at)
+    .bind(id, projectId, row.type, row.url, credential, row.filter, row.status, row.created_at)
     .run();
   // Recorded before delivery starts, so no stream ever delivers without its record;
   // delivery starts with the events committed after the record; replay reaches back.
@@ -105,7 +118,7 @@ streams.post("/", ADMIN.guard, async (c) => {
     throw error;
   }
   forgetStreams(projectId);
-  const data = { ...summary(row), delivered_seq: seq, ...(input.type === "webhook" ? { secret } : {}) };
+  const data = { ...(await summary(c.env, { ...row, credential })), delivered_seq: seq, ...(input.type === "webhook" ? { secret } : {}) };
   return c.json({ data }, 201);
 });
 
@@ -115,7 +128,7 @@ documented(streams, createRoute({
 }));
 streams.get("/", READ.guard, async (c) => {
   const rows = await listStreams(c.env, projectOf(c.get("credential")));
-  return c.json({ data: rows.map(summary) });
+  return c.json({ data: await Promise.all(rows.map((row) => summary(c.env, row))) });
 });
 
 documented(streams, createRoute({
@@ -126,7 +139,7 @@ documented(streams, createRoute({
 streams.get("/:id", READ.guard, async (c) => {
   const row = await streamOf(c.env, projectOf(c.get("credential")), c.req.param("id"));
   const delivery = await deliveryStub(c.env, row.id).status();
-  return c.json({ data: { ...summary(row), ...delivery } });
+  return c.json({ data: { ...(await summary(c.env, row)), ...delivery } });
 });
 
 documented(streams, createRoute({
@@ -166,7 +179,7 @@ streams.post("/:id/replay", ADMIN.guard, async (c) => {
   await stub.replay(parsed.data.from_seq);
   await recordStreamAction(c, "replayed", row, { from_seq: parsed.data.from_seq });
   const fresh = await projectStream(c.env, row.project_id, row.id);
-  return c.json({ data: { ...summary(fresh ?? row), ...(await stub.status()) } }, 202);
+  return c.json({ data: { ...(await summary(c.env, fresh ?? row)), ...(await stub.status()) } }, 202);
 });
 
 export default streams;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ERROR_STATUS, type ErrorCode } from "../lib/errors";
-import { streamFilterSchema } from "./streams";
+import { s3SettingsViewSchema, streamFilterSchema } from "./streams";
 
 /**
  * Response bodies, for the OpenAPI document (and through it the typed client
@@ -229,13 +229,14 @@ const streamStatusSchema = z
 export const streamSchema = z
   .object({
     id: z.string().meta({ description: "str_ and 20 letters or digits" }),
-    type: z.enum(["webhook", "splunk", "datadog"]),
-    url: z.string(),
+    type: z.enum(["webhook", "splunk", "datadog", "s3"]),
+    url: z.string().meta({ description: "Where deliveries go; s3: <endpoint>/<bucket>/<prefix>" }),
+    s3: s3SettingsViewSchema.optional().meta({ description: "s3 streams only" }),
     status: streamStatusSchema,
     filter: streamFilterSchema,
     created_at: z.string(),
   })
-  .meta({ id: "Stream", description: "A log stream. Its credential (webhook secret, Splunk or Datadog token) is never shown here." });
+  .meta({ id: "Stream", description: "A log stream. Its credential (webhook secret, Splunk or Datadog token, S3 secret key) is never shown here." });
 
 const skippedRangeSchema = z.object({ first_seq: z.int(), last_seq: z.int(), skipped_at: z.string() });
 

@@ -21,21 +21,79 @@ export const streamFilterSchema = z
  */
 const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 
-/** POST /v1/streams. token: the Splunk HEC token or the Datadog API key; webhooks get a generated secret instead. */
+/** An object key's characters: none needs encoding in a URL path, so every S3-compatible service signs and stores it alike. */
+const KEY_PREFIX = /^(?!\/)(?!.*\/\/)(?!(?:.*\/)?\.{1,2}(?:\/|$))[A-Za-z0-9._=\/-]*$/;
+
+function bareOrigin(raw: string): boolean {
+  try {
+    const u = new URL(raw);
+    return u.pathname === "/" && !u.search && !raw.includes("#") && !u.username && !u.password;
+  } catch {
+    return false;
+  }
+}
+
+/** Destination of type s3. The endpoint's scheme and host pass the same checks as a url (public https, STREAM_DESTINATIONS). */
+export const s3SettingsSchema = z
+  .object({
+    endpoint: z
+      .string("endpoint must be a string")
+      .max(2048, "endpoint is at most 2048 characters")
+      .refine(bareOrigin, "endpoint is the service's base URL, like https://<account>.r2.cloudflarestorage.com or https://s3.us-east-1.amazonaws.com: no path, query or credentials"),
+    bucket: z
+      .string("bucket must be a string")
+      .regex(/^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$/, "bucket is 3 to 222 lowercase letters, digits, dots, hyphens or underscores, starting and ending with a letter or digit"),
+    region: z.string("region must be a string").regex(/^[a-z0-9-]{1,40}$/, "region is like us-east-1, or auto (R2, GCS)"),
+    prefix: z
+      .string("prefix must be a string")
+      .max(512, "prefix is at most 512 characters")
+      .regex(KEY_PREFIX, "prefix uses letters, digits and . _ = - / only, with no leading /, no // and no . or .. segment (like witness/ or logs-)")
+      .optional()
+      .meta({ description: "Put before every key; objects are <prefix><project id>/<first seq>-<last seq>.ndjson.gz" }),
+    access_key_id: z.string("access_key_id must be a string").regex(/^[A-Za-z0-9._+=-]{1,128}$/, "access_key_id is 1 to 128 letters, digits or . _ + = -"),
+    secret_access_key: z
+      .string("secret_access_key must be a string")
+      .regex(/^[\x21-\x7e]{1,256}$/, "secret_access_key is 1 to 256 visible ASCII characters")
+      .meta({ description: "Stored encrypted, never shown again" }),
+  })
+  .strict()
+  .meta({ id: "S3Destination", description: "S3-compatible object storage (S3, R2, GCS XML API): one gzip NDJSON object per batch, signed with SigV4." });
+
+/** What the API shows of an s3 stream's settings: all but the secret key. */
+export const s3SettingsViewSchema = s3SettingsSchema
+  .omit({ secret_access_key: true })
+  .extend({
+    prefix: z.string(),
+    // Kept sealed with the secret key: unreadable once STREAM_SECRETS_KEY changed (the stream then fails until recreated).
+    region: z.string().nullable().meta({ description: "null if the stored settings can no longer be decrypted" }),
+    access_key_id: z.string().nullable().meta({ description: "null if the stored settings can no longer be decrypted" }),
+  })
+  .meta({ id: "S3DestinationView", description: "An s3 stream's settings; its secret_access_key is never shown." });
+
+/** POST /v1/streams. token: the Splunk HEC token or the Datadog API key; webhooks get a generated secret instead; s3 takes its settings in s3. */
 export const createStreamSchema = z
   .object({
-    type: z.enum(["webhook", "splunk", "datadog"], "type is webhook, splunk or datadog"),
-    url: z.string("url must be a string").min(1).max(2048, "url is at most 2048 characters"),
+    type: z.enum(["webhook", "splunk", "datadog", "s3"], "type is webhook, splunk, datadog or s3"),
+    url: z.string("url must be a string").min(1).max(2048, "url is at most 2048 characters").optional().meta({ description: "Required except for s3" }),
     token: z
       .string("token must be a string")
       .min(1)
       .max(4096)
       .regex(HEADER_VALUE, "token is sent as an HTTP header value: visible ASCII characters only (no CR, LF, NUL or other control characters, no space at either end)")
       .optional(),
+    s3: s3SettingsSchema.optional(),
     filter: streamFilterSchema.optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
+    if (s.type === "s3") {
+      if (!s.s3) ctx.addIssue({ code: "custom", path: ["s3"], message: "an s3 stream needs s3: endpoint, bucket, region, access_key_id, secret_access_key (prefix optional)" });
+      if (s.url !== undefined) ctx.addIssue({ code: "custom", path: ["url"], message: "an s3 stream writes to s3.endpoint and s3.bucket; send no url" });
+      if (s.token !== undefined) ctx.addIssue({ code: "custom", path: ["token"], message: "an s3 stream signs with s3.access_key_id and s3.secret_access_key; send no token" });
+      return;
+    }
+    if (s.url === undefined) ctx.addIssue({ code: "custom", path: ["url"], message: `a ${s.type} stream needs its url` });
+    if (s.s3 !== undefined) ctx.addIssue({ code: "custom", path: ["s3"], message: "s3 settings are for type s3 only" });
     if (s.type !== "webhook" && !s.token) ctx.addIssue({ code: "custom", path: ["token"], message: `a ${s.type} stream needs its token` });
     if (s.type === "webhook" && s.token) ctx.addIssue({ code: "custom", path: ["token"], message: "webhooks are signed with a secret generated for them; send no token" });
   });

@@ -1,10 +1,11 @@
 /**
- * The wire formats of the three destination types. Each turns a batch of
- * events (JSON text in the API's event shape) into one HTTP request.
+ * The wire formats of the destination types. Each turns a batch of events
+ * (JSON text in the API's event shape) into one HTTP request.
  */
-import { base64Decode, base64Encode } from "./encoding";
+import { base64Decode, base64Encode, gzip } from "./encoding";
+import { objectPut } from "./object-storage";
 
-export type StreamType = "webhook" | "splunk" | "datadog";
+export type StreamType = "webhook" | "splunk" | "datadog" | "s3";
 
 /** Per type: at most this many events and (uncompressed) bytes per request. */
 export const BATCH_LIMITS: Record<StreamType, { events: number; bytes: number }> = {
@@ -13,6 +14,8 @@ export const BATCH_LIMITS: Record<StreamType, { events: number; bytes: number }>
   splunk: { events: 1000, bytes: 1_000_000 },
   // Datadog logs intake v2: 1,000 entries and 5 MB (uncompressed) per request.
   datadog: { events: 1000, bytes: 5_000_000 - 64 * 1024 },
+  // One object per batch: larger batches mean fewer objects to list, still one quick PUT.
+  s3: { events: 2000, bytes: 5_000_000 },
 };
 
 export interface BatchEvent {
@@ -26,32 +29,50 @@ export interface Destination {
   projectId: string;
   type: StreamType;
   url: string;
-  /** webhook: the whsec_ secret; splunk: HEC token; datadog: API key. */
+  /** webhook: the whsec_ secret; splunk: HEC token; datadog: API key; s3: JSON of region and keys (object-storage.ts). */
   credential: string;
   host: string;
 }
 
 /** Bytes the entry of one event adds to a request, for batch sizing. */
 export function entryBytes(type: StreamType, event: BatchEvent, projectId: string): number {
-  return new TextEncoder().encode(event.json).length + (type === "webhook" ? 1 : 160 + projectId.length);
+  return new TextEncoder().encode(event.json).length + (type === "webhook" || type === "s3" ? 1 : 160 + projectId.length);
 }
 
 export function webhookId(streamId: string, events: BatchEvent[]): string {
   return `${streamId}:${events[0].seq}-${events[events.length - 1].seq}`;
 }
 
-export async function buildRequest(dest: Destination, events: BatchEvent[], now = Date.now()): Promise<{ headers: Record<string, string>; body: BodyInit }> {
+export interface OutgoingRequest {
+  method: "POST" | "PUT";
+  url: string;
+  headers: Record<string, string>;
+  body: BodyInit;
+}
+
+/** The request for a batch; range: the seqs (from, to] it covers (an object's key names them). */
+export async function buildRequest(dest: Destination, events: BatchEvent[], range: { from: number; to: number }, now = Date.now()): Promise<OutgoingRequest> {
+  if (dest.type === "s3") return objectPut(dest, events, range);
+  return { method: "POST", url: dest.url, ...(await postBody(dest, events, now)) };
+}
+
+async function postBody(dest: Destination, events: BatchEvent[], now: number): Promise<{ headers: Record<string, string>; body: BodyInit }> {
   switch (dest.type) {
     case "webhook": {
-      const body = `{"type":"witness.events","project_id":${JSON.stringify(dest.projectId)},"events":[${events.map((e) => e.json).join(",")}]}`;
+      // Standard Webhooks' payload timestamp: when the event occurred, not when it is sent, so
+      // every attempt of a batch carries the same body: the newest occurred_at in it.
+      const timestamp = events.reduce((a, e) => (Date.parse(e.occurredAt) > Date.parse(a) ? e.occurredAt : a), events[0].occurredAt);
+      const body =
+        `{"type":"witness.events","timestamp":${JSON.stringify(timestamp)},"project_id":${JSON.stringify(dest.projectId)},` +
+        `"events":[${events.map((e) => e.json).join(",")}]}`;
       const id = webhookId(dest.streamId, events);
-      const timestamp = String(Math.floor(now / 1000));
+      const sentAt = String(Math.floor(now / 1000));
       return {
         headers: {
           "Content-Type": "application/json",
           "webhook-id": id,
-          "webhook-timestamp": timestamp,
-          "webhook-signature": await signWebhook(dest.credential, id, timestamp, body),
+          "webhook-timestamp": sentAt,
+          "webhook-signature": await signWebhook(dest.credential, id, sentAt, body),
         },
         body,
       };
@@ -78,6 +99,8 @@ export async function buildRequest(dest: Destination, events: BatchEvent[], now 
         body: gzipped,
       };
     }
+    case "s3":
+      throw new Error("s3 batches are PUT as objects (objectPut)");
   }
 }
 
@@ -90,9 +113,4 @@ export async function signWebhook(secret: string, id: string, timestamp: string,
 
 export function newWebhookSecret(): string {
   return `whsec_${base64Encode(crypto.getRandomValues(new Uint8Array(32)))}`;
-}
-
-async function gzip(text: string): Promise<Uint8Array> {
-  const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
 }

@@ -16,6 +16,7 @@
  * loopback or the link-local metadata range in the first place.
  */
 import { buildRequest, type BatchEvent, type Destination } from "./formats";
+import { s3ErrorText } from "./object-storage";
 import { checkStreamTarget, type TargetRules } from "./targets";
 import { streamPolicy } from "./transport";
 
@@ -24,16 +25,17 @@ export type SendOutcome = { kind: "ok" } | { kind: "gone" | "failed"; error: str
 
 const ERROR_EXCERPT = 200;
 
-export async function sendBatch(dest: Destination, events: BatchEvent[], rules: TargetRules): Promise<SendOutcome> {
+/** range: the seqs (from, to] the batch covers; a retry passes the same range. */
+export async function sendBatch(dest: Destination, events: BatchEvent[], rules: TargetRules, range: { from: number; to: number }): Promise<SendOutcome> {
   // The lookup runs while the body is built (and gzipped): the check costs the attempt no extra wait when DNS is quick.
-  const [check, { headers, body }] = await Promise.all([checkStreamTarget(dest.url, rules), buildRequest(dest, events)]);
+  const [check, { method, url, headers, body }] = await Promise.all([checkStreamTarget(dest.url, rules), buildRequest(dest, events, range)]);
   if (!check.ok) return { kind: check.notAllowed ? "gone" : "failed", error: `destination refused: ${check.reason}` };
   const timeout = streamPolicy.timeoutMs;
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const res = await Promise.race([
-      streamPolicy.fetch(dest.url, { method: "POST", headers, body, redirect: "manual", signal: controller.signal }),
+      streamPolicy.fetch(url, { method, headers, body, redirect: "manual", signal: controller.signal }),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           controller.abort();
@@ -45,7 +47,9 @@ export async function sendBatch(dest: Destination, events: BatchEvent[], rules: 
       await res.body?.cancel().catch(() => {});
       return { kind: "ok" };
     }
-    const error = `HTTP ${res.status}${await excerpt(res)}`;
+    const text = await excerpt(res);
+    const said = (dest.type === "s3" ? s3ErrorText(text) : text).slice(0, ERROR_EXCERPT);
+    const error = `HTTP ${res.status}${said ? `: ${said}` : ""}`;
     return { kind: res.status === 410 ? "gone" : "failed", error };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -55,7 +59,7 @@ export async function sendBatch(dest: Destination, events: BatchEvent[], rules: 
   }
 }
 
-/** At most ERROR_EXCERPT characters of a destination's answer, printable only; the rest is never read. */
+/** The first bytes of a destination's answer, printable characters only (the caller keeps ERROR_EXCERPT of them); the rest is never read. */
 async function excerpt(res: Response): Promise<string> {
   if (!res.body) return "";
   const reader = res.body.getReader();
@@ -76,6 +80,5 @@ async function excerpt(res: Response): Promise<string> {
   const all = new Uint8Array(size);
   let at = 0;
   for (const c of chunks) all.set(c, (at += c.length) - c.length);
-  const text = new TextDecoder().decode(all).replace(/[^\x20-\x7e]+/g, " ").trim().slice(0, ERROR_EXCERPT);
-  return text ? `: ${text}` : "";
+  return new TextDecoder().decode(all).replace(/[^\x20-\x7e]+/g, " ").trim();
 }

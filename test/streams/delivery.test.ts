@@ -27,7 +27,9 @@ describe("webhook delivery", () => {
   it("delivers events signed per Standard Webhooks, in the API's event shape", async () => {
     const p = await createProject();
     const s = await createStream(p.key, { type: "webhook", url: `https://${HOST}/hook` });
-    const stored = await ingestMany(p.key, events(3, (i) => ({ metadata: { i } })));
+    // Out of order in time: the middle one occurred last.
+    const occurred = [3, 1, 2].map((m) => new Date(Date.now() - m * 60_000).toISOString());
+    const stored = await ingestMany(p.key, events(3, (i) => ({ metadata: { i }, occurred_at: occurred[i] })));
     // Delivery starts after the stream's own creation record (witness.stream.created, seq 1).
     expect(s.delivered_seq).toBe(1);
     expect(stored.map((e) => e.seq)).toEqual([2, 3, 4]);
@@ -45,6 +47,13 @@ describe("webhook delivery", () => {
     const body = webhookBody(got[0]);
     expect(body.type).toBe("witness.events");
     expect(body.project_id).toBe(p.id);
+    // Standard Webhooks' payload timestamp: when the event occurred (the newest in the batch), as ISO 8601.
+    for (const r of got) {
+      const { timestamp, events: sent } = webhookBody(r);
+      expect(timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+      expect(Date.parse(timestamp)).toBe(Math.max(...sent.map((e) => Date.parse(e.occurred_at))));
+    }
+    expect(Object.keys(body)).toEqual(["type", "timestamp", "project_id", "events"]);
     const all = got.flatMap((r) => webhookBody(r).events);
     expect(all).toEqual(stored);
     expect(got[0].headers.get("webhook-id")).toBe(`${s.id}:${all[0].seq}-${webhookBody(got[0]).events.at(-1).seq}`);
@@ -102,12 +111,15 @@ describe("webhook delivery", () => {
     // Every event at least once, in order once duplicates are dropped.
     const firstSeen = seqs.filter((q, i) => seqs.indexOf(q) === i);
     expect(firstSeen).toEqual(Array.from({ length: 800 }, (_, i) => base + i + 1));
-    // Duplicates only as whole repeated batches, under the same webhook-id.
+    // Duplicates only as whole repeated batches, under the same webhook-id, with the same body (its timestamp too).
     const byId = new Map<string, number[]>();
+    const bodies = new Map<string, string>();
     for (const b of batches) {
       const earlier = byId.get(b.id);
       if (earlier) expect(b.seqs).toEqual(earlier);
+      if (bodies.has(b.id)) expect(b.r.body).toBe(bodies.get(b.id));
       byId.set(b.id, b.seqs);
+      bodies.set(b.id, b.r.body);
     }
     expect(batches.length).toBeGreaterThan(byId.size); // something was repeated
     const ids = [...byId.keys()].map((id) => id.split(":")[1].split("-").map(Number));

@@ -102,6 +102,6 @@ export function events(n: number, make: (i: number) => Record<string, unknown> =
 }
 
 /** Parses a webhook delivery's body. */
-export function webhookBody(r: Received): { type: string; project_id: string; events: any[] } {
+export function webhookBody(r: Received): { type: string; timestamp: string; project_id: string; events: any[] } {
   return JSON.parse(r.body);
 }
