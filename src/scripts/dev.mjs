@@ -3,7 +3,7 @@ import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { applyMigrations, createKey, DEV_URL_FILE, devPort, ENV, existsSync, quote, ROOT, sql, WRANGLER } from "./lib.mjs";
+import { applyMigrations, createKey, DEV_URL_FILE, devPort, ENV, existsSync, quote, ROOT, sql, WRANGLER, wranglerDevArgs } from "./lib.mjs";
 
 const DEV_VARS = join(ROOT, ".dev.vars");
 const DEMO_KEY_FILE = join(ROOT, ".wrangler", "demo-api-key");
@@ -51,10 +51,14 @@ applyMigrations();
 const key = demoKey();
 const args = process.argv.slice(2);
 const port = devPort(args);
+const url = `http://localhost:${port}`;
+// The logs are named after the address they are served from (wrangler.toml's localhost:8787 is the default port's).
+const ownOrigin = args.some((a) => a.startsWith("LOG_ORIGIN_HOST:"));
+const previous = existsSync(DEV_URL_FILE) ? readFileSync(DEV_URL_FILE, "utf8").trim() : url;
 // Other scripts (projects:retention, ...) default to this address.
-writeFileSync(DEV_URL_FILE, `http://localhost:${port}\n`);
+writeFileSync(DEV_URL_FILE, `${url}\n`);
 console.log(`
-Witness is starting on http://localhost:${port}
+Witness is starting on http://localhost:${port}${ownOrigin ? "" : ` (log origins: localhost:${port}/logs/<log_id>)`}
 Demo project API key (project "demo"):
 
   ${key}
@@ -65,9 +69,9 @@ Try:
   curl -s http://localhost:${port}/v1/events -H "Authorization: Bearer ${key}" \\
     -H "Content-Type: application/json" -d '{"action":"user.login.succeeded","actor":{"id":"u_1","type":"user"}}'
 `);
-const demo = args.some((a) => a.startsWith("EMBED_DEMO_PROJECT")) ? [] : ["--var", "EMBED_DEMO_PROJECT:demo"];
-// Log streams may reach localhost and private addresses in dev only.
-const streamTargets = args.some((a) => a.startsWith("ALLOW_PRIVATE_STREAM_TARGETS")) ? [] : ["--var", "ALLOW_PRIVATE_STREAM_TARGETS:true"];
-const child = spawn(WRANGLER, ["dev", "--test-scheduled", ...demo, ...streamTargets, ...args], { cwd: ROOT, env: ENV, stdio: "inherit" });
+if (!ownOrigin && previous !== url) {
+  console.log(`Note: the last run listened on ${previous}; the local logs' origin and vkey now name localhost:${port}, so a log:monitor state pinned to the old vkey refuses them.\n`);
+}
+const child = spawn(WRANGLER, wranglerDevArgs(args), { cwd: ROOT, env: ENV, stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code) => process.exit(code ?? 0));

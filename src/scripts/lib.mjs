@@ -2,7 +2,8 @@
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes, randomInt } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { localD1File, pendingMigrations, runLocal, sqliteAvailable } from "./local-d1.mjs";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 export const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
@@ -33,11 +34,51 @@ function target({ remote = false, persistTo } = {}) {
   return persistTo ? ["--local", "--persist-to", persistTo] : ["--local"];
 }
 
-/** Runs SQL against the local D1 (or the deployed one with --remote) and returns the rows. */
-export function sql(command, where = {}) {
-  const out = wrangler(["d1", "execute", DB_NAME, ...target(where), "--json", "--command", command], { quiet: true });
+/** Database name -> the id wrangler.toml gives it (the local copy's file is named by the id). */
+function databaseIds() {
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  const ids = new Map();
+  for (const block of toml.split("[[d1_databases]]").slice(1)) {
+    const field = (key) => new RegExp(`^${key}\\s*=\\s*"([^"]+)"`, "m").exec(block)?.[1];
+    const name = field("database_name");
+    if (name && !ids.has(name)) ids.set(name, { id: field("preview_database_id") ?? field("database_id") ?? field("binding"), migrations: field("migrations_dir") ?? "migrations" });
+  }
+  return ids;
+}
+
+const ready = new Map();
+/**
+ * The local database's SQLite file when a script may use it directly: local,
+ * Node has node:sqlite, the file exists and has every migration. null: go
+ * through wrangler (it creates and migrates a database the first time).
+ */
+function directFile(name, where) {
+  if (where.remote || !sqliteAvailable) return null;
+  const db = databaseIds().get(name);
+  if (!db) return null;
+  const file = localD1File(where.persistTo ? resolve(ROOT, where.persistTo) : join(ROOT, ".wrangler", "state"), db.id);
+  if (file && !ready.has(file)) ready.set(file, pendingMigrations(file, join(ROOT, db.migrations)).length === 0);
+  return file && ready.get(file) ? file : null;
+}
+
+/** Runs SQL against one database, local (directly when it can) or deployed (--remote), and returns the rows. */
+export function dbSql(name, command, where = {}) {
+  const file = directFile(name, where);
+  if (file) {
+    try {
+      return runLocal(file, command);
+    } catch (error) {
+      fail(`${name} (local): ${error.message}`);
+    }
+  }
+  const out = wrangler(["d1", "execute", name, ...target(where), "--json", "--command", command], { quiet: true });
   const parsed = JSON.parse(out.slice(out.indexOf("[")));
   return parsed.flatMap((r) => r.results ?? []);
+}
+
+/** Runs SQL against the control database (local, or the deployed one with --remote) and returns the rows. */
+export function sql(command, where = {}) {
+  return dbSql(DB_NAME, command, where);
 }
 
 export function quote(value) {
@@ -75,6 +116,7 @@ export function shardBindings() {
  */
 export function leastFullShard(where = {}) {
   const measured = [...shardDatabases()].sort((a, b) => a[0] - b[0]).map(([shard, name]) => {
+    if (directFile(name, where)) return { shard, events: dbSql(name, "SELECT count(*) AS n FROM events", where)[0].n };
     const out = wrangler(["d1", "execute", name, ...target(where), "--json", "--command", "SELECT count(*) AS n FROM events"], { quiet: true });
     const [first] = JSON.parse(out.slice(out.indexOf("[")));
     return { shard, bytes: first?.meta?.size_after, events: first?.results?.[0]?.n ?? 0 };
@@ -87,7 +129,11 @@ export function leastFullShard(where = {}) {
 
 /** Every database gets the same migrations (shard 0 is the control database itself). */
 export function applyMigrations(where = {}) {
-  for (const name of databaseNames()) wrangler(["d1", "migrations", "apply", name, ...target(where)], { quiet: true });
+  for (const name of databaseNames()) {
+    if (directFile(name, where)) continue; // local and already up to date
+    wrangler(["d1", "migrations", "apply", name, ...target(where)], { quiet: true });
+    ready.clear();
+  }
 }
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -149,6 +195,15 @@ export function createKey(projectId, where = {}, { scopes = ["admin"], label = n
     where,
   );
   return { key: `wtn_live_${prefix}_${secret}`, prefix, scopes };
+}
+
+/**
+ * Deletes a short-lived key a script minted to call the service (projects:retention, projects:move):
+ * deleted, not revoked, so keys:list does not fill with dead keys; it stops working within 10 s
+ * (isolates cache key lookups that long), after the script is done with it.
+ */
+export function deleteKey(prefix, where = {}) {
+  sql(`DELETE FROM api_keys WHERE prefix = ${quote(prefix)}`, where);
 }
 
 export function parseArgs(argv) {
@@ -217,6 +272,16 @@ export function devPort(args) {
   }
   if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) fail(`--port takes a port number, not ${port}`);
   return port;
+}
+
+/**
+ * What `npm run dev` runs: wrangler dev with the dev-only vars, unless the
+ * operator passes their own, and the logs named after the port it listens on.
+ */
+export function wranglerDevArgs(args) {
+  const own = (name) => args.some((a) => a.startsWith(`${name}:`));
+  const vars = [["LOG_ORIGIN_HOST", `localhost:${devPort(args)}`], ["EMBED_DEMO_PROJECT", "demo"], ["ALLOW_PRIVATE_STREAM_TARGETS", "true"]];
+  return ["dev", "--test-scheduled", ...vars.filter(([name]) => !own(name)).flatMap(([name, value]) => ["--var", `${name}:${value}`]), ...args];
 }
 
 /**

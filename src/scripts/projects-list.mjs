@@ -1,13 +1,14 @@
 // npm run projects:list [-- --remote]: every project with its shard, event count, newest seq in D1 and
-// retention plan. Read-only: it reads D1 (the control database and each event shard) and calls no service.
-import { parseCommand, shardDatabases, sql, wrangler } from "./lib.mjs";
+// retention plan; each shard's size against its high-water mark; each project's hot bytes and window. Read-only: it reads D1 (the control database and each event shard) and calls no service.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, dbSql, parseCommand, shardDatabases, sql } from "./lib.mjs";
 
 const USAGE = `usage: npm run projects:list [-- --remote]
   --remote  the deployed databases (default: the local ones of npm run dev)`;
 
 const { flags } = parseCommand(process.argv.slice(2), { usage: USAGE, flags: ["--remote"] });
 const remote = flags.has("--remote");
-const where = remote ? ["--remote"] : ["--local"];
 
 const projects = sql("SELECT * FROM projects ORDER BY id", { remote });
 if (projects.length === 0) {
@@ -27,8 +28,7 @@ for (const r of sql("SELECT project_id, pattern, days FROM retention_rules ORDER
 const counts = new Map();
 for (const [shard, name] of [...shardDatabases()].sort((a, b) => a[0] - b[0])) {
   const command = "SELECT project_id, count(*) AS events, max(seq) AS head FROM events GROUP BY project_id";
-  const out = wrangler(["d1", "execute", name, ...where, "--json", "--command", command], { quiet: true });
-  for (const r of JSON.parse(out.slice(out.indexOf("["))).flatMap((x) => x.results ?? [])) {
+  for (const r of dbSql(name, command, { remote })) {
     const c = counts.get(r.project_id) ?? { events: 0, head: null, shards: [] };
     c.events += r.events;
     c.head = Math.max(c.head ?? 0, r.head ?? 0);
@@ -58,3 +58,35 @@ console.log(
   "\nhead seq: the newest event's seq in D1 (events purged by retention leave seq gaps, so it may exceed events).\n" +
     `retention: pattern:days, most specific wins; npm run projects:retention -- <project> shows and sets it.`,
 );
+
+// Shards and hot bytes (issue 22): sizes as the service last measured them (D1's size after a query:
+// the daily cron, each ledger at least every minute while it ingests, every project placement).
+const MARK_DEFAULT = Number(/^SHARD_HIGH_WATER_BYTES\s*=\s*"(\d+)"/m.exec(readFileSync(join(ROOT, "wrangler.toml"), "utf8"))?.[1] ?? 8e9);
+const hasShards = sql("SELECT 1 AS ok FROM sqlite_master WHERE name = 'shards'", { remote }).length > 0;
+const measured = new Map(hasShards ? sql("SELECT * FROM shards", { remote }).map((r) => [r.shard, r]) : []);
+const gb = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : `${(bytes / 1e6).toFixed(1)} MB`);
+const hotOnShard = new Map();
+for (const c of counts.values()) for (const shard of c.shards) hotOnShard.set(shard, (hotOnShard.get(shard) ?? 0) + c.events);
+const shardTable = [["shard", "size", "high-water mark", "used", "measured"]];
+const warnings = [];
+for (const [shard] of [...shardDatabases()].sort((a, b) => a[0] - b[0])) {
+  const m = measured.get(shard);
+  const mark = m?.high_water_bytes ?? MARK_DEFAULT;
+  const size = m?.size_bytes ?? null;
+  shardTable.push([String(shard), size === null ? "-" : gb(size), gb(mark), size === null ? "-" : `${Math.round((size / mark) * 100)}%`, m?.measured_at ?? "not yet"]);
+  if (size !== null && size >= mark * 0.8) warnings.push(`WARNING: shard ${shard} is at ${Math.round((size / mark) * 100)}% of its high-water mark: past it, its largest projects archive more; add a shard or shorten hot windows.`);
+}
+const hotTable = [["project", "hot events", "hot bytes (approx.)", "hot window"]];
+for (const p of projects) {
+  const c = counts.get(p.id) ?? { events: 0, shards: [] };
+  const size = measured.get(p.shard)?.size_bytes;
+  const share = hotOnShard.get(p.shard) ? c.events / hotOnShard.get(p.shard) : 0;
+  hotTable.push([p.id, String(c.events), size == null ? "-" : gb(size * share), p.hot_days === null || p.hot_days === undefined ? "all hot" : `${p.hot_days} days`]);
+}
+for (const t of [shardTable, hotTable]) {
+  const w = t[0].map((_, i) => Math.max(...t.map((r) => r[i].length)));
+  console.log("");
+  for (const r of t) console.log(r.map((cell, i) => cell.padEnd(w[i])).join("  ").trimEnd());
+}
+for (const line of warnings) console.log(`\n${line}`);
+console.log("\nhot bytes: the project's share of its shard's measured size, by hot events (an estimate: D1 has no per-table size).");

@@ -5,8 +5,8 @@
 // the running service: this script records the request in the control
 // database (projects.move_to, which an API key cannot write), mints a
 // short-lived key for the project, drives POST /v1/project/move with it until
-// the move is done, and revokes the key. Interrupted, it is simply run again.
-import { checkProjectId, createKey, fail, parseCommand, quote, serviceUrl, shardDatabases, sql } from "./lib.mjs";
+// the move is done, and deletes the key. Interrupted, it is simply run again.
+import { checkProjectId, createKey, deleteKey, fail, parseCommand, quote, serviceUrl, shardDatabases, sql } from "./lib.mjs";
 
 const USAGE = `usage: npm run projects:move -- <project> <shard> [--url <base>] [--remote]
   <shard>       the target event shard, a number bound as EVENTS_<shard> in wrangler.toml
@@ -46,7 +46,8 @@ else console.log(`Resuming the move of project ${project}: shard ${row.shard} ->
 
 class Refused extends Error {}
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const { key, prefix } = createKey(project, { remote });
+// Labelled: the chain names this key (its prefix) as the actor of the move's events.
+const { key, prefix } = createKey(project, { remote }, { label: "npm run projects:move" });
 let answered = false;
 try {
   let last = "";
@@ -87,5 +88,5 @@ try {
   else console.error(`The move is recorded and resumes where it stopped: npm run projects:move -- ${project} ${shard}`);
   process.exitCode = 1;
 } finally {
-  sql(`UPDATE api_keys SET revoked_at = ${quote(new Date().toISOString())} WHERE prefix = ${quote(prefix)}`, { remote });
+  deleteKey(prefix, { remote });
 }

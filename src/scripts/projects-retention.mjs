@@ -2,11 +2,11 @@
 // Shows or sets how many days a project keeps its events; the daily cron purges
 // the rest and leaves signed gap records, so verify still passes. The plan lives
 // in the project's ledger (a Durable Object), so it is set through the running
-// service: the script mints a short-lived key for the project, calls
-// PUT /v1/retention with it and revokes it. Without <days> it only shows the plan.
+// service: the script mints a short-lived key for the project (labelled
+// "npm run projects:retention"), calls PUT /v1/retention with it and deletes it. Without <days> it only shows the plan.
 // A locked plan is checked there like any other request: a change that would
 // expire events sooner is refused (409 RETENTION_LOCKED) and the plan stays.
-import { checkProjectId, createKey, fail, parseCommand, quote, serviceUrl, sql } from "./lib.mjs";
+import { checkProjectId, createKey, deleteKey, fail, parseCommand, quote, serviceUrl, sql } from "./lib.mjs";
 
 const USAGE = `usage: npm run projects:retention -- <project> [<days|off>] [--action <pattern>] [--url <base>] [--remote]
   without <days>      shows the plan
@@ -38,7 +38,7 @@ if (sql(`SELECT 1 AS ok FROM projects WHERE id = ${quote(project)}`, { remote })
   fail(`no project ${project}; create it with npm run keys:create -- ${project}`);
 }
 
-/** Inside the try: the short-lived key must be revoked however this ends. */
+/** Inside the try: the short-lived key must be deleted however this ends. */
 class Refused extends Error {}
 // Labelled, so the chain's witness.retention.changed (actor: this key's prefix) says who changed the plan.
 const { key, prefix } = createKey(project, { remote }, { label: "npm run projects:retention" });
@@ -72,5 +72,5 @@ try {
   console.error(`error: ${error instanceof Refused ? error.message : error}`);
   process.exitCode = 1;
 } finally {
-  sql(`UPDATE api_keys SET revoked_at = ${quote(new Date().toISOString())} WHERE prefix = ${quote(prefix)}`, { remote });
+  deleteKey(prefix, { remote });
 }

@@ -2,17 +2,18 @@
 // Shows or sets a project's hot window: events received more than <days> days
 // ago leave D1 at the daily cron for sealed, compressed segments in R2 (the
 // ARCHIVE bucket); 0 archives everything already received at the next run, off
-// keeps every event hot. Get, export, verify, receipts, erasure and retention
+// archives nothing more (what is archived stays archived: nothing brings
+// segments back into D1, and the script says how many events that leaves in R2). Get, export, verify, receipts, erasure and retention
 // span both tiers; list and search read the hot window only. The plan is a
 // column of the control database: archiving changes no event and hides none
 // from those reads, so unlike retention it needs no guard in the ledger.
-import { checkProjectId, fail, parseCommand, quote, sql } from "./lib.mjs";
+import { checkProjectId, dbSql, fail, parseCommand, quote, shardDatabases, sql } from "./lib.mjs";
 
 const MAX_DAYS = 36500;
 const USAGE = `usage: npm run projects:tiering -- <project> [<days|off>] [--remote]
   without <days>  shows the hot window
   <days>          keep events received in the last <days> days in D1 (0-${MAX_DAYS}); older ones go to the archive
-  off             keep every event in D1 (archived events stay archived)
+  off             archive no more events (those already archived stay in R2)
   --remote        in the deployed control database`;
 
 const { flags, positional } = parseCommand(process.argv.slice(2), { usage: USAGE, flags: ["--remote"], min: 1, max: 2 });
@@ -22,15 +23,29 @@ const days = positional[1];
 if (days !== undefined && days !== "off" && !(/^\d{1,5}$/.test(days) && Number(days) <= MAX_DAYS)) {
   fail(`days must be a whole number from 0 to ${MAX_DAYS}, or off`);
 }
-const [row] = sql(`SELECT hot_days FROM projects WHERE id = ${quote(project)}`, { remote });
+const [row] = sql(`SELECT hot_days, shard FROM projects WHERE id = ${quote(project)}`, { remote });
 if (!row) fail(`no project ${project}`);
 let hot = row.hot_days;
 if (days !== undefined) {
   hot = days === "off" ? null : Number(days);
   sql(`UPDATE projects SET hot_days = ${hot === null ? "NULL" : hot} WHERE id = ${quote(project)}`, { remote });
 }
+/** Events earlier runs archived: they stay in R2 whatever the hot window says now. */
+function archived() {
+  const name = shardDatabases().get(row.shard);
+  if (!name) return { events: 0, segments: 0 };
+  const [a] = dbSql(name, `SELECT count(*) AS segments, coalesce(sum(count), 0) AS events FROM archive_segments WHERE project_id = ${quote(project)}`, { remote });
+  return a;
+}
+const cold = hot === null ? archived() : { events: 0 };
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 console.log(
-  hot === null
+  hot === null && cold.events > 0
+    ? `Project ${project} archives no more events: new ones stay hot (in D1).\n` +
+        `The ${plural(cold.events, "event")} archived earlier (${plural(cold.segments, "segment")}) stay in R2: ` +
+        "get, export, verify, receipts, erasure and retention still span them; list and search do not.\n" +
+        "Nothing brings archived events back into D1: Witness has no command for it."
+    : hot === null
     ? `Project ${project} keeps every event hot (in D1).`
     : `Project ${project} keeps ${hot} day${hot === 1 ? "" : "s"} of events hot; the daily cron archives older ones to R2${hot === 0 ? " (everything received so far, at its next run)" : ""}.`,
 );

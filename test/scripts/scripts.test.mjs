@@ -3,11 +3,13 @@
 // project (its own .wrangler state), never the checkout's local database.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { devPort, parseKeyReference } from "../../src/scripts/lib.mjs";
+import { DatabaseSync } from "node:sqlite";
+import { devPort, parseKeyReference, wranglerDevArgs } from "../../src/scripts/lib.mjs";
+import { d1FileName, splitStatements } from "../../src/scripts/local-d1.mjs";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -36,6 +38,22 @@ describe("helpers", () => {
     assert.equal(devPort(["--port", "9000"]), "9000");
     assert.equal(devPort(["--port=9001"]), "9001");
     assert.equal(devPort(["--var", "A:b", "--port=9002", "--local"]), "9002");
+  });
+
+  it("names the dev logs after the port npm run dev listens on, unless LOG_ORIGIN_HOST is given", () => {
+    const vars = (args) => wranglerDevArgs(args).flatMap((a, i, all) => (all[i - 1] === "--var" ? [a] : []));
+    assert.deepEqual(vars([]), ["LOG_ORIGIN_HOST:localhost:8787", "EMBED_DEMO_PROJECT:demo", "ALLOW_PRIVATE_STREAM_TARGETS:true"]);
+    assert.ok(vars(["--port", "9000"]).includes("LOG_ORIGIN_HOST:localhost:9000"));
+    assert.ok(vars(["--port=9001"]).includes("LOG_ORIGIN_HOST:localhost:9001"));
+    assert.deepEqual(vars(["--var", "LOG_ORIGIN_HOST:audit.test", "--port", "9000"]).filter((v) => v.startsWith("LOG_ORIGIN_HOST")), ["LOG_ORIGIN_HOST:audit.test"]);
+  });
+
+  it("splits SQL at semicolons outside quotes and comments, as wrangler d1 execute --command does", () => {
+    assert.deepEqual(splitStatements("SELECT 1; INSERT INTO t VALUES ('a;b', \"c;d\"); -- x;y\nSELECT 'it''s;';"), [
+      "SELECT 1",
+      "INSERT INTO t VALUES ('a;b', \"c;d\")",
+      "-- x;y\nSELECT 'it''s;'",
+    ]);
   });
 });
 
@@ -92,6 +110,8 @@ describe("keys against a local database", () => {
     symlinkSync(join(ROOT, "node_modules"), join(root, "node_modules"));
   });
   after(() => rmSync(root, { recursive: true, force: true }));
+  /** The control database's SQLite file, as wrangler created it (the scripts open it directly). */
+  const controlDb = () => join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000000"));
 
   it("creates, lists (never the secret), and revokes by whole key, by the part after wtn_live_ and by prefix; twice says so", { timeout: 240_000 }, () => {
     const create = () => {
@@ -133,6 +153,65 @@ describe("keys against a local database", () => {
     assert.equal(projects.code, 0, projects.err);
     assert.match(projects.out, /^project\s+shard\s+events\s+head seq\s+keys \(live\)\s+retention\s+created$/m);
     assert.match(projects.out, /^ops-test\s+\d+\s+0\s+-\s+3 \(0\)\s+keep forever\s+\d{4}-\d{2}-\d{2}$/m);
+  });
+
+  it("reads and writes the local database directly once it exists: no wrangler start, a fraction of a second each, nothing on stderr", () => {
+    // The file the scripts compute is the one wrangler made (miniflare names it by a hash of the database id).
+    assert.ok(existsSync(controlDb()), "no local database where the scripts look for it");
+    const started = Date.now();
+    const steps = [
+      run(root, "keys-create.mjs", ["fast-test", "--label", "speed; 'quoted'"]),
+      run(root, "keys-list.mjs", ["fast-test"]),
+      run(root, "projects-list.mjs"),
+      run(root, "projects-tiering.mjs", ["fast-test", "30"]),
+    ];
+    const seconds = (Date.now() - started) / 1000;
+    for (const res of steps) {
+      assert.equal(res.code, 0, res.err);
+      assert.equal(res.err, "", "a warning reached the operator");
+    }
+    assert.match(steps[1].out, /fast-test: 1 key\(s\), 1 live[\s\S]*speed; 'quoted'$/m);
+    // Through wrangler these four took 12-20 s (a wrangler start per query).
+    assert.ok(seconds < 4, `took ${seconds} s`);
+    assert.equal(run(root, "keys-revoke.mjs", [steps[0].out.trim().split("\n").pop()]).code, 0);
+  });
+
+  it("waits for a write the running service holds instead of failing (busy timeout)", { timeout: 60_000 }, async () => {
+    // Another connection holds the write lock for a second, as wrangler dev does mid-transaction.
+    const holder = spawn(process.execPath, ["-e", `
+      const db = new (require("node:sqlite").DatabaseSync)(${JSON.stringify(controlDb())});
+      db.exec("BEGIN IMMEDIATE"); console.log("locked");
+      setTimeout(() => { db.exec("COMMIT"); }, 1000);`], { stdio: ["ignore", "pipe", "ignore"] });
+    await new Promise((resolve) => holder.stdout.once("data", resolve));
+    const res = await new Promise((resolve) => {
+      const child = spawn(process.execPath, [join(root, "src", "scripts", "keys-create.mjs"), "busy-test"], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (err += d));
+      child.on("close", (code) => resolve({ code, out, err }));
+    });
+    assert.equal(res.code, 0, res.err);
+    assert.match(res.out, /Created key \w{12} \(scopes: admin/);
+  });
+
+  it("tiering off says archived events stay archived and that nothing brings them back", () => {
+    assert.equal(run(root, "keys-create.mjs", ["cold-test"]).code, 0);
+    const db = new DatabaseSync(controlDb());
+    const shard = db.prepare("SELECT shard FROM projects WHERE id = 'cold-test'").get().shard;
+    // A segment as the archiver indexes it, on the project's shard (shard 0 is the control database's file).
+    const file = shard === 0 ? controlDb() : join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000001"));
+    new DatabaseSync(file).prepare(
+      "INSERT INTO archive_segments (project_id, first_seq, last_seq, first_received_at, last_received_at, first_occurred_at, last_occurred_at, count, bytes, sha256, object_key, created_at) " +
+        "VALUES ('cold-test', 1, 40, 't', 't', 't', 't', 40, 1, 'x', 'archive/cold-test/1', 't')",
+    ).run();
+    db.close();
+    const off = run(root, "projects-tiering.mjs", ["cold-test", "off"]);
+    assert.equal(off.code, 0, off.err);
+    assert.match(off.out, /^Project cold-test archives no more events: new ones stay hot \(in D1\)\.$/m);
+    assert.match(off.out, /^The 40 events archived earlier \(1 segment\) stay in R2: get, export, verify, receipts, erasure and retention still span them; list and search do not\.$/m);
+    assert.match(off.out, /^Nothing brings archived events back into D1: Witness has no command for it\.$/m);
+    assert.match(run(root, "projects-tiering.mjs", ["ops-test", "off"]).out, /^Project ops-test keeps every event hot \(in D1\)\.$/m);
   });
 
   it("sets scopes and a label, defaults to admin only while the project has no live admin key, and lists them", { timeout: 240_000 }, () => {
@@ -187,6 +266,8 @@ describe("keys against a local database", () => {
       const refused = run(root, "projects-retention.mjs", ["ops-test", "1", "--url", url]);
       assert.equal(refused.code, 1);
       assert.match(refused.err, /^error: the service refused: 409 RETENTION_LOCKED: The retention plan is locked since 2026-01-01/m);
+      // The short-lived keys it called with are deleted, not left revoked: keys:list is as before.
+      assert.match(run(root, "keys-list.mjs", ["ops-test"]).out, /Project ops-test: 3 key\(s\), 0 live/);
     } finally {
       service.kill();
     }
