@@ -14,6 +14,8 @@ import events from "./routes/events";
 import exports from "./routes/exports";
 import log from "./routes/log";
 import logs from "./routes/logs";
+import { landingResponse, orHtml, publicAssets } from "./routes/public-pages";
+import { wantsHtml } from "./pages/public/negotiate";
 import meter from "./routes/meter";
 import { receiptPages, receipts } from "./routes/receipts";
 import keys from "./routes/keys";
@@ -40,9 +42,14 @@ app.use("/v1/*", embedReadsOnly);
 
 documented(app, createRoute({
   method: "get", path: "/", tags: ["Public"], operationId: "getService", summary: "What this is", security: [],
-  responses: { 200: json(serviceInfoSchema, "The service's name and where to read on"), ...errors() },
+  description: "JSON for API clients; a browser (Accept preferring text/html) gets the landing page.",
+  responses: { 200: orHtml(json(serviceInfoSchema, "The service's name and where to read on")), ...errors() },
 }));
-app.get("/", (c) => c.json({ data: { service: "witness", docs: "/docs", api: "/v1" } }));
+app.get("/", (c) => {
+  if (wantsHtml(c.req.header("Accept"))) return landingResponse(c);
+  c.header("Vary", "Accept");
+  return c.json({ data: { service: "witness", docs: "/docs", api: "/v1" } });
+});
 apiDocs(app);
 app.route("/v1/events", events);
 app.route("/v1/exports", exports);
@@ -61,6 +68,8 @@ app.route("/v1/keys", keys);
 app.route("/v1/jobs", jobs);
 app.route("/v1/embed", embedTokens);
 app.route("/embed", embedAssets);
+// The public pages' stylesheet and script (src/pages/public).
+app.route("/assets/public", publicAssets);
 // Only where METER = "enforce" (tests, benches): the invocation meter's report; 404 elsewhere.
 app.route("/__meter", meter);
 

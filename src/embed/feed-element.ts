@@ -46,10 +46,19 @@ export const FEED_ELEMENT_JS = String.raw`/* <witness-feed>: read-only Witness a
     ".status:empty{display:none}",
     "[data-state=error] .status,[data-state=expired] .status{color:var(--witness-error,#cf222e)}",
     "ol{list-style:none;margin:0;padding:0}",
-    "li{padding:10px 12px;border-bottom:1px solid var(--witness-border,#d0d7de)}",
+    "li{border-bottom:1px solid var(--witness-border,#d0d7de)}",
     "li:last-child{border-bottom:0}",
+    "button.row{display:block;width:100%;text-align:left;font:inherit;color:inherit;background:transparent;border:0;",
+    "border-radius:0;padding:10px 12px;cursor:pointer}",
+    "button.row:hover,button.row[aria-expanded=true]{background:var(--witness-hover,rgba(127,127,127,.08))}",
+    ":focus-visible.row{outline-offset:-2px}",
     ".head{display:flex;justify-content:space-between;align-items:baseline;gap:12px}",
+    ".panel{padding:4px 12px 12px}",
+    "dl{display:grid;grid-template-columns:minmax(5rem,max-content) 1fr;gap:4px 12px;margin:0 0 10px}",
+    "dt{color:var(--witness-muted,#656d76)}dd{margin:0;overflow-wrap:anywhere}",
+    ".receipt{color:var(--witness-accent,#0969da);font-weight:600}",
     ".action{font-weight:600;overflow-wrap:anywhere}",
+    ".detail{display:block}",
     "time,.detail{color:var(--witness-muted,#656d76);font-size:.9em}",
     "time{white-space:nowrap}",
     ".detail{overflow-wrap:anywhere}",
@@ -125,18 +134,81 @@ export const FEED_ELEMENT_JS = String.raw`/* <witness-feed>: read-only Witness a
     return list.length > 1 ? text + " (+" + (list.length - 1) + " more)" : text;
   }
 
-  function row(e) {
+  function targetsText(e) {
+    var list = Array.isArray(e.targets) ? e.targets : [];
+    return list.map(function (t) {
+      t = t || {};
+      return (t.type ? t.type + ": " : "") + (t.name ? t.name + " (" + (t.id || "") + ")" : t.id || "");
+    }).join(", ");
+  }
+
+  function pair(dl, name, value) {
+    if (value === undefined || value === null || value === "") return;
+    dl.appendChild(el("dt", null, name));
+    dl.appendChild(el("dd", null, value));
+  }
+
+  var panels = 0;
+
+  /**
+   * A row is a disclosure button: Enter, Space or a click opens its details
+   * below it, with the link to the event's public receipt page; Escape in the
+   * panel closes it and returns to the row.
+   */
+  function row(e, base) {
     var li = el("li");
     li.setAttribute("part", "item");
-    var head = el("div", "head");
+    var button = el("button", "row");
+    button.type = "button";
+    button.setAttribute("aria-expanded", "false");
+    var head = el("span", "head");
     head.appendChild(el("span", "action", e.action));
     var time = el("time", null, relativeTime(e.occurred_at));
     time.setAttribute("datetime", String(e.occurred_at));
     time.setAttribute("title", exactTime(e.occurred_at));
     head.appendChild(time);
     var target = targetText(e);
-    li.appendChild(head);
-    li.appendChild(el("div", "detail", actorText(e) + (target ? " \u00b7 " + target : "")));
+    button.appendChild(head);
+    button.appendChild(el("span", "detail", actorText(e) + (target ? " \u00b7 " + target : "")));
+    var panel = el("div", "panel");
+    panel.id = "witness-event-" + ++panels;
+    panel.hidden = true;
+    panel.setAttribute("part", "panel");
+    panel.setAttribute("role", "region");
+    panel.setAttribute("aria-label", "Event details");
+    button.setAttribute("aria-controls", panel.id);
+    var dl = el("dl");
+    var a = e.actor || {};
+    pair(dl, "Action", e.action);
+    pair(dl, "Actor", [a.name, a.id, a.type].filter(Boolean).join(" \u00b7 ") || actorText(e));
+    pair(dl, "Targets", targetsText(e));
+    pair(dl, "Organization", e.organization);
+    pair(dl, "When", exactTime(e.occurred_at));
+    pair(dl, "Event id", e.id);
+    if (e.anonymized_at) pair(dl, "Erased", "Personal data erased " + exactTime(e.anonymized_at));
+    panel.appendChild(dl);
+    if (e.id) {
+      var link = el("a", "receipt", "View receipt");
+      link.href = base + "/receipts/" + encodeURIComponent(e.id);
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      link.setAttribute("part", "receipt-link");
+      panel.appendChild(link);
+    }
+    button.addEventListener("click", function () {
+      var open = button.getAttribute("aria-expanded") !== "true";
+      button.setAttribute("aria-expanded", open ? "true" : "false");
+      panel.hidden = !open;
+    });
+    panel.addEventListener("keydown", function (ev) {
+      if (ev.key !== "Escape") return;
+      ev.stopPropagation();
+      button.setAttribute("aria-expanded", "false");
+      panel.hidden = true;
+      button.focus();
+    });
+    li.appendChild(button);
+    li.appendChild(panel);
     return li;
   }
 
@@ -285,7 +357,7 @@ export const FEED_ELEMENT_JS = String.raw`/* <witness-feed>: read-only Witness a
         return this._fail("error", message, append);
       }
       if (!append) this._list.textContent = "";
-      for (var i = 0; i < body.data.length; i++) this._list.appendChild(row(body.data[i]));
+      for (var i = 0; i < body.data.length; i++) this._list.appendChild(row(body.data[i], base));
       this._cursor = typeof body.nextCursor === "string" && body.data.length > 0 ? body.nextCursor : null;
       var count = this._list.children.length;
       if (count === 0) return this._setState("empty", this._query ? TEXT.noMatch : TEXT.empty);

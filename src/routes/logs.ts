@@ -6,6 +6,7 @@ import { forgetLogAddress, projectOfLog, tileObjectKey } from "../log/log-direct
 import { checkedCopy, keepCopy } from "../log/published-tiles";
 import { TILE_WIDTH, parseTilePath } from "../log/tiles";
 import type { AppEnv } from "../types";
+import { mountLogPage } from "./public-pages";
 
 /**
  * Public tlog-tiles endpoints, /logs/<log_id>/checkpoint and /tile/..., for
@@ -92,6 +93,8 @@ logs.get("/:logId/tile/*", async (c) => {
   return binary(c, bytes, full ? IMMUTABLE : FRESH);
 });
 
+// The log's address itself: a page for browsers (src/pages/public), "not found" as before for everyone else.
+mountLogPage(logs, (c) => plain(c, 404, "not found"));
 logs.all("*", (c) => plain(c, 404, "not found"));
 
 export default logs;

@@ -1,12 +1,11 @@
-import type { Context } from "hono";
 import { createRoute, z } from "@hono/zod-openapi";
 import { documented, errors, json, router } from "../lib/openapi";
 import { receiptStatusSchema } from "../schemas/responses";
-import { randomHex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { checkEvent, isValid, findChainRow, publicFields, publicStatus, receiptUrls } from "../receipts/receipt";
-import type { AppEnv } from "../types";
-import { receiptDamagedPage, receiptNotFoundPage, receiptPage } from "../receipts/receipt-page";
+import { checkPage } from "../pages/public/check-page";
+import { htmlResponse } from "../pages/public/layout";
+import { receiptDamagedPage, receiptNotFoundPage, receiptPage } from "../pages/public/receipt-page";
 import { ArchiveDamagedError } from "../storage/archive-segments";
 
 /**
@@ -46,48 +45,44 @@ receipts.get("/:id", async (c) => {
   return c.json({ data: publicStatus(row, check, new URL(c.req.url).origin, new Date().toISOString()) });
 });
 
-/** The human view of the same check, at /receipts/<id>. Plain HTML, no script. */
+/** The human views: /receipts/<id> (the server's check) and /receipts (a receipt checked in the browser). */
 export const receiptPages = router();
 
 const html = (description: string) => ({ description, content: { "text/html": { schema: z.string() } } });
+documented(receiptPages, createRoute({
+  method: "get", path: "/", tags: ["Public"], operationId: "checkReceiptPage", summary: "A page that checks a pasted receipt in the browser", security: [],
+  responses: { 200: html("The page; its script checks the receipt with /.well-known/witness-keys.json"), ...errors() },
+}));
 documented(receiptPages, createRoute({
   method: "get", path: "/{id}", tags: ["Public"], operationId: "viewReceipt", summary: "The human view of a receipt check (HTML, no script)", security: [],
   request: { params: idParam },
   responses: { 200: html("The check as a page"), 404: html("No such event"), 410: html("The event's archived copy is missing or damaged"), ...errors() },
 }));
 
-function pageHeaders(c: Context<AppEnv>, nonce: string) {
-  c.header(
-    "Content-Security-Policy",
-    `default-src 'none'; style-src 'nonce-${nonce}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
-  );
-  c.header("X-Content-Type-Options", "nosniff");
-  c.header("Referrer-Policy", "no-referrer");
-  c.header("Cache-Control", "no-store");
-}
+receiptPages.get("/", (c) => htmlResponse(c, checkPage(), { script: true, connect: true, cache: "public, max-age=300" }));
 
 receiptPages.get("/:id", async (c) => {
-  const nonce = randomHex(16);
-  pageHeaders(c, nonce);
   let found;
   try {
     const row = await orArchiveDamaged(findChainRow(c.env, c.req.param("id")));
     found = row && { row, check: await orArchiveDamaged(checkEvent(c.env, row)) };
   } catch (error) {
-    if (error instanceof ApiError && error.code === "ARCHIVE_DAMAGED") return c.html(receiptDamagedPage(nonce), 410);
+    if (error instanceof ApiError && error.code === "ARCHIVE_DAMAGED") return htmlResponse(c, receiptDamagedPage(), { status: 410 });
     throw error;
   }
-  if (!found) return c.html(receiptNotFoundPage(nonce), 404);
+  if (!found) return htmlResponse(c, receiptNotFoundPage(), { status: 404 });
   const { row, check } = found;
-  const origin = new URL(c.req.url).origin;
-  return c.html(
+  const url = new URL(c.req.url);
+  return htmlResponse(
+    c,
     receiptPage({
-      nonce,
       fields: publicFields(row),
       check,
       valid: isValid(check),
       checkedAt: new Date().toISOString(),
-      jsonUrl: receiptUrls(origin, row.id).verification_url,
+      jsonUrl: receiptUrls(url.origin, row.id).verification_url,
+      host: url.host,
+      anonymizedAt: row.anonymized_at,
     }),
   );
 });
