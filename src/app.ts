@@ -14,16 +14,18 @@ import events from "./routes/events";
 import exports from "./routes/exports";
 import log from "./routes/log";
 import logs from "./routes/logs";
-import { landingResponse, orHtml, publicAssets } from "./routes/public-pages";
-import { wantsHtml } from "./pages/public/negotiate";
 import meter from "./routes/meter";
 import { receiptPages, receipts } from "./routes/receipts";
+import { landingResponse, orHtml, publicAssets } from "./routes/public-pages";
+import { wantsHtml } from "./pages/public/negotiate";
 import keys from "./routes/keys";
 import jobs from "./routes/jobs";
 import legalHolds from "./routes/legal-holds";
 import projectMove from "./routes/project-move";
 import retention from "./routes/retention";
 import streams from "./routes/streams";
+import stats from "./routes/stats";
+import { mountConsole } from "./routes/console";
 import wellKnown from "./routes/well-known";
 
 const app = router();
@@ -66,6 +68,9 @@ app.route("/v1/streams", streams);
 app.route("/v1/project", projectMove);
 app.route("/v1/keys", keys);
 app.route("/v1/jobs", jobs);
+app.route("/v1/stats", stats);
+// The web console (HTML, not API operations): its pages call /v1 in-process as the signed-in key.
+mountConsole(app);
 app.route("/v1/embed", embedTokens);
 app.route("/embed", embedAssets);
 // The public pages' stylesheet and script (src/pages/public).

@@ -24,8 +24,8 @@ export interface CommitHost {
   db(): D1Database;
   head(): Head;
   log(): ProjectLog;
-  /** Records the new head; called with no await after the log's apply, so one storage transaction keeps both. */
-  advance(head: Head): void;
+  /** Records the new head (and the rows' activity rollups); called with no await after the log's apply, so one storage transaction keeps them all. */
+  advance(head: Head, rows: readonly EventRow[]): void;
   /** After a commit: wake the streams, schedule witness rounds. Never awaited. */
   committed(): void;
   /** After a failed batch: reload the head, in case the commit landed and only its answer was lost. */
@@ -97,7 +97,7 @@ export class GroupCommit {
       ]);
       // No await between the tree and the head: one storage transaction stores both or neither.
       host.log().apply(leaves);
-      host.advance({ seq: last.seq, hash: last.hash });
+      host.advance({ seq: last.seq, hash: last.hash }, rows);
       group.forEach((p, i) => p.resolve(slices[i]));
       host.committed();
     } catch (error) {

@@ -20,6 +20,7 @@ import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log
 import type { LeafRun } from "../log/leaf-check";
 import { logInfo } from "../log/log-info";
 import { ProjectLog } from "../log/project-log";
+import { Rollups, type Activity, type Bucket } from "../reads/rollups";
 import type { NewEvent } from "../schemas/event";
 import { archiveStep, type ArchiveHooks } from "../storage/archive-run";
 import { CompanionRecords, type TrustedCompanions } from "../storage/companion-records";
@@ -45,6 +46,8 @@ export class ProjectLedger extends DurableObject<Env> {
   /** Hashes of the archive's export companions, which exports and verify trust (src/storage/companion-records.ts). */
   private readonly companions: CompanionRecords;
   private readonly rates = new RateWindows();
+  /** Events per hour and action, for the console's chart (src/reads/rollups.ts). */
+  private readonly rollups: Rollups;
   /** The project's transparency log: its tree lives in this object's storage, next to the head. */
   private log!: ProjectLog;
 
@@ -56,15 +59,17 @@ export class ProjectLedger extends DurableObject<Env> {
     this.companions = new CompanionRecords(ctx.storage.sql);
     this.audit = new AuditOutbox(ctx.storage.sql);
     this.holds = new LegalHolds(ctx.storage);
+    this.rollups = new Rollups(ctx.storage.sql);
     this.commits = new GroupCommit({
       env,
       projectId: this.projectId,
       db: () => this.db,
       head: () => this.current,
       log: () => this.log,
-      advance: (head) => {
+      advance: (head, rows) => {
         this.current = head;
         this.ctx.storage.kv.put("head", head);
+        this.rollups.add(rows);
       },
       committed: () => {
         // Log streams deliver on their own; the ledger only wakes them, never waits.
@@ -94,7 +99,10 @@ export class ProjectLedger extends DurableObject<Env> {
     // Adopted rows are a commit whose head was never recorded, so neither were its leaves.
     const leaves = await this.log.prepare(recovered.adopted);
     this.log.apply(leaves);
-    if (recovered.adopted.length > 0) this.ctx.storage.kv.put("head", this.current);
+    if (recovered.adopted.length > 0) {
+      this.ctx.storage.kv.put("head", this.current);
+      this.rollups.add(recovered.adopted);
+    }
     // Pin the log's id on first wake, before anything asks for it: a D1 log_id changed later cannot move this log.
     await this.log.logId().catch(() => {});
     await scheduleLog(this.log, this.logDeps());
@@ -234,6 +242,11 @@ export class ProjectLedger extends DurableObject<Env> {
   /** The event with `seq` as tlog-proof text against the newest checkpoint; null when not in the published tree. */
   logInclusion(seq: number) {
     return this.log.inclusion(seq);
+  }
+
+  /** GET /v1/stats/activity: events per bucket and top action, from the rollups (never the events). */
+  activity(from: string, to: string, bucket: Bucket): Activity {
+    return this.rollups.read(from, to, bucket);
   }
 
   /** What an evidence export pins (src/jobs/evidence.ts): the published tree's size and its signed checkpoint; null without a signing key. */

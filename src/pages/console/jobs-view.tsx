@@ -1,0 +1,59 @@
+export interface Job {
+  id: string;
+  type: "export" | "verify";
+  status: string;
+  progress: { done: number; total: number };
+  created_at: string;
+  updated_at: string;
+  result?: any;
+  error?: { code: string; message: string };
+  files?: { name: string; bytes: number; rows: number }[];
+  files_expired?: boolean;
+}
+
+/** A verify's outcome in words. */
+export function verifyOutcome(job: Job): string {
+  if (job.status !== "succeeded") return job.error ? `${job.error.code}: ${job.error.message}` : "";
+  const r = job.result ?? {};
+  if (r.ok) return `Intact: ${r.verified} events checked`;
+  const f = r.failure ?? {};
+  return `Failed: ${f.reason ?? "chain broken"}${f.event_id ? ` at event ${f.event_id}` : ""}`;
+}
+
+export function JobRow(props: { job: Job }) {
+  const j = props.job;
+  const failed = j.status === "failed" || (j.type === "verify" && j.status === "succeeded" && !j.result?.ok);
+  return (
+    <tr>
+      <td>
+        <time datetime={j.created_at}>{j.created_at.replace("T", " ").replace("Z", "")}</time>
+      </td>
+      <td>
+        <span class={`badge ${failed ? "bad" : j.status === "succeeded" ? "ok" : ""}`}>{j.status}</span>
+      </td>
+      <td class="num">
+        {j.progress.done} / {j.progress.total}
+      </td>
+      <td>
+        {j.type === "verify" ? (
+          verifyOutcome(j)
+        ) : j.status === "succeeded" && j.files && !j.files_expired ? (
+          <ul class="plain">
+            {j.files.map((f) => (
+              <li>
+                <a href={`/console/api/v1/jobs/${encodeURIComponent(j.id)}/files/${encodeURIComponent(f.name)}`} download={f.name}>
+                  {f.name}
+                </a>{" "}
+                ({f.rows} rows, {f.bytes} bytes)
+              </li>
+            ))}
+          </ul>
+        ) : j.files_expired ? (
+          "Files expired"
+        ) : (
+          (j.error && `${j.error.code}: ${j.error.message}`) || ""
+        )}
+      </td>
+    </tr>
+  );
+}

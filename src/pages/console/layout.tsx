@@ -1,0 +1,134 @@
+import type { Child } from "hono/jsx";
+import { grants, type Scope } from "../../auth/scopes";
+
+/** Where the build puts the console's static files (src/scripts/docs-assets.mjs); served by the assets, never a CDN. */
+export const ASSETS = "/console/assets";
+
+/**
+ * Every console page: no inline script or style (the CSP forbids both), one
+ * stylesheet and at most a module script of ours, all from this Worker.
+ */
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+export interface Viewer {
+  projectId: string;
+  keyPrefix: string;
+  scopes: Scope[];
+  csrf: string;
+  expiresAt: string;
+}
+
+export type Section = "events" | "integrity" | "exports" | "streams" | "retention" | "keys";
+
+const NAV: { id: Section; label: string; needs: Scope }[] = [
+  { id: "events", label: "Events", needs: "read" },
+  { id: "integrity", label: "Integrity", needs: "read" },
+  { id: "exports", label: "Exports", needs: "read" },
+  { id: "streams", label: "Streams", needs: "read" },
+  { id: "retention", label: "Retention", needs: "read" },
+  { id: "keys", label: "Keys", needs: "admin" },
+];
+
+export function Page(props: { title: string; viewer?: Viewer; active?: Section; script?: string; styles?: string[]; children: Child }) {
+  const { viewer } = props;
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="robots" content="noindex" />
+        {viewer ? <meta name="csrf-token" content={viewer.csrf} /> : null}
+        <title>{`${props.title} · Witness console`}</title>
+        {(props.styles ?? []).map((s) => (
+          <link rel="stylesheet" href={`${ASSETS}/${s}`} />
+        ))}
+        <link rel="stylesheet" href={`${ASSETS}/console.css`} />
+        {props.script ? <script type="module" src={`${ASSETS}/${props.script}`}></script> : null}
+      </head>
+      <body>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        <header class="top">
+          <a class="brand" href="/console">
+            Witness console
+          </a>
+          {viewer ? (
+            <>
+              <nav aria-label="Console">
+                <ul>
+                  {NAV.filter((n) => grants(viewer.scopes, n.needs)).map((n) => (
+                    <li>
+                      <a href={`/console/${n.id}`} aria-current={props.active === n.id ? "page" : undefined}>
+                        {n.label}
+                      </a>
+                    </li>
+                  ))}
+                </ul>
+              </nav>
+              <form method="post" action="/console/sign-out" class="signout">
+                <input type="hidden" name="csrf" value={viewer.csrf} />
+                <span class="who">
+                  Project <strong>{viewer.projectId}</strong> · key <code>{viewer.keyPrefix}</code> ({viewer.scopes.join(", ") || "no scopes"})
+                </span>
+                <button type="submit">Sign out</button>
+              </form>
+            </>
+          ) : null}
+        </header>
+        <main id="main">{props.children}</main>
+      </body>
+    </html>
+  );
+}
+
+export function render(node: Child): string {
+  return `<!doctype html>${node}`;
+}
+
+/** Shown instead of a page the key may not see: says which scope it lacks. */
+export function Lacks(props: { scope: Scope; viewer: Viewer }) {
+  const read = props.scope === "read";
+  return (
+    <div class="notice bad" role="alert">
+      <h2>{read ? "This key cannot read" : "This page needs an admin key"}</h2>
+      <p>
+        The key you signed in with holds {props.viewer.scopes.join(", ") || "no scopes"}.{" "}
+        {read
+          ? "A key that can only send events (ingest) cannot read the log back, by design. Sign out and sign in with a key that holds read or admin."
+          : "Sign in with a key that holds admin to use this page."}
+      </p>
+    </div>
+  );
+}
+
+/** An error the API answered, shown as text. */
+export function ApiProblem(props: { error: { code?: string; message?: string } | null }) {
+  if (!props.error) return null;
+  return (
+    <div class="notice bad" role="alert">
+      <p>
+        <strong>{props.error.code ?? "ERROR"}</strong>: {props.error.message ?? "The request failed"}
+      </p>
+    </div>
+  );
+}
+
+/** A whole page saying no: a scope the key lacks, or a refused request (message shown as text). */
+export function LacksPage(props: { viewer?: Viewer; scope?: Scope; title?: string; message?: string }): string {
+  const title = props.title ?? (props.scope === "admin" ? "Needs an admin key" : "This key cannot read");
+  return render(
+    <Page title={title} viewer={props.viewer}>
+      <h1>{title}</h1>
+      {props.scope && props.viewer ? (
+        <Lacks scope={props.scope} viewer={props.viewer} />
+      ) : (
+        <p class="notice bad" role="alert">
+          {props.message}
+        </p>
+      )}
+    </Page>,
+  );
+}

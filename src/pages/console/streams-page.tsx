@@ -1,0 +1,130 @@
+import { grants } from "../../auth/scopes";
+import { ApiProblem, Page, type Viewer } from "./layout";
+import type { ApiError } from "./console-api";
+
+export interface Stream {
+  id: string;
+  type: string;
+  url: string;
+  status: string;
+  filter: Record<string, unknown>;
+  created_at: string;
+  delivered_seq?: number;
+  lag_events?: number;
+  lag_seconds?: number;
+  last_success_at?: string | null;
+  last_error?: string | null;
+  last_error_at?: string | null;
+  next_attempt_at?: string | null;
+  consecutive_failures?: number;
+}
+
+export function StreamsPage(props: { viewer: Viewer; streams: Stream[]; error: ApiError | null; created: { id: string; secret?: string } | null }) {
+  const admin = grants(props.viewer.scopes, "admin");
+  const csrf = <input type="hidden" name="csrf" value={props.viewer.csrf} />;
+  return (
+    <Page title="Streams" viewer={props.viewer} active="streams">
+      <h1>Streams</h1>
+      <ApiProblem error={props.error} />
+      {props.created ? (
+        <div class="notice" role="status">
+          <p>
+            Stream <code>{props.created.id}</code> created.
+          </p>
+          {props.created.secret ? (
+            <p>
+              Its webhook signing secret, shown this once: <code class="secret">{props.created.secret}</code>
+            </p>
+          ) : null}
+        </div>
+      ) : null}
+      {props.streams.length === 0 ? <p class="muted">No streams: events stay in Witness only.</p> : null}
+      {props.streams.map((s) => (
+        <section class="card" aria-label={`Stream ${s.id}`}>
+          <h2>
+            {s.type} → <code>{s.url}</code>
+          </h2>
+          <dl class="fields">
+            <dt>Status</dt>
+            <dd>
+              <span class={`badge ${s.status === "active" ? "ok" : "bad"}`}>{s.status}</span>
+            </dd>
+            <dt>Delivered up to</dt>
+            <dd>#{String(s.delivered_seq ?? 0)}</dd>
+            <dt>Lag</dt>
+            <dd>
+              {String(s.lag_events ?? 0)} events, {String(s.lag_seconds ?? 0)} s
+            </dd>
+            <dt>Last success</dt>
+            <dd>{s.last_success_at ?? <em>never</em>}</dd>
+            <dt>Last error</dt>
+            <dd>{s.last_error ? `${s.last_error} (${s.last_error_at ?? ""})` : <em>none</em>}</dd>
+            <dt>Filter</dt>
+            <dd>
+              <code>{JSON.stringify(s.filter)}</code>
+            </dd>
+          </dl>
+          {admin ? (
+            <div class="row-actions">
+              <form method="post" action={`/console/streams/${encodeURIComponent(s.id)}/replay`} class="inline">
+                {csrf}
+                <label>
+                  <span>Deliver again from seq</span>
+                  <input type="number" name="from_seq" min="1" required />
+                </label>
+                <button type="submit">Replay</button>
+              </form>
+              <form method="post" action={`/console/streams/${encodeURIComponent(s.id)}/delete`} class="inline">
+                {csrf}
+                <button type="submit" class="danger">
+                  Delete stream
+                </button>
+              </form>
+            </div>
+          ) : null}
+        </section>
+      ))}
+      <p class="muted">
+        There is no pause: a stream that fails keeps retrying with backoff and is disabled after repeated failures; replay re-enables
+        it from any seq, and deleting it stops delivery for good.
+      </p>
+      {admin ? (
+        <section class="card" aria-labelledby="new-stream">
+          <h2 id="new-stream">Create a stream</h2>
+          <form method="post" action="/console/streams" class="filters">
+            {csrf}
+            <label>
+              <span>Type</span>
+              <select name="type">
+                <option value="webhook">Webhook</option>
+                <option value="splunk">Splunk HEC</option>
+                <option value="datadog">Datadog</option>
+              </select>
+            </label>
+            <label>
+              <span>URL</span>
+              <input type="url" name="url" required autocomplete="off" />
+            </label>
+            <label>
+              <span>Token (Splunk, Datadog)</span>
+              <input type="password" name="token" autocomplete="off" />
+            </label>
+            <label>
+              <span>Only these actions (comma-separated, prefix*)</span>
+              <input type="text" name="actions" autocomplete="off" />
+            </label>
+            <label>
+              <span>Only this organization</span>
+              <input type="text" name="organization" autocomplete="off" />
+            </label>
+            <div class="actions">
+              <button type="submit">Create stream</button>
+            </div>
+          </form>
+        </section>
+      ) : (
+        <p class="muted">Creating, replaying and deleting streams needs an admin key.</p>
+      )}
+    </Page>
+  );
+}

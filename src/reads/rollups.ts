@@ -1,0 +1,104 @@
+/**
+ * Per-project activity rollups: events per hour (of occurred_at, UTC) and
+ * action, kept in the ledger Durable Object's own SQLite storage and updated
+ * in the same storage transaction as the head a commit moves, so the console's
+ * chart reads a few hundred small rows instead of scanning events.
+ * They count what was committed: a later purge, erasure or archive does not
+ * uncount it (the chart shows what the project recorded, not what is left).
+ */
+
+export type Bucket = "hour" | "day";
+
+const HOUR_MS = 3_600_000;
+/** Longest range one answer covers, in buckets: a chart wider than this is unreadable anyway. */
+export const MAX_BUCKETS = 2000;
+/** Actions shown as their own series; the rest are summed into `other`. */
+export const TOP_ACTIONS = 6;
+
+export interface RollupRow {
+  action: string;
+  occurred_at: string;
+}
+
+export interface Activity {
+  bucket: Bucket;
+  from: string;
+  to: string;
+  /** Start of each bucket, ISO 8601. */
+  starts: string[];
+  /** The busiest actions of the range, busiest first, each with its count per bucket. */
+  series: { action: string; total: number; counts: number[] }[];
+  /** Every other action, per bucket. */
+  other: number[];
+  total: number;
+}
+
+export class Rollups {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec("CREATE TABLE IF NOT EXISTS activity_rollups (hour INTEGER NOT NULL, action TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (hour, action)) WITHOUT ROWID");
+  }
+
+  /** Synchronous, so it lands in the storage transaction of the commit that stored these rows. */
+  add(rows: readonly RollupRow[]): void {
+    const counts = new Map<string, { hour: number; action: string; n: number }>();
+    for (const row of rows) {
+      const ms = Date.parse(row.occurred_at);
+      if (!Number.isFinite(ms)) continue;
+      const hour = Math.floor(ms / HOUR_MS);
+      const key = `${hour}\u0000${row.action}`;
+      const seen = counts.get(key);
+      if (seen) seen.n++;
+      else counts.set(key, { hour, action: row.action, n: 1 });
+    }
+    for (const { hour, action, n } of counts.values()) {
+      this.sql.exec("INSERT INTO activity_rollups (hour, action, n) VALUES (?, ?, ?) ON CONFLICT (hour, action) DO UPDATE SET n = n + excluded.n", hour, action, n);
+    }
+  }
+
+  /** Counts per bucket in [from, to] (both ISO 8601, whole buckets), the top actions apart. */
+  read(from: string, to: string, bucket: Bucket): Activity {
+    const size = bucket === "hour" ? 1 : 24;
+    const first = alignHour(Date.parse(from), size);
+    const last = alignHour(Date.parse(to), size);
+    const n = Math.floor((last - first) / size) + 1;
+    const end = first + n * size - 1;
+    const top = this.sql
+      .exec<{ action: string; total: number }>(
+        "SELECT action, SUM(n) AS total FROM activity_rollups WHERE hour >= ? AND hour <= ? GROUP BY action ORDER BY total DESC, action LIMIT ?",
+        first, end, TOP_ACTIONS,
+      )
+      .toArray();
+    const index = new Map(top.map((t, i) => [t.action, i]));
+    const series = top.map((t) => ({ action: t.action, total: t.total, counts: new Array<number>(n).fill(0) }));
+    const other = new Array<number>(n).fill(0);
+    let total = 0;
+    // Offsets from the first hour are never negative, so integer division is a floor; every
+    // action outside the top ones folds into one NULL group, so the rows stay buckets x (top + 1).
+    const named = top.length === 0 ? "NULL" : `CASE WHEN action IN (${top.map(() => "?").join(",")}) THEN action END`;
+    const cells = this.sql.exec<{ b: number; action: string | null; c: number }>(
+      // Numbers are bound as REAL: cast, or the division would not be an integer one.
+      `SELECT (hour - CAST(? AS INTEGER)) / ${size} AS b, ${named} AS action, SUM(n) AS c FROM activity_rollups WHERE hour >= ? AND hour <= ? GROUP BY 1, 2`,
+      first, ...top.map((t) => t.action), first, end,
+    );
+    for (const { b, action, c } of cells) {
+      total += c;
+      const i = action === null ? undefined : index.get(action);
+      if (i === undefined) other[b] += c;
+      else series[i].counts[b] += c;
+    }
+    const starts = Array.from({ length: n }, (_, i) => new Date((first + i * size) * HOUR_MS).toISOString());
+    return { bucket, from: starts[0], to: new Date((end + 1) * HOUR_MS - 1).toISOString(), starts, series, other, total };
+  }
+}
+
+/** The hour number of the bucket holding `ms`. */
+function alignHour(ms: number, size: number): number {
+  const hour = Math.floor(ms / HOUR_MS);
+  return Math.floor(hour / size) * size;
+}
+
+/** How many buckets [from, to] spans (the schema refuses more than MAX_BUCKETS). */
+export function bucketCount(from: string, to: string, bucket: Bucket): number {
+  const size = bucket === "hour" ? 1 : 24;
+  return Math.floor((alignHour(Date.parse(to), size) - alignHour(Date.parse(from), size)) / size) + 1;
+}
