@@ -15,6 +15,9 @@ export interface Selection {
   actions: string[] | null;
   /** Actions to leave out; only ever set when actions is null. */
   exclude: string[];
+  /** Only events with a target of this type (and this id, when set); optional so selections stored by older jobs still read. */
+  targetType?: string | null;
+  targetId?: string | null;
 }
 
 /**
@@ -47,7 +50,14 @@ export function selectionFor(credential: Credential, filters: Filters): Selectio
     dateTo: filters.date_to ?? null,
     actions,
     exclude: actions ? [] : [...exclude],
+    targetType: filters.target_type ?? null,
+    targetId: filters.target_id ?? null,
   };
+}
+
+/** Whether the selection keeps every event of its date window (exports then copy archived segments whole). */
+export function keepsEveryRow(sel: Selection): boolean {
+  return sel.organization === null && sel.actorId === null && sel.ipAddress === null && sel.actions === null && sel.exclude.length === 0 && (sel.targetType ?? null) === null;
 }
 
 export interface Statement {
@@ -119,6 +129,14 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     where.push(`e.occurred_at <= ${bind(sel.dateTo)}`);
   }
   const exclude = sel.exclude.length > 0 ? `e.action NOT IN (${sel.exclude.map(bind).join(", ")})` : null;
+  const targetType = sel.targetType ?? null;
+  if (targetType !== null && options.match === undefined && sel.actorId === null && sel.ipAddress === null) {
+    return targetWalk(sel, targetType, options, params, bind, where, exclude, limit);
+  }
+  if (targetType !== null) {
+    const id = sel.targetId != null ? ` AND t.id = ${bind(sel.targetId)}` : "";
+    where.push(`EXISTS (SELECT 1 FROM event_targets t INDEXED BY event_targets_row_idx WHERE t.row_id = e.row_id AND t.type = ${bind(targetType)}${id})`);
+  }
   const from = `FROM events e INDEXED BY ${indexFor(sel, (sel.actions?.length ?? 0) > 0)}`;
   if (exclude && options.window !== undefined && options.match === undefined) {
     const walked = `SELECT e.row_id ${from} WHERE ${where.join(" AND ")} ${ORDER} LIMIT ${bind(options.window)}`;
@@ -163,4 +181,38 @@ function unionAll(selects: string[]): string {
     groups.push(`SELECT * FROM (${unionAll(selects.slice(i, i + MAX_COMPOUND))})`);
   }
   return unionAll(groups);
+}
+
+/**
+ * A target filter without a narrower actor or address: walk the target's own
+ * index (event_targets, kept by triggers) in list order and join each hit to
+ * its event, the other filters applied to it. An event naming the same target
+ * twice is listed once (its first entry).
+ */
+function targetWalk(
+  sel: Selection,
+  targetType: string,
+  options: SelectOptions,
+  params: unknown[],
+  bind: (value: unknown) => string,
+  eventWhere: string[],
+  exclude: string | null,
+  limit: string,
+): Statement {
+  const id = sel.targetId ?? null;
+  // The same bounds, on the target rows: t.occurred_at and t.seq are the event's own.
+  const where = eventWhere.map((w) => w.replaceAll("e.occurred_at", "t.occurred_at").replaceAll("e.seq", "t.seq").replace("e.project_id", "t.project_id"));
+  where.push(`t.type = ${bind(targetType)}`);
+  if (id !== null) where.push(`t.id = ${bind(id)}`);
+  where.push(`NOT EXISTS (SELECT 1 FROM event_targets d INDEXED BY event_targets_row_idx WHERE d.row_id = t.row_id AND d.type = t.type${id !== null ? " AND d.id = t.id" : ""} AND d.rowid < t.rowid)`);
+  if (exclude) where.push(exclude);
+  const actions = (sel.actions ?? []).map(bind);
+  if (actions.length > 0) where.push(`e.action IN (${actions.join(", ")})`);
+  const index = id !== null ? "event_targets_id_time_idx" : "event_targets_type_time_idx";
+  return {
+    sql:
+      `SELECT ${options.columns} FROM event_targets t INDEXED BY ${index} CROSS JOIN events e ON e.row_id = t.row_id ` +
+      `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`,
+    params,
+  };
 }

@@ -1,4 +1,4 @@
-import { selectEvents, type Selection } from "./event-query";
+import { keepsEveryRow, selectEvents, type Selection } from "./event-query";
 import { narrowExclusions } from "./event-read";
 import { FORMATS } from "./export-formats";
 import { stagedKey } from "./export-stream";
@@ -141,7 +141,7 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
       break;
     }
     if (!room()) break;
-    const unfiltered = sel.organization === null && sel.actorId === null && sel.ipAddress === null && sel.actions === null && sel.exclude.length === 0;
+    const unfiltered = keepsEveryRow(sel);
     const firstMark = Math.min(s.base, ...s.marks.map((m) => m.a));
     // Whole, and none of its rows was hot when the walk started (so none was written); a segment sealed mid-walk goes row by row, the same bytes.
     const whole = (g: Segment) =>

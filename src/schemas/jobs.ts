@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PART_ROWS, MIN_PART_ROWS } from "../jobs/export-job";
-import { filterShape } from "./list-query";
+import { filterShape, targetPair } from "./list-query";
 import { verifyQuery } from "./verify";
 
 const dateOrder = (q: { date_from?: string; date_to?: string }) => !q.date_from || !q.date_to || q.date_from <= q.date_to;
@@ -25,6 +25,7 @@ export const exportJobSchema = z
   })
   .strict()
   .refine(dateOrder, { message: "date_from must not be after date_to", path: ["date_from"] })
+  .refine(targetPair.check, targetPair.params)
   // CSV cannot tell null from empty text, and the hashes an evidence check recomputes need that difference.
   .refine((q) => !q.evidence || q.format === "json", { message: "evidence exports are JSON: format must be json", path: ["format"] });
 

@@ -45,6 +45,8 @@ export const filterShape = {
   actions: actionList("actions"),
   actions_exclude: actionList("actions_exclude"),
   ip_address: text("ip_address", 255, "Only events sent from this address"),
+  target_type: text("target_type", 255, "Only events with a target of this type"),
+  target_id: text("target_id", 255, "Only events with this target (needs target_type: an id is only unique within its type)"),
   date_from: timestamp("date_from"),
   date_to: timestamp("date_to"),
 };
@@ -52,6 +54,12 @@ export const filterShape = {
 const dateOrder = {
   check: (q: { date_from?: string; date_to?: string }) => !q.date_from || !q.date_to || q.date_from <= q.date_to,
   params: { message: "date_from must not be after date_to", path: ["date_from"] },
+};
+
+/** target_id alone would match the same id under every type: refuse it rather than guess. */
+export const targetPair = {
+  check: (q: { target_type?: string; target_id?: string }) => q.target_id === undefined || q.target_type !== undefined,
+  params: { message: "target_id needs target_type", path: ["target_id"] },
 };
 
 const pageShape = {
@@ -76,7 +84,7 @@ const pageShape = {
   ).meta({ description: "The nextCursor of the previous page (or an ISO 8601 timestamp to start from)" }),
 };
 
-export const listQuerySchema = z.object({ ...filterShape, ...pageShape }).refine(dateOrder.check, dateOrder.params);
+export const listQuerySchema = z.object({ ...filterShape, ...pageShape }).refine(dateOrder.check, dateOrder.params).refine(targetPair.check, targetPair.params);
 
 export const searchQuerySchema = z
   .object({
@@ -88,14 +96,14 @@ export const searchQuerySchema = z
       .max(MAX_QUERY_LENGTH, `q must be at most ${MAX_QUERY_LENGTH} characters`)
       .meta({ description: "Words to find in action, actor name, e-mail and id (prefix match; words under 2 characters are ignored; at most 8 words)" }),
   })
-  .refine(dateOrder.check, dateOrder.params);
+  .refine(dateOrder.check, dateOrder.params).refine(targetPair.check, targetPair.params);
 
 export const exportQuerySchema = z
   .object({
     ...filterShape,
     format: z.enum(["csv", "json"], "format must be csv or json"),
   })
-  .refine(dateOrder.check, dateOrder.params);
+  .refine(dateOrder.check, dateOrder.params).refine(targetPair.check, targetPair.params);
 
 export type Filters = z.infer<z.ZodObject<typeof filterShape>>;
 export type ListQuery = z.infer<typeof listQuerySchema>;

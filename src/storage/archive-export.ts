@@ -16,7 +16,12 @@ export function matches(sel: Selection, r: ArchivedRow): boolean {
   if (sel.dateFrom !== null && r.occurred_at < sel.dateFrom) return false;
   if (sel.dateTo !== null && r.occurred_at > sel.dateTo) return false;
   if (sel.actions !== null && !sel.actions.includes(r.action)) return false;
+  if (sel.targetType != null && !hasTarget(r.targets, sel.targetType, sel.targetId ?? null)) return false;
   return !sel.exclude.includes(r.action);
+}
+
+function hasTarget(targets: string, type: string, id: string | null): boolean {
+  return (JSON.parse(targets) as Array<{ type: string; id: string }>).some((t) => t.type === type && (id === null || t.id === id));
 }
 
 /**

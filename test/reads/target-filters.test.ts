@@ -1,0 +1,62 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { call, createProject, ingestMany } from "../helpers";
+import { archiveAll } from "../storage/archive-helpers";
+
+const at = (i: number) => new Date(Date.UTC(2026, 2, 1) + i * 60_000).toISOString();
+const docs = ["d1", "d2", "d3"];
+
+// Event i targets document d(i % 3 + 1); every fourth also a user; event 7 names d2 twice.
+const events = Array.from({ length: 24 }, (_, i) => ({
+  action: i % 2 === 0 ? "doc.read" : "doc.write",
+  actor: { id: `u${i % 2}` },
+  targets: [
+    { type: "document", id: docs[i % 3] },
+    ...(i % 4 === 0 ? [{ type: "user", id: `u${i}` }] : []),
+    ...(i === 7 ? [{ type: "document", id: "d2" }] : []),
+  ],
+  occurred_at: at(i),
+}));
+const seqsOf = (rows: Array<{ seq: number }>) => rows.map((r) => r.seq);
+const expected = (keep: (i: number) => boolean) => events.map((_, i) => i + 1).filter((seq) => keep(seq - 1)).reverse();
+
+async function walk(key: string, query: string, limit = 5) {
+  const seqs: number[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await call("GET", `/v1/events?${query}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key });
+    expect(page.status, JSON.stringify(page.json)).toBe(200);
+    seqs.push(...seqsOf(page.json.data));
+    cursor = page.json.nextCursor;
+  } while (cursor);
+  return seqs;
+}
+
+describe("target filters", () => {
+  it("list, search and export by target type and id, newest first, each event once, with the other filters", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, events);
+    expect(await walk(p.key, "target_type=document&target_id=d2")).toEqual(expected((i) => i % 3 === 1));
+    expect(await walk(p.key, "target_type=user")).toEqual(expected((i) => i % 4 === 0));
+    expect(await walk(p.key, "target_type=document&target_id=d1&action=doc.write")).toEqual(expected((i) => i % 3 === 0 && i % 2 === 1));
+    expect(await walk(p.key, "target_type=document&target_id=d3&actor_id=u0", 2)).toEqual(expected((i) => i % 3 === 2 && i % 2 === 0));
+    expect(await walk(p.key, `target_type=document&target_id=d2&date_from=${at(5)}&date_to=${at(20)}`)).toEqual(expected((i) => i % 3 === 1 && i >= 5 && i <= 20));
+    expect(await walk(p.key, "target_type=document&target_id=nothing")).toEqual([]);
+    const search = await call("GET", "/v1/events/search?q=doc.read&target_type=user", { key: p.key });
+    expect(seqsOf(search.json.data)).toEqual(expected((i) => i % 4 === 0));
+    const csv = await call("GET", "/v1/exports?format=json&target_type=document&target_id=d1", { key: p.key });
+    expect(seqsOf(JSON.parse(csv.text))).toEqual(expected((i) => i % 3 === 0));
+  });
+
+  it("reach archived events in exports, and refuse a target id without its type", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, events);
+    await env.DB.prepare("UPDATE projects SET hot_days = 0 WHERE id = ?").bind(p.id).run();
+    await archiveAll(p.id, 10);
+    const exported = await call("GET", "/v1/exports?format=json&target_type=document&target_id=d2", { key: p.key });
+    expect(seqsOf(JSON.parse(exported.text)).sort((a, b) => b - a)).toEqual(expected((i) => i % 3 === 1));
+    const refused = await call("GET", "/v1/events?target_id=d2", { key: p.key });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.details.issues[0]).toMatchObject({ path: "target_id", message: "target_id needs target_type" });
+  });
+});
