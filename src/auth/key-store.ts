@@ -17,7 +17,16 @@ export const MAX_LABEL_CHARS = 100;
 
 const COLUMNS = "prefix, scopes, label, created_at, expires_at, revoked_at, created_by";
 type Row = Omit<KeyInfo, "scopes"> & { scopes: string };
-const info = (row: Row): KeyInfo => ({ ...row, scopes: parseStoredScopes(row.scopes) });
+// Field by field: a row read with more columns (revokeKey's audit_state) must not leak them into the answer.
+const info = ({ prefix, scopes, label, created_at, expires_at, revoked_at, created_by }: Row): KeyInfo => ({
+  prefix,
+  scopes: parseStoredScopes(scopes),
+  label,
+  created_at,
+  expires_at,
+  revoked_at,
+  created_by,
+});
 
 export async function createKey(
   env: Env,

@@ -5,13 +5,12 @@ import { ApiError } from "../lib/errors";
 import { validate, validationError } from "../lib/validate";
 import { publicLogUrl } from "../log/log-identity";
 import { access, projectOf } from "../middleware/credential";
-import { consistencyQuery } from "../schemas/log";
+import { consistencyQuery, logConsistencySchema, logInfoSchema } from "../schemas/log";
 import { archivedEvent } from "../storage/archive-lookup";
 import { orArchiveDamaged } from "./receipts";
 import { eventsDb } from "../storage/shards";
 import type { AppEnv } from "../types";
 import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
-import { logInfoSchema, logProofSchema } from "../schemas/responses";
 
 /** The key's project's transparency log: identity, newest checkpoint, proofs. API keys only. */
 const log = router();
@@ -32,7 +31,7 @@ log.get("/", READ.guard, async (c) => {
 documented(log, createRoute({
   method: "get", path: "/consistency", tags: ["Transparency log"], operationId: "getLogConsistency", summary: "A consistency proof between two tree sizes", security: READ.security,
   request: { query: consistencyQuery },
-  responses: { 200: json(logProofSchema, "The consistency proof"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
+  responses: { 200: json(logConsistencySchema, "The consistency proof"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
 }));
 log.get("/consistency", READ.guard, validate("query", consistencyQuery), async (c) => {
   const { from, to } = c.req.valid("query");

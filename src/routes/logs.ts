@@ -24,18 +24,42 @@ documented(logs, createRoute({
   request: { params: logParam },
   responses: { 200: plainText("A signed note, witness cosignatures appended"), 404: plainText("Unknown log"), 503: plainText("No checkpoint signing key is configured"), ...errors() },
 }));
+// A tile path has a variable number of segments (the index is x001/x234/067 past 999), which no
+// OpenAPI path template can hold; so the document names one parameter per segment it can, and the
+// index as one parameter. A client that follows the document percent-encodes it (x001%2F234): the
+// handler below takes that spelling as well as C2SP's raw slashes.
+const tileParams = logParam.extend({
+  level: z.int().min(0).max(63).meta({ description: "<L>: the tile's level, 0 to 63, no leading zeros" }),
+  index: z
+    .string()
+    .regex(/^(?:x[0-9]{3}[/])*[0-9]{3}$/)
+    .meta({
+      description:
+        "<N>: the tile's index in three-digit groups, all but the last prefixed with x (1234067 is x001/x234/067). " +
+        "Sent raw (x001/x234/067) or percent-encoded (x001%2Fx234%2F067); both are served.",
+      example: "000",
+    }),
+});
+const tileResponses = (what: string) => ({
+  200: { description: what, content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } } },
+  400: plainText("Malformed tile path"),
+  404: plainText("Unknown log or tile; also every entry bundle (tile/entries/<N>[.p/<W>]): this log publishes hashes, never event content"),
+  ...errors(),
+});
 documented(logs, createRoute({
-  method: "get", path: "/{logId}/tile/{tile}", tags: ["Public"], operationId: "getLogTile", summary: "A tile of the log (c2sp.org/tlog-tiles)", security: [],
-  description: "tile is several path segments: <L>/<N>[.p/<W>], as c2sp.org/tlog-tiles spells it (e.g. 0/x001/234.p/5).",
-  request: { params: logParam.extend({ tile: z.string().meta({ description: "<L>/<N>[.p/<W>]; slashes are not escaped" }) }) },
-  responses: {
-    200: { description: "The tile's hashes", content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } } },
-    400: plainText("Malformed tile path"),
-    404: plainText("Unknown log or tile"),
-    ...errors(),
-  },
+  method: "get", path: "/{logId}/tile/{level}/{index}", tags: ["Public"], operationId: "getLogTile", summary: "A full tile of the log (c2sp.org/tlog-tiles)", security: [],
+  description: "tile/<L>/<N>: 256 hashes of 32 bytes, immutable once published.",
+  request: { params: tileParams },
+  responses: tileResponses("The tile's 256 hashes"),
+}));
+documented(logs, createRoute({
+  method: "get", path: "/{logId}/tile/{level}/{index}.p/{width}", tags: ["Public"], operationId: "getLogPartialTile", summary: "A partial tile of the log (c2sp.org/tlog-tiles)", security: [],
+  description: "tile/<L>/<N>.p/<W>: the first W hashes of a tile the tree has not filled yet.",
+  request: { params: tileParams.extend({ width: z.int().min(1).max(255).meta({ description: "<W>: how many hashes, 1 to 255" }) }) },
+  responses: tileResponses("The tile's first W hashes"),
 }));
 
+const ENTRIES = "tile/entries/";
 const IMMUTABLE = "public, max-age=31536000, immutable";
 /** The checkpoint and partial tiles change as the log grows: a client must see a new one within seconds. */
 const FRESH = "public, max-age=2";
@@ -76,7 +100,12 @@ logs.get("/:logId/checkpoint", async (c) => {
 
 logs.get("/:logId/tile/*", async (c) => {
   const logId = c.req.param("logId");
-  const path = c.req.path.slice(`/logs/${logId}/`.length);
+  // Clients that follow the OpenAPI document percent-encode the index parameter: its slashes arrive as %2F.
+  const path = c.req.path.slice(`/logs/${logId}/`.length).replace(/%2F/gi, "/");
+  // C2SP entry bundles share the tiles' <N>[.p/<W>] grammar; a well-formed one is simply not here.
+  if (path.startsWith(ENTRIES) && parseTilePath(`tile/0/${path.slice(ENTRIES.length)}`)) {
+    return plain(c, 404, "no entry bundles: this log publishes hashes only, never event content");
+  }
   const tile = parseTilePath(path);
   if (!tile) return plain(c, 400, "malformed tile path: tile/<L>/<N>[.p/<W>] as c2sp.org/tlog-tiles spells it");
   const full = tile.width === TILE_WIDTH;

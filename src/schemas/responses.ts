@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ERROR_STATUS, type ErrorCode } from "../lib/errors";
+import { eventInputSchema } from "./event";
 import { s3SettingsViewSchema, streamFilterSchema } from "./streams";
 
 /**
@@ -75,8 +76,16 @@ export const eventPageSchema = z
   })
   .meta({ id: "EventPage" });
 
+// Each item is the body POST /v1/events takes (the same component). The handler still checks the items
+// one by one, so a refusal names the item: details.issues[].path events.<i>.<field>, or details.index on a 413.
 export const batchRequestSchema = z
-  .object({ events: z.array(z.unknown()).min(1).max(100).meta({ description: "1 to 100 events, each an EventInput" }) })
+  .object({
+    events: z
+      .array(eventInputSchema.meta({ id: "EventInput" }))
+      .min(1)
+      .max(100)
+      .meta({ description: "1 to 100 events; a refused one is named by its index (events.<i>.<field>)" }),
+  })
   .meta({ id: "EventBatchRequest" });
 
 const appliedRuleSchema = z.object({ pattern: z.string(), days: z.int(), cutoff: z.string() });
@@ -164,27 +173,8 @@ export const receiptStatusSchema = z
   })
   .meta({ id: "ReceiptStatus" });
 
-export const logInfoSchema = z
-  .object({
-    data: z.looseObject({
-      log_id: z.string(),
-      origin: z.string(),
-      vkey: nullableString,
-      public_url: z.string(),
-      tree_size: z.int(),
-      root_hash: z.string(),
-      checkpoint: nullableString,
-      status: z.string(),
-      built_size: z.int(),
-      head_seq: z.int(),
-      blocked: z.unknown(),
-    }),
-  })
-  .meta({ id: "LogInfo" });
-
-export const logProofSchema = z
-  .object({ data: z.record(z.string(), z.unknown()) })
-  .meta({ id: "LogProof", description: "An inclusion or consistency proof against the newest checkpoint." });
+// The transparency log's answers live with its query schema; the inclusion proof is also GET /v1/events/{id}/proof's.
+export { logProofSchema } from "./log";
 
 export const erasureSchema = z
   .object({
@@ -209,11 +199,31 @@ export const embedTokenResponseSchema = z
   })
   .meta({ id: "EmbedTokenResponse" });
 
+const publicJwkSchema = z
+  .object({
+    kty: z.literal("OKP"),
+    crv: z.literal("Ed25519"),
+    alg: z.literal("EdDSA"),
+    use: z.literal("sig"),
+    kid: z.string(),
+    x: z.string().meta({ description: "base64url public key" }),
+  })
+  .meta({ id: "PublicJwk" });
+
 export const witnessKeysSchema = z
   .object({
-    keys: z.array(z.looseObject({ kid: z.string(), kty: z.string(), crv: z.string(), x: z.string() })),
+    keys: z.array(publicJwkSchema),
     signing_kid: nullableString,
-    log: z.record(z.string(), z.string()).nullable(),
+    log: z
+      .object({
+        signing_kid: z.string().meta({ description: "The receipt key that also signs checkpoints" }),
+        origin: z.string().meta({ description: "Template of every log's origin: <LOG_ORIGIN_HOST>/logs/<log_id>" }),
+        key: z.string().meta({ description: "base64 of 0x01 followed by the 32-byte Ed25519 public key" }),
+        vkey: z.string().meta({ description: "How a log's vkey is formed: <origin>+<key_id>+<key>" }),
+        key_id: z.string().meta({ description: "How key_id is computed" }),
+      })
+      .nullable()
+      .meta({ description: "How transparency log checkpoint keys derive from the signer; null without one" }),
   })
   .meta({ id: "WitnessKeys", description: "A JWK set of receipt keys; `log` says how checkpoint keys derive from the signer." });
 

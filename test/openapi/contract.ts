@@ -68,6 +68,9 @@ export function check(doc: Doc, schema: Schema, value: unknown, at = "$"): strin
     const props: Record<string, Schema> = s.properties ?? {};
     for (const [key, item] of Object.entries(v)) {
       if (key in props) errors.push(...check(doc, props[key], item, `${at}.${key}`));
+      // Every field of a response is declared: an object that lists its properties answers no others,
+      // even where it stays open to future fields (additionalProperties: {}); only maps (no properties) hold any key.
+      else if (s.properties !== undefined) errors.push(`${at}.${key}: not declared in the document`);
       else if (s.additionalProperties !== undefined) errors.push(...check(doc, s.additionalProperties, item, `${at}.${key}`));
     }
   }
@@ -83,7 +86,8 @@ export function matchPath(doc: Doc, path: string): string | null {
   for (const template of templates) {
     const source = template
       .split(/(\{[^}]+\})/)
-      .map((part) => (part === "{tile}" ? "(.+)" : part.startsWith("{") ? "([^/]+)" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+      // A tile index holds slashes past 999 (x001/234), raw or percent-encoded.
+      .map((part) => (part === "{index}" ? "((?:x[0-9]{3}(?:/|%2F))*[^/]+)" : part.startsWith("{") ? "([^/]+)" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
       .join("");
     if (new RegExp(`^${source}$`).test(path)) return template;
   }

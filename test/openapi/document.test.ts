@@ -7,13 +7,16 @@ import committed from "../../src/client/openapi.json";
 import { call, createProject, ingest, openApiDocument } from "../helpers";
 import { check, checkResponse } from "./contract";
 
+/** The document's templates of the one tile handler (GET /logs/:logId/tile/*): full and partial tiles. */
+const TILE_TEMPLATES = ["/logs/{logId}/tile/{level}/{index}", "/logs/{logId}/tile/{level}/{index}.p/{width}"];
+
 /** app.routes as the document spells paths: handlers only (ALL is middleware or a catch-all), :id -> {id}. */
 function appOperations(): string[] {
   const ops = new Set<string>();
   for (const r of app.routes) {
     if (r.method === "ALL") continue;
-    const path = r.path.replace(/\/\*$/, "/{tile}").replace(/:([A-Za-z_]+)/g, "{$1}").replace(/(.)\/$/, "$1");
-    ops.add(`${r.method} ${path}`);
+    const path = r.path.replace(/:([A-Za-z_]+)/g, "{$1}").replace(/(.)\/$/, "$1");
+    for (const p of path === "/logs/{logId}/tile/*" ? TILE_TEMPLATES : [path]) ops.add(`${r.method} ${p}`);
   }
   return [...ops].sort();
 }
@@ -92,6 +95,9 @@ describe("the contract check", () => {
     const ok = (await ingest((await createProject()).key, { action: "a.b" })).json.data;
     expect(check(doc, event, ok)).toEqual([]);
     expect(check(doc, event, { ...ok, seq: "1" })).toEqual(["$.seq: expected integer, got string"]);
+    // Every response field is declared: a field the document does not name is refused, a map (metadata) holds any key.
+    expect(check(doc, event, { ...ok, internal: 1 })).toEqual(["$.internal: not declared in the document"]);
+    expect(check(doc, event, { ...ok, metadata: { any: { key: 1 } } })).toEqual([]);
     const page = { method: "GET", path: "/v1/events", contentType: "application/json" };
     expect(() => checkResponse(doc, { ...page, status: 200, text: '{"data":[{"id":1}],"nextCursor":null}' })).toThrow(/does not match/);
     expect(() => checkResponse(doc, { ...page, status: 418, text: "{}" })).toThrow(/not in the OpenAPI document/);

@@ -122,7 +122,8 @@ describe("tiles", () => {
       [`/logs/${log.log_id}/tile/0/000.p/256`, 400],
       [`/logs/${log.log_id}/tile/0/000.p/03`, 400],
       [`/logs/${log.log_id}/tile/0/x999/x999/x999/x999/x999/x999/999`, 400],
-      [`/logs/${log.log_id}/tile/entries/000`, 400],
+      [`/logs/${log.log_id}/tile/entries/000`, 404], // an entry bundle: well formed, never published
+      [`/logs/${log.log_id}/tile/entries/0`, 400],
       [`/logs/${log.log_id}/tile/0/-01`, 400],
       [`/logs/${log.log_id}/nothing`, 404],
       [`/logs/${"0".repeat(32)}/checkpoint`, 404],
