@@ -5,7 +5,7 @@ import { sweepExpiredJobFiles } from "./jobs/job-files";
 import { resumeStalledJobs } from "./jobs/job-resume";
 import { purgeExpiredEvents } from "./chain/retention";
 import { reindexBacklog } from "./reads/search-index";
-import { archiveColdEvents } from "./storage/archive-run";
+import { checkArchives } from "./storage/archive-check";
 import { shardDb, shardNumbers } from "./storage/shards";
 
 /** The daily cron: housekeeping that must not run on the request path. */
@@ -20,8 +20,8 @@ export async function scheduled(_controller: ScheduledController, env: Env, _ctx
   // Keys the operator scripts made or revoked in D1 reach their project's chain here.
   await recordUnauditedKeys(env);
   await purgeExpiredEvents(env, new Date());
-  // After the purge: events about to expire are deleted rather than archived first.
-  await archiveColdEvents(env, new Date());
+  // Archiving runs from each ledger's alarm; the cron measures the shards and wakes ledgers that lag or need a sweep.
+  await checkArchives(env, new Date());
   await deleteExpiredExports(env, new Date());
   await sweepExpiredJobFiles(env, new Date());
   await resumeStalledJobs(env, new Date());

@@ -23,6 +23,7 @@ import { ProjectLog } from "../log/project-log";
 import { Rollups, type Activity, type Bucket } from "../reads/rollups";
 import type { NewEvent } from "../schemas/event";
 import { archiveStep, type ArchiveHooks } from "../storage/archive-run";
+import { afterCommit, archiveAlarm, requestTidy } from "../storage/archive-upkeep";
 import { CompanionRecords, type TrustedCompanions } from "../storage/companion-records";
 import { moveCopying, moveStep, restartCopy, type MoveHooks, type MoveProgress } from "../storage/shard-move";
 import { eventsDb } from "../storage/shards";
@@ -75,6 +76,8 @@ export class ProjectLedger extends DurableObject<Env> {
         // Log streams deliver on their own; the ledger only wakes them, never waits.
         this.ctx.waitUntil(wakeStreams(this.env, this.projectId).catch(() => {}));
         if (hasWitnesses(this.env)) void scheduleLog(this.log, this.logDeps()).catch(() => {});
+        // Continuous archiving and the shard's size check run from the alarm (src/storage/archive-upkeep.ts).
+        void afterCommit(this.ctx.storage).catch(() => {});
       },
       recover: () => this.loadHead(),
     });
@@ -244,6 +247,11 @@ export class ProjectLedger extends DurableObject<Env> {
     return this.log.inclusion(seq);
   }
 
+  /** The daily check (src/storage/archive-check.ts): a tidy archive pass at the next alarm, now. */
+  archiveSoon(): Promise<void> {
+    return requestTidy(this.ctx.storage);
+  }
+
   /** GET /v1/stats/activity: events per bucket and top action, from the rollups (never the events). */
   activity(from: string, to: string, bucket: Bucket): Activity {
     return this.rollups.read(from, to, bucket);
@@ -285,9 +293,10 @@ export class ProjectLedger extends DurableObject<Env> {
     return this.log.anchor(publishedCopies);
   }
 
-  /** The log's background work: building the tree of an older project, witness rounds. */
+  /** Background work: the log's (building the tree of an older project, witness rounds), then continuous archiving. */
   async alarm() {
     await logAlarm(this.log, this.logDeps());
+    await archiveAlarm({ env: this.env, projectId: this.projectId, storage: this.ctx.storage, db: () => this.db, step: (now, mode) => this.archiveSegment(now, { mode }) });
   }
 
   /**

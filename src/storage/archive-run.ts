@@ -4,7 +4,6 @@ import type { Segment } from "./archive-segments";
 import type { CompanionRecords } from "./companion-records";
 import { sweepUnindexed } from "./archive-sweep";
 import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
-import { shardDb, shardNumbers } from "./shards";
 
 /**
  * Moving events out of D1 into the cold tier, one sealed segment per call.
@@ -21,11 +20,11 @@ import { shardDb, shardNumbers } from "./shards";
 
 /** Rows per segment: one D1 read and one object of roughly 0.2-1 MB compressed. */
 export const SEGMENT_ROWS = 2000;
-/** Per project and cron run; the rest waits a day. */
-export const MAX_SEGMENTS_PER_RUN = 100;
 
-/** tiering: how many days of events stay hot; null keeps them all (the default). */
+/** tiering: how many days of events stay hot; null keeps them all (new projects get DEFAULT_HOT_DAYS). */
 export const MAX_HOT_DAYS = 36500;
+/** routine: a segment of fewer than SEGMENT_ROWS due rows waits until its oldest row has been due this long. */
+export const PARTIAL_AFTER_MS = 86_400_000;
 
 const RECEIVED = EVENT_COLUMNS.indexOf("received_at");
 const SEQ = EVENT_COLUMNS.indexOf("seq");
@@ -35,7 +34,18 @@ async function nextSegmentAfter(db: D1Database, projectId: string, seq: number):
   return row?.s ?? Number.MAX_SAFE_INTEGER;
 }
 
+/**
+ * tidy (the default): seal whatever is due, then, once nothing is, backfill
+ * and sweep older segments (the daily check asks each archived project for it).
+ * routine (the ledger's alarm, continuously): only whole segments, or a part
+ * of one whose oldest row has been due for PARTIAL_AFTER_MS, so a quiet
+ * project is not cut into slivers; nothing else. pressure (a shard over its
+ * high-water mark, shard-pressure.ts): the oldest hot rows, whatever the window.
+ */
+export type ArchiveMode = "tidy" | "routine" | "pressure";
+
 export interface ArchiveHooks {
+  mode?: ArchiveMode;
   /** Tests: fail after the object write, before the D1 transaction. */
   failAfterPut?: boolean;
   /** Tests: a smaller segment. */
@@ -56,6 +66,7 @@ export async function hotDays(env: Env, projectId: string): Promise<number | nul
  */
 export async function archiveStep(env: Env, db: D1Database, projectId: string, now: Date, companions: CompanionRecords, hooks: ArchiveHooks = {}) {
   const step = await sealNext(env, db, projectId, now, companions, hooks);
+  if ((hooks.mode ?? "tidy") !== "tidy") return step;
   // Once nothing is due, older segments get what they lack (id index entries, recorded companions), one per step.
   if (step.done && (await backfillSegment(env, db, projectId, companions))) return { ...step, done: false };
   // Last, what interrupted steps left in the bucket (archive-sweep.ts).
@@ -63,10 +74,16 @@ export async function archiveStep(env: Env, db: D1Database, projectId: string, n
   return step;
 }
 
+function ripe(oldest: string, cutoff: string): boolean {
+  return oldest < new Date(Date.parse(cutoff) - PARTIAL_AFTER_MS).toISOString();
+}
+
 async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, companions: CompanionRecords, hooks: ArchiveHooks) {
+  const mode = hooks.mode ?? "tidy";
   const days = await hotDays(env, projectId);
-  if (days === null) return { archived: 0, done: true, segment: null };
-  const cutoff = new Date(now.getTime() - days * 86_400_000).toISOString();
+  if (days === null && mode !== "pressure") return { archived: 0, done: true, segment: null };
+  // Under pressure every committed row may go (ISO times all sort below "~").
+  const cutoff = mode === "pressure" ? "~" : new Date(now.getTime() - days! * 86_400_000).toISOString();
   const limit = hooks.segmentRows ?? SEGMENT_ROWS;
   const rows = await db
     .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM events WHERE project_id = ? ORDER BY seq LIMIT ?`)
@@ -78,6 +95,8 @@ async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, 
   const bounded = eligible !== -1 && (rows[eligible][SEQ] as number) >= next;
   if (eligible === -1) eligible = rows.length;
   if (eligible === 0) return { archived: 0, done: !bounded, segment: null };
+  // A routine step leaves a part of a segment for later, unless it must close the gap below the next segment.
+  if (mode === "routine" && eligible < limit && !bounded && !ripe(rows[0][RECEIVED] as string, cutoff)) return { archived: 0, done: true, segment: null };
   const sealed = await sealWithCompanions(projectId, rows.slice(0, eligible), now.toISOString());
   const { segment } = sealed;
   await putSealed(env, sealed);
@@ -98,33 +117,3 @@ export function insertSegment(db: D1Database, s: Segment): D1PreparedStatement {
     .bind(...SEGMENT_COLUMNS.map((c) => s[c]));
 }
 
-
-/**
- * The daily cron's part: every project with a hot window, through its ledger,
- * one segment per call until nothing more is due (or the per-run cap), and
- * every project that has an archive, whatever its window now: its steps
- * backfill export companions and sweep leftovers of interrupted rewrites.
- */
-export async function archiveColdEvents(env: Env, now: Date): Promise<number> {
-  const { results } = await env.DB.prepare("SELECT id FROM projects WHERE hot_days IS NOT NULL").all<{ id: string }>();
-  const ids = new Set(results.map((r) => r.id));
-  for (const shard of shardNumbers(env)) {
-    const pending = await shardDb(env, shard).prepare("SELECT DISTINCT project_id AS id FROM archive_segments").all<{ id: string }>();
-    for (const { id } of pending.results) ids.add(id);
-  }
-  let total = 0;
-  for (const id of ids) {
-    try {
-      const ledger = env.LEDGER.get(env.LEDGER.idFromName(id));
-      for (let i = 0; i < MAX_SEGMENTS_PER_RUN; i++) {
-        const step = await ledger.archiveSegment(now.toISOString());
-        total += step.archived;
-        if (step.done) break;
-      }
-    } catch (error) {
-      // One project's trouble must not keep the others from their run; nothing of a failed step was lost.
-      console.error(`archiving project ${id} failed`, error);
-    }
-  }
-  return total;
-}

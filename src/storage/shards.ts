@@ -59,19 +59,3 @@ export async function eventsDb(env: Env, projectId: string): Promise<D1Database>
   if (shard === null) throw new Error(`Unknown project ${projectId}`);
   return shardDb(env, shard);
 }
-
-/** Bytes each shard's database holds now (D1 reports the size after every query). */
-export async function shardSizes(env: Env): Promise<Map<number, number>> {
-  const sizes = await Promise.all(
-    shardNumbers(env).map(async (n) => [n, (await shardDb(env, n).prepare("SELECT 1").run()).meta.size_after ?? 0] as const),
-  );
-  return new Map(sizes);
-}
-
-/** The least-full shard: where a new project goes. Ties go to the lowest number. */
-export async function leastFullShard(env: Env): Promise<number> {
-  let best: [number, number] | null = null;
-  for (const [shard, size] of await shardSizes(env)) if (best === null || size < best[1]) best = [shard, size];
-  if (best === null) throw new Error("No event database is bound (EVENTS_0, EVENTS_1, ...)");
-  return best[0];
-}

@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
 import type { Selection } from "../../src/reads/event-query";
 import { exportPart, type ExportPartState } from "../../src/reads/export-part";
-import { archiveColdEvents } from "../../src/storage/archive-run";
+import { checkArchives } from "../../src/storage/archive-check";
 import { companionKey, type Segment } from "../../src/storage/archive-segments";
 import { BASE, call, createProject, ingestMany, interceptPrepare, parseCsv } from "../helpers";
-import { forgetCompanionRecords } from "./archive-helpers";
+import { alarmsUntil, forgetCompanionRecords } from "./archive-helpers";
 
 /**
  * Archived segments are exported from companions rendered at seal time; the
@@ -157,7 +157,8 @@ describe("archived export from pre-rendered companions", () => {
     await archive(p.id, 10);
     const hot = (await download(p.key, "format=json")).bytes;
     await p.db.prepare("UPDATE archive_segments SET csv_sha256 = NULL, csv_bytes = NULL, json_sha256 = NULL, json_bytes = NULL WHERE project_id = ?").bind(p.id).run();
-    await archiveColdEvents(env, new Date());
+    await checkArchives(env, new Date());
+    await alarmsUntil(p.id, async () => (await segmentsOf(p.db, p.id)).every((s) => s.csv_sha256 !== null && s.json_sha256 !== null));
     const segments = await segmentsOf(p.db, p.id);
     expect(segments.length).toBe(3);
     for (const s of segments) expect([s.csv_sha256, s.json_sha256].every((h) => /^[0-9a-f]{64}$/.test(h!))).toBe(true);

@@ -1,6 +1,6 @@
 /** Helpers for tests of the cold archive: sealing segments, and playing a deployment from before the ledger kept companion records. */
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { ledgerOf } from "../../src/chain/ledger";
 import type { Segment } from "../../src/storage/archive-segments";
 
@@ -34,4 +34,17 @@ export async function gzipText(text: string): Promise<ArrayBuffer> {
 
 export async function gunzipText(bytes: ArrayBuffer): Promise<string> {
   return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+}
+
+/**
+ * Lets a ledger's alarms run until `settled` holds: the runtime fires a due
+ * alarm on its own, this fires it without waiting (an alarm already running
+ * is left to finish). Archiving runs from the alarm (src/storage/archive-upkeep.ts).
+ */
+export async function alarmsUntil(projectId: string, settled: () => Promise<boolean>, max = 200) {
+  for (let i = 0; i < max; i++) {
+    if (await settled()) return;
+    if (!(await runDurableObjectAlarm(ledgerOf(env, projectId)))) await scheduler.wait(20);
+  }
+  throw new Error(`the alarms of ${projectId} never brought it where the test expects`);
 }

@@ -1,9 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
-import { archiveColdEvents } from "../../src/storage/archive-run";
+import { checkArchives } from "../../src/storage/archive-check";
 import type { Segment } from "../../src/storage/archive-segments";
 import { call, createProject, ingestMany } from "../helpers";
+import { alarmsUntil } from "./archive-helpers";
 
 const events = (n: number) =>
   Array.from({ length: n }, (_, i) => ({ action: "doc.read", actor: { id: `u_${i % 3}`, email: `u${i % 3}@example.com` }, metadata: { i } }));
@@ -48,7 +49,8 @@ describe("archive sweep", () => {
 
     // The next daily run, even with the hot window switched off since.
     await env.DB.prepare("UPDATE projects SET hot_days = NULL WHERE id = ?").bind(p.id).run();
-    await archiveColdEvents(env, new Date());
+    await checkArchives(env, new Date());
+    await alarmsUntil(p.id, async () => ![...(await objectsOf(p.id)).values()].some((text) => text.includes("u1@example.com")));
 
     const left = await objectsOf(p.id);
     expect([...left.values()].some((text) => text.includes("u1@example.com"))).toBe(false);

@@ -1,9 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
-import { archiveColdEvents } from "../../src/storage/archive-run";
+import { checkArchives } from "../../src/storage/archive-check";
 import { readSegment, type Segment } from "../../src/storage/archive-segments";
 import { call, createProject, ingestMany, parseCsv } from "../helpers";
+import { alarmsUntil } from "./archive-helpers";
 
 const events = (n: number, tag: string) =>
   Array.from({ length: n }, (_, i) => ({ action: `doc.${tag}`, actor: { id: `u_${i % 5}`, name: `User ${i % 5}` }, metadata: { i } }));
@@ -130,15 +131,15 @@ describe("cold archive", () => {
     expect(res.json.data).toMatchObject({ ok: false, verified: 0, failure: { reason: "archive_damaged" } });
   });
 
-  it("is run by the daily cron for projects with a window, and moves with the project", async () => {
+  it("is woken by the daily check for projects behind their window, runs in the ledger's alarm, and moves with the project", async () => {
     const p = await createProject(undefined, { shard: 0 });
     const other = await createProject();
     await ingestMany(p.key, events(40, "cron"));
     await ingestMany(other.key, events(10, "cron"));
     expect(Object.keys((await call("GET", "/v1/events", { key: other.key })).json)).toEqual(["data", "nextCursor"]);
     await setHotDays(p.id, 0);
-    await archiveColdEvents(env, new Date());
-    expect((await tiers(p.db, p.id)).hot).toBe(0);
+    expect((await checkArchives(env, new Date())).woken).toBeGreaterThanOrEqual(1);
+    await alarmsUntil(p.id, async () => (await tiers(p.db, p.id)).hot === 0);
     expect((await tiers(other.db, other.id)).hot).toBe(10);
 
     const [sealed] = (await tiers(p.db, p.id)).segments;

@@ -1,0 +1,126 @@
+import { shardDb, shardNumbers } from "./shards";
+
+/**
+ * How full each event shard is, and what keeps it from filling. A D1 database
+ * holds 10 GB and then refuses every write of every project on it, so each
+ * shard has a high-water mark well below that (SHARD_HIGH_WATER_BYTES, or the
+ * shard's own in the control database's shards table): past it, the shard's
+ * largest projects archive their oldest hot events whatever their hot window
+ * says, one segment at a time, until the shard is back under (archive-upkeep.ts
+ * runs it from each ledger's alarm). Sizes are what D1 reports after every
+ * query (meta.size_after); deletes give the space back (D1 runs auto-vacuum).
+ */
+
+export const DEFAULT_HIGH_WATER_BYTES = 8_000_000_000;
+/** Operators are warned from this share of the mark on (log line, projects:list). */
+export const WARN_FRACTION = 0.8;
+
+export interface ShardState {
+  shard: number;
+  size: number;
+  mark: number;
+}
+
+/** The deployment's mark; a value that is no positive number falls back to the default (and says so). */
+export function deploymentMark(env: Env): number {
+  const raw = (env.SHARD_HIGH_WATER_BYTES ?? "").trim();
+  if (raw === "") return DEFAULT_HIGH_WATER_BYTES;
+  const n = Number(raw);
+  if (Number.isSafeInteger(n) && n > 0) return n;
+  console.error(`SHARD_HIGH_WATER_BYTES ${JSON.stringify(raw)} is not a positive whole number of bytes; using ${DEFAULT_HIGH_WATER_BYTES}`);
+  return DEFAULT_HIGH_WATER_BYTES;
+}
+
+/** Bytes the shard's database holds now: any query's meta.size_after (PRAGMA page_count is not authorized on D1). */
+export async function shardSize(env: Env, shard: number): Promise<number> {
+  return (await shardDb(env, shard).prepare("SELECT 1").run()).meta.size_after ?? 0;
+}
+
+/** Every ledger measures its shard about once a minute while it ingests: the control database records one size per shard this often. */
+const RECORD_EVERY_MS = 10_000;
+
+/** Measures a shard and records the size for operators; answers with the mark that applies to it. */
+export async function measureShard(env: Env, shard: number, size?: number): Promise<ShardState> {
+  const bytes = size ?? (await shardSize(env, shard));
+  const now = Date.now();
+  const recorded = await env.DB.prepare(
+    "INSERT INTO shards (shard, size_bytes, measured_at) VALUES (?1, ?2, ?3) ON CONFLICT (shard) DO UPDATE SET size_bytes = excluded.size_bytes, " +
+      "measured_at = excluded.measured_at WHERE shards.measured_at IS NULL OR shards.measured_at < ?4 RETURNING high_water_bytes AS mark",
+  )
+    .bind(shard, bytes, new Date(now).toISOString(), new Date(now - RECORD_EVERY_MS).toISOString())
+    .first<{ mark: number | null }>();
+  const row = recorded ?? (await env.DB.prepare("SELECT high_water_bytes AS mark FROM shards WHERE shard = ?").bind(shard).first<{ mark: number | null }>());
+  return { shard, size: bytes, mark: row?.mark ?? deploymentMark(env) };
+}
+
+/** Every bound shard, measured. */
+export function measureShards(env: Env): Promise<ShardState[]> {
+  return Promise.all(shardNumbers(env).map((n) => measureShard(env, n)));
+}
+
+/** Where a new project goes: the shard with the most free bytes under its mark (ties: the lowest number). */
+export async function mostFreeShard(env: Env): Promise<number> {
+  const shards = await measureShards(env);
+  if (shards.length === 0) throw new Error("No event database is bound (EVENTS_0, EVENTS_1, ...)");
+  return shards.reduce((best, s) => (s.mark - s.size > best.mark - best.size ? s : best)).shard;
+}
+
+/** A log line for operators once a shard passes WARN_FRACTION of its mark (and an error past the mark). */
+export function warnIfFull(s: ShardState, where: string): void {
+  const share = s.size / s.mark;
+  if (share < WARN_FRACTION) return;
+  const line = `shard ${s.shard} holds ${s.size} bytes, ${Math.round(share * 100)}% of its high-water mark ${s.mark} (${where})`;
+  if (share > 1) console.error(`${line}: its largest projects are archiving more until it is back under`);
+  else console.warn(`${line}: add a shard (EVENTS_<n>) or shorten hot windows before it reaches the mark`);
+}
+
+/**
+ * The shard's projects by hot events, most first: seq span of each project's
+ * hot rows (an upper bound where retention left gaps). One query, however many
+ * rows: it hops from project to project along the (project_id, seq) index.
+ */
+export async function largestProjects(db: D1Database, limit: number): Promise<Array<{ project_id: string; hot: number }>> {
+  const { results } = await db
+    .prepare(
+      `WITH RECURSIVE p(id) AS (
+         SELECT (SELECT project_id FROM events ORDER BY project_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT project_id FROM events WHERE project_id > p.id ORDER BY project_id LIMIT 1) FROM p WHERE p.id IS NOT NULL
+       )
+       SELECT id AS project_id,
+         (SELECT max(seq) FROM events WHERE project_id = p.id) - (SELECT min(seq) FROM events WHERE project_id = p.id) + 1 AS hot
+       FROM p WHERE id IS NOT NULL ORDER BY hot DESC, id LIMIT ?`,
+    )
+    .bind(limit)
+    .all<{ project_id: string; hot: number }>();
+  return results;
+}
+
+/** Seals one segment of a project's oldest hot events whatever its window; how many it archived. */
+export type PressureArchive = (projectId: string) => Promise<number>;
+
+/**
+ * While the shard is over its mark, one segment at a time from its largest
+ * project (a project that cannot archive now, a move or log build under way,
+ * is passed over), at most maxSteps segments. before: the size found;
+ * size: after; progressed: something was archived.
+ */
+export async function relievePressure(env: Env, shard: number, archive: PressureArchive, maxSteps: number) {
+  const measured = await measureShard(env, shard);
+  let size = measured.size;
+  let progressed = false;
+  const stuck = new Set<string>();
+  for (let step = 0; size > measured.mark && step < maxSteps; step++) {
+    const target = (await largestProjects(shardDb(env, shard), stuck.size + 1)).find((p) => !stuck.has(p.project_id));
+    if (!target) break;
+    if ((await archive(target.project_id)) === 0) {
+      stuck.add(target.project_id);
+      continue;
+    }
+    progressed = true;
+    size = await shardSize(env, shard);
+  }
+  const state = progressed ? await measureShard(env, shard, size) : measured;
+  if (state.size > state.mark && !progressed) console.error(`shard ${shard} is over its high-water mark (${state.size} of ${state.mark} bytes) with nothing its projects can archive now`);
+  return { ...state, before: measured.size, progressed };
+}
