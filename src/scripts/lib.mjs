@@ -1,7 +1,7 @@
 // Shared helpers of the operator scripts (plain Node, run through npm scripts on Node 22).
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes, randomInt } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { localD1File, pendingMigrations, runLocal, sqliteAvailable } from "./local-d1.mjs";
 
@@ -114,17 +114,42 @@ export function shardBindings() {
  * deployed D1), or by event count where it reports none (a local database).
  * Ties go to the lowest number.
  */
+/** A [vars] value of wrangler.toml (the scripts' view of the deployment's settings); null when absent. */
+export function wranglerVar(name) {
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  return new RegExp(`^${name}\\s*=\\s*"([^"]*)"`, "m").exec(toml)?.[1] ?? null;
+}
+
+/**
+ * Where a new project goes, as the service decides (src/storage/shard-pressure.ts): the shard
+ * with the most free bytes under its high-water mark (its own mark from the shards table, else
+ * SHARD_HIGH_WATER_BYTES). Sizes: the local SQLite file, or what D1 reports after a query.
+ */
 export function leastFullShard(where = {}) {
+  const markDefault = Number(wranglerVar("SHARD_HIGH_WATER_BYTES") || 8e9);
+  const marks = new Map();
+  if (sql("SELECT 1 AS ok FROM sqlite_master WHERE name = 'shards'", where).length > 0) {
+    for (const r of sql("SELECT shard, high_water_bytes FROM shards", where)) if (r.high_water_bytes !== null) marks.set(r.shard, r.high_water_bytes);
+  }
   const measured = [...shardDatabases()].sort((a, b) => a[0] - b[0]).map(([shard, name]) => {
-    if (directFile(name, where)) return { shard, events: dbSql(name, "SELECT count(*) AS n FROM events", where)[0].n };
-    const out = wrangler(["d1", "execute", name, ...target(where), "--json", "--command", "SELECT count(*) AS n FROM events"], { quiet: true });
-    const [first] = JSON.parse(out.slice(out.indexOf("[")));
-    return { shard, bytes: first?.meta?.size_after, events: first?.results?.[0]?.n ?? 0 };
+    const file = directFile(name, where);
+    let bytes;
+    if (file) bytes = statSync(file).size;
+    else {
+      const out = wrangler(["d1", "execute", name, ...target(where), "--json", "--command", "SELECT 1"], { quiet: true });
+      bytes = JSON.parse(out.slice(out.indexOf("[")))[0]?.meta?.size_after ?? 0;
+    }
+    return { shard, free: (marks.get(shard) ?? markDefault) - bytes };
   });
   if (measured.length === 0) fail("wrangler.toml binds no event database (EVENTS_0, EVENTS_1, ...)");
-  const bySize = measured.every((m) => typeof m.bytes === "number");
-  const fullness = (m) => (bySize ? m.bytes : m.events);
-  return measured.reduce((best, m) => (fullness(m) < fullness(best) ? m : best)).shard;
+  return measured.reduce((best, m) => (m.free > best.free ? m : best)).shard;
+}
+
+/** DEFAULT_HOT_DAYS as the service reads it (src/storage/projects.ts): a new project's hot window, null for all hot. */
+function defaultHotDays() {
+  const raw = (wranglerVar("DEFAULT_HOT_DAYS") ?? "").trim();
+  if (raw === "" || raw === "off") return null;
+  return /^\d+$/.test(raw) && Number(raw) <= 36500 ? Number(raw) : 30;
 }
 
 /** Every database gets the same migrations (shard 0 is the control database itself). */
@@ -189,7 +214,7 @@ export function createKey(projectId, where = {}, { scopes = ["admin"], label = n
   const shard = exists ? 0 : leastFullShard(where);
   sql(
     // log_id: the project's public transparency log address, 128 random bits.
-    `INSERT OR IGNORE INTO projects (id, created_at, shard, log_id) VALUES (${quote(projectId)}, ${quote(now)}, ${shard}, ${quote(randomBytes(16).toString("hex"))}); ` +
+    `INSERT OR IGNORE INTO projects (id, created_at, shard, log_id, hot_days) VALUES (${quote(projectId)}, ${quote(now)}, ${shard}, ${quote(randomBytes(16).toString("hex"))}, ${defaultHotDays() ?? "NULL"}); ` +
       `INSERT INTO api_keys (prefix, project_id, secret_hash, created_at, scopes, label) ` +
       `VALUES (${quote(prefix)}, ${quote(projectId)}, ${quote(secretHash)}, ${quote(now)}, ${quote(scopes.join(","))}, ${quote(label)});`,
     where,

@@ -1,7 +1,8 @@
 // npm run projects:tiering -- <project> [<days|off>] [--remote]
 // Shows or sets a project's hot window: events received more than <days> days
-// ago leave D1 at the daily cron for sealed, compressed segments in R2 (the
-// ARCHIVE bucket); 0 archives everything already received at the next run, off
+// ago leave D1 for sealed, compressed segments in R2 (the ARCHIVE bucket), moved by
+// the project's ledger as they age (it picks up a new window at its next ingest or
+// the daily check); 0 archives everything already received, off
 // archives nothing more (what is archived stays archived: nothing brings
 // segments back into D1, and the script says how many events that leaves in R2). Get, export, verify, receipts, erasure and retention
 // span both tiers; list and search read the hot window only. The plan is a
@@ -47,5 +48,5 @@ console.log(
         "Nothing brings archived events back into D1: Witness has no command for it."
     : hot === null
     ? `Project ${project} keeps every event hot (in D1).`
-    : `Project ${project} keeps ${hot} day${hot === 1 ? "" : "s"} of events hot; the daily cron archives older ones to R2${hot === 0 ? " (everything received so far, at its next run)" : ""}.`,
+    : `Project ${project} keeps ${hot} day${hot === 1 ? "" : "s"} of events hot; its ledger archives older ones to R2 as they age past it${hot === 0 ? " (everything received so far)" : ""}, from the project's next ingest or the daily check on.`,
 );

@@ -198,7 +198,9 @@ describe("keys against a local database", () => {
   it("tiering off says archived events stay archived and that nothing brings them back", () => {
     assert.equal(run(root, "keys-create.mjs", ["cold-test"]).code, 0);
     const db = new DatabaseSync(controlDb());
-    const shard = db.prepare("SELECT shard FROM projects WHERE id = 'cold-test'").get().shard;
+    const { shard, hot_days } = db.prepare("SELECT shard, hot_days FROM projects WHERE id = 'cold-test'").get();
+    // A new project gets the deployment's DEFAULT_HOT_DAYS (wrangler.toml: 30), as the service gives one.
+    assert.equal(hot_days, 30);
     // A segment as the archiver indexes it, on the project's shard (shard 0 is the control database's file).
     const file = shard === 0 ? controlDb() : join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000001"));
     new DatabaseSync(file).prepare(
