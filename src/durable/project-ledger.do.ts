@@ -24,6 +24,7 @@ import { Rollups, type Activity, type Bucket } from "../reads/rollups";
 import type { NewEvent } from "../schemas/event";
 import { archiveStep, type ArchiveHooks } from "../storage/archive-run";
 import { afterCommit, archiveAlarm, requestTidy } from "../storage/archive-upkeep";
+import { moveAlarm, scheduleMoveFinish } from "../storage/move-upkeep";
 import { CompanionRecords, type TrustedCompanions } from "../storage/companion-records";
 import { moveCopying, moveStep, restartCopy, type MoveHooks, type MoveProgress } from "../storage/shard-move";
 import { eventsDb } from "../storage/shards";
@@ -212,9 +213,11 @@ export class ProjectLedger extends DurableObject<Env> {
   }
 
   /** One bounded step of an operator-requested shard move (src/storage/shard-move.ts), under the commit lock; hooks: tests only. */
-  moveShard(shard: number, hooks: MoveHooks = {}): Promise<MoveProgress> {
+  async moveShard(shard: number, hooks: MoveHooks = {}): Promise<MoveProgress> {
     const host = { env: this.env, projectId: this.projectId, kv: this.ctx.storage.kv, head: () => this.current.seq, switchTo: (db: D1Database) => (this.db = db) };
-    return this.commits.exclusive(() => moveStep(host, shard, hooks));
+    const progress = await this.commits.exclusive(() => moveStep(host, shard, hooks));
+    await scheduleMoveFinish(this.ctx.storage, progress);
+    return progress;
   }
 
   /** Seals the next segment older than the hot window (src/storage/archive-run.ts), under the commit lock. */
@@ -296,6 +299,7 @@ export class ProjectLedger extends DurableObject<Env> {
   /** Background work: the log's (building the tree of an older project, witness rounds), then continuous archiving. */
   async alarm() {
     await logAlarm(this.log, this.logDeps());
+    await moveAlarm(this.ctx.storage, (shard) => this.moveShard(shard));
     await archiveAlarm({ env: this.env, projectId: this.projectId, storage: this.ctx.storage, db: () => this.db, step: (now, mode) => this.archiveSegment(now, { mode }) });
   }
 

@@ -30,7 +30,8 @@ const progressSchema = z
       to: z.number().int(),
       copiedThrough: z.number().int().meta({ description: "Events are copied up to this seq" }),
       head: z.number().int().meta({ description: "The project's chain head" }),
-      waitSeconds: z.number().int().optional().meta({ description: "draining: seconds before the old copy may be deleted; call again then" }),
+      waitSeconds: z.number().int().optional().meta({ description: "draining: seconds before the ledger deletes the old copy (on its own)" }),
+      switched: z.literal(true).optional().meta({ description: "This call switched the project to the new shard: the move is done for readers and writers" }),
       message: z.string().optional(),
     }),
   })
@@ -39,7 +40,9 @@ const progressSchema = z
 documented(projectMove, createRoute({
   method: "post", path: "/move", tags: ["Operations"], operationId: "moveProject", security: ADMIN.security,
   summary: "Drive a shard move an operator requested (npm run projects:move)",
-  description: "The call that completes the move records it in the project's chain as witness.project.moved (from_shard, to_shard).",
+  description:
+    "The call whose step switches the project to the new shard records the move in the project's chain as witness.project.moved (from_shard, to_shard); " +
+    "the ledger then deletes the old copy on its own (draining, then deleting), and calling again shows that progress.",
   request: { body: { required: true, content: { "application/json": { schema: moveSchema.meta({ id: "ProjectMove" }) } } } },
   responses: {
     200: json(progressSchema, "Where the move stands; call again until status is done"),
@@ -61,10 +64,10 @@ projectMove.post("/move", ADMIN.guard, async (c) => {
   while (["clearing", "copying", "deleting"].includes(progress.status) && Date.now() - started < STEP_BUDGET_MS);
   if (progress.status === "not_requested") throw new ApiError("FORBIDDEN", progress.message ?? "No such move was requested");
   if (progress.status === "unknown_shard" || progress.status === "busy") throw new ApiError("VALIDATION_ERROR", progress.message ?? "Bad shard", { field: "shard" });
-  // A move answers done once: its last step clears the request, so the next call is refused
-  // (not_requested). from === to: the project already was on that shard, nothing moved.
-  // Recorded after the step: a crash in between leaves the move unrecorded (the data is safe either way).
-  if (progress.status === "done" && progress.from !== progress.to) {
+  // The step that switched the project to its new shard is the move (the ledger deletes the old
+  // copy on its own afterwards): that call records it, once. Recorded after the step: a crash in
+  // between leaves the move unrecorded (the data is safe either way).
+  if (progress.switched) {
     await recordAdminAction(c.env, projectId, {
       action: "witness.project.moved",
       actor: auditActor(c.get("credential")),

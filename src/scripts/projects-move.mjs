@@ -5,17 +5,20 @@
 // the running service: this script records the request in the control
 // database (projects.move_to, which an API key cannot write), mints a
 // short-lived key for the project, drives POST /v1/project/move with it until
-// the move is done, and deletes the key. Interrupted, it is simply run again.
+// the project is switched to the new shard (the ledger then deletes the old copy
+// on its own; --wait watches that too), and deletes the key. Interrupted, it is
+// simply run again.
 import { checkProjectId, createKey, deleteKey, fail, parseCommand, quote, serviceUrl, shardDatabases, sql } from "./lib.mjs";
 
-const USAGE = `usage: npm run projects:move -- <project> <shard> [--url <base>] [--remote]
+const USAGE = `usage: npm run projects:move -- <project> <shard> [--url <base>] [--remote] [--wait]
   <shard>       the target event shard, a number bound as EVENTS_<shard> in wrangler.toml
   --url <base>  the running service (default: $WITNESS_URL, else the address npm run dev printed)
-  --remote      use the deployed control database (use with --url)`;
+  --remote      use the deployed control database (use with --url)
+  --wait        also wait while the service deletes the old copy (about 35 s after the switch)`;
 
 const { flags, options, positional } = parseCommand(process.argv.slice(2), {
   usage: USAGE,
-  flags: ["--remote"],
+  flags: ["--remote", "--wait"],
   options: ["--url"],
   min: 2,
   max: 2,
@@ -75,6 +78,10 @@ try {
     const phase = p.status === "copying" ? line : p.status;
     if (line && phase !== last) console.log(`  ${line}`);
     last = phase;
+    if (p.status === "draining" && !flags.has("--wait")) {
+      console.log(`Done: project ${project} is on shard ${shard} (${p.head} events in its chain); its ledger deletes the old copy on shard ${p.from} in about ${p.waitSeconds} s.`);
+      break;
+    }
     if (p.status === "done") {
       console.log(`Done: project ${project} is on shard ${shard} (${p.head} events in its chain); the old copy is deleted.`);
       break;

@@ -49,7 +49,7 @@ function load(storage: DurableObjectStorage): UpkeepState {
   return storage.kv.get<UpkeepState>(KEY) ?? { checkedAt: 0, nextDueAt: null, tidy: false, size: null, mark: null };
 }
 
-async function alarmNoLaterThan(storage: DurableObjectStorage, at: number): Promise<void> {
+export async function alarmNoLaterThan(storage: DurableObjectStorage, at: number): Promise<void> {
   const current = await storage.getAlarm();
   if (current === null || current > at) await storage.setAlarm(at);
 }

@@ -47,6 +47,8 @@ export interface MoveProgress {
   head: number;
   /** draining: seconds until the source rows may be deleted. */
   waitSeconds?: number;
+  /** This step switched the project to the target shard: the move has happened (the rest is deleting the old copy). */
+  switched?: true;
   message?: string;
 }
 
@@ -84,17 +86,20 @@ async function step(host: MoveHost, shard: number, hooks: MoveHooks): Promise<Mo
   const dir = await env.DB.prepare("SELECT shard, move_to FROM projects WHERE id = ?").bind(projectId).first<{ shard: number; move_to: number | null }>();
   const head = host.head();
   let state = kv.get<MoveState>(MOVE_STATE_KEY) ?? null;
+  const wasSwitched = state?.switchedAt != null;
   const report = (status: MoveStatus, extra: Partial<MoveProgress> = {}): MoveProgress => ({
     status, from: state?.from ?? dir?.shard ?? shard, to: shard, copiedThrough: state?.copiedThrough ?? 0, head, ...extra,
+    ...(!wasSwitched && state?.switchedAt != null ? { switched: true as const } : {}),
   });
   if (!dir) return report("not_requested", { message: `no project ${projectId}` });
   if (state && state.to !== shard) return report("busy", { message: `a move to shard ${state.to} is under way; finish it first` });
   if (!state) {
-    if (dir.move_to !== shard) return report("not_requested", { message: `no move of this project to shard ${shard} was requested (npm run projects:move)` });
+    // Already there (the ledger may have finished the move from its alarm between two calls): done, nothing to do.
     if (dir.shard === shard) {
-      await env.DB.prepare("UPDATE projects SET move_to = NULL WHERE id = ? AND move_to = ?").bind(projectId, shard).run();
-      return report("done", { message: `already on shard ${shard}` });
+      if (dir.move_to === shard) await env.DB.prepare("UPDATE projects SET move_to = NULL WHERE id = ? AND move_to = ?").bind(projectId, shard).run();
+      return report("done", { message: `on shard ${shard}` });
     }
+    if (dir.move_to !== shard) return report("not_requested", { message: `no move of this project to shard ${shard} was requested (npm run projects:move)` });
     try {
       shardDb(env, shard);
     } catch (error) {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
 import type { MoveHooks, MoveProgress } from "../../src/storage/shard-move";
 import { call, createProject, ingest, ingestMany } from "../helpers";
+import { eraseApplied } from "../chain/erasure-helpers";
 
 const FAST: MoveHooks = { drainSeconds: 0 };
 const events = (n: number, tag: string) =>
@@ -124,7 +125,7 @@ describe("moving a project between shards", () => {
     for (let i = 0; i < 5; i++) progress = await ledger.moveShard(1, FAST); // clearing, gap records, keys, archived ids, events 1-500
     expect(progress).toMatchObject({ status: "copying", copiedThrough: 500 });
     // An erasure during the copy: the copy starts over, so the target never keeps the actor's name.
-    expect((await call("DELETE", "/v1/actors/u_1", { key: mover.key })).status).toBe(200);
+    expect((await eraseApplied(mover.key, "/v1/actors/u_1")).status).toBe(202);
     await runMove(mover.id, 1);
     const names = await env.EVENTS_1.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND actor_name = 'User 1'").bind(mover.id).first<{ n: number }>();
     expect(names!.n).toBe(0);
@@ -159,12 +160,13 @@ describe("moving a project between shards", () => {
     expect(started.json.data.waitSeconds).toBeGreaterThan(0);
     // Still readable from both shards meanwhile; the ledger writes to the new one.
     expect(await countOn(env.EVENTS_0, p.id)).toMatchObject({ events: 3 });
+    // The switching call recorded the move (witness.project.moved) on the new shard.
     expect((await ingest(p.key, { action: "doc.after-switch" })).status).toBe(201);
-    expect(await countOn(env.EVENTS_1, p.id)).toMatchObject({ events: 4 });
+    expect(await countOn(env.EVENTS_1, p.id)).toMatchObject({ events: 5 });
     const other = await call("POST", "/v1/project/move", { key: p.key, body: { shard: 0 } });
     expect(other.status).toBe(400);
     await runMove(p.id, 1);
     expect(await countOn(env.EVENTS_0, p.id)).toMatchObject({ events: 0 });
-    await expectIntact(p.key, 4);
+    await expectIntact(p.key, 5);
   });
 });
