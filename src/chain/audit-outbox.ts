@@ -13,7 +13,9 @@ import { findIdempotent } from "./idempotency";
  * An `open` event belongs to an action still running (an erasure stages its
  * event when it begins and settles it when it ends); only settled events are
  * appended. A new ledger instance settles every open one as it is: it records
- * an action that a crash interrupted.
+ * an action that a crash interrupted. An action run by a durable job (an
+ * erasure's, src/chain/erasure-steps.ts) outlives ledger instances: its event
+ * is staged `open: "job"` and stays open until the job settles it.
  */
 export type AppendKeyed = (events: NewEvent[], idempotencyKey: string) => Promise<unknown>;
 
@@ -24,16 +26,17 @@ export class AuditOutbox {
     sql.exec("CREATE TABLE IF NOT EXISTS audit_outbox (id INTEGER PRIMARY KEY, key TEXT NOT NULL, event TEXT NOT NULL, open INTEGER NOT NULL DEFAULT 0)");
     // Built once per ledger instance: an open event here is from one that crashed mid-action.
     sql.exec("UPDATE audit_outbox SET open = 0 WHERE open = 1");
+    // open = 2: held by a durable job, which settles it itself when it ends.
   }
 
   /** Synchronous, so it joins the storage transaction of the change it records. Returns its id (for settle). */
-  stage(event: NewEvent, options: { open?: boolean } = {}): number {
+  stage(event: NewEvent, options: { open?: boolean | "job" } = {}): number {
     return this.sql
       .exec<{ id: number }>(
         "INSERT INTO audit_outbox (key, event, open) VALUES (?, ?, ?) RETURNING id",
         `witness-audit:${crypto.randomUUID()}`,
         JSON.stringify(event),
-        options.open ? 1 : 0,
+        options.open === "job" ? 2 : options.open ? 1 : 0,
       )
       .one().id;
   }

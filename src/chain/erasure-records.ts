@@ -1,4 +1,5 @@
 import { canonicalize } from "./canonical";
+import { RunningErasures } from "./erasure-running";
 import { sign, type SigningKeyring } from "./signing-keys";
 
 /**
@@ -23,6 +24,9 @@ export interface ErasureRecord {
 }
 
 export class ErasureRecords {
+  /** Erasures whose job is still applying them (src/chain/erasure-running.ts). */
+  readonly running: RunningErasures;
+
   constructor(private readonly sql: SqlStorage) {
     sql.exec(
       "CREATE TABLE IF NOT EXISTS erasures (id INTEGER PRIMARY KEY, by TEXT NOT NULL, subject_sha256 TEXT NOT NULL, " +
@@ -30,6 +34,13 @@ export class ErasureRecords {
     );
     // The newest erasure covering a seq wins: a retried erasure re-covers the rows an interrupted one had claimed.
     sql.exec("CREATE TABLE IF NOT EXISTS erased_rows (seq INTEGER PRIMARY KEY, erasure_id INTEGER NOT NULL)");
+    sql.exec("CREATE INDEX IF NOT EXISTS erased_rows_erasure_idx ON erased_rows (erasure_id)");
+    this.running = new RunningErasures(sql);
+  }
+
+  /** The rows this erasure covers: what it anonymized, each row once however often a crashed step was repeated. */
+  covered(erasureId: number): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM erased_rows WHERE erasure_id = ?", erasureId).one().n;
   }
 
   begin(by: ErasureBy, subjectSha256: string, organization: string | null, erasedAt: string): number {

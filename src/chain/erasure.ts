@@ -1,13 +1,11 @@
 import { sha256Hex } from "../lib/crypto";
-import { eraseArchived } from "../storage/archive-erase";
-import { deleteStagedExports } from "../reads/export-stream";
-import { compactSearchIndex, reindexStatements } from "../reads/search-index";
+import { reindexStatements } from "../reads/search-index";
 import type { AuditOutbox } from "./audit-outbox";
 import { holdsErasureWouldBreak } from "./erasure-holds";
 import type { ErasureBy, ErasureRecords } from "./erasure-records";
+import type { RunningErasure } from "./erasure-running";
 import type { LegalHolds } from "./legal-holds";
 import { auditEvent, type AuditActor, type AuditOrigin } from "./self-audit";
-import type { SigningKeyring } from "./signing-keys";
 
 /** Rows rewritten per statement: keeps every statement (and its index work) small, whatever the actor's size. */
 export const ERASURE_BATCH = 500;
@@ -24,60 +22,65 @@ export interface ErasureRequest {
 const COLUMN: Record<ErasureBy, string> = { id: "actor_id", email: "actor_email" };
 
 /**
- * Scrubs the clear personal data and salt of every row naming the person; the
- * commitment stays, so the chain still verifies. Each step claims the next
- * batch of seqs in the ledger's erasure record first, then scrubs them in D1:
- * a crash in between leaves claimed but unscrubbed rows (harmless, verify only
- * asks about anonymized rows) and a retry finishes the job. Scrubbed rows drop
- * out of the match (the column is erased too), so the loop ends.
+ * One batch of hot rows: the next up to `batch` rows (seq at most
+ * throughSeq) still naming the person are claimed in the ledger's erasure
+ * record, then scrubbed in D1 (clear personal data and salt; the commitment
+ * stays, so the chain still verifies), and their search entries replaced. A
+ * crash in between leaves claimed but unscrubbed rows (harmless, verify only
+ * asks about anonymized rows) and the batch repeated claims them again.
+ * Scrubbed rows drop out of the match (the column is erased too), so a walk
+ * of batches ends: 0 when none is left. Four D1 queries at most. Run under
+ * the ledger's commit lock, which archive sealing also takes, so a row is
+ * never sealed half-scrubbed.
  */
-export async function eraseRows(
+export async function scrubHotBatch(
   db: D1Database,
   records: ErasureRecords,
   req: ErasureRequest,
   erasedAt: string,
   erasureId: number,
+  throughSeq: number,
   batch = ERASURE_BATCH,
 ): Promise<number> {
   const column = COLUMN[req.by];
-  const match = `project_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR organization = ?3)`;
-  const find = db.prepare(`SELECT seq FROM events WHERE ${match} ORDER BY seq LIMIT ?4`);
-  const scrub = db.prepare(
-    `UPDATE events SET actor_id = NULL, actor_name = NULL, actor_email = NULL, ip_address = NULL,
-       user_agent = NULL, pii_salt = NULL, anonymized_at = ?5
-     WHERE ${match} AND seq IN (SELECT value FROM json_each(?4))
-     RETURNING row_id, action, actor_name, actor_email, actor_id`,
-  );
-  let total = 0;
-  for (;;) {
-    const { results } = await find.bind(req.projectId, req.value, req.organization, batch).all<{ seq: number }>();
-    if (results.length === 0) return total;
-    const seqs = results.map((r) => r.seq);
-    records.cover(erasureId, seqs);
-    const scrubbed = await scrub.bind(req.projectId, req.value, req.organization, JSON.stringify(seqs), erasedAt).all<{
-      row_id: number;
-      action: string;
-      actor_name: null;
-      actor_email: null;
-      actor_id: null;
-    }>();
-    const reindex = reindexStatements(db, req.projectId, scrubbed.results);
-    if (reindex.length > 0) await db.batch(reindex);
-    total += scrubbed.results.length;
-  }
+  const match = `project_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR organization = ?3) AND seq <= ?6`;
+  const { results } = await db
+    .prepare(`SELECT seq FROM events WHERE ${match} ORDER BY seq LIMIT ?4`)
+    .bind(req.projectId, req.value, req.organization, batch, null, throughSeq)
+    .all<{ seq: number }>();
+  if (results.length === 0) return 0;
+  const seqs = results.map((r) => r.seq);
+  records.cover(erasureId, seqs);
+  const scrubbed = await db
+    .prepare(
+      `UPDATE events SET actor_id = NULL, actor_name = NULL, actor_email = NULL, ip_address = NULL,
+         user_agent = NULL, pii_salt = NULL, anonymized_at = ?5
+       WHERE ${match} AND seq IN (SELECT value FROM json_each(?4))
+       RETURNING row_id, action, actor_name, actor_email, actor_id`,
+    )
+    .bind(req.projectId, req.value, req.organization, JSON.stringify(seqs), erasedAt, throughSeq)
+    .all<{ row_id: number; action: string; actor_name: null; actor_email: null; actor_id: null }>();
+  const reindex = reindexStatements(db, req.projectId, scrubbed.results);
+  if (reindex.length > 0) await db.batch(reindex);
+  return scrubbed.results.length;
 }
 
 export type ErasureOutcome =
-  | { status: "erased"; anonymized: number; erasure_id: number }
+  /** Accepted: recorded, applied at read time from now on, and being applied to the stored rows by job `job_id`. */
+  | { status: "applying"; erasure_id: number; job_id: string; running: RunningErasure }
   /** Refused: an active legal hold covers some of the events it would scrub; nothing changed. */
   | { status: "held"; holds: string[] };
 
-/** What the ledger hands an erasure besides the request: its holds, its audit outbox, and who asks. */
+/** What the ledger answers DELETE /v1/actors/:id with. */
+export type ErasureAnswer = { status: "applying"; erasure_id: number; job_id: string } | { status: "held"; holds: string[] };
+
+/** What the ledger hands an erasure besides the request: its holds, its audit outbox, who asks, and its head. */
 export interface ErasureContext {
   holds: LegalHolds;
   outbox: AuditOutbox;
   by: AuditActor;
   origin: AuditOrigin;
+  headSeq: number;
 }
 
 /**
@@ -85,49 +88,48 @@ export interface ErasureContext {
  * ledger's erasure record, never who (not the id, the e-mail, or a hash of
  * them): the chain cannot be scrubbed later, so it must not name the person.
  */
-function erasedEvent(ctx: ErasureContext, req: ErasureRequest, erasureId: number, anonymized: number | null) {
+export function erasedEvent(by: AuditActor, origin: AuditOrigin, req: Pick<ErasureRequest, "by" | "organization">, erasureId: number, anonymized: number | null) {
   return auditEvent(
     {
       action: "witness.actor.erased",
-      actor: ctx.by,
+      actor: by,
       targets: [{ type: "erasure", id: String(erasureId) }],
       metadata: { by: req.by, organization: req.organization, erasure_id: erasureId, anonymized, completed: anonymized !== null },
     },
-    ctx.origin,
+    origin,
   );
 }
 
 /**
- * The whole erasure: a ledger record, the rows, the search index's pages, and
- * every staged export of the project; refused, changing nothing, when a legal
- * hold covers any of the events. Its self-audit event is staged with the
- * record (open, so a crash midway is still recorded, as not completed) and
- * settled with the finished record.
+ * Accepting an erasure, under the ledger's commit lock: refused, changing
+ * nothing, when a legal hold covers any of the events; otherwise its record,
+ * its self-audit event (staged open until the job settles it) and its
+ * running entry (with the job's id) are written in one storage transaction.
+ * The caller then makes it visible to reads and starts the job
+ * (src/jobs/erasure-job.ts); the rows are scrubbed by the job's steps
+ * (src/chain/erasure-steps.ts), each holding the lock for one batch only.
  */
-export async function eraseActor(
-  env: Env,
-  db: D1Database,
-  records: ErasureRecords,
-  ring: SigningKeyring,
-  req: ErasureRequest,
-  ctx: ErasureContext,
-): Promise<ErasureOutcome> {
+export async function acceptErasure(env: Env, db: D1Database, records: ErasureRecords, req: ErasureRequest, ctx: ErasureContext): Promise<ErasureOutcome> {
   const blocking = await holdsErasureWouldBreak(env, db, req, ctx.holds.active());
   if (blocking.length > 0) return { status: "held", holds: blocking.map((h) => h.id) };
   const erasedAt = new Date().toISOString();
   const subject = await sha256Hex(`${req.by}:${req.value}`);
-  // No await between the record and its staged event: one storage transaction.
+  // No await from here on: the record, its staged event and the running entry are one storage transaction.
   const erasureId = records.begin(req.by, subject, req.organization, erasedAt);
-  const staged = ctx.outbox.stage(erasedEvent(ctx, req, erasureId, null), { open: true });
-  // Hot rows, then the archived ones (segments rewritten: src/storage/archive-erase.ts).
-  const anonymized = (await eraseRows(db, records, req, erasedAt, erasureId)) + (await eraseArchived(env, db, records, req, erasedAt, erasureId));
-  await records.finish(ring, erasureId, anonymized, () => {
-    ctx.outbox.settle(staged, erasedEvent(ctx, req, erasureId, anonymized));
-    if (req.by === "id") ctx.holds.forgetActor(req.value);
-  });
-  // Erased words must leave the index's data pages, not only its live entries.
-  if (anonymized > 0) await compactSearchIndex(db);
-  // Staged exports may hold the erased values in clear.
-  await deleteStagedExports(env, req.projectId);
-  return { status: "erased", anonymized, erasure_id: erasureId };
+  const outboxId = ctx.outbox.stage(erasedEvent(ctx.by, ctx.origin, req, erasureId, null), { open: "job" });
+  const running: RunningErasure = {
+    erasure_id: erasureId,
+    job_id: crypto.randomUUID(),
+    by: req.by,
+    value: req.value,
+    organization: req.organization,
+    subject_sha256: subject,
+    erased_at: erasedAt,
+    through_seq: ctx.headSeq,
+    outbox_id: outboxId,
+    audit: { by: ctx.by, origin: ctx.origin },
+    state: { phase: "hot", segmentAfter: 0, compacted: false },
+  };
+  records.running.add(running);
+  return { status: "applying", erasure_id: erasureId, job_id: running.job_id, running };
 }

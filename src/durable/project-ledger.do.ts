@@ -3,7 +3,8 @@ import { RateWindows, type RateState } from "../auth/rate-window";
 import type { Anchor, Head } from "../chain/chain-check";
 import { unpackEvents, type PackedEvents } from "../chain/ledger";
 import { AuditOutbox } from "../chain/audit-outbox";
-import { eraseActor, type ErasureOutcome, type ErasureRequest } from "../chain/erasure";
+import { acceptErasure, type ErasureAnswer, type ErasureRequest } from "../chain/erasure";
+import { erasureStep, type ErasureHost, type ErasureStepResult } from "../chain/erasure-steps";
 import { ErasureRecords } from "../chain/erasure-records";
 import { GroupCommit, MAX_GROUP_EVENTS } from "../chain/group-commit";
 import { recoverHead } from "../chain/head-recovery";
@@ -16,20 +17,21 @@ import type { AuditActor, AuditOrigin } from "../chain/self-audit";
 import { loadKeyring } from "../chain/signing-keys";
 import { loadVerifyCheckpoint, storeVerifyCheckpoint, type VerifyCheckpoint } from "../chain/verify-checkpoint";
 import { eventJson } from "../reads/event-shape";
+import { Rollups, type Activity, type Bucket } from "../reads/rollups";
 import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
 import type { LeafRun } from "../log/leaf-check";
 import { logInfo } from "../log/log-info";
 import { ProjectLog } from "../log/project-log";
-import { Rollups, type Activity, type Bucket } from "../reads/rollups";
 import type { NewEvent } from "../schemas/event";
 import { archiveStep, type ArchiveHooks } from "../storage/archive-run";
 import { afterCommit, archiveAlarm, requestTidy } from "../storage/archive-upkeep";
 import { moveAlarm, scheduleMoveFinish } from "../storage/move-upkeep";
 import { CompanionRecords, type TrustedCompanions } from "../storage/companion-records";
-import { moveCopying, moveStep, restartCopy, type MoveHooks, type MoveProgress } from "../storage/shard-move";
+import { moveCopying, moveStep, type MoveHooks, type MoveProgress } from "../storage/shard-move";
 import { eventsDb } from "../storage/shards";
 import { wakeStreams } from "../streams/wake";
 import { deleteProjectJobFiles } from "../jobs/job-files";
+import { ensureErasureJob } from "../jobs/erasure-job";
 
 /** The only writer of one project's chain: a coordinator; the logic of what it does lives in the domain folders. */
 export class ProjectLedger extends DurableObject<Env> {
@@ -84,7 +86,7 @@ export class ProjectLedger extends DurableObject<Env> {
     });
     this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash) => this.commits.enqueue(events, key, requestHash));
     // Once started, append any self-audit event a crash left staged.
-    ctx.blockConcurrencyWhile(() => this.loadHead()).then(() => this.drainAudit());
+    ctx.blockConcurrencyWhile(() => this.loadHead()).then(() => this.drainAudit()).then(() => this.resumeErasures());
   }
 
   /**
@@ -140,22 +142,23 @@ export class ProjectLedger extends DurableObject<Env> {
   }
 
   /**
-   * Erasure rewrites rows of this chain, so it holds the commit lock as a group
-   * commit does: appends arriving meanwhile queue up and commit right after.
-   * Every scrubbed row is covered by an erasure record in this object's storage.
-   * Refused when a legal hold covers any of the events; self-audited.
+   * Erasure answers at once (src/chain/erasure.ts): under the commit lock only
+   * the holds check and the erasure's record, staged self-audit event and
+   * running entry; then its pending entry, which every read applies from now
+   * on, and its job's record. The job's steps scrub the rows (erasureStep).
    */
-  async erase(req: Omit<ErasureRequest, "projectId">, by: AuditActor, origin: AuditOrigin): Promise<ErasureOutcome> {
-    const outcome = await this.audited(async () => {
-      const ctx = { holds: this.holds, outbox: this.audit, by, origin };
-      const done = await eraseActor(this.env, this.db, this.erasures, await loadKeyring(this.env.SIGNING_KEYS), { ...req, projectId: this.projectId }, ctx);
-      // A shard move may have copied the rows before they were scrubbed.
-      if (done.status === "erased") restartCopy(this.ctx.storage.kv);
-      return done;
-    });
-    // Export jobs' files may hold the erased values in clear, as staged exports may.
-    if (outcome.status === "erased") await deleteProjectJobFiles(this.env, this.db, this.projectId);
-    return outcome;
+  async erase(req: Omit<ErasureRequest, "projectId">, by: AuditActor, origin: AuditOrigin): Promise<ErasureAnswer> {
+    const outcome = await this.commits.exclusive(() =>
+      acceptErasure(this.env, this.db, this.erasures, { ...req, projectId: this.projectId }, { holds: this.holds, outbox: this.audit, by, origin, headSeq: this.current.seq }),
+    );
+    if (outcome.status !== "applying") return outcome;
+    await ensureErasureJob(this.db, this.projectId, outcome.running);
+    return { status: outcome.status, erasure_id: outcome.erasure_id, job_id: outcome.job_id };
+  }
+
+  /** One bounded step of an erasure's job (src/chain/erasure-steps.ts); each holds the commit lock for one batch or one segment's switch. */
+  erasureStep(erasureId: number): Promise<ErasureStepResult> {
+    return erasureStep(this.erasureHost(), erasureId);
   }
 
   /** For exports and verify: the companion hashes this ledger recorded for these archive segments (by the segment's SHA-256). */
@@ -228,6 +231,16 @@ export class ProjectLedger extends DurableObject<Env> {
     });
   }
 
+  /** GET /v1/stats/activity: events per bucket and top action, from the rollups (never the events). */
+  activity(from: string, to: string, bucket: Bucket): Activity {
+    return this.rollups.read(from, to, bucket);
+  }
+
+  /** The daily check (src/storage/archive-check.ts): a tidy archive pass at the next alarm, now. */
+  archiveSoon(): Promise<void> {
+    return requestTidy(this.ctx.storage);
+  }
+
   /** GET /v1/log: the log's identity, published tree and build status. */
   logInfo() {
     return logInfo(this.log, this.env, this.current);
@@ -248,16 +261,6 @@ export class ProjectLedger extends DurableObject<Env> {
   /** The event with `seq` as tlog-proof text against the newest checkpoint; null when not in the published tree. */
   logInclusion(seq: number) {
     return this.log.inclusion(seq);
-  }
-
-  /** The daily check (src/storage/archive-check.ts): a tidy archive pass at the next alarm, now. */
-  archiveSoon(): Promise<void> {
-    return requestTidy(this.ctx.storage);
-  }
-
-  /** GET /v1/stats/activity: events per bucket and top action, from the rollups (never the events). */
-  activity(from: string, to: string, bucket: Bucket): Activity {
-    return this.rollups.read(from, to, bucket);
   }
 
   /** What an evidence export pins (src/jobs/evidence.ts): the published tree's size and its signed checkpoint; null without a signing key. */
@@ -323,6 +326,29 @@ export class ProjectLedger extends DurableObject<Env> {
   private async drainAudit(): Promise<void> {
     const append = (events: NewEvent[], idempotencyKey: string) => this.commits.enqueue(events, idempotencyKey);
     await this.audit.drain(this.env, () => this.db, this.projectId, append).catch((error) => console.error(`ledger ${this.projectId}: self-audit append failed; retried later`, error));
+  }
+
+  /** Erasures accepted by an instance that stopped before their pending entry and job were in D1 (idempotent). */
+  private async resumeErasures(): Promise<void> {
+    for (const running of this.erasures.running.list()) {
+      await ensureErasureJob(this.db, this.projectId, running).catch((error) => console.error(`ledger ${this.projectId}: erasure ${running.erasure_id}: resume failed`, error));
+    }
+  }
+
+  private erasureHost(): ErasureHost {
+    return {
+      env: this.env,
+      projectId: this.projectId,
+      db: () => this.db,
+      records: this.erasures,
+      outbox: this.audit,
+      holds: this.holds,
+      kv: this.ctx.storage.kv,
+      exclusive: (work) => this.commits.exclusive(work),
+      recordCompanions: (sha, hashes) => this.companions.record(sha, hashes),
+      drainAudit: () => this.drainAudit(),
+      deleteJobFiles: (db) => deleteProjectJobFiles(this.env, db, this.projectId),
+    };
   }
 
   private logDeps(): UpkeepDeps {

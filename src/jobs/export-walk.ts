@@ -1,6 +1,7 @@
 import type { EventRow } from "../db/schema";
 import { selectEvents, type Selection } from "../reads/event-query";
 import { EXPORT_BATCH } from "../reads/export-stream";
+import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "../reads/pending-erasures";
 import { matches } from "../storage/archive-export";
 import { readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
 
@@ -55,9 +56,12 @@ function archivedWhenPassed(state: WalkState, p: Position): number {
 }
 
 const ARCHIVED_THROUGH = "SELECT coalesce(max(last_seq), 0) AS s FROM archive_segments WHERE project_id = ?";
+// With the pending erasures that may cover the segment's rows (src/reads/pending-erasures.ts), in the same query.
 const NEXT_SEGMENT =
-  "SELECT * FROM archive_segments WHERE project_id = ?1 AND (?2 IS NULL OR last_occurred_at >= ?2) AND (?3 IS NULL OR first_occurred_at <= ?3) " +
-  "AND (?4 IS NULL OR first_seq < ?4) ORDER BY first_seq DESC LIMIT 1";
+  `SELECT s.*, ${PENDING_FOR_SEGMENT} AS _pending FROM archive_segments s WHERE s.project_id = ?1 AND (?2 IS NULL OR s.last_occurred_at >= ?2) ` +
+  "AND (?3 IS NULL OR s.first_occurred_at <= ?3) AND (?4 IS NULL OR s.first_seq < ?4) ORDER BY first_seq DESC LIMIT 1";
+/** Columns a pending erasure needs to decide whether it covers a row, read besides the export's. */
+const ERASURE_KEYS = ["seq", "organization", "actor_id", "actor_email"] as const;
 
 export interface Part {
   rows: unknown[][];
@@ -78,13 +82,11 @@ export async function nextPart(env: Env, db: D1Database, start: WalkState, colum
     rows.push(row);
     if (rows.length === max) snapshot = after();
   };
-  const seqAt = columns.indexOf("seq");
-  const occurredAt = columns.indexOf("occurred_at");
-  const selectColumns = columns.map((c) => `e.${c}`).join(", ");
+  const selectColumns = `${[...new Set([...columns, ...ERASURE_KEYS])].map((c) => `e.${c}`).join(", ")}, ${PENDING_AS}`;
 
   while (s.phase === "hot" && rows.length <= max) {
     const limit = Math.min(EXPORT_BATCH, max + 1 - rows.length);
-    let page: unknown[][] = [];
+    let page: Array<{ cells: unknown[] | null; at: Position }> = [];
     let archived = ALL;
     if (s.hot !== null) {
       const statement = selectEvents(s.hot, { columns: selectColumns, cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit });
@@ -93,15 +95,17 @@ export async function nextPart(env: Env, db: D1Database, start: WalkState, colum
         db.prepare(statement.sql).bind(...statement.params),
       ]);
       archived = (through.results[0] as { s: number }).s;
-      page = found.results.map((r) => columns.map((c) => r[c]));
+      // A row a pending erasure covers goes out scrubbed, or not at all (cells null) when the filter matched it only by an erased field.
+      const rows = (await scrubObjects(found.results as unknown as ErasableRow[])) as unknown as Array<Record<string, unknown>>;
+      const kept = (r: object) => !wasScrubbed(r) || (s.hot!.actorId === null && s.hot!.ipAddress === null);
+      page = rows.map((r) => ({ cells: kept(r) ? columns.map((c) => r[c]) : null, at: { o: r.occurred_at as string, s: r.seq as number } }));
     }
     const lastMark = s.marks.length > 0 ? s.marks[s.marks.length - 1].a : s.base;
     if (archived !== lastMark) s.marks.push({ after: s.cursor, a: archived });
-    for (const row of page) {
-      const at: Position = { o: row[occurredAt] as string, s: row[seqAt] as number };
+    for (const { cells, at } of page) {
       s.cursor = at;
       const marks = [...s.marks];
-      push(row, () => ({ ...s, cursor: at, marks }));
+      if (cells) push(cells, () => ({ ...s, cursor: at, marks }));
     }
     if (page.length < limit) s.phase = "archive";
   }
@@ -114,7 +118,9 @@ export async function nextPart(env: Env, db: D1Database, start: WalkState, colum
       break;
     }
     segments++;
-    const matching = (await readSegment(env, segment))
+    const entries = parsePending((segment as Segment & { _pending?: unknown })._pending);
+    const read = await readSegment(env, segment);
+    const matching = (entries ? await new PendingScrub().rows(read, () => entries) : read)
       .filter((r) => matches(s.sel, r) && r.seq <= archivedWhenPassed(s, { o: r.occurred_at, s: r.seq }))
       .sort((a, b) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1));
     const from = s.skip;

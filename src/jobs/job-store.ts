@@ -8,7 +8,8 @@ import { eventsDb } from "../storage/shards";
  * part, changes nothing.
  */
 export type JobStatus = "queued" | "running" | "succeeded" | "failed" | "canceled";
-export type JobType = "export" | "verify";
+/** erasure: made by DELETE /v1/actors/:id (src/jobs/erasure-job.ts), never by POST /v1/jobs. */
+export type JobType = "export" | "verify" | "erasure";
 
 export interface FilePart {
   name: string;

@@ -2,6 +2,7 @@ import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type Workflo
 import type { ChunkResult } from "../chain/verify-chunks";
 import { asInvocation, meterEnabled } from "../lib/meter";
 import { meterEnv, meterFetch } from "../lib/metered-bindings";
+import { erasureJobStep } from "./erasure-job";
 import { exportPart, planExport, writeManifest } from "./export-job";
 import { finishJob, getJob, type JobType } from "./job-store";
 import { mergeVerifyJob, PARALLEL_CHUNKS, planVerifyJob, verifyChunkStep } from "./verify-job";
@@ -26,6 +27,11 @@ export class JobWorkflow extends WorkflowEntrypoint<Env, JobParams> {
     const metered = <T extends Rpc.Serializable<T>>(name: string, work: (env: Env) => Promise<T>) =>
       step.do(name, STEP, () => this.invoke(name.replace(/-\d+$/, ""), work)) as Promise<T>;
     try {
+      if (type === "erasure") {
+        // Bounded steps until the erasure is applied (src/jobs/erasure-job.ts); its record says how far.
+        for (let k = 0; !(await metered(`erase-${k}`, (env) => erasureJobStep(env, projectId, jobId))).done; k++);
+        return;
+      }
       if (type === "export") {
         await metered("plan", (env) => planExport(env, projectId, jobId));
         for (let k = 0; ; k++) {

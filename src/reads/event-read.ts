@@ -1,6 +1,7 @@
 import { type Cursor, encodeCursor } from "./cursor";
 import { selectEvents, type Selection, type Statement } from "./event-query";
-import { SHAPE_SELECT, shapeRowOf, type ShapeRow } from "./event-shape";
+import { PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "./event-shape";
+import { parsePending, PendingScrub, PENDING_COLUMN, scrubByColumn, wasScrubbed } from "./pending-erasures";
 import { SEARCH_TABLE, searchTag } from "./search-index";
 import { ftsExpression, matchesAll } from "./search-query";
 
@@ -12,19 +13,33 @@ export interface Page {
 
 export const EMPTY_PAGE: Page = { rows: [], nextCursor: null };
 
-/** Events in the event shape's columns (SHAPE_SELECT), read as arrays: how every read of the event shape goes. */
+/**
+ * Events in the event shape's columns (SHAPE_SELECT), read as arrays: how
+ * every read of the event shape goes, so also where pending erasures are
+ * applied (src/reads/pending-erasures.ts): a covered row comes back scrubbed.
+ */
 export async function shapeRows(db: D1Database, statement: Statement): Promise<ShapeRow[]> {
   const cells = await db.prepare(statement.sql).bind(...statement.params).raw();
-  return cells.map(shapeRowOf);
+  return scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
 }
 
-/** rows holds up to limit + 1 rows: the extra one only says that another page exists. */
-function toPage(rows: ShapeRow[], limit: number): Page {
-  if (rows.length <= limit) return { rows, nextCursor: null };
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return { rows: page, nextCursor: encodeCursor(last.occurred_at, last.seq) };
+/**
+ * rows holds up to limit + 1 rows: the extra one only says that another page
+ * exists. keep: rows a pending erasure scrubbed that no longer match the read
+ * (the filter or search terms matched only erased values) are left out, as
+ * they would be once the erasure's job scrubbed them; the cursor still goes on
+ * from the last row looked at, so such a page may hold fewer than limit rows.
+ */
+function toPage(rows: ShapeRow[], limit: number, keep?: (row: ShapeRow) => boolean): Page {
+  const more = rows.length > limit;
+  const seen = more ? rows.slice(0, limit) : rows;
+  const page = keep ? seen.filter((r) => !wasScrubbed(r) || keep(r)) : seen;
+  const last = seen[seen.length - 1];
+  return { rows: page, nextCursor: more ? encodeCursor(last.occurred_at, last.seq) : null };
 }
+
+/** A scrubbed row still matches a selection unless it filters on a scrubbed field (actor id, IP address). */
+const stillMatches = (sel: Selection) => () => sel.actorId === null && sel.ipAddress === null;
 
 /** The distinct actions of a project, one index seek each, at most ?2 of them. */
 const DISTINCT_ACTIONS =
@@ -58,11 +73,11 @@ export async function listEvents(db: D1Database, selection: Selection, cursor: C
     // the window, and narrowing to the included actions decides.
     const window = (limit + 1) * EXCLUDE_WINDOW_PAGES;
     const rows = await shapeRows(db, selectEvents(selection, { columns: SHAPE_SELECT, cursor, limit: limit + 1, window }));
-    if (rows.length > limit) return toPage(rows, limit);
+    if (rows.length > limit) return toPage(rows, limit, stillMatches(selection));
   }
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
-  return toPage(await shapeRows(db, selectEvents(sel, { columns: SHAPE_SELECT, cursor, limit: limit + 1 })), limit);
+  return toPage(await shapeRows(db, selectEvents(sel, { columns: SHAPE_SELECT, cursor, limit: limit + 1 })), limit, stillMatches(sel));
 }
 
 /** Events of the filtered list a search checks itself first: a common term fills its page here. */
@@ -72,7 +87,7 @@ export const RARE_HITS = 500;
 /** Events checked next when the term is neither common in the first window nor rare in the project. */
 export const SCAN_WINDOW = 2000;
 
-const CANDIDATE_COLUMNS = "e.row_id, e.occurred_at, e.seq, e.action, e.actor_name, e.actor_email, e.actor_id";
+const CANDIDATE_COLUMNS = `e.row_id, e.occurred_at, e.seq, e.action, e.actor_name, e.actor_email, e.actor_id, e.organization, ${PENDING_COLUMN}`;
 
 /** A row of CANDIDATE_COLUMNS, read as an array: a scan checks up to 2,000 of them. */
 type Candidate = [
@@ -83,6 +98,8 @@ type Candidate = [
   actorName: string | null,
   actorEmail: string | null,
   actorId: string | null,
+  organization: string | null,
+  pending: string | null,
 ];
 
 /**
@@ -107,13 +124,17 @@ export async function searchEvents(
   const want = limit + 1;
   const expression = ftsExpression(terms, searchTag(sel.projectId));
   const hits: number[] = [];
+  const pending = new PendingScrub();
   let below = cursor;
   /** Checks the next `size` events; true while the list goes on below them. */
   const scan = async (size: number) => {
     const { sql, params } = selectEvents(sel, { columns: CANDIDATE_COLUMNS, cursor: below, limit: size });
     const window = await db.prepare(sql).bind(...params).raw<Candidate>();
-    for (const [rowId, , , action, actorName, actorEmail, actorId] of window) {
-      if (hits.length < want && matchesAll(terms, [action, actorName, actorEmail, actorId])) hits.push(rowId);
+    for (const [rowId, , seq, action, actorName, actorEmail, actorId, organization, entries] of window) {
+      if (hits.length >= want) continue;
+      // An event a pending erasure covers is matched on what its scrub leaves: the action.
+      const erased = entries !== null && (await pending.covering({ seq, organization, actor_id: actorId, actor_email: actorEmail }, parsePending(entries)!)) !== null;
+      if (matchesAll(terms, erased ? [action] : [action, actorName, actorEmail, actorId])) hits.push(rowId);
     }
     const last = window[window.length - 1];
     if (last) below = { occurredAt: last[1], seq: last[2] };
@@ -146,5 +167,6 @@ export async function searchEvents(
     const rest = selectEvents(sel, { columns: SHAPE_SELECT, cursor: below, limit: want - hits.length, match: expression });
     rows = rows.concat(await shapeRows(db, rest));
   }
-  return toPage(rows, limit);
+  const filtered = stillMatches(sel);
+  return toPage(rows, limit, (row) => filtered() && matchesAll(terms, [row.action]));
 }

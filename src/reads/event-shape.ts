@@ -1,5 +1,6 @@
 import type { EventRow } from "../db/schema";
 import type { Credential } from "../types";
+import { PENDING_COLUMN } from "./pending-erasures";
 
 /** The stored columns the event shape is made of (pii_salt, row_id and received_at stay inside). */
 export const SHAPE_COLUMNS = [
@@ -39,8 +40,13 @@ export function shapeRowOf(c: unknown[]): ShapeRow {
   } as ShapeRow;
 }
 
-/** SHAPE_COLUMNS for a SELECT from `events e`. */
-export const SHAPE_SELECT = SHAPE_COLUMNS.map((c) => `e.${c}`).join(", ");
+/**
+ * SHAPE_COLUMNS for a SELECT from `events e`, then PENDING_COLUMN (at
+ * PENDING_AT): the erasures still being applied that may cover the row, which
+ * shapeRows applies (src/reads/pending-erasures.ts), in the same query.
+ */
+export const SHAPE_SELECT = `${SHAPE_COLUMNS.map((c) => `e.${c}`).join(", ")}, ${PENDING_COLUMN}`;
+export const PENDING_AT = SHAPE_COLUMNS.length;
 
 /**
  * The one event shape of ingest, get, list, search and JSON export, written

@@ -2,6 +2,7 @@ import { keepsEveryRow, selectEvents, type Selection } from "./event-query";
 import { narrowExclusions } from "./event-read";
 import { FORMATS } from "./export-formats";
 import { stagedKey } from "./export-stream";
+import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "./pending-erasures";
 import { companionBytes, matches } from "../storage/archive-export";
 import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
 import { trustedCompanions } from "../storage/companion-check";
@@ -54,9 +55,13 @@ const SEGMENTS_PER_PART = 50;
 const ALL = Number.MAX_SAFE_INTEGER;
 
 const ARCHIVED_THROUGH = "SELECT coalesce(max(last_seq), 0) AS s FROM archive_segments WHERE project_id = ?";
+// With the pending erasures that may cover each segment's rows (src/reads/pending-erasures.ts): no extra query.
 const NEXT_SEGMENTS =
-  "SELECT * FROM archive_segments WHERE project_id = ?1 AND (?2 IS NULL OR last_occurred_at >= ?2) AND (?3 IS NULL OR first_occurred_at <= ?3) " +
-  "AND (?4 IS NULL OR first_seq < ?4) ORDER BY first_seq DESC LIMIT ?5";
+  `SELECT s.*, ${PENDING_FOR_SEGMENT} AS _pending FROM archive_segments s WHERE s.project_id = ?1 AND (?2 IS NULL OR s.last_occurred_at >= ?2) ` +
+  "AND (?3 IS NULL OR s.first_occurred_at <= ?3) AND (?4 IS NULL OR s.first_seq < ?4) ORDER BY first_seq DESC LIMIT ?5";
+
+/** Columns a pending erasure needs to decide whether it covers a row, read besides the format's. */
+const ERASURE_KEYS = ["seq", "organization", "actor_id", "actor_email"] as const;
 
 const before = (p: { o: string; s: number }, q: { o: string; s: number }) => p.o < q.o || (p.o === q.o && p.s < q.s);
 
@@ -64,6 +69,8 @@ function archivedWhenPassed(s: ExportPartState, p: { o: string; s: number }): nu
   for (let i = s.marks.length - 1; i >= 0; i--) if (s.marks[i].after === null || before(p, s.marks[i].after!)) return s.marks[i].a;
   return s.base;
 }
+
+const pendingIn = (g: Segment) => parsePending((g as Segment & { _pending?: unknown })._pending);
 
 export async function exportPart(env: Env, start: ExportPartState): Promise<ExportPartResult> {
   const s: ExportPartState = { ...start, marks: [...start.marks] };
@@ -113,19 +120,25 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
 
   while (s.phase === "hot" && room()) {
     let page: unknown[][] = [];
+    let shown: unknown[][] = [];
     let archived = ALL;
     if (s.hot !== null) {
-      const statement = selectEvents(s.hot, { columns: columns.map((c) => `e.${c}`).join(", "), cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit: s.batch });
+      const read = [...new Set([...columns, ...ERASURE_KEYS])].map((c) => `e.${c}`);
+      const statement = selectEvents(s.hot, { columns: `${read.join(", ")}, ${PENDING_AS}`, cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit: s.batch });
       const [through, found] = await db.batch<Record<string, unknown>>([db.prepare(ARCHIVED_THROUGH).bind(s.projectId), db.prepare(statement.sql).bind(...statement.params)]);
       archived = (through.results[0] as { s: number }).s;
+      // Rows a pending erasure covers go out scrubbed; left out when the filter matched them only by an erased field.
+      const rows = await scrubObjects(found.results as unknown as ErasableRow[]);
+      const keep = (r: ErasableRow) => !wasScrubbed(r) || (s.hot!.actorId === null && s.hot!.ipAddress === null);
       page = found.results.map((r) => columns.map((c) => r[c]));
+      shown = rows.filter(keep).map((r) => columns.map((c) => (r as unknown as Record<string, unknown>)[c]));
     }
     const lastMark = s.marks.length > 0 ? s.marks[s.marks.length - 1].a : s.base;
     if (archived !== lastMark) s.marks.push({ after: s.cursor, a: archived });
     if (page.length > 0) {
       const last = page[page.length - 1];
       s.cursor = { o: last[occurredAt] as string, s: last[seqAt] as number };
-      emitRows(page);
+      if (shown.length > 0) emitRows(shown);
     }
     if (page.length < s.batch) s.phase = "archive";
   }
@@ -144,8 +157,9 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
     const unfiltered = keepsEveryRow(sel);
     const firstMark = Math.min(s.base, ...s.marks.map((m) => m.a));
     // Whole, and none of its rows was hot when the walk started (so none was written); a segment sealed mid-walk goes row by row, the same bytes.
+    // A segment a pending erasure may cover goes row by row, scrubbed: its companion was rendered before the erasure.
     const whole = (g: Segment) =>
-      unfiltered && s.skip === 0 && g.last_seq <= firstMark && (sel.dateFrom === null || sel.dateFrom <= g.first_occurred_at) && (sel.dateTo === null || sel.dateTo >= g.last_occurred_at);
+      unfiltered && s.skip === 0 && pendingIn(g) === null && g.last_seq <= firstMark && (sel.dateFrom === null || sel.dateFrom <= g.first_occurred_at) && (sel.dateTo === null || sel.dateTo >= g.last_occurred_at);
     const trusted = segments.some(whole) ? await trustedCompanions(env, s.projectId, segments) : {};
     for (const g of segments) {
       if (!room()) break;
@@ -158,7 +172,9 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
         bytes.set(companion, head.length);
         emit(bytes, false);
       } else {
-        const matching = (await readSegment(env, g))
+        const entries = pendingIn(g);
+        const read = await readSegment(env, g);
+        const matching = (entries ? await new PendingScrub().rows(read, () => entries) : read)
           .filter((r) => matches(sel, r) && r.seq <= archivedWhenPassed(s, { o: r.occurred_at, s: r.seq }))
           .sort((a, b) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1));
         while (s.skip < matching.length && room()) {

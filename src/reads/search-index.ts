@@ -143,9 +143,10 @@ const STRUCTURE = `SELECT hex(block) AS s FROM ${SEARCH_TABLE}_data WHERE id = 1
  * meanwhile add segments and restart the rewrite, so the work is capped at
  * twice the index's size: done is false when the cap ended it (call again).
  */
-export async function compactSearchIndex(db: D1Database, pages = 1000): Promise<{ steps: number; done: boolean }> {
+export async function compactSearchIndex(db: D1Database, pages = 1000, stepCap = Number.POSITIVE_INFINITY): Promise<{ steps: number; done: boolean }> {
   const size = await db.prepare(`SELECT count(*) AS n FROM ${SEARCH_TABLE}_data`).first<{ n: number }>();
-  const maxSteps = Math.ceil((2 * size!.n) / pages) + 2;
+  // stepCap: an erasure job's step stops there, well inside one invocation's queries (two per step), and calls again.
+  const maxSteps = Math.min(Math.ceil((2 * size!.n) / pages) + 2, stepCap);
   const merge = db.prepare(`INSERT INTO ${SEARCH_TABLE} (${SEARCH_TABLE}, rank) VALUES ('merge', ?)`).bind(-pages);
   const structure = db.prepare(STRUCTURE);
   let before = (await structure.first<{ s: string }>())?.s ?? null;

@@ -3,6 +3,7 @@ import { ledgerView } from "../chain/ledger";
 import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
 import { archivedEventAnywhere, legacyEventAnywhere } from "../storage/archive-lookup";
 import { loadKeyring, type SigningKeyring } from "../chain/signing-keys";
+import { originalOf, PENDING_AS, scrubArchived, scrubObjects } from "../reads/pending-erasures";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";
 
@@ -14,8 +15,20 @@ export interface PublicCheck {
   successor_link: boolean;
 }
 
-export function loadChainRow(db: D1Database, id: string, projectId: string): Promise<ChainRow | null> {
-  return db.prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE id = ? AND project_id = ?`).bind(id, projectId).first<ChainRow>();
+/**
+ * The row as reads serve it: scrubbed when an erasure still being applied
+ * covers it (src/reads/pending-erasures.ts), so a receipt never shows an
+ * erased actor id. checkEvent checks the stored row (originalOf): a row its
+ * erasure's job has not reached yet is still intact, and valid.
+ */
+async function served(row: (ChainRow & { _pending?: unknown }) | null): Promise<ChainRow | null> {
+  if (!row) return null;
+  const { _pending, ...stored } = row;
+  return (await scrubObjects([stored], () => _pending))[0];
+}
+
+export async function loadChainRow(db: D1Database, id: string, projectId: string): Promise<ChainRow | null> {
+  return served(await db.prepare(`SELECT ${CHAIN_COLUMNS}, ${PENDING_AS} FROM events e WHERE e.id = ? AND e.project_id = ?`).bind(id, projectId).first());
 }
 
 /**
@@ -28,7 +41,7 @@ export function loadChainRow(db: D1Database, id: string, projectId: string): Pro
 export async function findChainRow(env: Env, id: string): Promise<ChainRow | null> {
   const shards = shardNumbers(env);
   const rows = await Promise.all(
-    shards.map((n) => shardDb(env, n).prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE id = ?`).bind(id).first<ChainRow>()),
+    shards.map(async (n) => served(await shardDb(env, n).prepare(`SELECT ${CHAIN_COLUMNS}, ${PENDING_AS} FROM events e WHERE e.id = ?`).bind(id).first())),
   );
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i];
@@ -36,13 +49,18 @@ export async function findChainRow(env: Env, id: string): Promise<ChainRow | nul
     if (row && (await projectShard(env, row.project_id)) === shards[i]) return row;
   }
   const owns = (n: number) => async (projectId: string) => (await projectShard(env, projectId)) === n;
-  const archived = await Promise.all(shards.map((n) => archivedEventAnywhere(env, shardDb(env, n), id, owns(n))));
+  const archived = await Promise.all(
+    shards.map(async (n) => {
+      const row = await archivedEventAnywhere(env, shardDb(env, n), id, owns(n));
+      return row && (await scrubArchived(shardDb(env, n), row.project_id, [row]))[0];
+    }),
+  );
   const row = archived.find((r) => r !== null);
   if (row) return row;
   // Segments sealed before the id index, until the archiver has indexed them.
   for (const n of shards) {
     const legacy = await legacyEventAnywhere(env, shardDb(env, n), id, owns(n));
-    if (legacy) return legacy;
+    if (legacy) return (await scrubArchived(shardDb(env, n), legacy.project_id, [legacy]))[0];
   }
   return null;
 }
@@ -68,7 +86,7 @@ export async function publicCheck(db: D1Database, ring: SigningKeyring, row: Cha
 /** publicCheck against the current signing keys and the head the project's ledger recorded. */
 export async function checkEvent(env: Env, row: ChainRow): Promise<PublicCheck> {
   const [ring, head] = await Promise.all([loadKeyring(env.SIGNING_KEYS), ledgerView(env, row.project_id)]);
-  return publicCheck(await eventsDb(env, row.project_id), ring, row, head);
+  return publicCheck(await eventsDb(env, row.project_id), ring, originalOf(row), head);
 }
 
 export function isValid(check: PublicCheck): boolean {

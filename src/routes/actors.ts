@@ -3,9 +3,9 @@ import { ledgerOf } from "../chain/ledger";
 import { ApiError } from "../lib/errors";
 import { validate } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";
-import { actorParamSchema, erasureQuerySchema } from "../schemas/actors";
+import { startErasureJob } from "../jobs/erasure-job";
+import { actorParamSchema, erasureAcceptedSchema, erasureQuerySchema } from "../schemas/actors";
 import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
-import { erasureSchema } from "../schemas/responses";
 import { requestContext } from "./ingest";
 
 const actors = router();
@@ -14,17 +14,19 @@ const ADMIN = access("admin");
 documented(actors, createRoute({
   method: "delete", path: "/{id}", tags: ["Actors"], operationId: "eraseActor", summary: "Erase one actor's personal data",
   description:
-    "Anonymizes the actor's events in place and records a signed erasure; verify stays ok. `by=email` names an actor sent without an id. " +
+    "Anonymizes the actor's events and records a signed erasure; verify stays ok. `by=email` names an actor sent without an id. " +
+    "Answers at once (202): from then on every read (list, search, get, exports, receipts, streams) leaves the actor's personal data out, and a job " +
+    "(GET /v1/jobs/<job_id>) scrubs the stored events, hot and archived, in bounded steps while ingest goes on. Events appended after the answer are not covered. " +
     "409 LEGAL_HOLD, changing nothing, when a legal hold covers any of those events. Recorded in the chain as witness.actor.erased, without the actor's personal data.",
   security: ADMIN.security,
   request: { params: actorParamSchema, query: erasureQuerySchema },
-  responses: { 200: json(erasureSchema, "What was erased"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "LEGAL_HOLD") },
+  responses: { 202: json(erasureAcceptedSchema, "Accepted, and being applied"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "LEGAL_HOLD") },
 }));
 
 /**
  * Erasure of one actor's personal data, through the project's ledger (it
- * rewrites chain rows and records the erasure). `?by=email` names the actor by
- * e-mail, for actors sent without an id; the answer has the same shape.
+ * records the erasure and its job rewrites chain rows). `?by=email` names the
+ * actor by e-mail, for actors sent without an id; the answer has the same shape.
  */
 actors.delete(
   "/:id",
@@ -39,7 +41,9 @@ actors.delete(
     if (outcome.status === "held") {
       throw new ApiError("LEGAL_HOLD", `A legal hold covers events of this actor (${outcome.holds.join(", ")}); nothing was erased`, { holds: outcome.holds });
     }
-    return c.json({ data: { actor_id: id, by, organization, anonymized: outcome.anonymized } });
+    // Not awaited (as POST /v1/jobs): a job whose instance never started is resumed from its record (src/jobs/job-resume.ts).
+    c.executionCtx.waitUntil(startErasureJob(c.env, projectOf(credential), outcome.job_id).catch((error: unknown) => console.warn(`erasure job ${outcome.job_id}: start: ${error}`)));
+    return c.json({ data: { actor_id: id, by, organization, status: outcome.status, erasure_id: outcome.erasure_id, job_id: outcome.job_id } }, 202);
   },
 );
 

@@ -102,15 +102,17 @@ async function instanceEnded(env: Env, id: string): Promise<string | null> {
 
 documented(jobs, createRoute({
   method: "delete", path: "/{id}", tags: ["Jobs"], operationId: "cancelJob", summary: "Cancel a job and delete its files", security: READ.security,
-  description: "A queued or running job stops (status canceled); any job's files are deleted at once.",
+  description: "A queued or running job stops (status canceled); any job's files are deleted at once. An erasure's job cannot be canceled (400).",
   request: { params: idParam },
-  responses: { 200: json(jobEnvelopeSchema, "The job after"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
+  responses: { 200: json(jobEnvelopeSchema, "The job after"), ...errors(...AUTH_ERRORS, "NOT_FOUND", "VALIDATION_ERROR") },
 }));
 jobs.delete("/:id", READ.guard, async (c) => {
   const projectId = projectOf(c.get("credential"));
   const id = c.req.param("id");
   const job = await getJob(c.env, projectId, id);
   if (!job) throw new ApiError("NOT_FOUND", "No job with that id in this project");
+  // An erasure, once accepted, is applied to the end: its job is not the client's to stop.
+  if (job.type === "erasure") throw validationError([{ path: "id", message: "an erasure's job cannot be canceled; it ends once the erasure is applied" }]);
   // The record first: a step still under way then records nothing and deletes what it wrote.
   await cancelJob(c.env, projectId, id);
   if (job.status === "queued" || job.status === "running") {

@@ -13,3 +13,19 @@ export const erasureQuerySchema = z.object({
   /** id (default): the path names actor.id; email: it names actor.email, for actors sent without an id. */
   by: z.enum(["id", "email"], "by must be id or email").default("id"),
 });
+
+/** DELETE /v1/actors/:id: accepted, applied at read time from now on, and being applied to the stored events by its job. */
+export const erasureAcceptedSchema = z
+  .object({
+    data: z.object({
+      actor_id: z.string(),
+      by: z.enum(["id", "email"]),
+      organization: z.string().nullable(),
+      status: z.literal("applying").meta({
+        description: "Accepted: every read already leaves the actor's personal data out; the job scrubs the stored events, then succeeds",
+      }),
+      erasure_id: z.int().meta({ description: "The ledger's erasure record (also in the witness.actor.erased event)" }),
+      job_id: z.string().meta({ description: "Poll GET /v1/jobs/<job_id>: succeeded with result {erasure_id, anonymized} once applied" }),
+    }),
+  })
+  .meta({ id: "ErasureResponse" });

@@ -48,14 +48,14 @@ const fileSchema = z.object({
 export const jobSchema = z
   .object({
     id: z.string(),
-    type: z.enum(["export", "verify"]),
+    type: z.enum(["export", "verify", "erasure"]).meta({ description: "erasure: an erasure's job, made by DELETE /v1/actors/:id (it cannot be created or canceled here)" }),
     status: z.enum(["queued", "running", "succeeded", "failed", "canceled"]),
     progress: z.object({ done: z.number().int(), total: z.number().int() }).meta({
-      description: "Export: rows written of the rows to write (with filters, total counts archived rows in the date window until the job ends). Verify: chunks checked of chunks",
+      description: "Export: rows written of the rows to write (with filters, total counts archived rows in the date window until the job ends). Verify: chunks checked of chunks. Erasure: events anonymized so far (total is known when it ends)",
     }),
     created_at: z.string(),
     updated_at: z.string(),
-    result: z.unknown().optional().meta({ description: "Verify: what GET /v1/events/verify answers" }),
+    result: z.unknown().optional().meta({ description: "Verify: what GET /v1/events/verify answers. Erasure: {erasure_id, anonymized}" }),
     error: z.object({ code: z.string(), message: z.string() }).optional().meta({ description: "Why the job failed or was canceled" }),
     files: z.array(fileSchema).optional().meta({
       description: "Export: the files written so far, in order; concatenated they are exactly GET /v1/exports' body. Empty once expired or deleted",

@@ -176,17 +176,6 @@ export const receiptStatusSchema = z
 // The transparency log's answers live with its query schema; the inclusion proof is also GET /v1/events/{id}/proof's.
 export { logProofSchema } from "./log";
 
-export const erasureSchema = z
-  .object({
-    data: z.object({
-      actor_id: z.string(),
-      by: z.enum(["id", "email"]),
-      organization: nullableString,
-      anonymized: z.int().meta({ description: "How many events were anonymized" }),
-    }),
-  })
-  .meta({ id: "ErasureResponse" });
-
 export const embedTokenResponseSchema = z
   .object({
     data: z.object({

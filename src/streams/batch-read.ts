@@ -1,5 +1,6 @@
 /** What a log stream's delivery reads: its next batch from either tier, and how far behind it is. */
-import { eventJson, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../reads/event-shape";
+import { eventJson, PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../reads/event-shape";
+import { scrubArchived, scrubByColumn } from "../reads/pending-erasures";
 import { archivedRows } from "../storage/archive-segments";
 import { eventsDb } from "../storage/shards";
 import { BATCH_LIMITS, entryBytes, type BatchEvent, type Destination } from "./formats";
@@ -44,7 +45,8 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
         .prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`)
         .bind(projectId, cursor, limits.events * 2)
         .raw();
-  const hot = cells.map(shapeRowOf);
+  // An erasure still being applied is applied here too (src/reads/pending-erasures.ts): a stream never delivers erased values.
+  const hot = await scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
   let rows: ShapeRow[] = hot;
   // Events older than the project's hot window live in the cold archive (R2),
   // always a prefix of the seqs: look there only when the hot rows do not
@@ -52,7 +54,7 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
   // so an event being archived meanwhile is seen once, in one tier.
   if (hot.length === 0 || hot[0].seq > cursor + 1) {
     const before = hot.length > 0 ? hot[0].seq : retry ? retry.to + 1 : undefined;
-    const cold = await archivedRows(env, db, projectId, cursor, retry ? Number.MAX_SAFE_INTEGER : limits.events * 2, before);
+    const cold = await scrubArchived(db, projectId, await archivedRows(env, db, projectId, cursor, retry ? Number.MAX_SAFE_INTEGER : limits.events * 2, before));
     if (cold.length > 0) rows = [...(cold as ShapeRow[]), ...hot];
   }
   const gaps: Batch["gaps"] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { eraseRows } from "../../src/chain/erasure";
+import { scrubHotBatch, type ErasureRequest } from "../../src/chain/erasure";
 import type { ErasureRecords } from "../../src/chain/erasure-records";
 import { createProject, dbOf, interceptPrepare } from "../helpers";
 
@@ -28,6 +28,13 @@ function claims(claimed: number[][]): ErasureRecords {
 }
 
 const NOW = "2026-05-05T05:05:05.000Z";
+
+/** An erasure job's hot phase: batches (each one step's lock) until none is left. */
+async function eraseRows(db: D1Database, records: ErasureRecords, req: ErasureRequest, erasedAt: string, id: number, batch: number, throughSeq = Number.MAX_SAFE_INTEGER) {
+  let total = 0;
+  for (let n; (n = await scrubHotBatch(db, records, req, erasedAt, id, throughSeq, batch)) > 0; ) total += n;
+  return total;
+}
 
 async function seed(projectId: string, actorId: string, count: number, organization: string | null = null) {
   const now = new Date().toISOString();
@@ -81,5 +88,13 @@ describe("eraseRows", () => {
       { project_id: p.id, organization: "org_b", n: 3 },
       { project_id: q.id, organization: "org_a", n: 2 },
     ]);
+  });
+
+  it("leaves events appended after the erasure was accepted (seq past its through_seq) alone", async () => {
+    const p = await createProject();
+    await seed(p.id, "late", 6);
+    expect(await eraseRows(p.db, claims([]), { projectId: p.id, by: "id", value: "late", organization: null }, NOW, 1, 4, 4)).toBe(4);
+    const left = await p.db.prepare("SELECT seq FROM events WHERE project_id = ? AND actor_id = 'late' ORDER BY seq").bind(p.id).all<{ seq: number }>();
+    expect(left.results.map((r) => r.seq)).toEqual([5, 6]);
   });
 });

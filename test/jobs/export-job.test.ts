@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { introspectWorkflow } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, createProject, ingestMany } from "../helpers";
+import { eraseApplied } from "../chain/erasure-helpers";
 import { archiveAll, segmentsOf } from "../storage/archive-helpers";
 import { getBytes, jobBytes, text, waitForJob } from "./job-helpers";
 
@@ -86,7 +87,7 @@ describe("export jobs and erasure", () => {
     expect(text(await jobBytes(p.key, job))).toContain("Ünïcode 1 ✓");
     expect((await env.EXPORTS.list({ prefix: `jobs/${p.id}/` })).objects.length).toBe(job.files.length);
 
-    expect((await call("DELETE", "/v1/actors/u_1", { key: p.key })).status).toBe(200);
+    expect((await eraseApplied(p.key, "/v1/actors/u_1")).status).toBe(202);
     expect((await env.EXPORTS.list({ prefix: `jobs/${p.id}/` })).objects).toEqual([]);
     const after = (await call("GET", `/v1/jobs/${job.id}`, { key: p.key })).json.data;
     expect(after).toMatchObject({ status: "succeeded", files: [], files_expired: true });

@@ -13,6 +13,7 @@ import { checkSignature, loadKeyring } from "../../src/chain/signing-keys";
 import { parseEvent } from "../../src/schemas/event";
 import { SEARCH_TABLE, searchTag } from "../../src/reads/search-index";
 import { call, createProject, createScopedKey, ingest, dbOf } from "../helpers";
+import { accepted, eraseApplied } from "../chain/erasure-helpers";
 
 const ada = { id: "u_ada", type: "user", name: "Ada Lovelace", email: "ada@example.com" };
 const bob = { id: "u_bob", type: "user", name: "Bob Byron", email: "bob@example.com" };
@@ -44,9 +45,10 @@ async function expectIntactChain(list: EventRow[]) {
   expect(list.length).toBeGreaterThan(0);
 }
 
+/** The erasure, accepted (202) and then applied by its job (waited for). */
 function erase(key: string, actorId: string, organization?: string) {
   const query = organization === undefined ? "" : `?organization=${encodeURIComponent(organization)}`;
-  return call("DELETE", `/v1/actors/${encodeURIComponent(actorId)}${query}`, { key });
+  return eraseApplied(key, `/v1/actors/${encodeURIComponent(actorId)}${query}`);
 }
 
 /** Entries of the project's search index for words starting with term (asked the way a search asks). */
@@ -64,8 +66,9 @@ describe("DELETE /v1/actors/:id", () => {
     const before = await rows(p.id);
 
     const res = await erase(p.key, "u_ada");
-    expect(res.status).toBe(200);
-    expect(res.json).toEqual({ data: { actor_id: "u_ada", by: "id", organization: null, anonymized: 2 } });
+    expect(res.status).toBe(202);
+    expect(res.json).toEqual({ data: { ...accepted({ actor_id: "u_ada", by: "id", organization: null }), erasure_id: 1, job_id: res.job!.id } });
+    expect(res.anonymized).toBe(2);
 
     const after = await rows(p.id);
     for (const id of [a1.id, a2.id]) {
@@ -88,13 +91,14 @@ describe("DELETE /v1/actors/:id", () => {
   it("is harmless to repeat: nothing left to scrub, the first anonymized_at stays", async () => {
     const p = await createProject();
     const e = (await ingest(p.key, { action: "login", actor: ada })).json.data;
-    expect((await erase(p.key, "u_ada")).json.data.anonymized).toBe(1);
+    expect((await erase(p.key, "u_ada")).anonymized).toBe(1);
     const first = (await rows(p.id))[0].anonymized_at;
     const again = await erase(p.key, "u_ada");
-    expect(again.status).toBe(200);
-    expect(again.json.data).toEqual({ actor_id: "u_ada", by: "id", organization: null, anonymized: 0 });
+    expect(again.status).toBe(202);
+    expect(again.json.data).toMatchObject(accepted({ actor_id: "u_ada", by: "id", organization: null }));
+    expect(again.anonymized).toBe(0);
     expect((await call("GET", `/v1/events/${e.id}`, { key: p.key })).json.data.anonymized_at).toBe(first);
-    expect((await erase(p.key, "never-seen")).json.data.anonymized).toBe(0);
+    expect((await erase(p.key, "never-seen")).anonymized).toBe(0);
   });
 
   it("narrowed to an organization, leaves the actor's other organizations and unscoped events alone", async () => {
@@ -104,7 +108,8 @@ describe("DELETE /v1/actors/:id", () => {
     await ingest(p.key, { action: "c", organization: "org_b", actor: ada });
     await ingest(p.key, { action: "d", actor: ada });
     const res = await erase(p.key, "u_ada", "org_a");
-    expect(res.json.data).toEqual({ actor_id: "u_ada", by: "id", organization: "org_a", anonymized: 2 });
+    expect(res.json.data).toMatchObject(accepted({ actor_id: "u_ada", by: "id", organization: "org_a" }));
+    expect(res.anonymized).toBe(2);
     const after = await rows(p.id);
     expect(appEvents(after).map((r) => [r.action, r.actor_name, r.anonymized_at === null])).toEqual([
       ["a", null, false],
@@ -121,7 +126,7 @@ describe("DELETE /v1/actors/:id", () => {
     await ingest(a.key, { action: "x", organization: "org_a", actor: ada });
     await ingest(b.key, { action: "x", organization: "org_a", actor: ada });
     const before = await rows(b.id);
-    expect((await erase(a.key, "u_ada")).json.data.anonymized).toBe(1);
+    expect((await erase(a.key, "u_ada")).anonymized).toBe(1);
     expect(await rows(b.id)).toEqual(before);
   });
 
@@ -154,7 +159,7 @@ describe("DELETE /v1/actors/:id", () => {
     await env.EXPORTS.put(`exports/${p.id}/old/part-0002.json`, "[]");
     await env.EXPORTS.put(`exports/${other.id}/keep/part-0001.json`, "[]");
 
-    expect((await erase(p.key, "u_ada")).json.data.anonymized).toBe(1);
+    expect((await erase(p.key, "u_ada")).anonymized).toBe(1);
     expect((await env.EXPORTS.list({ prefix: `exports/${p.id}/` })).objects).toEqual([]);
     expect((await env.EXPORTS.list({ prefix: `exports/${other.id}/` })).objects).toHaveLength(1);
   });
@@ -177,7 +182,7 @@ describe("DELETE /v1/actors/:id", () => {
   it("keeps the chain verifiable through the verify endpoint", async () => {
     const p = await createProject();
     for (let i = 0; i < 5; i++) await ingest(p.key, { action: `step.${i}`, actor: i % 2 ? ada : bob }, client);
-    expect((await erase(p.key, "u_ada")).json.data.anonymized).toBe(2);
+    expect((await erase(p.key, "u_ada")).anonymized).toBe(2);
     const res = await call("GET", "/v1/events/verify", { key: p.key });
     expect(res.status).toBe(200);
     // 3 untouched events and the erasure's own record.
@@ -191,7 +196,7 @@ describe("DELETE /v1/actors/:id", () => {
       erase(p.key, "u_ada"),
       ...Array.from({ length: 20 }, (_, i) => ingest(p.key, { action: "during", actor: bob, metadata: { i } })),
     ]);
-    expect(erased.json.data.anonymized).toBe(20);
+    expect(erased.anonymized).toBe(20);
     expect(appended.every((r) => r.status === 201)).toBe(true);
     const list = await rows(p.id);
     expect(list.map((r) => r.seq)).toEqual(Array.from({ length: 41 }, (_, i) => i + 1));
@@ -204,10 +209,11 @@ describe("DELETE /v1/actors/:id", () => {
     for (const id of ["ada@example.com", "team/ada", "ada lovelace", "ä?#%"]) {
       await ingest(p.key, { action: "x", actor: { id } });
       const res = await erase(p.key, id);
-      expect({ id, status: res.status, body: res.json.data }).toEqual({
+      expect({ id, status: res.status, body: res.json.data, anonymized: res.anonymized }).toEqual({
         id,
-        status: 200,
-        body: { actor_id: id, by: "id", organization: null, anonymized: 1 },
+        status: 202,
+        body: expect.objectContaining(accepted({ actor_id: id, by: "id", organization: null })),
+        anonymized: 1,
       });
     }
   });
@@ -232,9 +238,10 @@ describe("DELETE /v1/actors/<email>?by=email", () => {
     await ingest(p.key, { action: "checkout.started", actor: guest }, client);
     await ingest(p.key, { action: "checkout.completed", actor: guest, organization: "org_a" }, client);
     await ingest(p.key, { action: "checkout.started", actor: { ...guest, email: "other@example.com" } }, client);
-    const res = await call("DELETE", `/v1/actors/${encodeURIComponent(guest.email)}?by=email`, { key: p.key });
-    expect(res.status).toBe(200);
-    expect(res.json.data).toEqual({ actor_id: guest.email, by: "email", organization: null, anonymized: 2 });
+    const res = await eraseApplied(p.key, `/v1/actors/${encodeURIComponent(guest.email)}?by=email`);
+    expect(res.status).toBe(202);
+    expect(res.json.data).toMatchObject(accepted({ actor_id: guest.email, by: "email", organization: null }));
+    expect(res.anonymized).toBe(2);
     const list = await rows(p.id);
     expect(appEvents(list).map((r) => [r.actor_email, r.actor_name, r.ip_address, r.user_agent, r.anonymized_at !== null])).toEqual([
       [null, null, null, null, true],
@@ -262,10 +269,10 @@ describe("the erasure's record in the chain (witness.actor.erased)", () => {
     await ingest(p.key, { action: "doc.shared", organization: "org_a", actor: ada }, client);
     await ingest(p.key, { action: "doc.read", organization: "org_a", actor: ada }, client);
     await ingest(p.key, { action: "checkout.started", actor: { type: "guest", name: "Grace Guest", email: "grace@example.com" } }, client);
-    const byId = await call("DELETE", "/v1/actors/u_ada?organization=org_a", { key: admin.key, ip: "198.51.100.20", headers: { "User-Agent": "AdminCli/2" } });
-    expect(byId.status).toBe(200);
-    const byEmail = await call("DELETE", "/v1/actors/grace%40example.com?by=email", { key: admin.key, ip: "198.51.100.20" });
-    expect(byEmail.status).toBe(200);
+    const byId = await eraseApplied(admin.key, "/v1/actors/u_ada?organization=org_a", { ip: "198.51.100.20", headers: { "User-Agent": "AdminCli/2" } });
+    expect(byId.status).toBe(202);
+    const byEmail = await eraseApplied(admin.key, "/v1/actors/grace%40example.com?by=email", { ip: "198.51.100.20" });
+    expect(byEmail.status).toBe(202);
 
     const listed = (await call("GET", "/v1/events?action=witness.actor.erased", { key: p.key })).json.data as any[];
     expect(listed.map((e) => [e.actor, e.targets, e.metadata])).toEqual([
@@ -320,8 +327,8 @@ describe("DELETE /v1/actors/:id at scale", () => {
       expect(res.status).toBe("appended");
     }
     const res = await erase(p.key, "u_ada");
-    expect(res.status).toBe(200);
-    expect(res.json.data.anonymized).toBe(total);
+    expect(res.status).toBe(202);
+    expect(res.anonymized).toBe(total);
     const left = await p.db
       .prepare("SELECT COUNT(*) AS n FROM events WHERE project_id = ? AND action = 'report.viewed' AND (actor_id IS NOT NULL OR pii_salt IS NOT NULL OR anonymized_at IS NULL)")
       .bind(p.id)

@@ -319,6 +319,15 @@ interface Planned {
   request: Request;
 }
 
+async function jobEnded(db: D1Database, id: string) {
+  for (let i = 0; i < 2000; i++) {
+    const job = await db.prepare("SELECT status FROM jobs WHERE id = ?").bind(id).first<{ status: string }>();
+    if (job && !["queued", "running"].includes(job.status)) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`erasure job ${id} never ended`);
+}
+
 describe("fuzz", () => {
   it("lists the app's routes from its route table", () => {
     const routes = appRoutes().map((r) => `${r.method} ${r.path}`);
@@ -378,6 +387,8 @@ describe("fuzz", () => {
       }
       const q = planned[at++];
       const { status, bytes } = await send(q);
+      // An erasure is accepted (202) and applied by its job, which appends its witness.actor.erased record when done: wait for it.
+      if (status === 202 && new URL(q.url).pathname.startsWith("/v1/actors/")) await jobEnded(db, JSON.parse(new TextDecoder().decode(bytes)).data.job_id);
       const after = await snapshot(p.id, db, hasStreams);
       if (status >= 400 && after !== before) failures.push(`#${q.i} ${q.method} ${q.url.slice(0, 200)} was refused (${status}) but changed ${before} -> ${after}`);
       if (status === 201 && /^\/v1\/events(\/batch)?$/.test(new URL(q.url).pathname)) {

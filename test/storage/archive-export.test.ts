@@ -5,7 +5,8 @@ import type { Selection } from "../../src/reads/event-query";
 import { exportPart, type ExportPartState } from "../../src/reads/export-part";
 import { checkArchives } from "../../src/storage/archive-check";
 import { companionKey, type Segment } from "../../src/storage/archive-segments";
-import { BASE, call, createProject, ingestMany, interceptPrepare, parseCsv } from "../helpers";
+import { BASE, createProject, ingestMany, interceptPrepare, parseCsv } from "../helpers";
+import { eraseApplied } from "../chain/erasure-helpers";
 import { alarmsUntil, forgetCompanionRecords } from "./archive-helpers";
 
 /**
@@ -98,7 +99,7 @@ describe("archived export from pre-rendered companions", () => {
     await archive(p.id, 30);
     const before = await segmentsOf(p.db, p.id);
     expect(before.length).toBe(3);
-    expect((await call("DELETE", "/v1/actors/u_1", { key: p.key })).status).toBe(200);
+    expect((await eraseApplied(p.key, "/v1/actors/u_1")).status).toBe(202);
 
     const after = await segmentsOf(p.db, p.id);
     expect(after.map((s) => s.object_key)).not.toEqual(before.map((s) => s.object_key));
