@@ -29,10 +29,10 @@ export const MOVE_BATCH = 500;
 /** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */
 const MAX_PARAM_BYTES = 1_000_000;
 
-type Raw = unknown[];
+export type Raw = unknown[];
 
 /** INSERT ... SELECT from json_each: D1 allows only 100 bound parameters per statement. */
-function insertStatements(db: D1Database, table: string, columns: readonly string[], rows: Raw[], verb = "INSERT"): D1PreparedStatement[] {
+export function insertStatements(db: D1Database, table: string, columns: readonly string[], rows: Raw[], verb = "INSERT"): D1PreparedStatement[] {
   const sql = `${verb} INTO ${table} (${columns.join(", ")}) SELECT ${columns.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?)`;
   const out: D1PreparedStatement[] = [];
   let chunk: string[] = [];

@@ -1,4 +1,5 @@
 import { copyArchiveIds, copyEvents, copyGaps, copyKeys, copyKeysSince, CopyMismatchError, deleteBatch, rowCounts } from "./shard-copy";
+import { copyRecords, deleteRecords } from "./shard-copy-records";
 import { eventsDb, forgetShard, rememberShard, SHARD_CACHE_SECONDS, shardDb, UnknownShardError } from "./shards";
 
 /**
@@ -158,7 +159,7 @@ async function step(host: MoveHost, shard: number, hooks: MoveHooks): Promise<Mo
 
   // deleting: never the shard the ledger writes to, whatever the stored state says.
   if (s.from === dir.shard) throw new Error(`refusing to delete from shard ${s.from}: the directory still names it`);
-  const deleted = await deleteBatch(from, projectId);
+  const deleted = (await deleteBatch(from, projectId)) + (await deleteRecords(from, projectId));
   crash("delete");
   if (deleted > 0) return report("deleting");
   await env.DB.prepare("UPDATE projects SET move_to = NULL WHERE id = ? AND move_to = ?").bind(projectId, s.to).run();
@@ -186,6 +187,7 @@ async function finishCopy(host: MoveHost, s: MoveState, from: D1Database, to: D1
   if (a.archivedIds !== b.archivedIds) throw new CopyMismatchError(`${a.archivedIds} archived ids on the source, ${b.archivedIds} on the target`);
   // The source's daily cron may expire keys after they were copied: the target may hold more, never fewer.
   if (b.keys < a.keys) throw new CopyMismatchError(`${a.keys} idempotency keys on the source, ${b.keys} on the target`);
+  await copyRecords(from, to, host.projectId);
   await host.env.DB.prepare("UPDATE projects SET shard = ? WHERE id = ? AND shard = ?").bind(s.to, host.projectId, s.from).run();
   forgetShard(host.projectId);
   rememberShard(host.projectId, s.to);

@@ -170,3 +170,25 @@ describe("moving a project between shards", () => {
     await expectIntact(p.key, 5);
   });
 });
+
+describe("moving a project keeps its job records and its erasures under way", () => {
+  it("moves job records and pending erasures with the events: reads on the new shard still hide an erasure not yet applied", async () => {
+    const p = await createProject(undefined, { shard: 0 });
+    await ingestMany(p.key, events(6, "records"));
+    const job = await call("POST", "/v1/jobs", { key: p.key, body: { type: "verify" } });
+    expect(job.status).toBe(202);
+    // An erasure accepted but not yet applied (its job not run): only its pending entry hides the values.
+    const subject = [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode("id:u_3")))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    await env.EVENTS_0.prepare("INSERT INTO pending_erasures (project_id, erasure_id, by, subject_sha256, organization, erased_at, through_seq) VALUES (?, 99, 'id', ?, NULL, ?, 6)")
+      .bind(p.id, subject, new Date().toISOString())
+      .run();
+    const hidden = async () => ((await call("GET", "/v1/events?actor_id=u_3", { key: p.key })).json.data as unknown[]).length;
+    expect(await hidden()).toBe(0);
+    await requestMove(p.id, 1);
+    await runMove(p.id, 1);
+    expect(await env.EVENTS_1.prepare("SELECT count(*) AS n FROM pending_erasures WHERE project_id = ?").bind(p.id).first()).toEqual({ n: 1 });
+    expect(await hidden()).toBe(0);
+    expect((await call("GET", `/v1/jobs/${job.json.data.id}`, { key: p.key })).status).toBe(200);
+    expect(await env.EVENTS_0.prepare("SELECT (SELECT count(*) FROM jobs WHERE project_id = ?1) + (SELECT count(*) FROM pending_erasures WHERE project_id = ?1) AS n").bind(p.id).first()).toEqual({ n: 0 });
+  });
+});
