@@ -8,8 +8,6 @@ import { restoreExpired } from "../storage/archive-retention";
 import { archiveTier, type ArchiveTier } from "../storage/archive-walk";
 
 export const PURGE_BATCH = 500;
-/** Per project and cron run (500 x 400 = 200,000 events); the rest waits a day. */
-const MAX_BATCHES_PER_RUN = 400;
 
 /** What the ledger hands a purge from its own storage; nothing here comes from D1. */
 export interface PurgePlan {
@@ -177,17 +175,12 @@ async function checkedRows(
 
 /** The daily cron: every project with a plan, in bounded batches through its ledger. */
 export async function purgeExpiredEvents(env: Env, now: Date): Promise<void> {
-  // D1's copy only says which ledgers to wake; each purges by the plan in its own storage.
+  // D1's copy only says which ledgers to wake; each purges by the plan in its own storage, the
+  // first steps in this call and the rest from its own alarm (src/chain/retention-upkeep.ts).
   const { results } = await env.DB.prepare("SELECT DISTINCT project_id FROM retention_rules").all<{ project_id: string }>();
   for (const { project_id } of results) {
     try {
-      const ledger = ledgerOf(env, project_id);
-      let afterSeq = 0;
-      for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
-        const batch = await ledger.purgeExpired(now.toISOString(), afterSeq);
-        if (batch.done) break;
-        afterSeq = batch.lastSeq;
-      }
+      await ledgerOf(env, project_id).purgeNow(now.toISOString());
     } catch (error) {
       // One project's trouble must not keep the others from their purge.
       console.error(`retention purge of project ${project_id} failed`, error);

@@ -11,6 +11,7 @@ import { recoverHead } from "../chain/head-recovery";
 import { IdempotentAppends, type AppendRequest, type AppendResult } from "../chain/idempotent-appends";
 import { LegalHolds, type LegalHold } from "../chain/legal-holds";
 import { purgeStep } from "../chain/retention";
+import { purgeRun, retentionAlarm } from "../chain/retention-upkeep";
 import { changeRetention, retentionRules, retentionState, type RetentionChange, type RetentionState } from "../chain/retention-plan";
 import type { RetentionRule } from "../chain/retention-rules";
 import type { AuditActor, AuditOrigin } from "../chain/self-audit";
@@ -215,6 +216,11 @@ export class ProjectLedger extends DurableObject<Env> {
     });
   }
 
+  /** The daily cron's wake-up: the first purge steps now, the rest from the alarm (src/chain/retention-upkeep.ts). */
+  purgeNow(now: string): Promise<{ purged: number; done: boolean }> {
+    return purgeRun(this.ctx.storage, (at, afterSeq) => this.purgeExpired(at, afterSeq), now);
+  }
+
   /** One bounded step of an operator-requested shard move (src/storage/shard-move.ts), under the commit lock; hooks: tests only. */
   async moveShard(shard: number, hooks: MoveHooks = {}): Promise<MoveProgress> {
     const host = { env: this.env, projectId: this.projectId, kv: this.ctx.storage.kv, head: () => this.current.seq, switchTo: (db: D1Database) => (this.db = db) };
@@ -303,6 +309,7 @@ export class ProjectLedger extends DurableObject<Env> {
   async alarm() {
     await logAlarm(this.log, this.logDeps());
     await moveAlarm(this.ctx.storage, (shard) => this.moveShard(shard));
+    await retentionAlarm(this.ctx.storage, (at, afterSeq) => this.purgeExpired(at, afterSeq));
     await archiveAlarm({ env: this.env, projectId: this.projectId, storage: this.ctx.storage, db: () => this.db, step: (now, mode) => this.archiveSegment(now, { mode }) });
   }
 
