@@ -19,6 +19,7 @@ import { loadKeyring } from "../chain/signing-keys";
 import { loadVerifyCheckpoint, storeVerifyCheckpoint, type VerifyCheckpoint } from "../chain/verify-checkpoint";
 import { eventJson } from "../reads/event-shape";
 import { Rollups, type Activity, type Bucket } from "../reads/rollups";
+import { beginRollupBackfill, rollupBackfillAlarm } from "../reads/rollup-backfill";
 import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
 import type { LeafRun } from "../log/leaf-check";
 import { logInfo } from "../log/log-info";
@@ -110,6 +111,8 @@ export class ProjectLedger extends DurableObject<Env> {
       this.ctx.storage.kv.put("head", this.current);
       this.rollups.add(recovered.adopted);
     }
+    // Rollups older than the console's: rebuilt once from the hot events, by the alarm.
+    await beginRollupBackfill(this.ctx.storage, this.rollups, this.current.seq);
     // Pin the log's id on first wake, before anything asks for it: a D1 log_id changed later cannot move this log.
     await this.log.logId().catch(() => {});
     await scheduleLog(this.log, this.logDeps());
@@ -311,6 +314,7 @@ export class ProjectLedger extends DurableObject<Env> {
     await moveAlarm(this.ctx.storage, (shard) => this.moveShard(shard));
     await retentionAlarm(this.ctx.storage, (at, afterSeq) => this.purgeExpired(at, afterSeq));
     await archiveAlarm({ env: this.env, projectId: this.projectId, storage: this.ctx.storage, db: () => this.db, step: (now, mode) => this.archiveSegment(now, { mode }) });
+    await rollupBackfillAlarm({ storage: this.ctx.storage, rollups: this.rollups, db: () => this.db, projectId: this.projectId, exclusive: (work) => this.commits.exclusive(work) });
   }
 
   /**

@@ -65,13 +65,13 @@ export class StreamDelivery extends DurableObject<Env> {
   async wake(): Promise<void> {
     if (this.kv.get("deleted") || this.kv.get<number>("cursor") === undefined) return;
     const status = this.kv.get<StreamStatus>("status");
-    if (status === "disabled" || status === "failing") return; // failing: the backoff alarm decides
+    if (status === "disabled" || status === "failing" || status === "paused") return; // failing: the backoff alarm decides
     const now = Date.now();
     const alarm = await this.ctx.storage.getAlarm();
     if (alarm === null || alarm > now) await this.ctx.storage.setAlarm(now);
   }
 
-  /** Restarts delivery at fromSeq (events from it on are sent again); re-enables a disabled stream. */
+  /** Restarts delivery at fromSeq (events from it on are sent again); re-enables a disabled stream. A paused stream stays paused, its cursor moved. */
   async replay(fromSeq: number): Promise<void> {
     if (this.kv.get("deleted")) return;
     this.kv.put("gen", (this.kv.get<number>("gen") ?? 0) + 1);
@@ -79,8 +79,27 @@ export class StreamDelivery extends DurableObject<Env> {
     this.kv.delete("pending");
     this.kv.put("failures", 0);
     this.kv.delete("next_attempt_at");
+    if (this.kv.get<StreamStatus>("status") === "paused") return;
     await this.setStatus("active");
     await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /** Stops delivery where it stands (true if it was not paused already); a batch on its way ends first. */
+  async pause(): Promise<boolean> {
+    if (this.kv.get("deleted") || this.kv.get<StreamStatus>("status") === "paused") return false;
+    await this.setStatus("paused");
+    this.kv.delete("next_attempt_at");
+    await this.ctx.storage.deleteAlarm();
+    return true;
+  }
+
+  /** Delivery goes on from the cursor (true if it was paused); the batch a pause interrupted is sent again whole. */
+  async resume(): Promise<boolean> {
+    if (this.kv.get("deleted") || this.kv.get<StreamStatus>("status") !== "paused") return false;
+    this.kv.put("failures", 0);
+    await this.setStatus("active");
+    await this.ctx.storage.setAlarm(Date.now());
+    return true;
   }
 
   /** The stream was deleted: stop and forget everything. */
@@ -114,7 +133,8 @@ export class StreamDelivery extends DurableObject<Env> {
 
   async alarm(): Promise<void> {
     if (this.kv.get("deleted") || this.kv.get<number>("cursor") === undefined) return;
-    if (this.kv.get<StreamStatus>("status") === "disabled") return;
+    const stopped = () => ["disabled", "paused"].includes(this.kv.get<StreamStatus>("status") ?? "active");
+    if (stopped()) return;
     const started = Date.now();
     try {
       const config = await this.loadConfig();
@@ -122,6 +142,7 @@ export class StreamDelivery extends DurableObject<Env> {
       // The next batch is read from D1 while the current one is on its way.
       let prefetched = null as { from: number; batch: Promise<Batch | null> } | null;
       while (Date.now() - started < streamPolicy.runBudgetMs) {
+        if (stopped()) return; // paused meanwhile: no alarm until resumed
         const gen = this.kv.get<number>("gen") ?? 0;
         const cursor = this.kv.get<number>("cursor")!;
         const batch: Batch | null = await (prefetched?.from === cursor ? prefetched.batch : readBatch(this.env, config, cursor, this.kv.get<Pending>("pending")));
@@ -138,7 +159,7 @@ export class StreamDelivery extends DurableObject<Env> {
           // A new stream polls every second until the ledgers' caches of stream lists (wake.ts) have seen it.
           const young = Date.now() - (this.kv.get<number>("started_at") ?? 0) < 2 * WAKE_CACHE_MS;
           const idle = young ? Math.min(1000, streamPolicy.idlePollMs) : streamPolicy.idlePollMs;
-          if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + idle);
+          if (!stopped() && (await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + idle);
           return;
         }
         if (batch.events.length > 0) {
@@ -148,6 +169,12 @@ export class StreamDelivery extends DurableObject<Env> {
           const outcome = await sendBatch(config.dest, batch.events, targetRules(this.env), { from: cursor, to: batch.to });
           if (this.kv.get("deleted")) return;
           if ((this.kv.get<number>("gen") ?? 0) !== gen) continue; // replayed meanwhile: start over from the new cursor
+          if (outcome.kind !== "ok" && this.kv.get<StreamStatus>("status") === "paused") {
+            // Paused while it was on its way: keep the error, send the same batch again on resume.
+            this.kv.put("last_error", outcome.error);
+            this.kv.put("last_error_at", new Date().toISOString());
+            return;
+          }
           if (outcome.kind === "gone") {
             this.kv.put("last_error", outcome.error);
             this.kv.put("last_error_at", new Date().toISOString());
@@ -159,7 +186,7 @@ export class StreamDelivery extends DurableObject<Env> {
         }
         this.advance(cursor, batch);
       }
-      await this.ctx.storage.setAlarm(Date.now());
+      if (!stopped()) await this.ctx.storage.setAlarm(Date.now());
     } catch (error) {
       // Our side failed (D1, the key): retried like a destination failure, without its details.
       console.error(`stream ${this.streamId}: delivery run failed`, error);
@@ -183,7 +210,7 @@ export class StreamDelivery extends DurableObject<Env> {
       this.kv.put("last_success_at", now);
       this.kv.put("failures", 0);
       this.kv.delete("next_attempt_at");
-      if (this.kv.get<StreamStatus>("status") !== "active") {
+      if (this.kv.get<StreamStatus>("status") === "failing") {
         this.kv.put("status", "active");
         this.ctx.waitUntil(setStreamStatus(this.env, this.streamId, "active").catch(() => {}));
       }
@@ -191,20 +218,28 @@ export class StreamDelivery extends DurableObject<Env> {
   }
 
   private async fail(error: string) {
+    this.kv.put("last_error", error);
+    this.kv.put("last_error_at", new Date().toISOString());
+    if (this.kv.get<StreamStatus>("status") === "paused") return; // resume retries it
     const failures = (this.kv.get<number>("failures") ?? 0) + 1;
     const next = Date.now() + backoffMs(failures);
     this.kv.put("failures", failures);
-    this.kv.put("last_error", error);
-    this.kv.put("last_error_at", new Date().toISOString());
     this.kv.put("next_attempt_at", new Date(next).toISOString());
+    const changed = this.kv.get<StreamStatus>("status") !== "failing";
+    this.kv.put("status", "failing");
     await this.ctx.storage.setAlarm(next);
-    await this.setStatus("failing").catch(() => {});
+    if (changed) await this.mirrorStatus().catch(() => {});
   }
 
   private async setStatus(status: StreamStatus) {
     const before = this.kv.get<StreamStatus>("status");
     this.kv.put("status", status);
-    if (before !== status) await setStreamStatus(this.env, this.streamId, status);
+    if (before !== status) await this.mirrorStatus();
+  }
+
+  /** The control database's copy (lists, wakes) follows this object's status as it is when written, so a pause racing a failure ends paused in both. */
+  private mirrorStatus() {
+    return setStreamStatus(this.env, this.streamId, this.kv.get<StreamStatus>("status") ?? "active");
   }
 
   private async loadConfig(): Promise<DeliveryConfig | null> {

@@ -10,6 +10,21 @@ import { ensureCredential } from "./credential";
 /** This isolate's leased share of each client IP's budget (the RateLimiter DO keeps the count). */
 const budgets = new LeasedBudgets();
 
+/**
+ * The console's in-process /v1 calls (routes/console.ts): the page request that
+ * made them already paid one unit, so its first call spends only what it costs
+ * beyond that (a search, 4 more), never the unit again. Keyed by the Request
+ * objects themselves, so nothing a client sends can claim it.
+ */
+const prepaid = new WeakMap<Request, number>();
+const paidFor = new WeakSet<Request>();
+
+export function paidByPage(inner: Request, page: Request): void {
+  if (paidFor.has(page)) return;
+  paidFor.add(page);
+  prepaid.set(inner, 1);
+}
+
 export function clientIp(req: Request): string {
   return req.headers.get("CF-Connecting-IP") ?? "unknown";
 }
@@ -41,7 +56,8 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   if (!keyScoped) {
     const limit = Number(c.env.RATE_LIMIT_OTHER_PER_MIN) || 1500;
     // A budget set below a price must not make that request impossible.
-    const cost = Math.min(requestCost(c.req.method, c.req.path), limit);
+    const cost = Math.min(requestCost(c.req.method, c.req.path), limit) - (prepaid.get(c.req.raw) ?? 0);
+    if (cost <= 0) return next();
     const key = `ip:${clientIp(c.req.raw)}`;
     const limiter = () => c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(key));
     const rate = await budgets.take(key, limit, (need) => limiter().lease(limit, need), Date.now(), cost);
@@ -64,7 +80,8 @@ export function ingestLimit(env: Env): number {
 export const rateLimitHeaders = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   const rate = c.get("rate");
-  if (!rate) return;
+  // A console call's answer passed on (routes/console.ts) already says where the budget stands, after this request's own count.
+  if (!rate || c.res.headers.has("RateLimit-Remaining")) return;
   c.res.headers.set("RateLimit-Limit", String(rate.limit));
   c.res.headers.set("RateLimit-Remaining", String(rate.remaining));
   c.res.headers.set("RateLimit-Reset", String(rate.reset));

@@ -36,6 +36,18 @@ export interface Activity {
 export class Rollups {
   constructor(private readonly sql: SqlStorage) {
     sql.exec("CREATE TABLE IF NOT EXISTS activity_rollups (hour INTEGER NOT NULL, action TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (hour, action)) WITHOUT ROWID");
+    // Per day too: a year by day reads ~365 x actions rows, not 24 times as many (test/bench/console.bench.mjs).
+    const daily = sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'activity_rollups_daily'").toArray().length > 0;
+    if (!daily) {
+      sql.exec("CREATE TABLE activity_rollups_daily (day INTEGER NOT NULL, action TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (day, action)) WITHOUT ROWID");
+      sql.exec("INSERT INTO activity_rollups_daily (day, action, n) SELECT hour / 24, action, SUM(n) FROM activity_rollups GROUP BY 1, 2");
+    }
+  }
+
+  /** Empties the counts (a rebuild starts: rollup-backfill.ts). */
+  clear(): void {
+    this.sql.exec("DELETE FROM activity_rollups");
+    this.sql.exec("DELETE FROM activity_rollups_daily");
   }
 
   /** Synchronous, so it lands in the storage transaction of the commit that stored these rows. */
@@ -50,8 +62,17 @@ export class Rollups {
       if (seen) seen.n++;
       else counts.set(key, { hour, action: row.action, n: 1 });
     }
+    const days = new Map<string, { day: number; action: string; n: number }>();
     for (const { hour, action, n } of counts.values()) {
       this.sql.exec("INSERT INTO activity_rollups (hour, action, n) VALUES (?, ?, ?) ON CONFLICT (hour, action) DO UPDATE SET n = n + excluded.n", hour, action, n);
+      const day = Math.floor(hour / 24);
+      const key = `${day}\u0000${action}`;
+      const seen = days.get(key);
+      if (seen) seen.n += n;
+      else days.set(key, { day, action, n });
+    }
+    for (const { day, action, n } of days.values()) {
+      this.sql.exec("INSERT INTO activity_rollups_daily (day, action, n) VALUES (?, ?, ?) ON CONFLICT (day, action) DO UPDATE SET n = n + excluded.n", day, action, n);
     }
   }
 
@@ -62,10 +83,12 @@ export class Rollups {
     const last = alignHour(Date.parse(to), size);
     const n = Math.floor((last - first) / size) + 1;
     const end = first + n * size - 1;
+    // Bucket b of the answer is unit lo + b of its table: hours, or days (first is a whole day then).
+    const [table, unit, lo, hi] = bucket === "hour" ? ["activity_rollups", "hour", first, end] : ["activity_rollups_daily", "day", first / 24, (end + 1) / 24 - 1];
     const top = this.sql
       .exec<{ action: string; total: number }>(
-        "SELECT action, SUM(n) AS total FROM activity_rollups WHERE hour >= ? AND hour <= ? GROUP BY action ORDER BY total DESC, action LIMIT ?",
-        first, end, TOP_ACTIONS,
+        `SELECT action, SUM(n) AS total FROM ${table} WHERE ${unit} >= ? AND ${unit} <= ? GROUP BY action ORDER BY total DESC, action LIMIT ?`,
+        lo, hi, TOP_ACTIONS,
       )
       .toArray();
     const index = new Map(top.map((t, i) => [t.action, i]));
@@ -76,9 +99,9 @@ export class Rollups {
     // action outside the top ones folds into one NULL group, so the rows stay buckets x (top + 1).
     const named = top.length === 0 ? "NULL" : `CASE WHEN action IN (${top.map(() => "?").join(",")}) THEN action END`;
     const cells = this.sql.exec<{ b: number; action: string | null; c: number }>(
-      // Numbers are bound as REAL: cast, or the division would not be an integer one.
-      `SELECT (hour - CAST(? AS INTEGER)) / ${size} AS b, ${named} AS action, SUM(n) AS c FROM activity_rollups WHERE hour >= ? AND hour <= ? GROUP BY 1, 2`,
-      first, ...top.map((t) => t.action), first, end,
+      // Numbers are bound as REAL: cast, so b is an integer.
+      `SELECT ${unit} - CAST(? AS INTEGER) AS b, ${named} AS action, SUM(n) AS c FROM ${table} WHERE ${unit} >= ? AND ${unit} <= ? GROUP BY 1, 2`,
+      lo, ...top.map((t) => t.action), lo, hi,
     );
     for (const { b, action, c } of cells) {
       total += c;

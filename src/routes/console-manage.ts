@@ -71,7 +71,9 @@ export function manageRoutes(app: Hono<ConsoleEnv>, api: ApiFetch) {
     const no = lacks(c, "read");
     if (no) return no;
     const f = await form(c);
-    const body: Record<string, string> = { type: "export", format: f.format === "json" ? "json" : "csv" };
+    // Evidence is JSON only: the checkbox decides the format.
+    const evidence = f.evidence === "true";
+    const body: Record<string, string | boolean> = { type: "export", format: evidence || f.format === "json" ? "json" : "csv", ...(evidence ? { evidence } : {}) };
     for (const name of EXPORT_FILTERS) if (f[name]) body[name] = f[name];
     const res = await call(c, "POST", "/v1/jobs", body);
     if (res.ok) return c.redirect(`/console/exports?job=${res.data.id}`, 303);
@@ -105,6 +107,14 @@ export function manageRoutes(app: Hono<ConsoleEnv>, api: ApiFetch) {
     const res = await call(c, "POST", `/v1/streams/${encodeURIComponent(c.req.param("id"))}/replay`, { from_seq: Number(f.from_seq) });
     return res.ok ? c.redirect("/console/streams", 303) : streamsPage(c, { error: res.error, status: 400 });
   });
+  for (const verb of ["pause", "resume"] as const) {
+    app.post(`/streams/:id/${verb}`, async (c) => {
+      const no = lacks(c, "admin");
+      if (no) return no;
+      const res = await call(c, "POST", `/v1/streams/${encodeURIComponent(c.req.param("id"))}/${verb}`);
+      return res.ok ? c.redirect("/console/streams", 303) : streamsPage(c, { error: res.error, status: 400 });
+    });
+  }
   app.post("/streams/:id/delete", async (c) => {
     const no = lacks(c, "admin");
     if (no) return no;

@@ -9,6 +9,7 @@ import { EventsPage, FILTERS, type FilterValues } from "../pages/console/events-
 import { CONSOLE_CSP, LacksPage, render, type Viewer } from "../pages/console/layout";
 import { SignInPage } from "../pages/console/sign-in-page";
 import { ApiError, errorBody } from "../lib/errors";
+import { paidByPage } from "../middleware/rate-limit";
 import type { AppEnv } from "../types";
 import { manageRoutes } from "./console-manage";
 
@@ -125,7 +126,7 @@ export function consoleRoutes(api: ApiFetch) {
       if (value) headers.set(name, value);
     }
     const body = c.req.method === "GET" || c.req.method === "HEAD" ? undefined : await c.req.arrayBuffer();
-    const res = await api(new Request(target, { method: c.req.method, headers, body }), c.env, c.executionCtx);
+    const res = await api(new Request(target, { method: c.req.method, headers, body }), c.env, c.executionCtx, c.req.raw);
     return new Response(res.body, res);
   });
 
@@ -178,7 +179,11 @@ export function consoleRoutes(api: ApiFetch) {
  * fetch for every /v1 read or change it makes.
  */
 export function mountConsole(app: Hono<AppEnv>): void {
-  const pages = consoleRoutes((request, env, ctx) => app.fetch(request, env, ctx));
+  const pages = consoleRoutes((request, env, ctx, page) => {
+    // The page's request was counted against the caller's per-IP budget: its first /v1 call is not counted again.
+    paidByPage(request, page);
+    return app.fetch(request, env, ctx);
+  });
   const handle = (c: Context<AppEnv>) => pages.fetch(c.req.raw, c.env, c.executionCtx);
   app.all("/console", handle);
   app.all("/console/*", handle);

@@ -22,8 +22,8 @@ import { requestContext } from "./ingest";
 
 /**
  * Log streams: the project's events delivered in seq order to a webhook,
- * Splunk HEC, Datadog or S3-compatible object storage. API key only; creating, deleting and replaying need
- * admin (a stream can send the whole history anywhere it points) and are
+ * Splunk HEC, Datadog or S3-compatible object storage. API key only; creating, deleting, replaying, pausing
+ * and resuming need admin (a stream can send the whole history anywhere it points) and are
  * recorded in the project's chain as witness.stream.*. A destination's
  * credential is shown once (the webhook secret, at creation) and never again.
  * An s3 stream's settings are shown but for its secret key.
@@ -53,7 +53,7 @@ async function summary(env: Env, row: Pick<StreamRow, "id" | "type" | "url" | "s
  * (where some endpoints take a token) and never the token or secret: the
  * chain keeps what it is given for good.
  */
-function recordStreamAction(c: Context<AppEnv>, verb: "created" | "deleted" | "replayed", row: Pick<StreamRow, "id" | "type" | "url" | "project_id">, metadata: Record<string, unknown> = {}) {
+function recordStreamAction(c: Context<AppEnv>, verb: "created" | "deleted" | "replayed" | "paused" | "resumed", row: Pick<StreamRow, "id" | "type" | "url" | "project_id">, metadata: Record<string, unknown> = {}) {
   const url = new URL(row.url);
   return recordAdminAction(c.env, row.project_id, {
     action: `witness.stream.${verb}`,
@@ -181,5 +181,29 @@ streams.post("/:id/replay", ADMIN.guard, async (c) => {
   const fresh = await projectStream(c.env, row.project_id, row.id);
   return c.json({ data: { ...(await summary(c.env, fresh ?? row)), ...(await stub.status()) } }, 202);
 });
+
+for (const verb of ["pause", "resume"] as const) {
+  const done = verb === "pause" ? "paused" : "resumed";
+  documented(streams, createRoute({
+    method: "post", path: `/{id}/${verb}`, tags: ["Streams"], operationId: `${verb}Stream`, security: ADMIN.security,
+    summary: verb === "pause" ? "Stop delivering for now; the cursor stays" : "Deliver again from where a pause stopped",
+    description: verb === "pause"
+      ? "Nothing more is sent until resume (a batch already on its way ends first). status reads paused. A replay while paused moves the cursor and stays paused. " +
+        "Pausing a paused stream changes nothing. Recorded in the chain as witness.stream.paused."
+      : "Delivery goes on from delivered_seq, in seq order: nothing is lost, and only a batch the pause cut short is sent again (whole, with the same webhook-id). " +
+        "Resuming a stream that is not paused changes nothing. Recorded in the chain as witness.stream.resumed.",
+    request: { params: idParam },
+    responses: { 200: json(streamDetailResponseSchema, "The stream and its delivery"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
+  }));
+  streams.post(`/:id/${verb}`, ADMIN.guard, async (c) => {
+    const row = await streamOf(c.env, projectOf(c.get("credential")), c.req.param("id"));
+    const stub = deliveryStub(c.env, row.id);
+    // Recorded only when it changed something; a resumed stream delivers its own record.
+    if (await (verb === "pause" ? stub.pause() : stub.resume())) await recordStreamAction(c, done, row);
+    forgetStreams(row.project_id);
+    const fresh = await projectStream(c.env, row.project_id, row.id);
+    return c.json({ data: { ...(await summary(c.env, fresh ?? row)), ...(await stub.status()) } });
+  });
+}
 
 export default streams;

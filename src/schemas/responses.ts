@@ -222,8 +222,8 @@ export const serviceInfoSchema = z.object({
 
 /** Log streams (src/routes/streams.ts): summary() of a stream row, and the delivery object's DeliveryStatus. */
 const streamStatusSchema = z
-  .enum(["active", "failing", "disabled"])
-  .meta({ description: "active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay" });
+  .enum(["active", "failing", "disabled", "paused"])
+  .meta({ description: "active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay; paused: stopped by an admin until resumed" });
 
 export const streamSchema = z
   .object({

@@ -1,7 +1,8 @@
 /** Stream rows in the control database (table streams, migrations/0008_streams.sql). */
 import type { StreamType } from "./formats";
 
-export type StreamStatus = "active" | "failing" | "disabled";
+/** paused: by an admin (POST /v1/streams/:id/pause), until resumed; the cursor stays. */
+export type StreamStatus = "active" | "failing" | "disabled" | "paused";
 
 export interface StreamFilter {
   /** Exact actions, or prefixes written "user.*"; absent: every action. */

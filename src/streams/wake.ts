@@ -41,7 +41,7 @@ export function wakeStreams(env: Env, projectId: string): Promise<void> {
 async function sendWakes(env: Env, projectId: string): Promise<void> {
   let ids = streamsOf.get(projectId);
   if (!ids) {
-    const { results } = await env.DB.prepare("SELECT id FROM streams WHERE project_id = ? AND status != 'disabled'").bind(projectId).all<{ id: string }>();
+    const { results } = await env.DB.prepare("SELECT id FROM streams WHERE project_id = ? AND status NOT IN ('disabled', 'paused')").bind(projectId).all<{ id: string }>();
     ids = results.map((r) => r.id);
     streamsOf.set(projectId, ids);
   }

@@ -3,6 +3,8 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
+import { createServer } from "node:http";
+import { tamperAction, tamperProject } from "./console-tamper.mjs";
 import { API_KEY, ingest, launchBrowser, unique, WITNESS } from "./support.mjs";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -40,9 +42,16 @@ async function accessible(name) {
   assert.deepEqual(serious, [], `${name}: ${JSON.stringify(serious)}`);
 }
 
+/** Screenshots at 1280 and 390 px (test/browser/artifacts, git-ignored); at 390 the page must not scroll sideways. */
 async function screenshots(name) {
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: 900 });
+    // Let resize observers (the chart's) run before measuring.
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    if (width === 390) {
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `${name} scrolls sideways at 390 px by ${overflow} px`);
+    }
     await page.screenshot({ path: join(ARTIFACTS, `console-${name}-${width}.png`), fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -82,9 +91,22 @@ describe("the web console", () => {
     assert.ok(sizes.reduce((a, b) => a + b, 0) < 150_000, `scripts: ${sizes}`);
     assert.ok(scripts.every((s) => s.startsWith(`${WITNESS}/console/assets/`)), "every script from the worker");
 
-    for (let i = 0; i < 40 && !(await page.evaluate(() => document.activeElement?.matches("a.action"))); i++) await page.keyboard.press("Tab");
+    // Still from the keyboard: one row a page, then the pager's next page, then open that row.
+    await page.locator("#f-limit").focus();
+    await page.keyboard.type("1");
     await page.keyboard.press("Enter");
-    await page.waitForURL(new RegExp(`/console/events/${stored[2].id}$`));
+    await page.waitForURL(/limit=1/);
+    assert.deepEqual(await actionsShown(), [`${tag}.login`]);
+    const focusedIs = (selector) => page.evaluate((sel) => document.activeElement?.matches(sel) ?? false, selector);
+    for (let i = 0; i < 60 && !(await focusedIs("a[rel=next]")); i++) await page.keyboard.press("Tab");
+    assert.ok(await focusedIs("a[rel=next]"), "the next-page link is reachable with Tab");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/cursor=/);
+    assert.deepEqual(await actionsShown(), [`${tag}.login`]);
+    await page.locator("body").focus();
+    for (let i = 0; i < 60 && !(await focusedIs("a.action")); i++) await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(new RegExp(`/console/events/${stored[0].id}$`));
     assert.deepEqual(await page.evaluate(() => window.__violations), []);
   });
 
@@ -97,20 +119,90 @@ describe("the web console", () => {
     await accessible("event");
     await screenshots("event");
 
-    // A receipt whose hash was altered on the way (as a tampered row would give): the browser's own check fails.
-    await page.route("**/console/api/v1/events/*/receipt", async (route) => {
+  });
+
+  it("starts an evidence export and checks its files in this browser: green, and red once a file is altered", async () => {
+    await page.goto(`${WITNESS}/console/exports`);
+    await page.getByLabel("Organization").fill("acme");
+    await page.getByLabel(/^Evidence export/).check();
+    await page.getByRole("button", { name: "Start export" }).click();
+    await page.waitForURL(/\/console\/exports\?job=/);
+    await page.locator(".job-watch[data-status]").waitFor({ timeout: 30_000 });
+    assert.equal(await page.locator(".job-watch").getAttribute("data-status"), "succeeded");
+    assert.ok(await page.locator('.job-watch a[download="manifest.json"]').count(), "an evidence export ends with manifest.json");
+    const result = page.locator(".job-watch .evidence-result");
+    await page.locator(".job-watch").getByRole("button", { name: "Check in this browser" }).click();
+    await page.locator(".job-watch .evidence-result[data-state]").waitFor();
+    assert.equal(await result.getAttribute("data-state"), "ok");
+    assert.match(await result.textContent(), /^Checked in this browser: all 1 rows recompute to their hashes and sit in the log's signed tree of \d+ events; the export is filtered/);
+    assert.equal(await result.evaluate((el) => getComputedStyle(el).borderColor), "rgb(46, 139, 74)");
+    await accessible("exports-evidence");
+    await screenshots("exports-evidence");
+
+    // A part altered on its way (one byte of its JSON): the browser's check says which and turns red.
+    await page.route("**/console/api/v1/jobs/*/files/*", async (route) => {
       const res = await route.fetch();
-      const body = await res.json();
-      body.data.hash = body.data.hash.replace(/^./, (c) => (c === "0" ? "1" : "0"));
-      await route.fulfill({ response: res, json: body });
+      const body = await res.text();
+      if (route.request().url().endsWith("/manifest.json")) return route.fulfill({ response: res, body });
+      await route.fulfill({ response: res, body: body.replace(`${tag}.paid`, `${tag}.pais`) });
     });
-    await page.goto(`${WITNESS}/console/events/${stored[1].id}`);
-    await page.locator("#proof[data-state]").waitFor();
-    assert.equal(await page.locator("#proof").getAttribute("data-state"), "bad");
-    assert.match(await page.locator("#proof-verdict").textContent(), /^Check failed in this browser: /);
-    assert.equal(await page.locator("#proof").evaluate((el) => getComputedStyle(el).borderColor), "rgb(192, 57, 43)");
-    await screenshots("event-tampered");
-    await page.unroute("**/console/api/v1/events/*/receipt");
+    await page.reload();
+    const row = page.locator("table tbody tr").first();
+    await row.getByRole("button", { name: "Check in this browser" }).click();
+    await row.locator(".evidence-result[data-state]").waitFor();
+    assert.equal(await row.locator(".evidence-result").getAttribute("data-state"), "bad");
+    assert.match(await row.locator(".evidence-result").textContent(), /^Check failed in this browser: \S+ is not the file the manifest names/);
+    assert.equal(await row.locator(".evidence-result").evaluate((el) => getComputedStyle(el).borderColor), "rgb(192, 57, 43)");
+    await page.unroute("**/console/api/v1/jobs/*/files/*");
+    assert.deepEqual(await page.evaluate(() => window.__violations), []);
+  });
+
+  it("creates a stream, pauses it (nothing delivered meanwhile) and resumes it without loss or duplicates", async () => {
+    const received = [];
+    const receiver = createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        received.push(...JSON.parse(body).events.map((e) => e.seq));
+        res.writeHead(200).end("ok");
+      });
+    });
+    await new Promise((r) => receiver.listen(8805, "127.0.0.1", r));
+    const until = async (what, done) => {
+      for (let i = 0; i < 150 && !done(); i++) await new Promise((r) => setTimeout(r, 200));
+      assert.ok(done(), what);
+    };
+    try {
+      await page.goto(`${WITNESS}/console/streams`);
+      await page.getByLabel("URL").fill("http://127.0.0.1:8805/hook");
+      await page.getByRole("button", { name: "Create stream" }).click();
+      const id = await page.locator(".notice code").first().textContent();
+      assert.match(id, /^str_/);
+      const card = page.getByRole("region", { name: `Stream ${id}` });
+      const first = await ingest([{ action: `${tag}.streamed` }, { action: `${tag}.streamed` }]);
+      await until("the first events arrive", () => first.every((e) => received.includes(e.seq)));
+
+      await card.getByRole("button", { name: "Pause delivery" }).click();
+      await page.waitForURL(/\/console\/streams$/);
+      assert.equal(await card.locator(".badge").textContent(), "paused");
+      await accessible("streams-paused");
+      await screenshots("streams-paused");
+      const during = await ingest([{ action: `${tag}.held` }, { action: `${tag}.held` }]);
+      await new Promise((r) => setTimeout(r, 2500));
+      assert.ok(during.every((e) => !received.includes(e.seq)), "nothing is delivered while paused");
+
+      await card.getByRole("button", { name: "Resume delivery" }).click();
+      await page.waitForURL(/\/console\/streams$/);
+      assert.equal(await card.locator(".badge").textContent(), "active");
+      await until("the held events arrive after resume", () => during.every((e) => received.includes(e.seq)));
+      assert.equal(new Set(received).size, received.length, `no seq twice: ${received}`);
+      assert.deepEqual(received, [...received].sort((a, b) => a - b), "in seq order");
+      await card.getByRole("button", { name: "Delete stream" }).click();
+      await page.waitForURL(/\/console\/streams$/);
+      assert.equal(await page.getByRole("region", { name: `Stream ${id}` }).count(), 0);
+    } finally {
+      await new Promise((r) => receiver.close(r));
+    }
   });
 
   it("runs a verify with a progress bar to its end, and every other page passes axe", async () => {
@@ -135,7 +227,7 @@ describe("the web console", () => {
     const csv = await page.evaluate(async (href) => (await fetch(href)).text(), await link.getAttribute("href"));
     assert.match(csv, new RegExp(`${tag}\\.paid`));
     assert.doesNotMatch(csv, new RegExp(`${tag}\\.login`));
-    for (const name of ["exports", "streams", "retention", "keys"]) {
+    for (const name of ["exports", "streams", "retention", "keys", "no-such-page"]) {
       await page.goto(`${WITNESS}/console/${name}`);
       await page.locator("h1").waitFor();
       await accessible(name);
@@ -146,6 +238,52 @@ describe("the web console", () => {
     assert.equal(await page.getByText("You are signed out.").count(), 1);
     await page.goto(`${WITNESS}/console/events`);
     assert.match(page.url(), /\/console\/sign-in$/);
+    assert.deepEqual(await page.evaluate(() => window.__violations), []);
+  });
+
+  it("a row tampered with in the database shows red in the event view, on its receipt page and in verify", async () => {
+    // A project of its own: the shared one's chain must stay intact for the other tests.
+    const key = tamperProject();
+    const [kept, victim] = await ingest([{ action: `${tag}.approved` }, { action: `${tag}.paid` }, { action: `${tag}.shipped` }], key);
+    await page.goto(`${WITNESS}/console/sign-in`);
+    await page.getByLabel("API key").fill(key);
+    await page.getByLabel("API key").press("Enter");
+    await page.waitForURL(/\/console\/events$/);
+    await page.goto(`${WITNESS}/console/events/${victim.id}`);
+    await page.locator("#proof[data-state]").waitFor();
+    assert.equal(await page.locator("#proof").getAttribute("data-state"), "ok");
+
+    // A real tamper: the stored row changed in the dev server's own D1 file, behind the service's back.
+    tamperAction(victim.id, `${tag}.refunded`);
+    await page.goto(`${WITNESS}/console/events/${victim.id}`);
+    assert.equal(await page.locator("h1").textContent(), `${tag}.refunded`);
+    await page.locator("#proof[data-state]").waitFor();
+    assert.equal(await page.locator("#proof").getAttribute("data-state"), "bad");
+    assert.match(await page.locator("#proof-verdict").textContent(), /^Check failed in this browser: this event was altered after it was recorded\./);
+    assert.equal(await page.locator("#proof").evaluate((el) => getComputedStyle(el).borderColor), "rgb(192, 57, 43)");
+    await accessible("event-tampered");
+    await screenshots("event-tampered");
+
+    // Its public receipt page, from the event page's link: the content check fails, in words and red.
+    await page.getByRole("link", { name: "Public receipt page" }).click();
+    await page.waitForURL(`${WITNESS}/receipts/${victim.id}`);
+    assert.match(await page.locator(".verdict").textContent(), /^Not verified/);
+    const content = page.locator("ul.checks li").first();
+    assert.equal(await content.getAttribute("class"), "check fail");
+    assert.match(await content.innerText(), /Content does not match its hash/);
+    assert.equal(await content.evaluate((li) => getComputedStyle(li).backgroundColor), "rgb(255, 229, 232)");
+    await accessible("receipt-tampered");
+    await screenshots("receipt-tampered");
+    // The event before it is untouched and still checks out.
+    await page.goto(`${WITNESS}/console/events/${kept.id}`);
+    await page.locator("#proof[data-state]").waitFor();
+    assert.equal(await page.locator("#proof").getAttribute("data-state"), "ok");
+
+    // And a verify of the project names the altered event.
+    await page.goto(`${WITNESS}/console/integrity`);
+    await page.getByRole("button", { name: "Run verify" }).click();
+    await page.locator(".job-watch[data-status]").waitFor({ timeout: 30_000 });
+    assert.match(await page.locator(".job-watch [role=status]").textContent(), new RegExp(`^Failed: .* at event ${victim.id}\\.$`));
     assert.deepEqual(await page.evaluate(() => window.__violations), []);
   });
 });

@@ -24,6 +24,7 @@ const state = mkdtempSync(join(tmpdir(), "witness-browser-"));
 const secrets = {
   SIGNING_KEYS: `1:${randomBytes(24).toString("base64url")}`,
   EMBED_TOKEN_SECRET: randomBytes(32).toString("base64url"),
+  STREAM_SECRETS_KEY: randomBytes(24).toString("base64url"),
   RECEIPT_SIGNING_KEYS: `test:${generateKeyPairSync("ed25519").privateKey.export({ format: "der", type: "pkcs8" }).toString("base64url")}`,
 };
 
@@ -66,7 +67,8 @@ try {
     WRANGLER,
     [
       "dev", "--ip", "127.0.0.1", "--port", String(PORT), "--persist-to", state, "--show-interactive-dev-session=false",
-      ...Object.entries({ ...secrets, EMBED_DEMO_PROJECT: "browser-demo" }).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+      // Private stream targets: the console test streams to a receiver on this machine.
+      ...Object.entries({ ...secrets, EMBED_DEMO_PROJECT: "browser-demo", ALLOW_PRIVATE_STREAM_TARGETS: "true" }).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
     ],
     { cwd: ROOT, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -92,6 +94,8 @@ try {
       WITNESS_API_KEY: apiKey,
       WITNESS_DEMO_API_KEY: demoKey,
       WITNESS_EMBED_TOKEN_SECRET: secrets.EMBED_TOKEN_SECRET,
+      // The dev server's --persist-to directory: a test may alter a stored row there, as an attacker with database access would.
+      WITNESS_STATE: state,
     },
   });
   code = run.status ?? 1;

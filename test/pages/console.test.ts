@@ -102,7 +102,7 @@ describe("console pages", () => {
     expect(keys.text).toContain("This page needs an admin key");
     const streams = await consoleFetch("/console/streams", { cookie: asReader.cookie });
     expect(streams.status).toBe(200);
-    expect(streams.text).toContain("Creating, replaying and deleting streams needs an admin key.");
+    expect(streams.text).toContain("Creating, pausing, replaying and deleting streams needs an admin key.");
     const create = await consoleFetch("/console/streams", { cookie: asReader.cookie, form: { csrf: asReader.csrf, type: "webhook", url: "https://example.com/hook" } });
     expect(create.status).toBe(403);
 

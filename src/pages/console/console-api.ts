@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 
-/** The Worker's own fetch: the console calls the public API in-process, as the signed-in key. */
-export type ApiFetch = (request: Request, env: Env, ctx: Context["executionCtx"]) => Response | Promise<Response>;
+/** The Worker's own fetch: the console calls the public API in-process, as the signed-in key; `page` is the browser's request it serves. */
+export type ApiFetch = (request: Request, env: Env, ctx: Context["executionCtx"], page: Request) => Response | Promise<Response>;
 
 export interface ApiError {
   code: string;
@@ -14,7 +14,8 @@ export type ApiResult<T> = { ok: true; status: number; data: T; body: any } | { 
 /**
  * One call to /v1 as the session's key: the same validation, scopes and
  * answers a client gets, so the console never reads around the API. The
- * caller's address goes along, so the per-IP limit still applies to it.
+ * caller's address goes along, so the per-IP limit still applies to it (the
+ * page's own unit pays for its first call: see paidByPage).
  */
 export async function callApi<T = any>(
   fetcher: ApiFetch,
@@ -29,7 +30,7 @@ export async function callApi<T = any>(
   if (ip) headers["CF-Connecting-IP"] = ip;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const url = new URL(path, new URL(c.req.url).origin);
-  const res = await fetcher(new Request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }), c.env, c.executionCtx);
+  const res = await fetcher(new Request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }), c.env, c.executionCtx, c.req.raw);
   const text = await res.text();
   let json: any = null;
   try {

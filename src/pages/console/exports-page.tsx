@@ -30,6 +30,10 @@ export function ExportsPage(props: { viewer: Viewer; jobs: Job[]; error: ApiErro
               <option value="json">JSON</option>
             </select>
           </label>
+          <label class="check">
+            <input type="checkbox" name="evidence" value="true" />
+            <span>Evidence export: JSON with proofs and a signed manifest, checkable offline and in this browser</span>
+          </label>
           {FIELDS.map(([name, label]) => (
             <label>
               <span>{label}</span>

@@ -38,16 +38,26 @@ export function JobRow(props: { job: Job }) {
         {j.type === "verify" ? (
           verifyOutcome(j)
         ) : j.status === "succeeded" && j.files && !j.files_expired ? (
-          <ul class="plain">
-            {j.files.map((f) => (
-              <li>
-                <a href={`/console/api/v1/jobs/${encodeURIComponent(j.id)}/files/${encodeURIComponent(f.name)}`} download={f.name}>
-                  {f.name}
-                </a>{" "}
-                ({f.rows} rows, {f.bytes} bytes)
-              </li>
-            ))}
-          </ul>
+          <>
+            <ul class="plain">
+              {j.files.map((f) => (
+                <li>
+                  <a href={`/console/api/v1/jobs/${encodeURIComponent(j.id)}/files/${encodeURIComponent(f.name)}`} download={f.name}>
+                    {f.name}
+                  </a>{" "}
+                  ({f.rows} rows, {f.bytes} bytes)
+                </li>
+              ))}
+            </ul>
+            {j.files.some((f) => f.name === "manifest.json") ? (
+              <div class="evidence">
+                <button type="button" class="evidence-check" data-job={j.id}>
+                  Check in this browser
+                </button>
+                <p class="evidence-result" role="status" aria-live="polite"></p>
+              </div>
+            ) : null}
+          </>
         ) : j.files_expired ? (
           "Files expired"
         ) : (

@@ -47,7 +47,7 @@ export function StreamsPage(props: { viewer: Viewer; streams: Stream[]; error: A
           <dl class="fields">
             <dt>Status</dt>
             <dd>
-              <span class={`badge ${s.status === "active" ? "ok" : "bad"}`}>{s.status}</span>
+              <span class={`badge ${s.status === "active" ? "ok" : s.status === "paused" ? "" : "bad"}`}>{s.status}</span>
             </dd>
             <dt>Delivered up to</dt>
             <dd>#{String(s.delivered_seq ?? 0)}</dd>
@@ -66,6 +66,10 @@ export function StreamsPage(props: { viewer: Viewer; streams: Stream[]; error: A
           </dl>
           {admin ? (
             <div class="row-actions">
+              <form method="post" action={`/console/streams/${encodeURIComponent(s.id)}/${s.status === "paused" ? "resume" : "pause"}`} class="inline">
+                {csrf}
+                <button type="submit">{s.status === "paused" ? "Resume delivery" : "Pause delivery"}</button>
+              </form>
               <form method="post" action={`/console/streams/${encodeURIComponent(s.id)}/replay`} class="inline">
                 {csrf}
                 <label>
@@ -85,8 +89,9 @@ export function StreamsPage(props: { viewer: Viewer; streams: Stream[]; error: A
         </section>
       ))}
       <p class="muted">
-        There is no pause: a stream that fails keeps retrying with backoff and is disabled after repeated failures; replay re-enables
-        it from any seq, and deleting it stops delivery for good.
+        Pause stops delivery where it stands and resume goes on from there, with nothing lost. A stream that fails keeps retrying with
+        backoff; a destination that refuses for good disables it. Replay delivers again from any seq (and re-enables a disabled
+        stream; a paused one stays paused), and deleting a stream stops delivery for good.
       </p>
       {admin ? (
         <section class="card" aria-labelledby="new-stream">
@@ -123,7 +128,7 @@ export function StreamsPage(props: { viewer: Viewer; streams: Stream[]; error: A
           </form>
         </section>
       ) : (
-        <p class="muted">Creating, replaying and deleting streams needs an admin key.</p>
+        <p class="muted">Creating, pausing, replaying and deleting streams needs an admin key.</p>
       )}
     </Page>
   );

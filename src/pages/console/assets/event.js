@@ -43,6 +43,12 @@ async function check() {
     const result = await verifyReceipt(text, keys);
     const matches = receipt.event_id === id && receipt.seq === Number(box.dataset.seq) && receipt.hash === box.dataset.hash;
     step(matches, matches ? "The receipt names this event: same id, seq and hash as shown here." : "The receipt does not match the event shown here (id, seq or hash differ).");
+    if (!result.ok && receipt.valid === false && /^the receipt is genuine/.test(result.reason)) {
+      // Genuine, signed just now, and saying that Witness's own check of the stored row failed: a tamper, in plain words.
+      step(true, "The receipt is genuine: signed with the service's published key.");
+      step(false, "It says the stored event no longer matches its hash, signature or links in the chain.");
+      return finish("bad", "Check failed in this browser: this event was altered after it was recorded. Its genuine receipt says the stored event no longer matches what was committed; the public receipt page shows which check failed.");
+    }
     if (!result.ok) {
       step(false, result.reason);
       return finish("bad", `Check failed in this browser: ${result.reason}`);

@@ -1,0 +1,82 @@
+/**
+ * Rollups (rollups.ts) are kept at commit time, so a ledger older than them
+ * charts nothing before they shipped. Once per ledger, its rollups are rebuilt
+ * from the hot events it already holds: at start-up (before any commit) the
+ * table is emptied and the head's seq recorded as the target; commits after
+ * that count their own events as always, and the alarm counts the events up
+ * to the target in steps of one D1 page each, under the commit lock, the
+ * cursor moving in the same storage transaction as the counts it covers, so a
+ * step cut short is done again whole, never twice. Events already purged or
+ * archived are not counted (they are not in the hot rows the steps read).
+ */
+import type { Rollups, RollupRow } from "./rollups";
+
+interface BackfillState {
+  /** Every event with seq <= through is counted. */
+  through: number;
+  /** The head when the rebuild began; later events were counted by their commits. */
+  target: number;
+}
+
+const KEY = "rollups_backfill";
+
+/** Rows one step reads (one D1 query) and how long one alarm keeps stepping; tests shrink them. */
+export const backfillPolicy = { pageRows: 5000, runBudgetMs: 2000 };
+
+const pending = (s: BackfillState | undefined): s is BackfillState => s !== undefined && s.through < s.target;
+
+/**
+ * At the ledger's start, with the head loaded and before any commit: a ledger
+ * never rebuilt starts its rebuild (a new one, at seq 0, has nothing to count);
+ * while one is under way, an alarm is due now.
+ */
+export async function beginRollupBackfill(storage: DurableObjectStorage, rollups: Rollups, headSeq: number): Promise<void> {
+  if (storage.kv.get<BackfillState>(KEY) === undefined) {
+    rollups.clear();
+    storage.kv.put(KEY, { through: 0, target: headSeq } satisfies BackfillState);
+  }
+  if (pending(storage.kv.get<BackfillState>(KEY))) await alarmBy(storage, Date.now());
+}
+
+/** The ledger's one alarm serves several upkeeps: the earliest asked for wins. */
+async function alarmBy(storage: DurableObjectStorage, at: number): Promise<void> {
+  const current = await storage.getAlarm();
+  if (current === null || current > at) await storage.setAlarm(at);
+}
+
+export interface BackfillHost {
+  storage: DurableObjectStorage;
+  rollups: Rollups;
+  db: () => D1Database;
+  projectId: string;
+  exclusive: <T>(work: () => Promise<T>) => Promise<T>;
+}
+
+/** From the ledger's alarm: steps until done or out of budget, then asks for another alarm if work is left. */
+export async function rollupBackfillAlarm(host: BackfillHost): Promise<void> {
+  const started = Date.now();
+  while (pending(host.storage.kv.get<BackfillState>(KEY)) && Date.now() - started < backfillPolicy.runBudgetMs) {
+    await host.exclusive(() => step(host));
+  }
+  // Commits waiting on the lock go first.
+  if (pending(host.storage.kv.get<BackfillState>(KEY))) await alarmBy(host.storage, Date.now() + 50);
+}
+
+async function step(host: BackfillHost): Promise<void> {
+  const state = host.storage.kv.get<BackfillState>(KEY);
+  if (!pending(state)) return;
+  const { results } = await host
+    .db()
+    .prepare("SELECT seq, action, occurred_at FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?")
+    .bind(host.projectId, state.through, state.target, backfillPolicy.pageRows)
+    .all<RollupRow & { seq: number }>();
+  const through = results.length < backfillPolicy.pageRows ? state.target : results[results.length - 1].seq;
+  // No await from here on: the counts and the cursor land in one storage transaction.
+  host.rollups.add(results);
+  host.storage.kv.put(KEY, { through, target: state.target } satisfies BackfillState);
+}
+
+/** Where the rebuild stands (null: never begun), for tests and the operator. */
+export function rollupBackfillState(storage: DurableObjectStorage): BackfillState | null {
+  return storage.kv.get<BackfillState>(KEY) ?? null;
+}
