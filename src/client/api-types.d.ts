@@ -8,7 +8,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What this is */
+        /**
+         * What this is
+         * @description JSON for API clients; a browser (Accept preferring text/html) gets the landing page.
+         */
         get: operations["getService"];
         put?: never;
         post?: never;
@@ -212,6 +215,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/receipts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A page that checks a pasted receipt in the browser */
+        get: operations["checkReceiptPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/receipts/{id}": {
         parameters: {
             query?: never;
@@ -297,7 +317,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/logs/{logId}/tile/{tile}": {
+    "/logs/{logId}/tile/{level}/{index}": {
         parameters: {
             query?: never;
             header?: never;
@@ -305,10 +325,50 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A tile of the log (c2sp.org/tlog-tiles)
-         * @description tile is several path segments: <L>/<N>[.p/<W>], as c2sp.org/tlog-tiles spells it (e.g. 0/x001/234.p/5).
+         * A full tile of the log (c2sp.org/tlog-tiles)
+         * @description tile/<L>/<N>: 256 hashes of 32 bytes, immutable once published.
          */
         get: operations["getLogTile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/logs/{logId}/tile/{level}/{index}.p/{width}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A partial tile of the log (c2sp.org/tlog-tiles)
+         * @description tile/<L>/<N>.p/<W>: the first W hashes of a tile the tree has not filled yet.
+         */
+        get: operations["getLogPartialTile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/logs/{logId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The log's page (browsers); not found as plain text for other clients
+         * @description A browser (Accept preferring text/html) gets the log's size, checkpoint, cosignatures, verifier key and the log:monitor command.
+         */
+        get: operations["viewLog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -329,7 +389,7 @@ export interface paths {
         post?: never;
         /**
          * Erase one actor's personal data
-         * @description Anonymizes the actor's events in place and records a signed erasure; verify stays ok. `by=email` names an actor sent without an id. 409 LEGAL_HOLD, changing nothing, when a legal hold covers any of those events. Recorded in the chain as witness.actor.erased, without the actor's personal data.
+         * @description Anonymizes the actor's events and records a signed erasure; verify stays ok. `by=email` names an actor sent without an id. Answers at once (202): from then on every read (list, search, get, exports, receipts, streams) leaves the actor's personal data out, and a job (GET /v1/jobs/<job_id>) scrubs the stored events, hot and archived, in bounded steps while ingest goes on. Events appended after the answer are not covered. 409 LEGAL_HOLD, changing nothing, when a legal hold covers any of those events. Recorded in the chain as witness.actor.erased, without the actor's personal data.
          */
         delete: operations["eraseActor"];
         options?: never;
@@ -410,8 +470,8 @@ export interface paths {
         get: operations["listStreams"];
         put?: never;
         /**
-         * Stream the project's events to a webhook, Splunk HEC or Datadog
-         * @description Delivery starts with the events committed after creation, in seq order; replay reaches back. The url must be public https, on a host the deployment's STREAM_DESTINATIONS allows (when it lists any). A webhook's signing secret is generated and shown once, in this answer; splunk and datadog take their token, never shown again. At most 20 streams a project. Recorded in the chain as witness.stream.created (type, url without its query, filter); delivery starts after that event.
+         * Stream the project's events to a webhook, Splunk HEC, Datadog or S3-compatible storage
+         * @description Delivery starts with the events committed after creation, in seq order; replay reaches back. The url (s3: s3.endpoint) must be public https, on a host the deployment's STREAM_DESTINATIONS allows (when it lists any). A webhook's signing secret is generated and shown once, in this answer; splunk and datadog take their token, s3 its secret_access_key, never shown again. An s3 stream writes one gzip NDJSON object per batch, keyed <prefix><project id>/<first seq>-<last seq>.ndjson.gz (zero-padded: keys sort in delivery order; a retried batch overwrites its own key). At most 20 streams a project. Recorded in the chain as witness.stream.created (type, url without its query, filter); delivery starts after that event.
          */
         post: operations["createStream"];
         delete?: never;
@@ -461,6 +521,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/streams/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop delivering for now; the cursor stays
+         * @description Nothing more is sent until resume (a batch already on its way ends first). status reads paused. A replay while paused moves the cursor and stays paused. Pausing a paused stream changes nothing. Recorded in the chain as witness.stream.paused.
+         */
+        post: operations["pauseStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/streams/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again from where a pause stopped
+         * @description Delivery goes on from delivered_seq, in seq order: nothing is lost, and only a batch the pause cut short is sent again (whole, with the same webhook-id). Resuming a stream that is not paused changes nothing. Recorded in the chain as witness.stream.resumed.
+         */
+        post: operations["resumeStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/project/move": {
         parameters: {
             query?: never;
@@ -472,7 +572,7 @@ export interface paths {
         put?: never;
         /**
          * Drive a shard move an operator requested (npm run projects:move)
-         * @description The call that completes the move records it in the project's chain as witness.project.moved (from_shard, to_shard).
+         * @description The call whose step switches the project to the new shard records the move in the project's chain as witness.project.moved (from_shard, to_shard); the ledger then deletes the old copy on its own (draining, then deleting), and calling again shows that progress.
          */
         post: operations["moveProject"];
         delete?: never;
@@ -553,7 +653,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel a job and delete its files
-         * @description A queued or running job stops (status canceled); any job's files are deleted at once.
+         * @description A queued or running job stops (status canceled); any job's files are deleted at once. An erasure's job cannot be canceled (400).
          */
         delete: operations["cancelJob"];
         options?: never;
@@ -573,6 +673,26 @@ export interface paths {
          * @description Range: bytes=a-b (one range) answers 206 with Content-Range; a range outside the file, 416.
          */
         get: operations["getJobFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stats/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events per hour or day, by action
+         * @description Counts of the events committed to the project per bucket of occurred_at (UTC), the range's busiest actions apart. Read from per-project rollups kept at commit time: later purges and erasures do not change them.
+         */
+        get: operations["getActivity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -627,6 +747,40 @@ export interface paths {
         };
         /** Dev only: a demo page of the feed (localhost, EMBED_DEMO_PROJECT set) */
         get: operations["getFeedDemo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assets/public/site.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The public pages' stylesheet */
+        get: operations["getPublicStyles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assets/public/check.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The receipt check page's script (the client's receipt check, bundled) */
+        get: operations["getReceiptCheckScript"];
         put?: never;
         post?: never;
         delete?: never;
@@ -717,8 +871,8 @@ export interface components {
             data: components["schemas"]["Event"][];
         };
         EventBatchRequest: {
-            /** @description 1 to 100 events, each an EventInput */
-            events: unknown[];
+            /** @description 1 to 100 events; a refused one is named by its index (events.<i>.<field>) */
+            events: components["schemas"]["EventInput"][];
         };
         VerifyResponse: {
             data: {
@@ -793,10 +947,15 @@ export interface components {
             /** @description Present when older events are archived: list and search cover events received after this time; get, export and verify cover all */
             hot_since?: string;
         };
-        /** @description An inclusion or consistency proof against the newest checkpoint. */
-        LogProof: {
+        /** @description An event's inclusion proof against the newest checkpoint. */
+        LogInclusionProof: {
             data: {
-                [key: string]: unknown;
+                /** @description The event's leaf index (seq - 1) */
+                index: number;
+                /** @description Size of the tree the proof is against (the newest checkpoint's) */
+                tree_size: number;
+                /** @description c2sp.org/tlog-proof@v1 text: index, proof hashes and the signed checkpoint */
+                proof: string;
             };
         };
         ReceiptStatus: {
@@ -831,34 +990,74 @@ export interface components {
         };
         /** @description A JWK set of receipt keys; `log` says how checkpoint keys derive from the signer. */
         WitnessKeys: {
-            keys: ({
-                kid: string;
-                kty: string;
-                crv: string;
-                x: string;
-            } & {
-                [key: string]: unknown;
-            })[];
+            keys: components["schemas"]["PublicJwk"][];
             signing_kid: string | null;
+            /** @description How transparency log checkpoint keys derive from the signer; null without one */
             log: {
-                [key: string]: string;
+                /** @description The receipt key that also signs checkpoints */
+                signing_kid: string;
+                /** @description Template of every log's origin: <LOG_ORIGIN_HOST>/logs/<log_id> */
+                origin: string;
+                /** @description base64 of 0x01 followed by the 32-byte Ed25519 public key */
+                key: string;
+                /** @description How a log's vkey is formed: <origin>+<key_id>+<key> */
+                vkey: string;
+                /** @description How key_id is computed */
+                key_id: string;
             } | null;
+        };
+        PublicJwk: {
+            /** @enum {string} */
+            kty: "OKP";
+            /** @enum {string} */
+            crv: "Ed25519";
+            /** @enum {string} */
+            alg: "EdDSA";
+            /** @enum {string} */
+            use: "sig";
+            kid: string;
+            /** @description base64url public key */
+            x: string;
         };
         LogInfo: {
             data: {
+                /** @description 32 hex digits: the log's public address is /logs/<log_id> */
                 log_id: string;
+                /** @description The checkpoint origin line: <LOG_ORIGIN_HOST>/logs/<log_id> */
                 origin: string;
+                /** @description The checkpoint verifier key (note vkey); null without a receipt signing key */
                 vkey: string | null;
                 public_url: string;
+                /** @description Size of the published tree, the one the checkpoint signs */
                 tree_size: number;
+                /** @description base64 root of the published tree */
                 root_hash: string;
+                /** @description The signed checkpoint note; null without a signing key */
                 checkpoint: string | null;
-                status: string;
+                /**
+                 * @description ready: every event is in the tree; building: the backfill is catching up; blocked: the chain in D1 is incomplete or altered, see blocked
+                 * @enum {string}
+                 */
+                status: "ready" | "building" | "blocked";
+                /** @description Leaves built so far */
                 built_size: number;
+                /** @description The chain's length; equal to built_size when ready */
                 head_seq: number;
-                blocked?: unknown;
-            } & {
-                [key: string]: unknown;
+                /** @description Where and why the build stopped (status blocked); null otherwise */
+                blocked: {
+                    seq: number;
+                    /** @enum {string} */
+                    reason: "missing" | "chain_broken" | "hash_mismatch" | "head_mismatch";
+                } | null;
+            };
+        };
+        /** @description A consistency proof between two published tree sizes. */
+        LogConsistencyProof: {
+            data: {
+                from: number;
+                to: number;
+                /** @description RFC 6962 consistency proof: base64 hashes */
+                proof: string[];
             };
         };
         ErasureResponse: {
@@ -867,8 +1066,15 @@ export interface components {
                 /** @enum {string} */
                 by: "id" | "email";
                 organization: string | null;
-                /** @description How many events were anonymized */
-                anonymized: number;
+                /**
+                 * @description Accepted: every read already leaves the actor's personal data out; the job scrubs the stored events, then succeeds
+                 * @enum {string}
+                 */
+                status: "applying";
+                /** @description The ledger's erasure record (also in the witness.actor.erased event) */
+                erasure_id: number;
+                /** @description Poll GET /v1/jobs/<job_id>: succeeded with result {erasure_id, anonymized} once applied */
+                job_id: string;
             };
         };
         RetentionPlanResponse: {
@@ -919,13 +1125,24 @@ export interface components {
                 /** @description str_ and 20 letters or digits */
                 id: string;
                 /** @enum {string} */
-                type: "webhook" | "splunk" | "datadog";
+                type: "webhook" | "splunk" | "datadog" | "s3";
+                /** @description Where deliveries go; s3: <endpoint>/<bucket>/<prefix> */
                 url: string;
+                /** @description s3 streams only */
+                s3?: {
+                    endpoint: string;
+                    bucket: string;
+                    /** @description null if the stored settings can no longer be decrypted */
+                    region: string | null;
+                    prefix: string;
+                    /** @description null if the stored settings can no longer be decrypted */
+                    access_key_id: string | null;
+                };
                 /**
-                 * @description active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay
+                 * @description active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay; paused: stopped by an admin until resumed
                  * @enum {string}
                  */
-                status: "active" | "failing" | "disabled";
+                status: "active" | "failing" | "disabled" | "paused";
                 filter: components["schemas"]["StreamFilter"];
                 created_at: string;
                 /** @description The project's head at creation: delivery starts after it (replay reaches back) */
@@ -941,26 +1158,50 @@ export interface components {
         };
         StreamCreateRequest: {
             /** @enum {string} */
-            type: "webhook" | "splunk" | "datadog";
-            url: string;
+            type: "webhook" | "splunk" | "datadog" | "s3";
+            /** @description Required except for s3 */
+            url?: string;
             token?: string;
+            s3?: components["schemas"]["S3Destination"];
             filter?: components["schemas"]["StreamFilter"];
+        };
+        /** @description S3-compatible object storage (S3, R2, GCS XML API): one gzip NDJSON object per batch, signed with SigV4. */
+        S3Destination: {
+            endpoint: string;
+            bucket: string;
+            region: string;
+            /** @description Put before every key; objects are <prefix><project id>/<first seq>-<last seq>.ndjson.gz */
+            prefix?: string;
+            access_key_id: string;
+            /** @description Stored encrypted, never shown again */
+            secret_access_key: string;
         };
         StreamList: {
             data: components["schemas"]["Stream"][];
         };
-        /** @description A log stream. Its credential (webhook secret, Splunk or Datadog token) is never shown here. */
+        /** @description A log stream. Its credential (webhook secret, Splunk or Datadog token, S3 secret key) is never shown here. */
         Stream: {
             /** @description str_ and 20 letters or digits */
             id: string;
             /** @enum {string} */
-            type: "webhook" | "splunk" | "datadog";
+            type: "webhook" | "splunk" | "datadog" | "s3";
+            /** @description Where deliveries go; s3: <endpoint>/<bucket>/<prefix> */
             url: string;
+            /** @description s3 streams only */
+            s3?: {
+                endpoint: string;
+                bucket: string;
+                /** @description null if the stored settings can no longer be decrypted */
+                region: string | null;
+                prefix: string;
+                /** @description null if the stored settings can no longer be decrypted */
+                access_key_id: string | null;
+            };
             /**
-             * @description active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay
+             * @description active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay; paused: stopped by an admin until resumed
              * @enum {string}
              */
-            status: "active" | "failing" | "disabled";
+            status: "active" | "failing" | "disabled" | "paused";
             filter: components["schemas"]["StreamFilter"];
             created_at: string;
         };
@@ -972,13 +1213,24 @@ export interface components {
             /** @description str_ and 20 letters or digits */
             id: string;
             /** @enum {string} */
-            type: "webhook" | "splunk" | "datadog";
+            type: "webhook" | "splunk" | "datadog" | "s3";
+            /** @description Where deliveries go; s3: <endpoint>/<bucket>/<prefix> */
             url: string;
+            /** @description s3 streams only */
+            s3?: {
+                endpoint: string;
+                bucket: string;
+                /** @description null if the stored settings can no longer be decrypted */
+                region: string | null;
+                prefix: string;
+                /** @description null if the stored settings can no longer be decrypted */
+                access_key_id: string | null;
+            };
             /**
-             * @description active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay
+             * @description active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay; paused: stopped by an admin until resumed
              * @enum {string}
              */
-            status: "active" | "failing" | "disabled";
+            status: "active" | "failing" | "disabled" | "paused";
             filter: components["schemas"]["StreamFilter"];
             created_at: string;
             /** @description Events up to this seq are delivered (or filtered out, or skipped) */
@@ -1014,8 +1266,13 @@ export interface components {
                 copiedThrough: number;
                 /** @description The project's chain head */
                 head: number;
-                /** @description draining: seconds before the old copy may be deleted; call again then */
+                /** @description draining: seconds before the ledger deletes the old copy (on its own) */
                 waitSeconds?: number;
+                /**
+                 * @description This call switched the project to the new shard: the move is done for readers and writers
+                 * @enum {boolean}
+                 */
+                switched?: true;
                 message?: string;
             };
         };
@@ -1061,18 +1318,21 @@ export interface components {
         };
         Job: {
             id: string;
-            /** @enum {string} */
-            type: "export" | "verify";
+            /**
+             * @description erasure: an erasure's job, made by DELETE /v1/actors/:id (it cannot be created or canceled here)
+             * @enum {string}
+             */
+            type: "export" | "verify" | "erasure";
             /** @enum {string} */
             status: "queued" | "running" | "succeeded" | "failed" | "canceled";
-            /** @description Export: rows written of the rows to write (with filters, total counts archived rows in the date window until the job ends). Verify: chunks checked of chunks */
+            /** @description Export: rows written of the rows to write (with filters, total counts archived rows in the date window until the job ends). Verify: chunks checked of chunks. Erasure: events anonymized so far (total is known when it ends) */
             progress: {
                 done: number;
                 total: number;
             };
             created_at: string;
             updated_at: string;
-            /** @description Verify: what GET /v1/events/verify answers */
+            /** @description Verify: what GET /v1/events/verify answers. Erasure: {erasure_id, anonymized} */
             result?: unknown;
             /** @description Why the job failed or was canceled */
             error?: {
@@ -1109,12 +1369,18 @@ export interface components {
             actions_exclude?: string;
             /** @description Only events sent from this address */
             ip_address?: string;
+            /** @description Only events with a target of this type */
+            target_type?: string;
+            /** @description Only events with this target (needs target_type: an id is only unique within its type) */
+            target_id?: string;
             /** @description ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive */
             date_from?: string;
             /** @description ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive */
             date_to?: string;
             /** @description Rows per file, 10 to 20000 (default 20000) */
             part_rows?: number;
+            /** @description An evidence export (JSON only): each file also carries what proves its rows' place in the transparency log, and a signed manifest.json ends the files; `npm run export:verify` checks them offline */
+            evidence?: boolean;
         } | {
             /** @enum {string} */
             type: "verify";
@@ -1125,6 +1391,28 @@ export interface components {
              * @enum {string}
              */
             since?: "checkpoint";
+        };
+        ActivityResponse: {
+            data: {
+                /** @enum {string} */
+                bucket: "hour" | "day";
+                /** @description Start of the first bucket */
+                from: string;
+                /** @description End of the last bucket (inclusive, to the millisecond) */
+                to: string;
+                /** @description Start of each bucket (UTC), oldest first */
+                starts: string[];
+                /** @description The range's 6 busiest actions, busiest first */
+                series: {
+                    action: string;
+                    total: number;
+                    /** @description Per bucket, as starts */
+                    counts: number[];
+                }[];
+                /** @description Every other action, per bucket */
+                other: number[];
+                total: number;
+            };
         };
         EmbedTokenResponse: {
             data: {
@@ -1184,6 +1472,7 @@ export interface operations {
                             api: string;
                         };
                     };
+                    "text/html": string;
                 };
             };
             /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
@@ -1323,6 +1612,10 @@ export interface operations {
                 actions_exclude?: string;
                 /** @description Only events sent from this address */
                 ip_address?: string;
+                /** @description Only events with a target of this type */
+                target_type?: string;
+                /** @description Only events with this target (needs target_type: an id is only unique within its type) */
+                target_id?: string;
                 /** @description ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive */
                 date_from?: string;
                 /** @description ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive */
@@ -1872,6 +2165,10 @@ export interface operations {
                 actions_exclude?: string;
                 /** @description Only events sent from this address */
                 ip_address?: string;
+                /** @description Only events with a target of this type */
+                target_type?: string;
+                /** @description Only events with this target (needs target_type: an id is only unique within its type) */
+                target_id?: string;
                 /** @description ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive */
                 date_from?: string;
                 /** @description ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive */
@@ -1985,7 +2282,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LogProof"];
+                    "application/json": components["schemas"]["LogInclusionProof"];
                 };
             };
             /** @description UNAUTHORIZED: no credential, or not a valid one */
@@ -2189,6 +2486,10 @@ export interface operations {
                 actions_exclude?: string;
                 /** @description Only events sent from this address */
                 ip_address?: string;
+                /** @description Only events with a target of this type */
+                target_type?: string;
+                /** @description Only events with this target (needs target_type: an id is only unique within its type) */
+                target_id?: string;
                 /** @description ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive */
                 date_from?: string;
                 /** @description ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive */
@@ -2320,6 +2621,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    checkReceiptPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page; its script checks the receipt with /.well-known/witness-keys.json */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
             /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
@@ -2538,7 +2884,9 @@ export interface operations {
     getLogConsistency: {
         parameters: {
             query: {
+                /** @description The older tree size */
                 from: string;
+                /** @description The newer tree size; default: the newest published one */
                 to?: string;
             };
             header?: never;
@@ -2556,7 +2904,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LogProof"];
+                    "application/json": components["schemas"]["LogConsistencyProof"];
                 };
             };
             /** @description VALIDATION_ERROR: a parameter or the body is invalid (details.issues) */
@@ -2695,14 +3043,16 @@ export interface operations {
             path: {
                 /** @description The log id, from GET /v1/log */
                 logId: string;
-                /** @description <L>/<N>[.p/<W>]; slashes are not escaped */
-                tile: string;
+                /** @description <L>: the tile's level, 0 to 63, no leading zeros */
+                level: number;
+                /** @description <N>: the tile's index in three-digit groups, all but the last prefixed with x (1234067 is x001/x234/067). Sent raw (x001/x234/067) or percent-encoded (x001%2Fx234%2F067); both are served. */
+                index: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The tile's hashes */
+            /** @description The tile's 256 hashes */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2720,12 +3070,142 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Unknown log or tile */
+            /** @description Unknown log or tile; also every entry bundle (tile/entries/<N>[.p/<W>]): this log publishes hashes, never event content */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getLogPartialTile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The log id, from GET /v1/log */
+                logId: string;
+                /** @description <L>: the tile's level, 0 to 63, no leading zeros */
+                level: number;
+                /** @description <N>: the tile's index in three-digit groups, all but the last prefixed with x (1234067 is x001/x234/067). Sent raw (x001/x234/067) or percent-encoded (x001%2Fx234%2F067); both are served. */
+                index: string;
+                /** @description <W>: how many hashes, 1 to 255 */
+                width: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tile's first W hashes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Malformed tile path */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Unknown log or tile; also every entry bundle (tile/entries/<N>[.p/<W>]): this log publishes hashes, never event content */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    viewLog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The log id, from GET /v1/log */
+                logId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The log's page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Unknown log (a page for browsers), or any non-browser request */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                     "text/plain": string;
                 };
             };
@@ -2770,8 +3250,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description What was erased */
-            200: {
+            /** @description Accepted, and being applied */
+            202: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -3807,6 +4287,180 @@ export interface operations {
             };
         };
     };
+    pauseStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream id (str_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream and its delivery */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    resumeStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream id (str_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream and its delivery */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     moveProject: {
         parameters: {
             query?: never;
@@ -4507,6 +5161,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description VALIDATION_ERROR: a parameter or the body is invalid (details.issues) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description UNAUTHORIZED: no credential, or not a valid one */
             401: {
                 headers: {
@@ -4640,6 +5306,97 @@ export interface operations {
             };
             /** @description RANGE_NOT_SATISFIABLE: the Range lies outside the file (Content-Range: bytes *\/<size>) */
             416: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getActivity: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 timestamp with a zone; compared with occurred_at, widened to whole buckets */
+                from?: string;
+                /** @description ISO 8601 timestamp with a zone; compared with occurred_at, widened to whole buckets */
+                to?: string;
+                /** @description hour or day (UTC); default hour up to 14 days, day beyond */
+                bucket?: "hour" | "day";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Counts per bucket */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityResponse"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter or the body is invalid (details.issues) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -4884,6 +5641,110 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getPublicStyles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The asset (ETag; 304 on If-None-Match) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getReceiptCheckScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The asset (ETag; 304 on If-None-Match) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
             429: {
