@@ -4,7 +4,8 @@ import { hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
 import { eventWriter, pageJson, SHAPE_SELECT } from "../reads/event-shape";
 import { ledgerOf } from "../chain/ledger";
-import { EMPTY_PAGE, listEvents, searchEvents, shapeRows } from "../reads/event-read";
+import { EMPTY_PAGE, searchEvents, shapeRows } from "../reads/event-read";
+import { listHistory } from "../reads/history-read";
 import { selectionFor } from "../reads/event-query";
 import { appendEvents, requestContext } from "./ingest";
 import { eventProof } from "./log";
@@ -119,7 +120,8 @@ events.get("/", READ_OR_EMBED.guard, validate("query", listQuerySchema), async (
   const credential = c.get("credential")!;
   const sel = selectionFor(credential, query);
   const db = await eventsDb(c.env, projectOf(credential));
-  const [page, since] = await Promise.all([sel ? listEvents(db, sel, query.cursor ?? null, query.limit) : EMPTY_PAGE, hotSince(db, projectOf(credential))]);
+  // Hot and archived events, one order and one cursor (src/reads/history-read.ts).
+  const [page, since] = await Promise.all([sel ? listHistory(c.env, db, sel, query.cursor ?? null, query.limit) : EMPTY_PAGE, hotSince(db, projectOf(credential))]);
   return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), since), 200, JSON_TYPE);
 });
 

@@ -72,7 +72,7 @@ export const eventPageSchema = z
     hot_since: z
       .string()
       .optional()
-      .meta({ description: "Present when older events are archived: list and search cover events received after this time; get, export and verify cover all" }),
+      .meta({ description: "Present when older events are archived: search covers events received after this time; the list, get, export and verify cover all" }),
   })
   .meta({ id: "EventPage" });
 

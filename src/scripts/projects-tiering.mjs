@@ -5,7 +5,7 @@
 // the daily check); 0 archives everything already received, off
 // archives nothing more (what is archived stays archived: nothing brings
 // segments back into D1, and the script says how many events that leaves in R2). Get, export, verify, receipts, erasure and retention
-// span both tiers; list and search read the hot window only. The plan is a
+// span both tiers, and so does the list; search reads the hot window only. The plan is a
 // column of the control database: archiving changes no event and hides none
 // from those reads, so unlike retention it needs no guard in the ledger.
 import { checkProjectId, dbSql, fail, parseCommand, quote, shardDatabases, sql } from "./lib.mjs";
@@ -44,7 +44,7 @@ console.log(
   hot === null && cold.events > 0
     ? `Project ${project} archives no more events: new ones stay hot (in D1).\n` +
         `The ${plural(cold.events, "event")} archived earlier (${plural(cold.segments, "segment")}) stay in R2: ` +
-        "get, export, verify, receipts, erasure and retention still span them; list and search do not.\n" +
+        "get, list, export, verify, receipts, erasure and retention still span them; search does not.\n" +
         "Nothing brings archived events back into D1: Witness has no command for it."
     : hot === null
     ? `Project ${project} keeps every event hot (in D1).`

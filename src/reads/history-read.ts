@@ -1,0 +1,84 @@
+import { decodeCursor, encodeCursor, type Cursor } from "./cursor";
+import type { Selection } from "./event-query";
+import { listEvents, type Page } from "./event-read";
+import type { ShapeRow } from "./event-shape";
+import { scrubArchived, wasScrubbed } from "./pending-erasures";
+import { matches } from "../storage/archive-export";
+import { readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
+
+/**
+ * GET /v1/events across both tiers, one order and one cursor: every event of
+ * the project, hot or archived, newest occurred_at first (then seq), so the
+ * cursor stays `<occurred_at>~<seq>` and means the same whichever tier a row
+ * is in, or moves to between two pages (the archiver seals while a client
+ * pages: a position, unlike a tier, never changes). Each page merges the hot
+ * page with the archived segments whose occurred_at range reaches into it
+ * (archive_segments keeps each segment's earliest and latest occurred_at).
+ *
+ * At most SEGMENTS_PER_PAGE segments are read per page. When a sparse filter
+ * would need more, the page ends early, at a position every row above which
+ * was looked at (the newest occurred_at of the first segment not read): the
+ * page may then hold fewer rows than asked, even none, with a nextCursor.
+ */
+export const SEGMENTS_PER_PAGE = 10;
+/** Above every seq: a cursor `<t>~MAX_SEQ` resumes with every event at t still to come. */
+const MAX_SEQ = 999_999_999_999_999;
+
+const SEGMENTS =
+  "SELECT * FROM archive_segments INDEXED BY archive_segments_occurred_idx WHERE project_id = ?1 " +
+  "AND (?2 IS NULL OR last_occurred_at >= ?2) AND (?3 IS NULL OR first_occurred_at <= ?3) " +
+  "AND (?4 IS NULL OR last_occurred_at >= ?4) AND (?5 IS NULL OR first_occurred_at <= ?5) " +
+  "ORDER BY last_occurred_at DESC, first_seq DESC LIMIT ?6";
+
+const listOrder = (a: ShapeRow, b: ShapeRow) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1);
+
+export async function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number): Promise<Page> {
+  const hot = await listEvents(db, sel, cursor, limit);
+  // Where the hot page stopped: archived rows below it belong to later pages (null: the hot rows ran out).
+  const floor = hot.nextCursor ? decodeCursor(hot.nextCursor) : null;
+  let page = await mergePage(env, db, sel, cursor, floor, hot, limit, SEGMENTS_PER_PAGE);
+  // More segments than the budget end at one instant the cursor already stands on: no page could
+  // move past it within the budget, so this one reads all of them (clients that send one fixed
+  // occurred_at for many events make such runs).
+  if (page.rows.length === 0 && page.nextCursor !== null && cursor !== null && page.nextCursor === encodeCursor(cursor.occurredAt, MAX_SEQ)) {
+    page = await mergePage(env, db, sel, cursor, floor, hot, limit, STUCK_SEGMENTS);
+  }
+  return page;
+}
+
+/** Segments read at most when the page cannot otherwise move past an instant. */
+const STUCK_SEGMENTS = 1000;
+
+async function mergePage(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, floor: Cursor | null, hot: Page, limit: number, budget: number): Promise<Page> {
+  const segments = await db
+    .prepare(SEGMENTS)
+    .bind(sel.projectId, floor?.occurredAt ?? null, cursor?.occurredAt ?? null, sel.dateFrom, sel.dateTo, budget + 1)
+    .all<Segment>();
+  if (segments.results.length === 0) return hot;
+  // The newest occurred_at no unread segment can exceed: rows above it are final.
+  const frontier = segments.results.length > budget ? segments.results[budget].last_occurred_at : null;
+  const archived: ArchivedRow[] = [];
+  for (const segment of segments.results.slice(0, budget)) {
+    for (const row of await readSegment(env, segment)) {
+      if (matches(sel, row) && (!cursor || isBelow(row, cursor)) && (!floor || !isBelow(row, floor))) archived.push(row);
+    }
+  }
+  // As hot rows: shown scrubbed while an erasure is pending, left out where a filter matched only an erased field.
+  const shown = (await scrubArchived(db, sel.projectId, archived)).filter((r) => !wasScrubbed(r) || (sel.actorId === null && sel.ipAddress === null));
+  const seen = new Set(hot.rows.map((r) => r.seq));
+  // A row sealed between the hot read and the segment read is in both: once.
+  const merged = [...hot.rows, ...(shown as unknown as ShapeRow[]).filter((r) => !seen.has(r.seq))].sort(listOrder);
+  const final = frontier === null ? merged : merged.filter((r) => r.occurred_at > frontier);
+  if (final.length > limit) {
+    const rows = final.slice(0, limit);
+    const last = rows[rows.length - 1];
+    return { rows, nextCursor: encodeCursor(last.occurred_at, last.seq) };
+  }
+  if (frontier !== null) return { rows: final, nextCursor: encodeCursor(frontier, MAX_SEQ) };
+  return { rows: final, nextCursor: hot.nextCursor };
+}
+
+/** Strictly after (older than) position c in list order: what a page from cursor c may hold. */
+function isBelow(r: { occurred_at: string; seq: number }, c: Cursor): boolean {
+  return r.occurred_at < c.occurredAt || (r.occurred_at === c.occurredAt && (c.seq === null ? false : r.seq < c.seq));
+}
