@@ -176,7 +176,8 @@ describe("@witness/client", () => {
     const { client } = await clientFor();
     await client.events.create({ action: "a.b", actor: { id: "gone", email: "gone@example.com" } });
     const erased = await client.actors.erase("gone");
-    expect(erased).toMatchObject({ actor_id: "gone", by: "id", anonymized: 1 });
+    expect(erased).toMatchObject({ actor_id: "gone", by: "id", status: "applying", erasure_id: 1 });
+    expect(erased.job_id).toEqual(expect.any(String));
     const token = await client.embed.createToken({ organization: "org_1" });
     expect(token.organization).toBe("org_1");
     const embed = createClient({ baseUrl: BASE, apiKey: token.token, fetch: workerFetch() });
