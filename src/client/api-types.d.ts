@@ -944,7 +944,7 @@ export interface components {
             data: components["schemas"]["Event"][];
             /** @description Pass as cursor for the next page; null on the last page */
             nextCursor: string | null;
-            /** @description Present when older events are archived: list and search cover events received after this time; get, export and verify cover all */
+            /** @description Present when older events are archived: search covers events received after this time; the list, get, export and verify cover all */
             hot_since?: string;
         };
         /** @description An event's inclusion proof against the newest checkpoint. */
