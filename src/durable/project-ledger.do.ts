@@ -1,10 +1,10 @@
-import { DurableObject } from "cloudflare:workers";
 import { RateWindows, type RateState } from "../auth/rate-window";
 import type { Anchor, Head } from "../chain/chain-check";
 import { unpackEvents, type PackedEvents } from "../chain/ledger";
 import { AuditOutbox } from "../chain/audit-outbox";
-import { acceptErasure, type ErasureAnswer, type ErasureRequest } from "../chain/erasure";
-import { erasureStep, type ErasureHost, type ErasureStepResult } from "../chain/erasure-steps";
+import type { ErasureAnswer, ErasureRequest } from "../chain/erasure";
+import { ErasureCoordinator } from "../chain/erasure-coordinator";
+import type { ErasureStepResult } from "../chain/erasure-steps";
 import { ErasureRecords } from "../chain/erasure-records";
 import { GroupCommit, MAX_GROUP_EVENTS } from "../chain/group-commit";
 import { recoverHead } from "../chain/head-recovery";
@@ -16,13 +16,10 @@ import { changeRetention, retentionRules, retentionState, type RetentionChange, 
 import type { RetentionRule } from "../chain/retention-rules";
 import type { AuditActor, AuditOrigin } from "../chain/self-audit";
 import { loadKeyring } from "../chain/signing-keys";
-import { loadVerifyCheckpoint, storeVerifyCheckpoint, type VerifyCheckpoint } from "../chain/verify-checkpoint";
 import { eventJson } from "../reads/event-shape";
 import { Rollups, type Activity, type Bucket } from "../reads/rollups";
 import { beginRollupBackfill, rollupBackfillAlarm } from "../reads/rollup-backfill";
 import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
-import type { LeafRun } from "../log/leaf-check";
-import { logInfo } from "../log/log-info";
 import { ProjectLog } from "../log/project-log";
 import type { NewEvent } from "../schemas/event";
 import { archiveStep, type ArchiveHooks } from "../storage/archive-run";
@@ -31,14 +28,14 @@ import { moveAlarm, scheduleMoveFinish } from "../storage/move-upkeep";
 import { CompanionRecords, type TrustedCompanions } from "../storage/companion-records";
 import { moveCopying, moveStep, type MoveHooks, type MoveProgress } from "../storage/shard-move";
 import { eventsDb } from "../storage/shards";
+import { LedgerLogRpc } from "./ledger-log-rpc";
 import { wakeStreams } from "../streams/wake";
 import { deleteProjectJobFiles } from "../jobs/job-files";
 import { ensureErasureJob } from "../jobs/erasure-job";
 
 /** The only writer of one project's chain: a coordinator; the logic of what it does lives in the domain folders. */
-export class ProjectLedger extends DurableObject<Env> {
+export class ProjectLedger extends LedgerLogRpc {
   private readonly projectId: string;
-  private current: Head = { seq: 0, hash: null };
   /** The project's event shard, resolved once: the ledger is the only writer of its events. */
   private db!: D1Database;
   /** The commit lock and the group commit (src/chain/group-commit.ts). */
@@ -46,6 +43,8 @@ export class ProjectLedger extends DurableObject<Env> {
   /** Appends under an Idempotency-Key (src/chain/idempotent-appends.ts). */
   private readonly keyed: IdempotentAppends;
   private readonly erasures: ErasureRecords;
+  /** Erasures: accepted at once, applied by a job's bounded steps (src/chain/erasure-coordinator.ts). */
+  private readonly erasing: ErasureCoordinator;
   /** Self-audit events of the actions this ledger performs, staged with the change they record (src/chain/audit-outbox.ts). */
   private readonly audit: AuditOutbox;
   private readonly holds: LegalHolds;
@@ -54,8 +53,6 @@ export class ProjectLedger extends DurableObject<Env> {
   private readonly rates = new RateWindows();
   /** Events per hour and action, for the console's chart (src/reads/rollups.ts). */
   private readonly rollups: Rollups;
-  /** The project's transparency log: its tree lives in this object's storage, next to the head. */
-  private log!: ProjectLog;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -66,6 +63,15 @@ export class ProjectLedger extends DurableObject<Env> {
     this.audit = new AuditOutbox(ctx.storage.sql);
     this.holds = new LegalHolds(ctx.storage);
     this.rollups = new Rollups(ctx.storage.sql);
+    this.erasing = new ErasureCoordinator({
+      env, projectId: this.projectId, db: () => this.db, records: this.erasures, outbox: this.audit, holds: this.holds, kv: ctx.storage.kv,
+      exclusive: (work) => this.commits.exclusive(work),
+      recordCompanions: (sha, hashes) => this.companions.record(sha, hashes),
+      drainAudit: () => this.drainAudit(),
+      deleteJobFiles: (db) => deleteProjectJobFiles(env, db, this.projectId),
+      headSeq: () => this.current.seq,
+      ensureJob: (running) => ensureErasureJob(this.db, this.projectId, running),
+    });
     this.commits = new GroupCommit({
       env,
       projectId: this.projectId,
@@ -88,7 +94,7 @@ export class ProjectLedger extends DurableObject<Env> {
     });
     this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash) => this.commits.enqueue(events, key, requestHash));
     // Once started, append any self-audit event a crash left staged.
-    ctx.blockConcurrencyWhile(() => this.loadHead()).then(() => this.drainAudit()).then(() => this.resumeErasures());
+    ctx.blockConcurrencyWhile(() => this.loadHead()).then(() => this.drainAudit()).then(() => this.erasing.resume());
   }
 
   /**
@@ -145,24 +151,14 @@ export class ProjectLedger extends DurableObject<Env> {
     return { ...(await this.keyed.run(events, request.idempotencyKey, request.requestHash)), rate };
   }
 
-  /**
-   * Erasure answers at once (src/chain/erasure.ts): under the commit lock only
-   * the holds check and the erasure's record, staged self-audit event and
-   * running entry; then its pending entry, which every read applies from now
-   * on, and its job's record. The job's steps scrub the rows (erasureStep).
-   */
-  async erase(req: Omit<ErasureRequest, "projectId">, by: AuditActor, origin: AuditOrigin): Promise<ErasureAnswer> {
-    const outcome = await this.commits.exclusive(() =>
-      acceptErasure(this.env, this.db, this.erasures, { ...req, projectId: this.projectId }, { holds: this.holds, outbox: this.audit, by, origin, headSeq: this.current.seq }),
-    );
-    if (outcome.status !== "applying") return outcome;
-    await ensureErasureJob(this.db, this.projectId, outcome.running);
-    return { status: outcome.status, erasure_id: outcome.erasure_id, job_id: outcome.job_id };
+  /** DELETE /v1/actors/:id: answers at once; a job applies it (src/chain/erasure-coordinator.ts). */
+  erase(req: Omit<ErasureRequest, "projectId">, by: AuditActor, origin: AuditOrigin): Promise<ErasureAnswer> {
+    return this.erasing.accept(req, by, origin);
   }
 
-  /** One bounded step of an erasure's job (src/chain/erasure-steps.ts); each holds the commit lock for one batch or one segment's switch. */
+  /** One bounded step of an erasure's job; each holds the commit lock for one batch or one segment's switch. */
   erasureStep(erasureId: number): Promise<ErasureStepResult> {
-    return erasureStep(this.erasureHost(), erasureId);
+    return this.erasing.step(erasureId);
   }
 
   /** For exports and verify: the companion hashes this ledger recorded for these archive segments (by the segment's SHA-256). */
@@ -178,11 +174,6 @@ export class ProjectLedger extends DurableObject<Env> {
   /** Counts an ingest request that failed before it could be appended. */
   countRequest(keyPrefix: string, limit: number): RateState {
     return this.rates.hit(keyPrefix, limit);
-  }
-
-  /** The retention plan, from this object's storage: the only copy a purge obeys. */
-  retention(): RetentionRule[] {
-    return retentionRules(this.ctx.storage.kv);
   }
 
   /** The plan, in the order rules apply, and its lock (src/chain/retention-plan.ts). */
@@ -214,7 +205,8 @@ export class ProjectLedger extends DurableObject<Env> {
   purgeExpired(now: string, afterSeq: number): Promise<{ purged: number; refused: number; done: boolean; lastSeq: number }> {
     return this.commits.exclusive(async () => {
       if (this.historyBusy()) return { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
-      const plan = { rules: this.retention(), signedFrom: this.anchor().signedFrom, holds: this.holds.active() };
+      // The plan in this object's storage is the only copy a purge obeys.
+      const plan = { rules: retentionRules(this.ctx.storage.kv), signedFrom: this.anchor().signedFrom, holds: this.holds.active() };
       return purgeStep(this.env, this.db, this.projectId, plan, new Date(now), afterSeq, this.ctx.storage.kv);
     });
   }
@@ -250,64 +242,6 @@ export class ProjectLedger extends DurableObject<Env> {
     return requestTidy(this.ctx.storage);
   }
 
-  /** GET /v1/log: the log's identity, published tree and build status. */
-  logInfo() {
-    return logInfo(this.log, this.env, this.current);
-  }
-
-  /** For the public address `logId`: the newest checkpoint (null without a signing key); mine false when that address is not this log's. */
-  async logCheckpoint(logId: string): Promise<{ mine: boolean; note: string | null }> {
-    if (!(await this.log.isAt(logId))) return { mine: false, note: null };
-    return { mine: true, note: (await this.log.checkpoint())?.text ?? null };
-  }
-
-  /** For the public address `logId`: tile bytes of the published tree (null when it has no such tile); mine false when not this log's. */
-  async logTile(logId: string, level: number, index: number, width: number): Promise<{ mine: boolean; bytes: Uint8Array | null }> {
-    if (!(await this.log.isAt(logId))) return { mine: false, bytes: null };
-    return { mine: true, bytes: await this.log.tile(level, index, width) };
-  }
-
-  /** The event with `seq` as tlog-proof text against the newest checkpoint; null when not in the published tree. */
-  logInclusion(seq: number) {
-    return this.log.inclusion(seq);
-  }
-
-  /** What an evidence export pins (src/jobs/evidence.ts): the published tree's size and its signed checkpoint; null without a signing key. */
-  async evidenceAnchor(): Promise<{ size: number; checkpoint: string; origin: string } | null> {
-    const cp = await this.log.checkpoint();
-    return cp ? { size: cp.checkpoint.size, checkpoint: cp.text, origin: cp.checkpoint.origin } : null;
-  }
-
-  /** Multiproof hashes for leaves `indexes` of the published tree of `size` (src/log/multiproof.ts). */
-  logMultiproof(size: number, indexes: number[]): Promise<Uint8Array | null> {
-    return this.log.multiproof(size, indexes);
-  }
-
-  /** Consistency proof between published sizes; null when out of range. */
-  logConsistency(from: number, to?: number) {
-    return this.log.consistency(from, to);
-  }
-
-  /** Where an incremental verify starts (src/chain/verify-checkpoint.ts); null before the first whole verify that came out ok. */
-  verifyCheckpoint(): VerifyCheckpoint | null {
-    return loadVerifyCheckpoint(this.ctx.storage.kv);
-  }
-
-  /** Kept only when newer than the stored one and not past this ledger's head. */
-  recordVerifyCheckpoint(checkpoint: VerifyCheckpoint): boolean {
-    return storeVerifyCheckpoint(this.ctx.storage.kv, checkpoint, this.current.seq);
-  }
-
-  /** For verify: leaf hashes of these indexes only, so a windowed page never asks for the span between its rows. */
-  leavesAt(indexes: number[]): LeafRun {
-    return this.log.leavesAt(indexes);
-  }
-
-  /** For verify: the published tree's size and root (base64) as the checkpoint signs it, checked against the stored tiles. */
-  checkpointAnchor(publishedCopies = true) {
-    return this.log.anchor(publishedCopies);
-  }
-
   /** Background work: the log's (building the tree of an older project, witness rounds), then continuous archiving. */
   async alarm() {
     await logAlarm(this.log, this.logDeps());
@@ -337,29 +271,6 @@ export class ProjectLedger extends DurableObject<Env> {
   private async drainAudit(): Promise<void> {
     const append = (events: NewEvent[], idempotencyKey: string) => this.commits.enqueue(events, idempotencyKey);
     await this.audit.drain(this.env, () => this.db, this.projectId, append).catch((error) => console.error(`ledger ${this.projectId}: self-audit append failed; retried later`, error));
-  }
-
-  /** Erasures accepted by an instance that stopped before their pending entry and job were in D1 (idempotent). */
-  private async resumeErasures(): Promise<void> {
-    for (const running of this.erasures.running.list()) {
-      await ensureErasureJob(this.db, this.projectId, running).catch((error) => console.error(`ledger ${this.projectId}: erasure ${running.erasure_id}: resume failed`, error));
-    }
-  }
-
-  private erasureHost(): ErasureHost {
-    return {
-      env: this.env,
-      projectId: this.projectId,
-      db: () => this.db,
-      records: this.erasures,
-      outbox: this.audit,
-      holds: this.holds,
-      kv: this.ctx.storage.kv,
-      exclusive: (work) => this.commits.exclusive(work),
-      recordCompanions: (sha, hashes) => this.companions.record(sha, hashes),
-      drainAudit: () => this.drainAudit(),
-      deleteJobFiles: (db) => deleteProjectJobFiles(this.env, db, this.projectId),
-    };
   }
 
   private logDeps(): UpkeepDeps {

@@ -1,3 +1,4 @@
+import { DurableObject } from "cloudflare:workers";
 import { asInvocation, currentInvocation, meterEnabled, within, type Invocation } from "./meter";
 import { meterEnv, meterFetch } from "./metered-bindings";
 
@@ -64,9 +65,13 @@ type ObjectClass = new (ctx: DurableObjectState, env: Env) => object;
  * metered invocation, with its env metered, when the env asks for it.
  */
 export function meteredObject<C extends ObjectClass>(Base: C): C {
-  const methods = Object.getOwnPropertyNames(Base.prototype).filter(
-    (name) => name !== "constructor" && typeof Object.getOwnPropertyDescriptor(Base.prototype, name)?.value === "function",
-  );
+  // Its own methods and those of the classes it extends (a ledger's read side is a base class), up to the platform's.
+  const methods = new Set<string>();
+  for (let proto = Base.prototype; proto && proto !== DurableObject.prototype && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      if (name !== "constructor" && typeof Object.getOwnPropertyDescriptor(proto, name)?.value === "function") methods.add(name);
+    }
+  }
   const Metered = class extends (Base as ObjectClass) {
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, meterEnabled(env) ? meterEnv(env) : env);

@@ -155,6 +155,24 @@ export class ProjectLog {
     return { note, text: note + cosignaturesFor(this.store.kv, size, base64Encode(checkpoint.rootHash)), checkpoint };
   }
 
+  /** For the public address `logId`: the newest checkpoint (null without a signing key); mine false when the address is another log's. */
+  async publicCheckpoint(logId: string): Promise<{ mine: boolean; note: string | null }> {
+    if (!(await this.isAt(logId))) return { mine: false, note: null };
+    return { mine: true, note: (await this.checkpoint())?.text ?? null };
+  }
+
+  /** For the public address `logId`: tile bytes (null when the tree has no such tile); mine false when the address is another log's. */
+  async publicTile(logId: string, level: number, index: number, width: number): Promise<{ mine: boolean; bytes: Uint8Array | null }> {
+    if (!(await this.isAt(logId))) return { mine: false, bytes: null };
+    return { mine: true, bytes: await this.tile(level, index, width) };
+  }
+
+  /** What an evidence export pins: the published tree's size and its signed checkpoint; null without a signing key. */
+  async evidenceAnchor(): Promise<{ size: number; checkpoint: string; origin: string } | null> {
+    const cp = await this.checkpoint();
+    return cp ? { size: cp.checkpoint.size, checkpoint: cp.text, origin: cp.checkpoint.origin } : null;
+  }
+
   /** tlog-proof text for the event with `seq`, against the newest checkpoint; null when not published. */
   async inclusion(seq: number): Promise<{ index: number; tree_size: number; proof: string } | null> {
     const size = this.publishedSize;

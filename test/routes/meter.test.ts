@@ -31,7 +31,10 @@ describe("/__meter: the invocation meter's report, for the benches", () => {
 
     expect((await ingest(p.key, { action: "user.login", actor: { id: "u1" } })).status).toBe(201);
     expect((await call("GET", "/v1/events", { key: p.key })).status).toBe(200);
+    expect((await call("GET", "/v1/log", { key: p.key })).status).toBe(200);
     const rows = await report();
+    // Methods the ledger inherits from its read side (src/durable/ledger-log-rpc.ts) are metered too.
+    expect(rows.some((r) => r.invocation === "ProjectLedger.logInfo"), JSON.stringify(rows.map((r) => r.invocation))).toBe(true);
     const named = (name: string) => rows.find((r) => r.invocation === name);
     for (const name of ["POST /v1/events", "GET /v1/events"]) {
       expect(named(name), `${name} in ${JSON.stringify(rows)}`).toBeDefined();

@@ -1,0 +1,41 @@
+import type { AuditActor, AuditOrigin } from "./self-audit";
+import type { RunningErasure } from "./erasure-running";
+import { acceptErasure, type ErasureAnswer, type ErasureRequest } from "./erasure";
+import { erasureStep, type ErasureHost, type ErasureStepResult } from "./erasure-steps";
+
+/** What the ledger lends its erasures besides the steps' host: its head, and where an erasure's job is recorded. */
+export interface ErasureLedger extends ErasureHost {
+  headSeq(): number;
+  /** Records the pending entry and the job (src/jobs/erasure-job.ts); idempotent. */
+  ensureJob(running: RunningErasure): Promise<void>;
+}
+
+/**
+ * The ledger's part in erasures: accepting one (under the commit lock only the
+ * holds check, the record, the staged self-audit event and the running entry),
+ * then its pending entry and job; the job's bounded steps; and, when the ledger
+ * starts, the jobs of erasures a stopped instance accepted but never recorded.
+ */
+export class ErasureCoordinator {
+  constructor(private readonly ledger: ErasureLedger) {}
+
+  async accept(req: Omit<ErasureRequest, "projectId">, by: AuditActor, origin: AuditOrigin): Promise<ErasureAnswer> {
+    const { ledger } = this;
+    const outcome = await ledger.exclusive(() =>
+      acceptErasure(ledger.env, ledger.db(), ledger.records, { ...req, projectId: ledger.projectId }, { holds: ledger.holds, outbox: ledger.outbox, by, origin, headSeq: ledger.headSeq() }),
+    );
+    if (outcome.status !== "applying") return outcome;
+    await ledger.ensureJob(outcome.running);
+    return { status: outcome.status, erasure_id: outcome.erasure_id, job_id: outcome.job_id };
+  }
+
+  step(erasureId: number): Promise<ErasureStepResult> {
+    return erasureStep(this.ledger, erasureId);
+  }
+
+  async resume(): Promise<void> {
+    for (const running of this.ledger.records.running.list()) {
+      await this.ledger.ensureJob(running).catch((error) => console.error(`ledger ${this.ledger.projectId}: erasure ${running.erasure_id}: resume failed`, error));
+    }
+  }
+}
