@@ -23,6 +23,7 @@ import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log
 import { ProjectLog } from "../log/project-log";
 import type { NewEvent } from "../schemas/event";
 import { archiveStep, type ArchiveHooks } from "../storage/archive-run";
+import { restoreNewestSegment, type RestoreStep } from "../storage/archive-restore";
 import { afterCommit, archiveAlarm, requestTidy } from "../storage/archive-upkeep";
 import { moveAlarm, scheduleMoveFinish } from "../storage/move-upkeep";
 import { CompanionRecords, type TrustedCompanions } from "../storage/companion-records";
@@ -230,6 +231,11 @@ export class ProjectLedger extends LedgerLogRpc {
       if (this.historyBusy()) return { archived: 0, done: true };
       return archiveStep(this.env, this.db, this.projectId, new Date(now), this.companions, hooks).then(({ archived, done }) => ({ archived, done }));
     });
+  }
+
+  /** One archived segment back into D1, the newest first (src/storage/archive-restore.ts), under the commit lock. */
+  restoreArchived(): Promise<RestoreStep> {
+    return this.commits.exclusive(async () => (this.historyBusy() ? { status: "refused" as const, message: "the log is being built or the project moved: try again later" } : restoreNewestSegment(this.env, this.db, this.projectId)));
   }
 
   /** GET /v1/stats/activity: events per bucket and top action, from the rollups (never the events). */

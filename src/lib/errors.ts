@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   RETENTION_LOCKED: 409,
   /** A legal hold covers events the request would destroy (an erasure). */
   LEGAL_HOLD: 409,
+  /** The project's state does not allow the operation now (restoring the archive while a hot window is set, or into a filling shard). */
+  CONFLICT: 409,
   EVENT_TOO_LARGE: 413,
   IDEMPOTENCY_KEY_REUSED: 422,
   /** The event's archived copy is missing or not the bytes recorded for it: permanent until an operator restores it, so not a 5xx a client retries. */

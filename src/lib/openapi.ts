@@ -46,6 +46,7 @@ const ERROR_TEXT: Record<ErrorCode, string> = {
   LOG_NOT_READY: "LOG_NOT_READY: the event is not in the transparency log yet",
   RETENTION_LOCKED: "RETENTION_LOCKED: the plan is locked and this change would expire events sooner, drop a locked rule, or unlock it (details.removed, details.shortened)",
   LEGAL_HOLD: "LEGAL_HOLD: a legal hold covers events this would destroy (details.holds names the holds)",
+  CONFLICT: "CONFLICT: the project's state does not allow this now (the message says why); nothing changed",
   EVENT_TOO_LARGE: "EVENT_TOO_LARGE: a field or the body is over its cap",
   IDEMPOTENCY_KEY_REUSED: "IDEMPOTENCY_KEY_REUSED: the key was used with a different body",
   ARCHIVE_DAMAGED: "ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help",

@@ -47,7 +47,7 @@ describe("GET /openapi.json", () => {
   it("has one error envelope with the closed code catalogue, the auth schemes and the rate-limit headers", async () => {
     const doc = await openApiDocument();
     expect(doc.components.schemas.ErrorCode.enum).toEqual([
-      "VALIDATION_ERROR", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "LOG_NOT_READY", "RETENTION_LOCKED", "LEGAL_HOLD", "EVENT_TOO_LARGE",
+      "VALIDATION_ERROR", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "LOG_NOT_READY", "RETENTION_LOCKED", "LEGAL_HOLD", "CONFLICT", "EVENT_TOO_LARGE",
       "IDEMPOTENCY_KEY_REUSED", "ARCHIVE_DAMAGED", "UNSUPPORTED_MEDIA_TYPE", "RANGE_NOT_SATISFIABLE", "RATE_LIMITED", "INTERNAL_ERROR",
     ]);
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["ApiKey", "EmbedToken"]);

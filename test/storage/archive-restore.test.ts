@@ -1,0 +1,41 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { call, createProject, createScopedKey, ingestMany } from "../helpers";
+import { archiveAll, segmentsOf } from "./archive-helpers";
+
+describe("restoring the archive into D1", () => {
+  it("brings every archived event back hot, newest segment first, only with tiering off, and says so in the chain", async () => {
+    const p = await createProject();
+    const { key: admin } = await createScopedKey(p.id, ["admin"]);
+    await ingestMany(p.key, Array.from({ length: 30 }, (_, i) => ({ action: "doc.a", actor: { id: `u${i % 3}` }, metadata: { i } })));
+    await archiveAll(p.id, 6);
+    const segments = await segmentsOf(p.db, p.id);
+    expect(segments.length).toBe(5);
+    await env.DB.prepare("UPDATE projects SET hot_days = 30 WHERE id = ?").bind(p.id).run();
+    // A hot window is still set: the archiver would seal the events again.
+    const refused = await call("POST", "/v1/project/restore-archive", { key: admin });
+    expect(refused.status).toBe(409);
+    expect(refused.json.error.code).toBe("CONFLICT");
+    expect((await call("POST", "/v1/project/restore-archive", { key: (await createScopedKey(p.id, ["read"])).key })).status).toBe(403);
+
+    await env.DB.prepare("UPDATE projects SET hot_days = NULL WHERE id = ?").bind(p.id).run();
+    // Nor into a shard past 80% of its high-water mark: restoring must not fill it.
+    await env.DB.prepare("INSERT INTO shards (shard, high_water_bytes) VALUES (?1, 1) ON CONFLICT (shard) DO UPDATE SET high_water_bytes = 1").bind(p.shard).run();
+    const full = await call("POST", "/v1/project/restore-archive", { key: admin });
+    expect([full.status, full.json.error.code]).toEqual([409, "CONFLICT"]);
+    expect(full.json.error.message).toContain("high-water mark");
+    await env.DB.prepare("UPDATE shards SET high_water_bytes = NULL WHERE shard = ?").bind(p.shard).run();
+    const done = await call("POST", "/v1/project/restore-archive", { key: admin });
+    expect(done.json.data).toEqual({ status: "done", restored: 30, remaining: 0 });
+    expect(await segmentsOf(p.db, p.id)).toEqual([]);
+    expect((await p.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ?").bind(p.id).first())!.n).toBe(31);
+    expect((await env.ARCHIVE.list({ prefix: segments[0].object_key.split("/").slice(0, 2).join("/") })).objects).toEqual([]);
+    // Hot again: found by search (which reads D1 only), verified, and the restore is in the chain.
+    expect((await call("GET", "/v1/events/search?q=doc&limit=100", { key: p.key })).json.data.length).toBe(30);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 31 });
+    const audit = (await call("GET", "/v1/events?action=witness.archive.restored", { key: p.key })).json.data;
+    expect(audit).toHaveLength(1);
+    expect(audit[0].metadata).toEqual({ events: 30, segments_remaining: 0 });
+    expect((await call("POST", "/v1/project/restore-archive", { key: admin })).json.data).toEqual({ status: "done", restored: 0, remaining: 0 });
+  });
+});
