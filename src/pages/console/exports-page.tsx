@@ -1,6 +1,6 @@
 import { ApiProblem, Page, type Viewer } from "./layout";
 import type { ApiError } from "./console-api";
-import { JobRow, type Job } from "./jobs-view";
+import { JobTable, type Job } from "./jobs-view";
 
 const FIELDS = [
   ["organization", "Organization"],
@@ -48,28 +48,7 @@ export function ExportsPage(props: { viewer: Viewer; jobs: Job[]; error: ApiErro
       </section>
       <section class="card" aria-labelledby="past-exports">
         <h2 id="past-exports">Exports</h2>
-        {props.jobs.length === 0 ? (
-          <p class="muted">No export yet.</p>
-        ) : (
-          <div class="table-wrap">
-            <table>
-              <caption>Newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Started</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Rows</th>
-                  <th scope="col">Files</th>
-                </tr>
-              </thead>
-              <tbody>
-                {props.jobs.map((j) => (
-                  <JobRow job={j} />
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <JobTable jobs={props.jobs} empty="No export yet." columns={["Rows", "Files"]} />
       </section>
     </Page>
   );

@@ -1,6 +1,6 @@
 import { ApiProblem, Page, type Viewer } from "./layout";
 import type { ApiError } from "./console-api";
-import { JobRow, type Job } from "./jobs-view";
+import { JobTable, type Job } from "./jobs-view";
 
 export interface LogInfo {
   log_id: string;
@@ -82,28 +82,7 @@ export function IntegrityPage(props: { viewer: Viewer; log: LogInfo | null; logE
       <section aria-labelledby="past-title" class="card">
         <h2 id="past-title">Past verifies</h2>
         <ApiProblem error={props.jobsError} />
-        {props.verifies.length === 0 ? (
-          <p class="muted">No verify has run yet.</p>
-        ) : (
-          <div class="table-wrap">
-            <table>
-              <caption>Newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Started</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Progress</th>
-                  <th scope="col">Result</th>
-                </tr>
-              </thead>
-              <tbody>
-                {props.verifies.map((j) => (
-                  <JobRow job={j} />
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <JobTable jobs={props.verifies} empty="No verify has run yet." columns={["Progress", "Result"]} />
       </section>
     </Page>
   );

@@ -67,3 +67,28 @@ export function JobRow(props: { job: Job }) {
     </tr>
   );
 }
+
+/** Past jobs, newest first: the exports page and the integrity page list theirs alike. */
+export function JobTable(props: { jobs: Job[]; empty: string; columns: [string, string] }) {
+  if (props.jobs.length === 0) return <p class="muted">{props.empty}</p>;
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption>Newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Started</th>
+            <th scope="col">Status</th>
+            <th scope="col">{props.columns[0]}</th>
+            <th scope="col">{props.columns[1]}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.jobs.map((j) => (
+            <JobRow job={j} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
