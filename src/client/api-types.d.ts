@@ -964,7 +964,7 @@ export interface components {
             data: components["schemas"]["Event"][];
             /** @description Pass as cursor for the next page; null on the last page */
             nextCursor: string | null;
-            /** @description Present when older events are archived: search covers events received after this time; the list, get, export and verify cover all */
+            /** @description Present when older events are archived: where the hot window starts (list, search, get, export and verify cover both tiers) */
             hot_since?: string;
         };
         /** @description An event's inclusion proof against the newest checkpoint. */

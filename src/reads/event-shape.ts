@@ -94,7 +94,7 @@ function writeEvent(row: ShapeRow, email: string | null, ip: string | null, user
 
 /**
  * `{"data":[...events],"nextCursor":...}` of a list or search page, in the shape `write` makes;
- * with hot_since when older events are archived (search reads the hot tier only; the list spans both).
+ * with hot_since when older events are archived (where the hot window starts; list and search span both tiers).
  */
 export function pageJson(rows: ShapeRow[], nextCursor: string | null, write: (row: ShapeRow) => string = eventJson, hotSince: string | null = null): string {
   const hot = hotSince === null ? "" : `,"hot_since":${JSON.stringify(hotSince)}`;

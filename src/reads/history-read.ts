@@ -1,13 +1,14 @@
 import { decodeCursor, encodeCursor, type Cursor } from "./cursor";
 import type { Selection } from "./event-query";
-import { listEvents, type Page } from "./event-read";
+import { listEvents, searchEvents, type Page } from "./event-read";
 import type { ShapeRow } from "./event-shape";
 import { scrubArchived, wasScrubbed } from "./pending-erasures";
+import { matchesAll } from "./search-query";
 import { matches } from "../storage/archive-export";
 import { readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
 
 /**
- * GET /v1/events across both tiers, one order and one cursor: every event of
+ * GET /v1/events and /v1/events/search across both tiers, one order and one cursor: every event of
  * the project, hot or archived, newest occurred_at first (then seq), so the
  * cursor stays `<occurred_at>~<seq>` and means the same whichever tier a row
  * is in, or moves to between two pages (the archiver seals while a client
@@ -32,16 +33,30 @@ const SEGMENTS =
 
 const listOrder = (a: ShapeRow, b: ShapeRow) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1);
 
-export async function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number): Promise<Page> {
-  const hot = await listEvents(db, sel, cursor, limit);
+export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number): Promise<Page> {
+  return historyPage(env, db, sel, cursor, limit, listEvents(db, sel, cursor, limit), () => true);
+}
+
+/**
+ * Search across both tiers: the hot part through the index (searchEvents), archived rows checked
+ * with the same JavaScript matcher the hot search uses for common terms; a row an erasure covers
+ * matches on what its scrub leaves (its action), as a hot one does.
+ */
+export function searchHistory(env: Env, db: D1Database, sel: Selection, terms: string[], cursor: Cursor | null, limit: number): Promise<Page> {
+  const found = (r: ArchivedRow) => matchesAll(terms, [r.action, r.actor_name, r.actor_email, r.actor_id]);
+  return historyPage(env, db, sel, cursor, limit, searchEvents(db, sel, terms, cursor, limit), found);
+}
+
+async function historyPage(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number, hotPage: Promise<Page>, found: (r: ArchivedRow) => boolean): Promise<Page> {
+  const hot = await hotPage;
   // Where the hot page stopped: archived rows below it belong to later pages (null: the hot rows ran out).
   const floor = hot.nextCursor ? decodeCursor(hot.nextCursor) : null;
-  let page = await mergePage(env, db, sel, cursor, floor, hot, limit, SEGMENTS_PER_PAGE);
+  let page = await mergePage(env, db, sel, cursor, floor, hot, limit, SEGMENTS_PER_PAGE, found);
   // More segments than the budget end at one instant the cursor already stands on: no page could
   // move past it within the budget, so this one reads all of them (clients that send one fixed
   // occurred_at for many events make such runs).
   if (page.rows.length === 0 && page.nextCursor !== null && cursor !== null && page.nextCursor === encodeCursor(cursor.occurredAt, MAX_SEQ)) {
-    page = await mergePage(env, db, sel, cursor, floor, hot, limit, STUCK_SEGMENTS);
+    page = await mergePage(env, db, sel, cursor, floor, hot, limit, STUCK_SEGMENTS, found);
   }
   return page;
 }
@@ -49,7 +64,17 @@ export async function listHistory(env: Env, db: D1Database, sel: Selection, curs
 /** Segments read at most when the page cannot otherwise move past an instant. */
 const STUCK_SEGMENTS = 1000;
 
-async function mergePage(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, floor: Cursor | null, hot: Page, limit: number, budget: number): Promise<Page> {
+async function mergePage(
+  env: Env,
+  db: D1Database,
+  sel: Selection,
+  cursor: Cursor | null,
+  floor: Cursor | null,
+  hot: Page,
+  limit: number,
+  budget: number,
+  found: (r: ArchivedRow) => boolean,
+): Promise<Page> {
   const segments = await db
     .prepare(SEGMENTS)
     .bind(sel.projectId, floor?.occurredAt ?? null, cursor?.occurredAt ?? null, sel.dateFrom, sel.dateTo, budget + 1)
@@ -64,7 +89,7 @@ async function mergePage(env: Env, db: D1Database, sel: Selection, cursor: Curso
     }
   }
   // As hot rows: shown scrubbed while an erasure is pending, left out where a filter matched only an erased field.
-  const shown = (await scrubArchived(db, sel.projectId, archived)).filter((r) => !wasScrubbed(r) || (sel.actorId === null && sel.ipAddress === null));
+  const shown = (await scrubArchived(db, sel.projectId, archived)).filter((r) => (!wasScrubbed(r) || (sel.actorId === null && sel.ipAddress === null)) && found(r));
   const seen = new Set(hot.rows.map((r) => r.seq));
   // A row sealed between the hot read and the segment read is in both: once.
   const merged = [...hot.rows, ...(shown as unknown as ShapeRow[]).filter((r) => !seen.has(r.seq))].sort(listOrder);

@@ -4,8 +4,8 @@ import { hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
 import { eventWriter, pageJson, SHAPE_SELECT } from "../reads/event-shape";
 import { ledgerOf } from "../chain/ledger";
-import { EMPTY_PAGE, searchEvents, shapeRows } from "../reads/event-read";
-import { listHistory } from "../reads/history-read";
+import { EMPTY_PAGE, shapeRows } from "../reads/event-read";
+import { listHistory, searchHistory } from "../reads/history-read";
 import { selectionFor } from "../reads/event-query";
 import { appendEvents, requestContext } from "./ingest";
 import { eventProof } from "./log";
@@ -141,7 +141,7 @@ events.get("/search", READ_OR_EMBED.guard, validate("query", searchQuerySchema),
   }
   const db = await eventsDb(c.env, projectOf(credential));
   const [page, since] = await Promise.all([
-    sel && terms.length > 0 ? searchEvents(db, sel, terms, query.cursor ?? null, query.limit) : EMPTY_PAGE,
+    sel && terms.length > 0 ? searchHistory(c.env, db, sel, terms, query.cursor ?? null, query.limit) : EMPTY_PAGE,
     hotSince(db, projectOf(credential)),
   ]);
   return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), since), 200, JSON_TYPE);

@@ -72,7 +72,7 @@ export const eventPageSchema = z
     hot_since: z
       .string()
       .optional()
-      .meta({ description: "Present when older events are archived: search covers events received after this time; the list, get, export and verify cover all" }),
+      .meta({ description: "Present when older events are archived: where the hot window starts (list, search, get, export and verify cover both tiers)" }),
   })
   .meta({ id: "EventPage" });
 

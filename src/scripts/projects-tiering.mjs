@@ -5,7 +5,7 @@
 // the daily check); 0 archives everything already received, off
 // archives nothing more (what is archived stays archived: nothing brings
 // segments back into D1, and the script says how many events that leaves in R2). Get, export, verify, receipts, erasure and retention
-// span both tiers, and so does the list; search reads the hot window only. The plan is a
+// span both tiers, and so do list and search. The plan is a
 // column of the control database: archiving changes no event and hides none
 // from those reads, so unlike retention it needs no guard in the ledger.
 import { checkProjectId, createKey, dbSql, deleteKey, fail, parseCommand, quote, serviceUrl, shardDatabases, sql } from "./lib.mjs";
@@ -47,7 +47,7 @@ console.log(
   hot === null && cold.events > 0
     ? `Project ${project} archives no more events: new ones stay hot (in D1).\n` +
         `The ${plural(cold.events, "event")} archived earlier (${plural(cold.segments, "segment")}) stay in R2: ` +
-        "get, list, export, verify, receipts, erasure and retention still span them; search does not.\n" +
+        "get, list, search, export, verify, receipts, erasure and retention still span them.\n" +
         (flags.has("--restore") ? "Bringing them back into D1 now (--restore)..." : `To bring them back into D1 (hot again): npm run projects:tiering -- ${project} off --restore`)
     : hot === null
     ? `Project ${project} keeps every event hot (in D1).`

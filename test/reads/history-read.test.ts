@@ -43,6 +43,16 @@ describe("the list spans hot and archived events", () => {
     const window = await walk(p.key, `date_from=${minute(10)}&date_to=${minute(30)}`, 4);
     expect(window.map((r) => r.seq)).toEqual(all.filter((r) => r.occurred_at >= minute(10) && r.occurred_at <= minute(30)).map((r) => r.seq));
 
+    // Search too: the index for hot rows, the same matcher on archived ones, in the same order.
+    const searched: Row[] = [];
+    for (let cursor: string | null = null, pages = 0; pages < 50; pages++) {
+      const page: { json: { data: Row[]; nextCursor: string | null } } = await call("GET", `/v1/events/search?q=doc&actor_id=u2&limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key: p.key });
+      searched.push(...page.json.data);
+      if ((cursor = page.json.nextCursor) === null) break;
+    }
+    expect(searched.map((r) => r.seq)).toEqual(all.filter((r) => r.actor?.id === "u2").map((r) => r.seq));
+    expect((await call("GET", "/v1/events/search?q=old", { key: p.key })).json.data.every((r: { action: string }) => r.action === "doc.old")).toBe(true);
+
     // Two pages in, the archiver seals the hot rows too: the walk goes on with nothing lost or repeated.
     const first = await call("GET", "/v1/events?limit=9", { key: p.key });
     await env.DB.prepare("UPDATE projects SET hot_days = 0 WHERE id = ?").bind(p.id).run();
@@ -81,5 +91,9 @@ describe("archived rows in the list and pending erasures", () => {
     for (const row of rows.filter((r: { seq: number }) => r.seq <= 3)) expect(row).toMatchObject({ actor: null, anonymized_at: minute(99) });
     expect(JSON.stringify(rows)).not.toContain("gone");
     expect((await call("GET", "/v1/events?actor_id=gone", { key: p.key })).json.data).toEqual([]);
+    // Search finds the archived rows by what stays (their action), never by the erased id or e-mail.
+    expect((await call("GET", "/v1/events/search?q=gone", { key: p.key })).json.data).toEqual([]);
+    expect((await call("GET", "/v1/events/search?q=x1", { key: p.key })).json.data).toEqual([]);
+    expect((await call("GET", "/v1/events/search?q=x4", { key: p.key })).json.data.map((r: Row) => r.seq)).toEqual([5]);
   });
 });

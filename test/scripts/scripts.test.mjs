@@ -211,7 +211,7 @@ describe("keys against a local database", () => {
     const off = run(root, "projects-tiering.mjs", ["cold-test", "off"]);
     assert.equal(off.code, 0, off.err);
     assert.match(off.out, /^Project cold-test archives no more events: new ones stay hot \(in D1\)\.$/m);
-    assert.match(off.out, /^The 40 events archived earlier \(1 segment\) stay in R2: get, list, export, verify, receipts, erasure and retention still span them; search does not\.$/m);
+    assert.match(off.out, /^The 40 events archived earlier \(1 segment\) stay in R2: get, list, search, export, verify, receipts, erasure and retention still span them\.$/m);
     assert.match(off.out, /^To bring them back into D1 \(hot again\): npm run projects:tiering -- cold-test off --restore$/m);
     assert.match(run(root, "projects-tiering.mjs", ["ops-test", "off"]).out, /^Project ops-test keeps every event hot \(in D1\)\.$/m);
   });
