@@ -46,20 +46,26 @@ export class JobWorkflow extends WorkflowEntrypoint<Env, JobParams> {
         });
         return;
       }
-      const plan = await metered("plan", (env) => planVerifyJob(env, projectId, jobId));
-      if (!plan) return;
-      const results: ChunkResult[] = [];
-      let failed = false;
-      for (let at = 0; at < plan.chunks.length && !failed; at += PARALLEL_CHUNKS) {
-        const batch = plan.chunks.slice(at, at + PARALLEL_CHUNKS).map((_, i) => metered(`chunk-${at + i}`, (env) => verifyChunkStep(env, projectId, jobId, plan, at + i)));
-        for (const [i, result] of (await Promise.all(batch)).entries()) {
-          if (result === null) return; // canceled
-          results[at + i] = result;
-          if (result.failure) failed = true;
+      // An incremental walk that finds chain_broken is walked again whole (the checkpoint's own rows may be purged), as GET /v1/events/verify does.
+      for (const whole of [false, true]) {
+        const tag = whole ? "whole-" : "";
+        const plan = await metered(`${tag}plan`, (env) => planVerifyJob(env, projectId, jobId, whole));
+        if (!plan) return;
+        const results: ChunkResult[] = [];
+        let failed = false;
+        for (let at = 0; at < plan.chunks.length && !failed; at += PARALLEL_CHUNKS) {
+          const batch = plan.chunks.slice(at, at + PARALLEL_CHUNKS).map((_, i) => metered(`${tag}chunk-${at + i}`, (env) => verifyChunkStep(env, projectId, jobId, plan, at + i)));
+          for (const [i, result] of (await Promise.all(batch)).entries()) {
+            if (result === null) return; // canceled
+            results[at + i] = result;
+            if (result.failure) failed = true;
+          }
         }
+        const result = await metered(`${tag}merge`, (env) => mergeVerifyJob(env, plan, results));
+        if (!whole && plan.since && result.failure?.reason === "chain_broken") continue;
+        await metered("finish", (env) => finishJob(env, projectId, jobId, { status: "succeeded", result }));
+        return;
       }
-      const result = await metered("merge", (env) => mergeVerifyJob(env, plan, results));
-      await metered("finish", (env) => finishJob(env, projectId, jobId, { status: "succeeded", result }));
     } catch (error) {
       // A step that failed all its retries: the job says why, and its files are kept until they expire.
       const message = error instanceof Error ? error.message : String(error);

@@ -1,5 +1,6 @@
 import { checkChunk, mergeChunks, planVerify, PARALLEL_CHUNKS, type ChunkResult, type VerifyPlan } from "../chain/verify-chunks";
 import type { VerifyResult, VerifyWindow } from "../chain/verify";
+import { ledgerOf } from "../chain/ledger";
 import { countChunk, getJob, startJob } from "./job-store";
 
 /**
@@ -9,12 +10,21 @@ import { countChunk, getJob, startJob } from "./job-store";
  */
 export interface VerifyParams {
   window: VerifyWindow;
+  /** "checkpoint": only what was recorded since the last whole verify that came out ok; absent on older jobs. */
+  since?: "checkpoint" | null;
 }
 
-export async function planVerifyJob(env: Env, projectId: string, jobId: string): Promise<VerifyPlan | null> {
+/**
+ * The job's plan. `whole`: walk the whole history even if the job asked for an
+ * incremental one, after an incremental run reported chain_broken (the
+ * checkpoint's own rows may have been purged since), as GET /v1/events/verify does.
+ */
+export async function planVerifyJob(env: Env, projectId: string, jobId: string, whole = false): Promise<VerifyPlan | null> {
   const job = await getJob(env, projectId, jobId);
   if (!job || (job.status !== "queued" && job.status !== "running")) return null;
-  const plan = await planVerify(env, projectId, (job.params as unknown as VerifyParams).window);
+  const params = job.params as unknown as VerifyParams;
+  const since = params.since === "checkpoint" && !whole ? await ledgerOf(env, projectId).verifyCheckpoint() : null;
+  const plan = await planVerify(env, projectId, params.window, { since });
   if (job.status === "queued") await startJob(env, projectId, jobId, plan.chunks.length, []);
   return plan;
 }

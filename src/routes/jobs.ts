@@ -41,7 +41,7 @@ jobs.post("/", READ.guard, async (c) => {
     const { type: _type, format, part_rows, evidence, ...filters } = parsed.data;
     params = { format, part_rows: part_rows ?? PART_ROWS, filters, selection: selectionFor(credential, filters), evidence: evidence === true };
   } else {
-    params = { window: { from: parsed.data.from ?? null, to: parsed.data.to ?? null } };
+    params = { window: { from: parsed.data.from ?? null, to: parsed.data.to ?? null }, since: parsed.data.since ?? null };
   }
   const job = await insertJob(c.env, projectId, id, parsed.data.type, params);
   // Not awaited: the local Workflows engine (wrangler dev, tests) runs an instance's first steps before create() returns,

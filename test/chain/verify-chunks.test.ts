@@ -13,6 +13,7 @@ import { verifyChunked } from "../../src/chain/verify-run";
 import { meterReport, resetMeterReport, LIMITS } from "../../src/lib/meter";
 import { rewriteEvents } from "../log/ledger-log";
 import { archiveAll, segmentsOf } from "../storage/archive-helpers";
+import { waitForJob } from "../jobs/job-helpers";
 import { call, createProject, dbOf, ingestMany } from "../helpers";
 
 const OPEN: VerifyWindow = { from: null, to: null };
@@ -158,6 +159,20 @@ describe("incremental verify (since=checkpoint)", () => {
     await p.db.prepare("UPDATE events SET action = 'x' WHERE project_id = ? AND seq = 10").bind(p.id).run();
     expect(await verify(p.key, "?since=checkpoint")).toMatchObject({ ok: true, verified: 3_000 });
     expect((await verify(p.key)).failure).toMatchObject({ reason: "hash_mismatch" });
+  }, 60_000);
+
+  it("is what a verify job with since: checkpoint runs: one chunk of the new events, and the old edit unseen, as the GET", async () => {
+    const p = await project(600);
+    expect(await verify(p.key)).toMatchObject({ ok: true, verified: 600 });
+    await ingestMany(p.key, events(50));
+    await p.db.prepare("UPDATE events SET action = 'x' WHERE project_id = ? AND seq = 10").bind(p.id).run();
+    const created = await call("POST", "/v1/jobs", { key: p.key, body: { type: "verify", since: "checkpoint" } });
+    expect(created.status).toBe(202);
+    const job = await waitForJob(p.key, created.json.data.id);
+    expect(job).toMatchObject({ status: "succeeded", progress: { done: 1, total: 1 }, result: { ok: true, verified: 650 } });
+    // Without since, the job walks the whole history and finds the old edit.
+    const whole = await waitForJob(p.key, (await call("POST", "/v1/jobs", { key: p.key, body: { type: "verify" } })).json.data.id);
+    expect(whole.result.failure).toMatchObject({ reason: "hash_mismatch" });
   }, 60_000);
 
   it("catches a new row edited or the first new row deleted", async () => {
