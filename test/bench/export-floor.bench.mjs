@@ -18,7 +18,7 @@ const STEPS = [
  * The baseline's config with its DB bound to the shard that holds the project,
  * so the floor reads the project's own pages wherever placement put it.
  */
-function floorConfigDir(shard) {
+export function floorConfigDir(shard) {
   const baseline = join(ROOT, "test", "bench", "baseline");
   const dir = join(tempDir("export-floor"), "config");
   mkdirSync(dir, { recursive: true });

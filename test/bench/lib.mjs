@@ -124,9 +124,10 @@ function running(pid) {
 }
 
 /** Starts `wrangler dev` for a config; returns its URL, its workerd processes (for memory) and stop(). */
-export async function startWorker({ port, configDir = ROOT, persistDir, vars = {}, testScheduled = false }) {
+export async function startWorker({ port, configDir = ROOT, persistDir, vars = {}, testScheduled = false, script = null }) {
   const inspectorPort = port + 1000;
-  const args = ["dev", "--port", String(port), "--ip", "127.0.0.1", "--log-level", "error", "--show-interactive-dev-session=false"];
+  // script: another entry than the config's main (the jobs bench's test/bench/jobs-entry.ts).
+  const args = ["dev", ...(script ? [script] : []), "--port", String(port), "--ip", "127.0.0.1", "--log-level", "error", "--show-interactive-dev-session=false"];
   // GET /__scheduled runs the daily cron on demand (the archive bench tiers a project with it).
   if (testScheduled) args.push("--test-scheduled");
   args.push("--inspector-port", String(inspectorPort));
@@ -174,11 +175,12 @@ function benchSecrets(persistDir) {
 }
 
 /** The Witness worker with its own local state, bench secrets and rate limits out of the way. */
-export async function startWitness({ port, persistDir }) {
+export async function startWitness({ port, persistDir, script = null }) {
   applyMigrations({ persistTo: persistDir });
   return startWorker({
     port,
     persistDir,
+    script,
     testScheduled: true,
     vars: {
       ...benchSecrets(persistDir),

@@ -1,5 +1,7 @@
 // npm run bench: every benchmark in one run, against wrangler dev on this machine.
-// BENCH_EVENTS (default 1,000,000) sizes the large project the read and verify benches use.
+// BENCH_EVENTS (default 1,000,000) sizes the large project the read and verify benches use;
+// BENCH_JOB_EVENTS (default 10,000,000) the jobs bench's (jobs.bench.mjs). BENCH_PORT (default
+// 8870) moves the service's port; the baseline and the floors take the next ones.
 // BENCH_DATA names a directory for the service's local state that later runs reuse: the large
 // project is loaded once, and a run that finds it complete goes straight to the reads.
 // The service runs with METER=enforce: each bench ends with the worst invocation of each
@@ -11,7 +13,8 @@ import { batchLoad, createKey, ensureWrk, fmt, report, reportMeter, resetMeter, 
 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const only = process.argv.slice(2);
-const want = (name) => only.length === 0 || only.includes(name);
+// The jobs bench loads millions of events (hours at 10M): it runs only when named.
+const want = (name) => (name === "jobs" ? only.includes(name) : only.length === 0 || only.includes(name));
 
 ensureWrk();
 const persistDir = process.env.BENCH_DATA ?? tempDir("witness");
@@ -20,8 +23,10 @@ mkdirSync(persistDir, { recursive: true });
 const keptKeys = existsSync(join(persistDir, "bench-secrets.json"));
 // Baseline first: a wrangler dev that starts later reloads the ones already
 // running (dev registry), which would cut off requests in flight.
-const baseline = await startBaseline({ port: 8871 });
-const service = await startWitness({ port: 8870, persistDir });
+const port = Number(process.env.BENCH_PORT ?? 8870);
+const baseline = await startBaseline({ port: port + 1 });
+// The jobs bench varies the chunked verify's parallelism through a bench-only route (jobs-entry.ts).
+const service = await startWitness({ port, persistDir, script: want("jobs") ? "test/bench/jobs-entry.ts" : null });
 await new Promise((r) => setTimeout(r, 3000));
 
 try {
@@ -69,9 +74,17 @@ try {
   }
   // Tiers a project of its own (BENCH_ARCHIVE_EVENTS, 1M by default, most of it archived).
   if (want("archive")) await metered("archive", async () => (await import("./archive.bench.mjs")).default(ctx));
+  // Its own project (BENCH_JOB_EVENTS, 10M by default, most of it archived); it meters each phase itself.
+  let jobs = null;
+  if (want("jobs")) jobs = await (await import("./jobs.bench.mjs")).default(ctx);
+  if (want("reads") || jobs) await Promise.all([service.stop(), baseline.stop()]);
+  if (jobs) {
+    // The floor reads Witness's local D1 and R2: Witness has stopped.
+    const floor = (await import("./archived-export-floor.bench.mjs")).default;
+    await floor({ persistDir, projectId: "bench-jobs", cold: jobs.cold, jobRate: jobs.archivedExport, port: port + 2, report });
+  }
   if (want("reads")) {
-    // The floor opens Witness's local D1, so Witness goes first; the baseline too (same worker name).
-    await Promise.all([service.stop(), baseline.stop()]);
+    // The floor opens Witness's local D1, so Witness went first (above); the baseline too (same worker name).
     // It reads every row of the project: the witness.* events the archive bench's cron may have added too.
     const { bench, witness } = storedEvents(persistDir, projectShard(persistDir, "bench-large"), "bench-large");
     await (await import("./export-floor.bench.mjs")).default({ persistDir, total: bench + witness, report });

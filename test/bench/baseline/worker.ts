@@ -3,10 +3,11 @@ import { CSV_COLUMNS } from "../../../src/reads/csv";
 import type { Cursor } from "../../../src/reads/cursor";
 import { selectEvents, type Selection } from "../../../src/reads/event-query";
 import { deleteExpiredExports, EXPORT_BATCH, STAGED_TTL_MS } from "../../../src/reads/export-stream";
+import { archivedExportFloor } from "./archived-export-floor";
 import { d1InsertFloor } from "./d1-insert-floor";
 
 const encoder = new TextEncoder();
-const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket; EXPORTS: R2Bucket } }>();
+const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket; EXPORTS: R2Bucket; ARCHIVE: R2Bucket } }>();
 
 /** The no-op POST that ingest is compared with: parse the JSON body, answer 201. */
 app.post("/noop", async (c) => {
@@ -102,6 +103,9 @@ app.get("/export-floor", async (c) => {
   );
   return c.body(copies, 200, { "Content-Type": "text/plain; charset=utf-8" });
 });
+
+/** The floor of an export job's archived part (archived-export-floor.ts). */
+app.get("/archived-export-floor", archivedExportFloor);
 
 /**
  * Deletes Witness's staged export objects under --persist-to, as the daily
