@@ -106,7 +106,12 @@ d1_databases = [{ binding = "DB", database_name = "witness", database_id = "0000
 
 describe("RECEIPT_SIGNING_KEYS and npm run keys:receipt", () => {
   it("keys:receipt prints a value the check accepts and WebCrypto signs with, as the Worker does", async () => {
-    const res = spawnSync(process.execPath, [join(ROOT, "src/scripts/keys-receipt.mjs"), "--kid", "2026-11-25"], { encoding: "utf8" });
+    // Run as `npm run test:scripts` runs it (npm's variables in the environment), and as `npm run keys:receipt | ...` would.
+    const script = [join(ROOT, "src/scripts/keys-receipt.mjs"), "--kid", "2026-11-25"];
+    const piped = spawnSync(process.execPath, script, { encoding: "utf8", env: { ...process.env, npm_lifecycle_event: "keys:receipt", npm_config_loglevel: "notice" } });
+    assert.equal(piped.status, 1);
+    assert.match(piped.stderr, /npm printed its banner into this pipe/);
+    const res = spawnSync(process.execPath, script, { encoding: "utf8", env: { ...process.env, npm_lifecycle_event: "test:scripts" } });
     assert.equal(res.status, 0, res.stderr);
     const value = res.stdout.trim();
     assert.match(value, /^2026-11-25:[A-Za-z0-9_-]+$/);
