@@ -22,6 +22,13 @@ import { projectShard, shardDb } from "../storage/shards";
  */
 export const CHUNK_EVENTS = 20_000;
 export const PARALLEL_CHUNKS = 4;
+/**
+ * Chunks in one plan at most: past CHUNK_EVENTS x MAX_CHUNKS (40M events) chunks grow
+ * instead (500k events at 1B, still a few hundred D1 queries and seconds of CPU each),
+ * so a plan stays far under what a Workflow step may return (1 MiB) and a job under its
+ * steps (25,000), and GET /v1/events/verify's coordinator under 10,000 subrequests.
+ */
+export const MAX_CHUNKS = 2_000;
 
 export interface VerifyPlan {
   /** Names this run (a chunk's object is addressed per run and index). */
@@ -56,10 +63,10 @@ export async function planVerify(
   env: Env,
   projectId: string,
   window: VerifyWindow,
-  options: { chunkEvents?: number; since?: VerifyCheckpoint | null } = {},
+  options: { chunkEvents?: number; maxChunks?: number; since?: VerifyCheckpoint | null } = {},
 ): Promise<VerifyPlan> {
-  const size = options.chunkEvents ?? CHUNK_EVENTS;
-  if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`chunkEvents must be a positive integer, not ${size}`);
+  const least = options.chunkEvents ?? CHUNK_EVENTS;
+  if (!Number.isSafeInteger(least) || least < 1) throw new RangeError(`chunkEvents must be a positive integer, not ${least}`);
   const shard = await projectShard(env, projectId);
   if (shard === null) throw new Error(`Unknown project ${projectId}`);
   const ledger = ledgerOf(env, projectId);
@@ -68,7 +75,9 @@ export async function planVerify(
   const windowed = window.from !== null || window.to !== null;
   const since = options.since && !windowed && options.since.seq <= anchor.seq ? options.since : null;
   const chunks: VerifyPlan["chunks"] = [];
-  for (let after = since?.seq ?? 0; after < anchor.seq; after += size) chunks.push({ after, through: Math.min(after + size, anchor.seq) });
+  const start = since?.seq ?? 0;
+  const size = Math.max(least, Math.ceil((anchor.seq - start) / (options.maxChunks ?? MAX_CHUNKS)));
+  for (let after = start; after < anchor.seq; after += size) chunks.push({ after, through: Math.min(after + size, anchor.seq) });
   const head = { seq: anchor.seq, hash: anchor.hash };
   return { id: crypto.randomUUID(), projectId, window, head, chunks, shard, signedFrom: anchor.signedFrom, checkpoint, since };
 }

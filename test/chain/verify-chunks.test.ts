@@ -49,6 +49,9 @@ describe("chunked verify", () => {
     const plan = await planVerify(env, p.id, OPEN, { chunkEvents: 500 });
     expect(plan.chunks).toHaveLength(6);
     expect(plan.chunks[5]).toEqual({ after: 2_500, through: 3_000 });
+    // Past maxChunks chunks of the least size, chunks grow instead: a plan of 1B events stays 2,000 chunks.
+    const capped = await planVerify(env, p.id, OPEN, { chunkEvents: 500, maxChunks: 4 });
+    expect(capped.chunks).toEqual([{ after: 0, through: 750 }, { after: 750, through: 1_500 }, { after: 1_500, through: 2_250 }, { after: 2_250, through: 3_000 }]);
     const result = await chunked(p.id, 500);
     expect(result).toMatchObject({ ok: true, verified: 3_000, failure: null });
     expect(result).toEqual(await oneWalk(p.id));
