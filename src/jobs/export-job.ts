@@ -123,6 +123,25 @@ async function evidenceText(env: Env, projectId: string, anchor: EvidenceAnchor,
   return evidencePart(env, projectId, anchor, lines, inTree.map((r) => r[seqAt] as number));
 }
 
+/**
+ * Steps an export's parts take at most: one part a step would make a 1B-event
+ * export 50,000 steps, past the 10,000 a Workflow instance runs by default.
+ * Past MAX_PART_STEPS parts, a step writes several, each recorded as it is
+ * written (a step retried after a crash goes on from the last recorded part):
+ * 10 a step at 1B, about 250 D1 queries and a few seconds of CPU.
+ */
+export const MAX_PART_STEPS = 5_000;
+
+export async function exportParts(env: Env, projectId: string, jobId: string): Promise<{ last: boolean; stopped: boolean }> {
+  const job = await getJob(env, projectId, jobId);
+  if (!job || job.status !== "running") return { last: true, stopped: true };
+  const rows = (job.params as unknown as ExportParams).part_rows;
+  const perStep = Math.max(1, Math.ceil(job.total / rows / MAX_PART_STEPS));
+  let part = { last: false, stopped: false };
+  for (let i = 0; i < perStep && !part.last && !part.stopped; i++) part = await exportPart(env, projectId, jobId);
+  return part;
+}
+
 /** The last step of an evidence export: manifest.json, recorded as the last file (rows 0). Repeated, it writes the same. */
 export async function writeManifest(env: Env, projectId: string, jobId: string): Promise<{ stopped: boolean }> {
   const job = await getJob(env, projectId, jobId);

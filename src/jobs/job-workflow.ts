@@ -3,7 +3,7 @@ import type { ChunkResult } from "../chain/verify-chunks";
 import { asInvocation, meterEnabled } from "../lib/meter";
 import { meterEnv, meterFetch } from "../lib/metered-bindings";
 import { erasureJobStep } from "./erasure-job";
-import { exportPart, planExport, writeManifest } from "./export-job";
+import { exportParts, planExport, writeManifest } from "./export-job";
 import { finishJob, getJob, type JobType } from "./job-store";
 import { mergeVerifyJob, PARALLEL_CHUNKS, planVerifyJob, verifyChunkStep } from "./verify-job";
 
@@ -35,7 +35,7 @@ export class JobWorkflow extends WorkflowEntrypoint<Env, JobParams> {
       if (type === "export") {
         await metered("plan", (env) => planExport(env, projectId, jobId));
         for (let k = 0; ; k++) {
-          const part = await metered(`part-${k}`, (env) => exportPart(env, projectId, jobId));
+          const part = await metered(`part-${k}`, (env) => exportParts(env, projectId, jobId));
           if (part.stopped) return;
           if (part.last) break;
         }

@@ -94,3 +94,23 @@ describe("export jobs and erasure", () => {
     expect((await call("GET", job.files[0].url, { key: p.key })).status).toBe(404);
   }, 30_000);
 });
+
+describe("export jobs of very large projects", () => {
+  it("write several parts a step once one a step would pass MAX_PART_STEPS steps, each recorded as it goes", async () => {
+    const { exportParts, planExport, MAX_PART_STEPS } = await import("../../src/jobs/export-job");
+    const { getJob, insertJob } = await import("../../src/jobs/job-store");
+    const p = await createProject();
+    await ingestMany(p.key, events(60));
+    const id = crypto.randomUUID();
+    await insertJob(env, p.id, id, "export", { format: "json", part_rows: 10, filters: {}, selection: { projectId: p.id, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] } });
+    await planExport(env, p.id, id);
+    expect((await exportParts(env, p.id, id)).last).toBe(false);
+    expect((await getJob(env, p.id, id))!.files).toHaveLength(1);
+    // As if the project held 3 x MAX_PART_STEPS parts of rows: three parts a step.
+    await p.db.prepare("UPDATE jobs SET progress_total = ? WHERE id = ?").bind(3 * MAX_PART_STEPS * 10, id).run();
+    await exportParts(env, p.id, id);
+    const job = (await getJob(env, p.id, id))!;
+    expect(job.files.map((f) => f.rows)).toEqual([10, 10, 10, 10]);
+    expect(job.done).toBe(40);
+  });
+});
