@@ -33,8 +33,9 @@ const SEGMENTS =
 
 const listOrder = (a: ShapeRow, b: ShapeRow) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1);
 
-export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number): Promise<Page> {
-  return historyPage(env, db, sel, cursor, limit, listEvents(db, sel, cursor, limit), () => true);
+/** `archived`: whether the project has archived events at all (hot_since, read beside the page); without, no segment is looked for. */
+export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
+  return historyPage(env, db, sel, cursor, limit, listEvents(db, sel, cursor, limit), () => true, archived);
 }
 
 /**
@@ -42,13 +43,23 @@ export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cu
  * with the same JavaScript matcher the hot search uses for common terms; a row an erasure covers
  * matches on what its scrub leaves (its action), as a hot one does.
  */
-export function searchHistory(env: Env, db: D1Database, sel: Selection, terms: string[], cursor: Cursor | null, limit: number): Promise<Page> {
+export function searchHistory(env: Env, db: D1Database, sel: Selection, terms: string[], cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
   const found = (r: ArchivedRow) => matchesAll(terms, [r.action, r.actor_name, r.actor_email, r.actor_id]);
-  return historyPage(env, db, sel, cursor, limit, searchEvents(db, sel, terms, cursor, limit), found);
+  return historyPage(env, db, sel, cursor, limit, searchEvents(db, sel, terms, cursor, limit), found, archived);
 }
 
-async function historyPage(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number, hotPage: Promise<Page>, found: (r: ArchivedRow) => boolean): Promise<Page> {
+async function historyPage(
+  env: Env,
+  db: D1Database,
+  sel: Selection,
+  cursor: Cursor | null,
+  limit: number,
+  hotPage: Promise<Page>,
+  found: (r: ArchivedRow) => boolean,
+  archived: Promise<boolean>,
+): Promise<Page> {
   const hot = await hotPage;
+  if (!(await archived)) return hot;
   // Where the hot page stopped: archived rows below it belong to later pages (null: the hot rows ran out).
   const floor = hot.nextCursor ? decodeCursor(hot.nextCursor) : null;
   let page = await mergePage(env, db, sel, cursor, floor, hot, limit, SEGMENTS_PER_PAGE, found);

@@ -120,9 +120,11 @@ events.get("/", READ_OR_EMBED.guard, validate("query", listQuerySchema), async (
   const credential = c.get("credential")!;
   const sel = selectionFor(credential, query);
   const db = await eventsDb(c.env, projectOf(credential));
-  // Hot and archived events, one order and one cursor (src/reads/history-read.ts).
-  const [page, since] = await Promise.all([sel ? listHistory(c.env, db, sel, query.cursor ?? null, query.limit) : EMPTY_PAGE, hotSince(db, projectOf(credential))]);
-  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), since), 200, JSON_TYPE);
+  // Hot and archived events, one order and one cursor (src/reads/history-read.ts); segments are looked for only when there are some.
+  const since = hotSince(db, projectOf(credential));
+  const archived = since.then((s) => s !== null, () => true);
+  const page = sel ? await listHistory(c.env, db, sel, query.cursor ?? null, query.limit, archived) : EMPTY_PAGE;
+  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), await since), 200, JSON_TYPE);
 });
 
 documented(events, createRoute({
@@ -140,11 +142,10 @@ events.get("/search", READ_OR_EMBED.guard, validate("query", searchQuerySchema),
     throw validationError([{ path: "q", message: `q must have at most ${MAX_TERMS} different words of ${MIN_TERM_CHARS} or more characters` }]);
   }
   const db = await eventsDb(c.env, projectOf(credential));
-  const [page, since] = await Promise.all([
-    sel && terms.length > 0 ? searchHistory(c.env, db, sel, terms, query.cursor ?? null, query.limit) : EMPTY_PAGE,
-    hotSince(db, projectOf(credential)),
-  ]);
-  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), since), 200, JSON_TYPE);
+  const since = hotSince(db, projectOf(credential));
+  const archived = since.then((s) => s !== null, () => true);
+  const page = sel && terms.length > 0 ? await searchHistory(c.env, db, sel, terms, query.cursor ?? null, query.limit, archived) : EMPTY_PAGE;
+  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), await since), 200, JSON_TYPE);
 });
 
 documented(events, createRoute({
