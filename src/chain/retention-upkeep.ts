@@ -1,3 +1,5 @@
+import { alarmNoLaterThan } from "../lib/alarm";
+
 /**
  * Retention at any size: each ledger purges its own project in bounded steps,
  * the first ones when the daily cron wakes it (purgeNow), the rest from its
@@ -20,11 +22,6 @@ export interface PurgeBatch {
 }
 
 export type PurgeStep = (now: string, afterSeq: number) => Promise<PurgeBatch>;
-
-async function alarmNoLaterThan(storage: DurableObjectStorage, at: number): Promise<void> {
-  const current = await storage.getAlarm();
-  if (current === null || current > at) await storage.setAlarm(at);
-}
 
 /**
  * Up to STEPS_PER_CALL steps from where the last call stopped; an alarm at

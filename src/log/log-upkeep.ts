@@ -4,6 +4,7 @@
  * cosign (witness-client.ts). One alarm per ledger serves both; scheduleLog
  * only ever moves it earlier.
  */
+import { alarmNoLaterThan } from "../lib/alarm.ts";
 import { type BackfillDeps, backfill } from "./log-backfill.ts";
 import type { ProjectLog } from "./project-log.ts";
 import { type WitnessConfig, cosignRound, nextRoundAt, parseWitnesses } from "./witness-client.ts";
@@ -32,8 +33,7 @@ export async function scheduleLog(log: ProjectLog, deps: Pick<UpkeepDeps, "stora
   const now = Date.now();
   const at = log.status === "building" ? now : nextRoundAt(log, witnessesOf(deps.env), now);
   if (at === null) return;
-  const current = await deps.storage.getAlarm();
-  if (current === null || current > at) await deps.storage.setAlarm(at);
+  await alarmNoLaterThan(deps.storage, at);
 }
 
 /** The alarm's work for the log: a bounded backfill, then a witness round if one is due. */

@@ -9,6 +9,7 @@
  * step cut short is done again whole, never twice. Events already purged or
  * archived are not counted (they are not in the hot rows the steps read).
  */
+import { alarmNoLaterThan } from "../lib/alarm";
 import type { Rollups, RollupRow } from "./rollups";
 
 interface BackfillState {
@@ -35,14 +36,9 @@ export async function beginRollupBackfill(storage: DurableObjectStorage, rollups
     rollups.clear();
     storage.kv.put(KEY, { through: 0, target: headSeq } satisfies BackfillState);
   }
-  if (pending(storage.kv.get<BackfillState>(KEY))) await alarmBy(storage, Date.now());
+  if (pending(storage.kv.get<BackfillState>(KEY))) await alarmNoLaterThan(storage, Date.now());
 }
 
-/** The ledger's one alarm serves several upkeeps: the earliest asked for wins. */
-async function alarmBy(storage: DurableObjectStorage, at: number): Promise<void> {
-  const current = await storage.getAlarm();
-  if (current === null || current > at) await storage.setAlarm(at);
-}
 
 export interface BackfillHost {
   storage: DurableObjectStorage;
@@ -59,7 +55,7 @@ export async function rollupBackfillAlarm(host: BackfillHost): Promise<void> {
     await host.exclusive(() => step(host));
   }
   // Commits waiting on the lock go first.
-  if (pending(host.storage.kv.get<BackfillState>(KEY))) await alarmBy(host.storage, Date.now() + 50);
+  if (pending(host.storage.kv.get<BackfillState>(KEY))) await alarmNoLaterThan(host.storage, Date.now() + 50);
 }
 
 async function step(host: BackfillHost): Promise<void> {

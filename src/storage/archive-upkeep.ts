@@ -1,3 +1,4 @@
+import { alarmNoLaterThan } from "../lib/alarm";
 import { LimitExceededError } from "../lib/meter";
 import { hotDays, PARTIAL_AFTER_MS, SEGMENT_ROWS, type ArchiveMode } from "./archive-run";
 import { relievePressure, WARN_FRACTION, warnIfFull } from "./shard-pressure";
@@ -49,10 +50,6 @@ function load(storage: DurableObjectStorage): UpkeepState {
   return storage.kv.get<UpkeepState>(KEY) ?? { checkedAt: 0, nextDueAt: null, tidy: false, size: null, mark: null };
 }
 
-export async function alarmNoLaterThan(storage: DurableObjectStorage, at: number): Promise<void> {
-  const current = await storage.getAlarm();
-  if (current === null || current > at) await storage.setAlarm(at);
-}
 
 /** After each commit: the next measure within CHECK_MS, at once while the shard is over its mark. */
 export async function afterCommit(storage: DurableObjectStorage, now = Date.now()): Promise<void> {

@@ -1,4 +1,4 @@
-import { alarmNoLaterThan } from "./archive-upkeep";
+import { alarmNoLaterThan } from "../lib/alarm";
 import { MOVE_STATE_KEY, type MoveProgress, type MoveState } from "./shard-move";
 
 /**
