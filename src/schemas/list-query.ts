@@ -14,7 +14,8 @@ const optional = <T extends z.ZodType>(schema: T) =>
 const text = (name: string, max: number, description?: string) =>
   optional(z.string(`${name} must be given once`).max(max, `${name} must be at most ${max} characters`)).meta({ description });
 
-const timestamp = (name: string) =>
+/** An optional ISO 8601 timestamp parameter, normalized to UTC with milliseconds (list filters, verify's window, chart ranges). */
+export const timestampParam = (name: string, description?: string) =>
   optional(
     z.string(`${name} must be given once`).transform((v, ctx) => {
       const normalized = normalizeTimestamp(v);
@@ -24,7 +25,10 @@ const timestamp = (name: string) =>
       }
       return normalized;
     }),
-  ).meta({ description: "ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive" });
+  ).meta({ description });
+
+const timestamp = (name: string) =>
+  timestampParam(name, "ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive");
 
 const actionList = (name: string) =>
   optional(

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { normalizeTimestamp } from "../reads/cursor";
+import { timestampParam } from "./list-query";
 import { bucketCount, MAX_BUCKETS, TOP_ACTIONS, type Bucket } from "../reads/rollups";
 
 const DAY_MS = 86_400_000;
@@ -7,22 +7,7 @@ const DAY_MS = 86_400_000;
 export const DEFAULT_SPAN_DAYS = 7;
 const HOURLY_UP_TO_DAYS = 14;
 
-const bound = (name: string) =>
-  z.preprocess(
-    (v) => (v === "" ? undefined : v),
-    z
-      .string(`${name} must be given once`)
-      .transform((v, ctx) => {
-        const normalized = normalizeTimestamp(v);
-        if (normalized === null) {
-          ctx.addIssue({ code: "custom", message: `${name} must be an ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z` });
-          return z.NEVER;
-        }
-        return normalized;
-      })
-      .optional()
-      .meta({ description: "ISO 8601 timestamp with a zone; compared with occurred_at, widened to whole buckets" }),
-  );
+const bound = (name: string) => timestampParam(name, "ISO 8601 timestamp with a zone; compared with occurred_at, widened to whole buckets");
 
 /** GET /v1/stats/activity. Defaults: to now, from a week before to, bucket hour up to 14 days and day beyond. */
 export const activityParams = z.object({

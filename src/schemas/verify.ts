@@ -1,21 +1,7 @@
 import { z } from "zod";
-import { normalizeTimestamp } from "../reads/cursor";
+import { timestampParam } from "./list-query";
 
-const bound = (name: string) =>
-  z.preprocess(
-    (v) => (v === "" ? undefined : v),
-    z
-      .string(`${name} must be given once`)
-      .transform((v, ctx) => {
-        const normalized = normalizeTimestamp(v);
-        if (normalized === null) {
-          ctx.addIssue({ code: "custom", message: `${name} must be an ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z` });
-          return z.NEVER;
-        }
-        return normalized;
-      })
-      .optional(),
-  );
+const bound = (name: string) => timestampParam(name);
 
 /** GET /v1/events/verify: an optional window on occurred_at, both ends inclusive; or since=checkpoint (incremental, no window). */
 export const verifyQuery = z
