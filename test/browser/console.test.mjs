@@ -1,15 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
 import { createServer } from "node:http";
 import { tamperAction, tamperProject } from "./console-tamper.mjs";
-import { API_KEY, ingest, launchBrowser, unique, WITNESS } from "./support.mjs";
+import { API_KEY, expectAccessible, ingest, launchBrowser, screenshots, unique, WITNESS } from "./support.mjs";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
-const ARTIFACTS = join(ROOT, "test", "browser", "artifacts");
-const AXE = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
 const HOSTILE = `<img src=x onerror="window.__pwned=1">`;
 
 let browser;
@@ -18,7 +13,6 @@ let tag;
 let stored;
 
 before(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
   browser = await launchBrowser();
   tag = unique("console");
   stored = await ingest([
@@ -34,28 +28,8 @@ after(async () => {
   await browser?.close();
 });
 
-/** axe-core run in the page (evaluate is not subject to the page's CSP, an injected script tag would be); no serious or critical violation. */
-async function accessible(name) {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => (await window.axe.run(document)).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) })));
-  const serious = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  assert.deepEqual(serious, [], `${name}: ${JSON.stringify(serious)}`);
-}
-
-/** Screenshots at 1280 and 390 px (test/browser/artifacts, git-ignored); at 390 the page must not scroll sideways. */
-async function screenshots(name) {
-  for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: 900 });
-    // Let resize observers (the chart's) run before measuring.
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    if (width === 390) {
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(overflow <= 0, `${name} scrolls sideways at 390 px by ${overflow} px`);
-    }
-    await page.screenshot({ path: join(ARTIFACTS, `console-${name}-${width}.png`), fullPage: true });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
+const accessible = (name) => expectAccessible(page, name);
+const shoot = (name) => screenshots(page, `console-${name}`);
 
 const actionsShown = () => page.locator("table.events a.action").allTextContents();
 
@@ -65,7 +39,7 @@ describe("the web console", () => {
     await page.goto(`${WITNESS}/console`);
     assert.match(page.url(), /\/console\/sign-in$/);
     await accessible("sign-in");
-    await screenshots("sign-in");
+    await shoot("sign-in");
     await page.getByLabel("API key").fill(API_KEY);
     await page.getByLabel("API key").press("Enter");
     await page.waitForURL(/\/console\/events$/);
@@ -83,7 +57,7 @@ describe("the web console", () => {
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
     assert.equal(await page.getByText(HOSTILE).count(), 1, "hostile text shows as text");
     await accessible("events");
-    await screenshots("events");
+    await shoot("events");
 
     // Every script of the first load, compressed, stays under 150 KB.
     const scripts = await page.evaluate(() => [...document.scripts].map((s) => s.src).filter(Boolean));
@@ -117,7 +91,7 @@ describe("the web console", () => {
     assert.match(await page.locator("#proof-verdict").textContent(), /^Checked in this browser: this event is in the project's log \(leaf \d+ of \d+\) and unaltered\.$/);
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
     await accessible("event");
-    await screenshots("event");
+    await shoot("event");
 
   });
 
@@ -137,7 +111,7 @@ describe("the web console", () => {
     assert.match(await result.textContent(), /^Checked in this browser: all 1 rows recompute to their hashes and sit in the log's signed tree of \d+ events; the export is filtered/);
     assert.equal(await result.evaluate((el) => getComputedStyle(el).borderColor), "rgb(46, 139, 74)");
     await accessible("exports-evidence");
-    await screenshots("exports-evidence");
+    await shoot("exports-evidence");
 
     // A part altered on its way (one byte of its JSON): the browser's check says which and turns red.
     await page.route("**/console/api/v1/jobs/*/files/*", async (route) => {
@@ -186,7 +160,7 @@ describe("the web console", () => {
       await page.waitForURL(/\/console\/streams$/);
       assert.equal(await card.locator(".badge").textContent(), "paused");
       await accessible("streams-paused");
-      await screenshots("streams-paused");
+      await shoot("streams-paused");
       const during = await ingest([{ action: `${tag}.held` }, { action: `${tag}.held` }]);
       await new Promise((r) => setTimeout(r, 2500));
       assert.ok(during.every((e) => !received.includes(e.seq)), "nothing is delivered while paused");
@@ -216,7 +190,7 @@ describe("the web console", () => {
     assert.equal(bar[0], bar[1]);
     assert.match(await page.locator(".job-watch [role=status]").textContent(), /^Intact: \d+ events checked\.$/);
     await accessible("integrity");
-    await screenshots("integrity");
+    await shoot("integrity");
     await page.goto(`${WITNESS}/console/exports`);
     await page.getByLabel("Organization").fill("acme");
     await page.getByRole("button", { name: "Start export" }).click();
@@ -231,7 +205,7 @@ describe("the web console", () => {
       await page.goto(`${WITNESS}/console/${name}`);
       await page.locator("h1").waitFor();
       await accessible(name);
-      await screenshots(name);
+      await shoot(name);
     }
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.waitForURL(/\/console\/sign-in\?ended=signed_out$/);
@@ -262,7 +236,7 @@ describe("the web console", () => {
     assert.match(await page.locator("#proof-verdict").textContent(), /^Check failed in this browser: this event was altered after it was recorded\./);
     assert.equal(await page.locator("#proof").evaluate((el) => getComputedStyle(el).borderColor), "rgb(192, 57, 43)");
     await accessible("event-tampered");
-    await screenshots("event-tampered");
+    await shoot("event-tampered");
 
     // Its public receipt page, from the event page's link: the content check fails, in words and red.
     await page.getByRole("link", { name: "Public receipt page" }).click();
@@ -273,7 +247,7 @@ describe("the web console", () => {
     assert.match(await content.innerText(), /Content does not match its hash/);
     assert.equal(await content.evaluate((li) => getComputedStyle(li).backgroundColor), "rgb(255, 229, 232)");
     await accessible("receipt-tampered");
-    await screenshots("receipt-tampered");
+    await shoot("receipt-tampered");
     // The event before it is untouched and still checks out.
     await page.goto(`${WITNESS}/console/events/${kept.id}`);
     await page.locator("#proof[data-state]").waitFor();

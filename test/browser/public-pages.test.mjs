@@ -3,19 +3,15 @@
 // Each page gets an axe-core check and screenshots at 1280 and 390 px in
 // test/browser/artifacts/ (git-ignored).
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { stalePublicAssets } from "../../src/scripts/public-assets.mjs";
-import { API_KEY, api, embedToken, feedPage, feedState, ingest, launchBrowser, startHost, unique, WITNESS } from "./support.mjs";
+import { API_KEY, api, embedToken, expectAccessible, feedPage, feedState, ingest, launchBrowser, screenshots, startHost, unique, WITNESS } from "./support.mjs";
 
-const ARTIFACTS = new URL("./artifacts/", import.meta.url).pathname;
-const AXE = readFileSync(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
 
 let browser;
 let host;
 
 before(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
   browser = await launchBrowser();
   host = await startHost();
 });
@@ -31,27 +27,6 @@ async function open(url) {
   page.on("pageerror", (e) => errors.push(e.message));
   const res = await page.goto(url);
   return { page, errors, res };
-}
-
-/** No serious or critical axe-core violation. Evaluated through the debugger, so the page's CSP does not block it. */
-async function expectAccessible(page, what) {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`));
-  assert.deepEqual(violations, [], `${what}: axe-core violations`);
-}
-
-/** Screenshots at 1280 and 390 px; at 390 nothing may scroll sideways. Leaves the page at 1280. */
-async function screenshots(page, name) {
-  for (const width of [390, 1280]) {
-    await page.setViewportSize({ width, height: 900 });
-    if (width === 390) {
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(overflow <= 0, `${name} scrolls sideways at 390 px by ${overflow} px`);
-    }
-    await page.screenshot({ path: `${ARTIFACTS}${name}-${width}.png`, fullPage: true });
-  }
 }
 
 async function checkBox(page) {

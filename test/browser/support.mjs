@@ -1,7 +1,7 @@
 // Shared by the browser tests; run.mjs provides the environment.
 import assert from "node:assert/strict";
 import { createHash, createHmac } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -132,3 +132,31 @@ export async function expectActions(page, expected) {
 }
 
 export const unique = (label) => `${label}-${Math.random().toString(36).slice(2, 8)}`;
+
+/** Screenshots land here (git-ignored), kept as the run's artifacts. */
+export const ARTIFACTS = new URL("./artifacts/", import.meta.url).pathname;
+const AXE = readFileSync(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
+
+/** axe-core run in the page (evaluate is not subject to the page's CSP, an injected script tag would be); no serious or critical violation. */
+export async function expectAccessible(page, what) {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`));
+  assert.deepEqual(violations, [], `${what}: axe-core violations`);
+}
+
+/** Screenshots at 390 and 1280 px as ARTIFACTS/<name>-<width>.png; at 390 the page must not scroll sideways. Leaves it at 1280. */
+export async function screenshots(page, name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  for (const width of [390, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    // Let resize observers (the console's chart) run before measuring.
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    if (width === 390) {
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `${name} scrolls sideways at 390 px by ${overflow} px`);
+    }
+    await page.screenshot({ path: `${ARTIFACTS}${name}-${width}.png`, fullPage: true });
+  }
+}
