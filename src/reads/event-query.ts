@@ -135,7 +135,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   }
   if (targetType !== null) {
     const id = sel.targetId != null ? ` AND t.id = ${bind(sel.targetId)}` : "";
-    where.push(`EXISTS (SELECT 1 FROM event_targets t INDEXED BY event_targets_row_idx WHERE t.row_id = e.row_id AND t.type = ${bind(targetType)}${id})`);
+    where.push(`EXISTS (SELECT 1 FROM event_targets t WHERE t.project_id = e.project_id AND t.type = ${bind(targetType)}${id} AND t.occurred_at = e.occurred_at AND t.seq = e.seq)`);
   }
   const from = `FROM events e INDEXED BY ${indexFor(sel, (sel.actions?.length ?? 0) > 0)}`;
   if (exclude && options.window !== undefined && options.match === undefined) {
@@ -186,8 +186,9 @@ function unionAll(selects: string[]): string {
 /**
  * A target filter without a narrower actor or address: walk the target's own
  * index (event_targets, kept by triggers) in list order and join each hit to
- * its event, the other filters applied to it. An event naming the same target
- * twice is listed once (its first entry).
+ * its event, the other filters applied to it. The table holds one row per
+ * distinct target of an event; with only a type, an event naming several
+ * targets of it is listed once (its row of the smallest id).
  */
 function targetWalk(
   sel: Selection,
@@ -204,14 +205,20 @@ function targetWalk(
   const where = eventWhere.map((w) => w.replaceAll("e.occurred_at", "t.occurred_at").replaceAll("e.seq", "t.seq").replace("e.project_id", "t.project_id"));
   where.push(`t.type = ${bind(targetType)}`);
   if (id !== null) where.push(`t.id = ${bind(id)}`);
-  where.push(`NOT EXISTS (SELECT 1 FROM event_targets d INDEXED BY event_targets_row_idx WHERE d.row_id = t.row_id AND d.type = t.type${id !== null ? " AND d.id = t.id" : ""} AND d.rowid < t.rowid)`);
+  if (id === null) {
+    where.push(
+      "NOT EXISTS (SELECT 1 FROM event_targets d INDEXED BY event_targets_type_time_idx WHERE d.project_id = t.project_id AND d.type = t.type " +
+        "AND d.occurred_at = t.occurred_at AND d.seq = t.seq AND d.id < t.id)",
+    );
+  }
   if (exclude) where.push(exclude);
   const actions = (sel.actions ?? []).map(bind);
   if (actions.length > 0) where.push(`e.action IN (${actions.join(", ")})`);
-  const index = id !== null ? "event_targets_id_time_idx" : "event_targets_type_time_idx";
+  // With an id, the table's own key (project, type, id, occurred_at, seq) is the walk; with a type only, its index.
+  const index = id !== null ? "" : " INDEXED BY event_targets_type_time_idx";
   return {
     sql:
-      `SELECT ${options.columns} FROM event_targets t INDEXED BY ${index} CROSS JOIN events e ON e.row_id = t.row_id ` +
+      `SELECT ${options.columns} FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id ` +
       `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`,
     params,
   };

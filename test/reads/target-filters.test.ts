@@ -53,6 +53,8 @@ describe("target filters", () => {
     await ingestMany(p.key, events);
     await env.DB.prepare("UPDATE projects SET hot_days = 0 WHERE id = ?").bind(p.id).run();
     await archiveAll(p.id, 10);
+    // Archiving deleted the hot rows, and the trigger their target rows with them.
+    expect(await p.db.prepare("SELECT count(*) AS n FROM event_targets WHERE project_id = ?").bind(p.id).first()).toEqual({ n: 0 });
     const exported = await call("GET", "/v1/exports?format=json&target_type=document&target_id=d2", { key: p.key });
     expect(seqsOf(JSON.parse(exported.text)).sort((a, b) => b - a)).toEqual(expected((i) => i % 3 === 1));
     const refused = await call("GET", "/v1/events?target_id=d2", { key: p.key });
