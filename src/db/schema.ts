@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** One tenant of Witness. Its chain head lives in its ledger's own storage, not here. */
 export const projects = sqliteTable("projects", {
@@ -170,6 +170,24 @@ export const archiveIds = sqliteTable(
     id: text("id").notNull(),
   },
   (t) => [primaryKey({ columns: [t.project_id, t.seq] }), uniqueIndex("archive_ids_id_idx").on(t.id)],
+);
+
+/**
+ * Per-segment summaries (event shards; migration 0019, which makes it WITHOUT
+ * ROWID): a keyed Bloom filter of what a segment holds, valid while `sha256`
+ * is the segment's (src/storage/archive-summary.ts).
+ */
+export const archiveSummaries = sqliteTable(
+  "archive_summaries",
+  {
+    project_id: text("project_id").notNull(),
+    first_seq: integer("first_seq").notNull(),
+    sha256: text("sha256").notNull(),
+    key_version: integer("key_version").notNull(),
+    filter: blob("filter").notNull(),
+    mac: text("mac").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.first_seq] })],
 );
 
 export type EventRow = typeof events.$inferSelect;
