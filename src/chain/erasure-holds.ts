@@ -1,6 +1,9 @@
-import { readSegment, type Segment } from "../storage/archive-segments";
+import { mayHoldActor, segmentsToErase } from "../storage/archive-erase";
+import { readSegment } from "../storage/archive-segments";
 import type { ErasureRequest } from "./erasure";
 import { heldSql, isHeld, type LegalHold } from "./legal-holds";
+
+const HOLD_SCAN_PAGE = 200;
 
 /**
  * The active legal holds an erasure would break: those covering any event the
@@ -20,14 +23,20 @@ export async function holdsErasureWouldBreak(env: Env, db: D1Database, req: Eras
     .all<{ organization: string | null; actor_id: string | null }>();
   const touched = [...hot];
   if (touched.length === 0) {
-    // Segments carry no actor index: every one is read, as the erasure itself does (erasures are rare).
-    const { results: segments } = await db.prepare("SELECT * FROM archive_segments WHERE project_id = ? ORDER BY first_seq").bind(req.projectId).all<Segment>();
-    for (const segment of segments) {
-      const rows = await readSegment(env, segment);
-      touched.push(
-        ...rows.filter((r) => (req.by === "id" ? r.actor_id : r.actor_email) === req.value && (req.organization === null || r.organization === req.organization) && isHeld(holds, r)),
-      );
-      if (touched.length > 0) break;
+    // Only the segments whose summaries say the actor may be inside are read (archive-summary.ts); pages of
+    // HOLD_SCAN_PAGE index rows keep each query's result small (a summary is up to 11 KB).
+    for (let after = 0; touched.length === 0; ) {
+      const segments = await segmentsToErase(db, req.projectId, after, Number.MAX_SAFE_INTEGER, HOLD_SCAN_PAGE);
+      if (segments.length === 0) break;
+      after = segments[segments.length - 1].first_seq;
+      for (const segment of segments) {
+        if (!(await mayHoldActor(env, segment, req.by, req.value, req.organization))) continue;
+        const rows = await readSegment(env, segment);
+        touched.push(
+          ...rows.filter((r) => (req.by === "id" ? r.actor_id : r.actor_email) === req.value && (req.organization === null || r.organization === req.organization) && isHeld(holds, r)),
+        );
+        if (touched.length > 0) break;
+      }
     }
   }
   return holds.filter((h) => touched.some((row) => isHeld([h], row)));

@@ -1,4 +1,4 @@
-import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** One tenant of Witness. Its chain head lives in its ledger's own storage, not here. */
 export const projects = sqliteTable("projects", {
@@ -184,7 +184,7 @@ export const archiveSummaries = sqliteTable(
     first_seq: integer("first_seq").notNull(),
     sha256: text("sha256").notNull(),
     key_version: integer("key_version").notNull(),
-    filter: blob("filter").notNull(),
+    filter: text("filter").notNull(),
     mac: text("mac").notNull(),
   },
   (t) => [primaryKey({ columns: [t.project_id, t.first_seq] })],

@@ -6,6 +6,8 @@ import { scrubArchived, wasScrubbed } from "./pending-erasures";
 import { matchesAll } from "./search-query";
 import { matches } from "../storage/archive-export";
 import { readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
+import { joinedSummary, SUMMARY_JOIN_COLUMNS, type SummaryJoined, type SummaryProbe } from "../storage/archive-summary";
+import { segmentProbe } from "./segment-probe";
 
 /**
  * GET /v1/events and /v1/events/search across both tiers, one order and one cursor: every event of
@@ -25,17 +27,27 @@ export const SEGMENTS_PER_PAGE = 10;
 /** Above every seq: a cursor `<t>~MAX_SEQ` resumes with every event at t still to come. */
 const MAX_SEQ = 999_999_999_999_999;
 
+/**
+ * With a probe, a page looks at up to SUMMARIES_PER_PAGE segments' summaries
+ * and reads only those that may match (still at most the budget): a sparse
+ * filter or a rare term moves past a stretch of archive without reading it.
+ */
+export const SUMMARIES_PER_PAGE = 400;
+
 const SEGMENTS =
-  "SELECT * FROM archive_segments INDEXED BY archive_segments_occurred_idx WHERE project_id = ?1 " +
-  "AND (?2 IS NULL OR last_occurred_at >= ?2) AND (?3 IS NULL OR first_occurred_at <= ?3) " +
-  "AND (?4 IS NULL OR last_occurred_at >= ?4) AND (?5 IS NULL OR first_occurred_at <= ?5) " +
-  "ORDER BY last_occurred_at DESC, first_seq DESC LIMIT ?6";
+  `SELECT s.*, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s INDEXED BY archive_segments_occurred_idx ` +
+  "LEFT JOIN archive_summaries m ON ?7 AND m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 WHERE s.project_id = ?1 " +
+  "AND (?2 IS NULL OR s.last_occurred_at >= ?2) AND (?3 IS NULL OR s.first_occurred_at <= ?3) " +
+  "AND (?4 IS NULL OR s.last_occurred_at >= ?4) AND (?5 IS NULL OR s.first_occurred_at <= ?5) " +
+  "ORDER BY s.last_occurred_at DESC, s.first_seq DESC LIMIT ?6";
+
+type Listed = Segment & SummaryJoined;
 
 const listOrder = (a: ShapeRow, b: ShapeRow) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1);
 
 /** `archived`: whether the project has archived events at all (hot_since, read beside the page); without, no segment is looked for. */
 export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
-  return historyPage(env, db, sel, cursor, limit, listEvents(db, sel, cursor, limit), () => true, archived);
+  return historyPage(env, db, sel, cursor, limit, listEvents(db, sel, cursor, limit), () => true, archived, segmentProbe(env, sel));
 }
 
 /**
@@ -45,7 +57,7 @@ export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cu
  */
 export function searchHistory(env: Env, db: D1Database, sel: Selection, terms: string[], cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
   const found = (r: ArchivedRow) => matchesAll(terms, [r.action, r.actor_name, r.actor_email, r.actor_id]);
-  return historyPage(env, db, sel, cursor, limit, searchEvents(db, sel, terms, cursor, limit), found, archived);
+  return historyPage(env, db, sel, cursor, limit, searchEvents(db, sel, terms, cursor, limit), found, archived, segmentProbe(env, sel, terms));
 }
 
 async function historyPage(
@@ -57,17 +69,18 @@ async function historyPage(
   hotPage: Promise<Page>,
   found: (r: ArchivedRow) => boolean,
   archived: Promise<boolean>,
+  probe: SummaryProbe | null,
 ): Promise<Page> {
   const hot = await hotPage;
   if (!(await archived)) return hot;
   // Where the hot page stopped: archived rows below it belong to later pages (null: the hot rows ran out).
   const floor = hot.nextCursor ? decodeCursor(hot.nextCursor) : null;
-  let page = await mergePage(env, db, sel, cursor, floor, hot, limit, SEGMENTS_PER_PAGE, found);
+  let page = await mergePage(env, db, sel, cursor, floor, hot, limit, SEGMENTS_PER_PAGE, found, probe);
   // More segments than the budget end at one instant the cursor already stands on: no page could
   // move past it within the budget, so this one reads all of them (clients that send one fixed
   // occurred_at for many events make such runs).
   if (page.rows.length === 0 && page.nextCursor !== null && cursor !== null && page.nextCursor === encodeCursor(cursor.occurredAt, MAX_SEQ)) {
-    page = await mergePage(env, db, sel, cursor, floor, hot, limit, STUCK_SEGMENTS, found);
+    page = await mergePage(env, db, sel, cursor, floor, hot, limit, STUCK_SEGMENTS, found, probe);
   }
   return page;
 }
@@ -85,17 +98,28 @@ async function mergePage(
   limit: number,
   budget: number,
   found: (r: ArchivedRow) => boolean,
+  probe: SummaryProbe | null,
 ): Promise<Page> {
-  const segments = await db
+  const looked = probe ? Math.max(budget, SUMMARIES_PER_PAGE) : budget;
+  const { results } = await db
     .prepare(SEGMENTS)
-    .bind(sel.projectId, floor?.occurredAt ?? null, cursor?.occurredAt ?? null, sel.dateFrom, sel.dateTo, budget + 1)
-    .all<Segment>();
-  if (segments.results.length === 0) return hot;
-  // The newest occurred_at no unread segment can exceed: rows above it are final.
-  const frontier = segments.results.length > budget ? segments.results[budget].last_occurred_at : null;
+    .bind(sel.projectId, floor?.occurredAt ?? null, cursor?.occurredAt ?? null, sel.dateFrom, sel.dateTo, looked + 1, probe !== null ? 1 : 0)
+    .all<Listed>();
+  if (results.length === 0) return hot;
+  // The newest occurred_at no unread segment can exceed: rows above it are final. A segment its summary rules out was looked at.
+  let frontier = results.length > looked ? results[looked].last_occurred_at : null;
+  const toRead: Segment[] = [];
+  for (const segment of results.slice(0, looked)) {
+    if (probe && !(await probe.admits(joinedSummary(segment)))) continue;
+    if (toRead.length === budget) {
+      frontier = segment.last_occurred_at;
+      break;
+    }
+    toRead.push(segment);
+  }
   const archived: ArchivedRow[] = [];
-  for (const segment of segments.results.slice(0, budget)) {
-    for (const row of await readSegment(env, segment)) {
+  for (const rows of await Promise.all(toRead.map((segment) => readSegment(env, segment)))) {
+    for (const row of rows) {
       if (matches(sel, row) && (!cursor || isBelow(row, cursor)) && (!floor || !isBelow(row, floor))) archived.push(row);
     }
   }

@@ -1,5 +1,6 @@
 import { putSealed, resealWithCompanions, segmentObjects, type SealedSegment } from "./archive-companions";
 import { readSegment, type ArchivedRow, type Segment } from "./archive-segments";
+import { element, joinedSummary, summarise, SUMMARY_JOIN_COLUMNS, SummaryProbe, summaryStatement, type SummaryJoined, type SummaryRow } from "./archive-summary";
 import { SEGMENT_COLUMNS } from "./shard-copy";
 
 /**
@@ -23,6 +24,8 @@ export interface SegmentRewrite {
   next: SealedSegment;
   /** The rows scrubbed: what the erasure record must cover before the switch. */
   seqs: number[];
+  /** The scrubbed copy's summary: the erased values are no longer in it. */
+  summary: SummaryRow;
 }
 
 /** The scrubbed copy of a segment, written under new keys; null when no row of it is covered. */
@@ -44,7 +47,7 @@ export async function prepareRewrite(
   const key = segment.object_key.replace(/(\.e?\d+)?\.jsonl\.gz$/, `.e${erasureId}.jsonl.gz`);
   const next = { ...sealed, segment: { ...sealed.segment, object_key: key } };
   await putSealed(env, next);
-  return { old: segment, next, seqs };
+  return { old: segment, next, seqs, summary: await summarise(env, next.segment, scrubbed) };
 }
 
 const SET = SEGMENT_COLUMNS.filter((c) => c !== "project_id" && c !== "first_seq");
@@ -52,13 +55,14 @@ const SWITCH =
   `UPDATE archive_segments SET ${SET.map((c, i) => `${c} = ?${i + 1}`).join(", ")} ` +
   `WHERE project_id = ?${SET.length + 1} AND first_seq = ?${SET.length + 2} AND sha256 = ?${SET.length + 3} AND object_key = ?${SET.length + 4}`;
 
-/** One D1 statement, run under the lock: true when the index row now names the new objects, false when it had changed. */
+/** One D1 transaction, run under the lock: true when the index row now names the new objects (and its summary is the scrubbed one), false when it had changed. */
 export async function switchSegment(db: D1Database, rewrite: SegmentRewrite): Promise<boolean> {
-  const { old, next } = rewrite;
-  const res = await db
-    .prepare(SWITCH)
-    .bind(...SET.map((c) => next.segment[c]), old.project_id, old.first_seq, old.sha256, old.object_key)
-    .run();
+  const { old, next, summary } = rewrite;
+  const [res] = await db.batch([
+    db.prepare(SWITCH).bind(...SET.map((c) => next.segment[c]), old.project_id, old.first_seq, old.sha256, old.object_key),
+    // Only where the switch happened: a refused switch leaves the current segment's summary alone.
+    summaryStatement(db, summary),
+  ]);
   return res.meta.changes === 1;
 }
 
@@ -69,11 +73,32 @@ export async function dropObjects(env: Env, rewrite: SegmentRewrite, switched: b
   if (gone !== kept) await env.ARCHIVE.delete(segmentObjects(gone));
 }
 
-/** The project's segments after `afterFirstSeq` that may hold rows up to throughSeq, in seq order, at most `limit`. */
-export async function segmentsToErase(db: D1Database, projectId: string, afterFirstSeq: number, throughSeq: number, limit: number): Promise<Segment[]> {
+/** A segment with its current summary, if one was written for exactly this copy of it. */
+export type SummarisedSegment = Segment & { summary: SummaryRow | null };
+
+/**
+ * The project's segments after `afterFirstSeq` that may hold rows up to
+ * throughSeq, in seq order, at most `limit`, each with its summary (valid for
+ * its current sha256, or null).
+ */
+export async function segmentsToErase(db: D1Database, projectId: string, afterFirstSeq: number, throughSeq: number, limit: number): Promise<SummarisedSegment[]> {
   const { results } = await db
-    .prepare("SELECT * FROM archive_segments WHERE project_id = ? AND first_seq > ? AND first_seq <= ? ORDER BY first_seq LIMIT ?")
+    .prepare(
+      `SELECT s.*, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s ` +
+        "LEFT JOIN archive_summaries m ON m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 " +
+        "WHERE s.project_id = ? AND s.first_seq > ? AND s.first_seq <= ? ORDER BY s.first_seq LIMIT ?",
+    )
     .bind(projectId, afterFirstSeq, throughSeq, limit)
-    .all<Segment>();
-  return results;
+    .all<Segment & SummaryJoined>();
+  return results.map(({ m_version, m_filter, m_mac, ...segment }) => ({ ...segment, summary: joinedSummary({ ...segment, m_version, m_filter, m_mac }) }));
+}
+
+/**
+ * False only when the segment's authentic summary proves that no row of it has
+ * the actor (in the organization, when scoped): the segment need not be read.
+ * A missing, stale or forged summary says nothing, and the segment is read.
+ */
+export function mayHoldActor(env: Env, segment: SummarisedSegment, by: "id" | "email", value: string, organization: string | null): Promise<boolean> {
+  const groups = [[element(by === "id" ? "actor_id" : "actor_email", value)], ...(organization === null ? [] : [[element("organization", organization)]])];
+  return new SummaryProbe(env, groups).admits(segment.summary);
 }

@@ -1,6 +1,7 @@
 import { segmentObjects } from "./archive-companions";
 import { unindexRange } from "./archive-ids";
 import { readSegment, type Segment } from "./archive-segments";
+import { dropSummary } from "./archive-summary";
 import { restoreStatements } from "./shard-copy";
 import { measureShard, WARN_FRACTION } from "./shard-pressure";
 
@@ -42,6 +43,7 @@ export async function restoreNewestSegment(env: Env, db: D1Database, projectId: 
     ...restoreStatements(db, projectId, rows),
     db.prepare("DELETE FROM archive_segments WHERE project_id = ? AND first_seq = ?").bind(projectId, segment.first_seq),
     unindexRange(db, projectId, segment.first_seq, segment.last_seq),
+    dropSummary(db, projectId, segment.first_seq),
   ]);
   await env.ARCHIVE.delete(segmentObjects(segment.object_key));
   return { status: "restored", events: rows.length, remaining: segment.total - 1 };

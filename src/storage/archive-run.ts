@@ -1,8 +1,10 @@
 import { backfillSegment, putSealed, sealWithCompanions } from "./archive-companions";
 import { indexSealed } from "./archive-ids";
-import type { Segment } from "./archive-segments";
+import type { ArchivedRow, Segment } from "./archive-segments";
 import type { CompanionRecords } from "./companion-records";
+import { summarise, summaryStatement } from "./archive-summary";
 import { sweepUnindexed } from "./archive-sweep";
+import { backfillSummary } from "./summary-backfill";
 import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
 
 /**
@@ -69,9 +71,16 @@ export async function archiveStep(env: Env, db: D1Database, projectId: string, n
   if ((hooks.mode ?? "tidy") !== "tidy") return step;
   // Once nothing is due, older segments get what they lack (id index entries, recorded companions), one per step.
   if (step.done && (await backfillSegment(env, db, projectId, companions))) return { ...step, done: false };
+  // Then summaries (summary-backfill.ts), one segment per step.
+  if (step.done && (await backfillSummary(env, db, projectId))) return { ...step, done: false };
   // Last, what interrupted steps left in the bucket (archive-sweep.ts).
   if (step.done) await sweepUnindexed(env, db, projectId);
   return step;
+}
+
+/** Rows as D1's raw() gives them (EVENT_COLUMNS order) to named fields. */
+function rowsAsObjects(rows: unknown[][]): ArchivedRow[] {
+  return rows.map((r) => Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, r[i]])) as unknown as ArchivedRow);
 }
 
 function ripe(oldest: string, cutoff: string): boolean {
@@ -102,8 +111,10 @@ async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, 
   await putSealed(env, sealed);
   if (hooks.failAfterPut) throw new Error("injected failure after the segment write");
   companions.record(segment.sha256, { csv: segment.csv_sha256!, json: segment.json_sha256! });
+  const summary = await summarise(env, segment, rowsAsObjects(rows.slice(0, eligible)));
   await db.batch([
     insertSegment(db, segment),
+    summaryStatement(db, summary),
     indexSealed(db, projectId, segment.first_seq, segment.last_seq),
     db.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, segment.first_seq, segment.last_seq),
   ]);

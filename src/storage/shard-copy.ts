@@ -185,12 +185,14 @@ export async function rowCounts(db: D1Database, projectId: string) {
  * the shard holds nothing of the project any more.
  */
 export async function deleteBatch(db: D1Database, projectId: string, limit = MOVE_BATCH): Promise<number> {
-  const [events, keys, gaps, segments, ids] = await db.batch([
+  const [events, keys, gaps, segments, ids, summaries] = await db.batch([
     db.prepare("DELETE FROM events WHERE row_id IN (SELECT row_id FROM events WHERE project_id = ? ORDER BY seq LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM retention_gaps WHERE id IN (SELECT id FROM retention_gaps WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM archive_segments WHERE rowid IN (SELECT rowid FROM archive_segments WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM archive_ids WHERE project_id = ?1 AND seq IN (SELECT seq FROM archive_ids WHERE project_id = ?1 ORDER BY seq LIMIT ?2)").bind(projectId, limit),
+    // Summaries are not copied (derived, and up to 11 KB each): the archiver's backfill writes them anew on the target.
+    db.prepare("DELETE FROM archive_summaries WHERE project_id = ?1 AND first_seq IN (SELECT first_seq FROM archive_summaries WHERE project_id = ?1 LIMIT ?2)").bind(projectId, limit),
   ]);
-  return events.meta.changes + keys.meta.changes + gaps.meta.changes + segments.meta.changes + ids.meta.changes;
+  return events.meta.changes + keys.meta.changes + gaps.meta.changes + segments.meta.changes + ids.meta.changes + summaries.meta.changes;
 }

@@ -1,0 +1,228 @@
+import { loadKeyring } from "../chain/signing-keys";
+import { hmacHex } from "../lib/crypto";
+import { words } from "../reads/search-query";
+import type { ArchivedRow } from "./archive-segments";
+
+/**
+ * A summary of one archived segment (archive_summaries, migration 0019): a
+ * Bloom filter over keyed hashes of what its rows hold, so reads, erasure and
+ * hold checks read only the segments where a value may be. Keyed (HMAC under
+ * a key derived from SIGNING_KEYS): the filter holds no clear personal data,
+ * and without the secret nobody can test an e-mail address against it. A
+ * summary describes the segment whose sha256 it names; any rewrite (erasure,
+ * retention) makes it stale, and a stale or missing summary means "read it".
+ * An erased value leaves the filter with the rewrite that scrubs it.
+ */
+
+/** Search words are summarised by their prefixes up to this many code points; a longer term is tested by its prefix. */
+export const PREFIX_CHARS = 8;
+/** ~1% false positives at 10 bits an element (k = 7), up to the cap. */
+const BITS_PER_ELEMENT = 10;
+/** 8 KiB of filter: about 4 bytes of D1 per archived event at most (11 KB as base64 text). */
+const MAX_BITS = 65_536;
+const MIN_BITS = 256;
+const FORMAT = 1;
+
+/** What a filter can be asked about. */
+export type ElementKind = "organization" | "actor_id" | "actor_email" | "ip_address" | "action" | "target_type" | "target" | "word";
+const TAG: Record<ElementKind, string> = { organization: "o", actor_id: "a", actor_email: "e", ip_address: "i", action: "x", target_type: "t", target: "T", word: "w" };
+
+export const element = (kind: ElementKind, value: string) => `${TAG[kind]}\u0000${value}`;
+export const targetElement = (type: string, id: string) => element("target", `${type}\u0000${id}`);
+/** A search term (already folded by searchTerms) as the filter holds it. */
+export const termElement = (term: string) => element("word", [...term].slice(0, PREFIX_CHARS).join(""));
+
+type SummarisedRow = Pick<ArchivedRow, "organization" | "actor_id" | "actor_email" | "actor_name" | "ip_address" | "action" | "targets">;
+
+/** Every element a row puts in its segment's filter. */
+export function rowElements(r: SummarisedRow, into = new Set<string>()): Set<string> {
+  const add = (kind: ElementKind, v: string | null) => v !== null && v !== undefined && into.add(element(kind, v));
+  add("organization", r.organization);
+  add("actor_id", r.actor_id);
+  add("actor_email", r.actor_email);
+  add("ip_address", r.ip_address);
+  add("action", r.action);
+  for (const t of JSON.parse(r.targets || "[]") as Array<{ type: string; id: string }>) {
+    add("target_type", t.type);
+    into.add(targetElement(t.type, t.id));
+  }
+  for (const text of [r.action, r.actor_name, r.actor_email, r.actor_id]) {
+    for (const w of text ? words(text) : []) {
+      const chars = [...w];
+      for (let n = 2; n <= Math.min(chars.length, PREFIX_CHARS); n++) into.add(element("word", chars.slice(0, n).join("")));
+    }
+  }
+  return into;
+}
+
+interface SummaryKey {
+  version: number;
+  key: CryptoKey;
+}
+
+const keys = new Map<string, Promise<SummaryKey>>();
+
+/** The summary key of one SIGNING_KEYS version (the newest by default), derived once per isolate. */
+export function summaryKey(env: Env, version?: number): Promise<SummaryKey> {
+  const id = `${env.SIGNING_KEYS}|${version ?? "newest"}`;
+  let found = keys.get(id);
+  if (!found) {
+    found = (async () => {
+      const ring = await loadKeyring(env.SIGNING_KEYS);
+      const v = version ?? ring.newest;
+      const parent = ring.keys.get(v);
+      if (!parent) throw new Error(`no signing key version ${v} for a segment summary`);
+      const raw = await crypto.subtle.sign("HMAC", parent, new TextEncoder().encode("witness.segment-summary-key.v1"));
+      const key = await crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+      return { version: v, key };
+    })();
+    found.catch(() => keys.delete(id));
+    keys.set(id, found);
+  }
+  return found;
+}
+
+const UTF8 = new TextEncoder();
+
+async function positions(key: CryptoKey, value: string): Promise<Uint32Array> {
+  return new Uint32Array(await crypto.subtle.sign("HMAC", key, UTF8.encode(value)));
+}
+
+export interface SummaryRow {
+  project_id: string;
+  first_seq: number;
+  sha256: string;
+  key_version: number;
+  /** base64: [format, k, ...bits]. Text, not a blob: D1 sends blobs as JSON arrays of numbers. */
+  filter: string;
+  mac: string;
+}
+
+const macText = (s: Omit<SummaryRow, "mac">) => `witness.segment-summary.v1\n${s.project_id}\n${s.first_seq}\n${s.sha256}\n${s.key_version}\n${s.filter}`;
+
+/** The summary of a segment's rows, for the segment (first_seq, sha256) as sealed. */
+export async function summarise(env: Env, segment: { project_id: string; first_seq: number; sha256: string }, rows: SummarisedRow[]): Promise<SummaryRow> {
+  const { version, key } = await summaryKey(env);
+  const elements = new Set<string>();
+  for (const r of rows) rowElements(r, elements);
+  const n = Math.max(1, elements.size);
+  const bits = Math.ceil(Math.min(MAX_BITS, Math.max(MIN_BITS, n * BITS_PER_ELEMENT)) / 8) * 8;
+  const k = Math.min(8, Math.max(1, Math.round((bits / n) * Math.LN2)));
+  const filter = new Uint8Array(2 + bits / 8);
+  filter[0] = FORMAT;
+  filter[1] = k;
+  const hashed = await Promise.all([...elements].map((e) => positions(key, e)));
+  for (const words of hashed) {
+    for (let i = 0; i < k; i++) {
+      const bit = words[i] % bits;
+      filter[2 + (bit >>> 3)] |= 1 << (bit & 7);
+    }
+  }
+  const row = { project_id: segment.project_id, first_seq: segment.first_seq, sha256: segment.sha256, key_version: version, filter: toBase64(filter) };
+  return { ...row, mac: await hmacHex(key, macText(row)) };
+}
+
+/**
+ * Writes a summary only while the index row names the copy it summarises (run
+ * after the row's own insert or switch in the same batch): a refused erasure
+ * switch or a segment rewritten meanwhile keeps the summary it has.
+ */
+export function summaryStatement(db: D1Database, s: SummaryRow): D1PreparedStatement {
+  return db
+    .prepare(
+      "INSERT OR REPLACE INTO archive_summaries (project_id, first_seq, sha256, key_version, filter, mac) SELECT ?1, ?2, ?3, ?4, ?5, ?6 " +
+        "WHERE EXISTS (SELECT 1 FROM archive_segments WHERE project_id = ?1 AND first_seq = ?2 AND sha256 = ?3)",
+    )
+    .bind(s.project_id, s.first_seq, s.sha256, s.key_version, s.filter, s.mac);
+}
+
+/** A segment's summary goes with it (retention, a restore into D1). */
+/** The summary columns a segment query joins in (LEFT JOIN archive_summaries m ... AND m.sha256 = s.sha256), as a row. */
+export const SUMMARY_JOIN_COLUMNS = "m.key_version AS m_version, m.filter AS m_filter, m.mac AS m_mac";
+export type SummaryJoined = { m_version: number | null; m_filter: string | null; m_mac: string | null };
+
+/** The joined columns of a segment (project_id, first_seq, sha256 its own) back to its summary, or null. */
+export function joinedSummary(row: SummaryJoined & { project_id: string; first_seq: number; sha256: string }): SummaryRow | null {
+  if (row.m_filter === null) return null;
+  return { project_id: row.project_id, first_seq: row.first_seq, sha256: row.sha256, key_version: row.m_version!, filter: row.m_filter, mac: row.m_mac! };
+}
+
+export function dropSummary(db: D1Database, projectId: string, firstSeq: number): D1PreparedStatement {
+  return db.prepare("DELETE FROM archive_summaries WHERE project_id = ? AND first_seq = ?").bind(projectId, firstSeq);
+}
+
+/**
+ * A question to ask filters: every group must have at least one of its
+ * elements inside (groups are ANDed, a group's elements ORed: the actions of
+ * an `actions` filter). Hashes are worked out once per key version.
+ */
+export class SummaryProbe {
+  private hashed = new Map<number, Promise<Uint32Array[][]>>();
+  constructor(
+    private env: Env,
+    readonly groups: string[][],
+  ) {}
+
+  get empty(): boolean {
+    return this.groups.length === 0;
+  }
+
+  /**
+   * False only when the segment's summary is authentic (summaryIsAuthentic)
+   * and proves that no row of it can hold what is asked. A missing, stale or
+   * forged summary admits the segment: it is read.
+   */
+  async admits(summary: SummaryRow | null): Promise<boolean> {
+    if (!summary || !(await summaryIsAuthentic(this.env, summary))) return true;
+    return this.mayContain(summary.key_version, summary.filter);
+  }
+
+  /** False only when the filter proves no row of the segment can hold what is asked. */
+  async mayContain(version: number, filterText: string): Promise<boolean> {
+    const filter = fromBase64(filterText);
+    if (filter[0] !== FORMAT || filter.length < 3) return true;
+    const k = filter[1];
+    const bits = (filter.length - 2) * 8;
+    const has = (w: Uint32Array) => {
+      for (let i = 0; i < k; i++) {
+        const bit = w[i] % bits;
+        if ((filter[2 + (bit >>> 3)] & (1 << (bit & 7))) === 0) return false;
+      }
+      return true;
+    };
+    const groups = await this.hashesFor(version);
+    return groups.every((group) => group.some(has));
+  }
+
+  private hashesFor(version: number) {
+    let found = this.hashed.get(version);
+    if (!found) {
+      found = summaryKey(this.env, version).then(({ key }) => Promise.all(this.groups.map((g) => Promise.all(g.map((e) => positions(key, e))))));
+      this.hashed.set(version, found);
+    }
+    return found;
+  }
+}
+
+/** Whether a stored summary was written by this deployment for exactly this segment (a database writer cannot forge one). */
+export async function summaryIsAuthentic(env: Env, s: SummaryRow): Promise<boolean> {
+  try {
+    const { key } = await summaryKey(env, s.key_version);
+    return (await hmacHex(key, macText(s))) === s.mac;
+  } catch {
+    return false;
+  }
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+}
+
+function fromBase64(text: string): Uint8Array {
+  const raw = atob(text);
+  const out = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+  return out;
+}
