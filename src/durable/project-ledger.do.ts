@@ -208,7 +208,7 @@ export class ProjectLedger extends LedgerLogRpc {
       if (this.historyBusy()) return { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
       // The plan in this object's storage is the only copy a purge obeys.
       const plan = { rules: retentionRules(this.ctx.storage.kv), signedFrom: this.anchor().signedFrom, holds: this.holds.active() };
-      return purgeStep(this.env, this.db, this.projectId, plan, new Date(now), afterSeq, this.ctx.storage.kv);
+      return purgeStep(this.env, this.db, this.projectId, plan, new Date(now), afterSeq, { kv: this.ctx.storage.kv, companions: this.companions });
     });
   }
 

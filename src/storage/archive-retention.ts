@@ -1,65 +1,145 @@
-import { isHeld, type LegalHold } from "../chain/legal-holds";
-import { cutoffOf, orderRules, ruleFor, type RetentionRule } from "../chain/retention-rules";
-import { segmentObjects } from "./archive-companions";
+import { cutoffOf } from "../chain/retention-rules";
+import { expiryUnder, planPurge, type PurgePlan, type PurgeWrite } from "../chain/retention-runs";
+import type { SigningKeyring } from "../chain/signing-keys";
+import { putSealed, resealWithCompanions, segmentObjects } from "./archive-companions";
 import { unindexRange } from "./archive-ids";
-import { readSegment, type Segment } from "./archive-segments";
-import { restoreStatements } from "./shard-copy";
+import { ArchiveDamagedError, readSegment, type ArchivedRow, type Segment } from "./archive-segments";
+import type { ArchiveTier } from "./archive-walk";
+import type { CompanionRecords } from "./companion-records";
+import { SEGMENT_COLUMNS } from "./shard-copy";
 
 /**
- * Retention in the cold tier. A segment holding an expired event is brought
- * back into D1 whole (its rows inserted and its index row deleted in one
- * transaction, then its objects deleted), and the ordinary purge deletes the
- * expired rows and writes its signed gap records, with every check it makes
- * of hot rows. What the plan keeps stays hot until the next archive run seals
- * it again. Called by the ledger's purge, under its commit lock.
+ * Retention in the cold tier, without bringing anything back into D1 (a
+ * shard must never fill because a plan expired old events). The rows of an
+ * archived segment get the same checks and the same gap records as hot rows
+ * (src/chain/retention-runs.ts); then:
+ * - every row goes: the segment is retired. One D1 transaction writes the gap
+ *   records and deletes its index row, id index entries and summary; its
+ *   objects are deleted after it commits.
+ * - some rows stay (per-action rules, backdated events, holds, rows that
+ *   failed their checks): the segment is sealed again without the others,
+ *   under a new key, keeping its first_seq as its identity. Objects first,
+ *   then the ledger's record of the new companions, then one transaction
+ *   (gap records, index row switched, id entries and summary dropped), then
+ *   the old objects deleted.
+ * A crash before the transaction leaves the segment as it was (a repeated
+ * step writes the same new objects again; otherwise the archiver's sweep
+ * deletes them); a crash after it leaves only unnamed old objects, which the
+ * sweep deletes. Called by the ledger's purge, under its commit lock, which
+ * every writer of the index rows holds: the guard in each transaction is
+ * there so a mistake elsewhere fails it rather than leaving gap records over
+ * rows still archived.
  */
+
+/** From the ledger: where the scan stands (its kv) and its record of export companions. */
+export interface ColdRetention {
+  kv: SyncKvStorage;
+  companions: Pick<CompanionRecords, "record">;
+}
+
+interface Host extends ColdRetention {
+  env: Env;
+  db: D1Database;
+  projectId: string;
+  ring: SigningKeyring;
+  archive: ArchiveTier;
+}
 
 const CURSOR_KEY = "retention_cold_cursor";
 /** Segments looked at per call: a plan that expires nothing archived must not read the whole archive at once. */
-const SEGMENTS_PER_CALL = 5;
+export const SEGMENTS_PER_CALL = 5;
+/** Tests only: a fault thrown once between the new objects' write and the transaction, set in the ledger's storage. */
+export const RETENTION_FAULT_KEY = "retention_fault";
 
 /**
- * restored: rows brought back; more: call again (before purging anew from the
- * start). A segment whose only expired events are under a legal hold stays
- * archived: the purge would keep them anyway.
+ * At most one segment retired or rewritten, after at most SEGMENTS_PER_CALL
+ * read. more: call again (the scan goes on from its cursor); false once it
+ * reached the end, and the next run starts from the first segment again.
  */
-export async function restoreExpired(
-  env: Env,
-  db: D1Database,
-  projectId: string,
-  rules: RetentionRule[],
-  now: Date,
-  kv: SyncKvStorage,
-  holds: LegalHold[] = [],
-) {
-  if (rules.length === 0) return { restored: 0, more: false };
-  const ordered = orderRules(rules);
+export async function retireExpired(host: Host, plan: PurgePlan, now: Date): Promise<{ purged: number; refused: number; more: boolean }> {
+  const { db, kv } = host;
   // No event in a segment that began after the most recent cutoff can have expired.
-  const newest = rules.map((r) => cutoffOf(r, now)).sort()[rules.length - 1];
-  const after = kv.get<number>(CURSOR_KEY) ?? 0;
+  const newest = plan.rules.map((r) => cutoffOf(r, now)).sort()[plan.rules.length - 1];
   const { results } = await db
     .prepare("SELECT * FROM archive_segments WHERE project_id = ? AND first_seq > ? AND first_occurred_at < ? ORDER BY first_seq LIMIT ?")
-    .bind(projectId, after, newest, SEGMENTS_PER_CALL)
+    .bind(host.projectId, kv.get<number>(CURSOR_KEY) ?? 0, newest, SEGMENTS_PER_CALL)
     .all<Segment>();
-  if (results.length === 0) {
-    kv.delete(CURSOR_KEY);
-    return { restored: 0, more: false };
-  }
+  const expires = expiryUnder(plan, now);
+  let refused = 0;
   for (const segment of results) {
-    kv.put(CURSOR_KEY, segment.first_seq);
-    const rows = await readSegment(env, segment);
-    const expired = rows.some((r) => {
-      const rule = ruleFor(ordered, r.action);
-      return rule !== null && r.occurred_at < cutoffOf(rule, now) && !isHeld(holds, r);
+    // Past a segment only once it is done with: a step that crashed on it starts there again.
+    const done = () => kv.put(CURSOR_KEY, segment.first_seq);
+    const rows = await readSegment(host.env, segment).catch((error) => {
+      // Verify reports it (archive_damaged); nothing in it can be checked, so nothing in it is purged.
+      if (!(error instanceof ArchiveDamagedError)) throw error;
+      console.warn(`retention ${host.projectId}: ${error.message}; skipped`);
+      return [];
     });
-    if (!expired) continue;
-    await db.batch([
-      ...restoreStatements(db, projectId, rows),
-      db.prepare("DELETE FROM archive_segments WHERE project_id = ? AND first_seq = ?").bind(projectId, segment.first_seq),
-      unindexRange(db, projectId, segment.first_seq, segment.last_seq),
-    ]);
-    await env.ARCHIVE.delete(segmentObjects(segment.object_key));
-    return { restored: rows.length, more: true };
+    const write = rows.some((r) => expires(r) !== null) ? await planPurge(db, host.ring, host.projectId, plan, now, rows, host.archive) : null;
+    refused += write ? write.expired - write.rows.length : 0;
+    if (!write || write.rows.length === 0) {
+      done();
+      continue;
+    }
+    const purged = write.rows.length === rows.length ? await retire(host, segment, write) : await rewrite(host, segment, rows, write);
+    done();
+    return { purged, refused, more: true };
   }
-  return { restored: 0, more: results.length === SEGMENTS_PER_CALL };
+  if (refused > 0) console.warn(`retention ${host.projectId}: left ${refused} archived row(s) that failed their checks for verify to report`);
+  if (results.length < SEGMENTS_PER_CALL) kv.delete(CURSOR_KEY);
+  return { purged: 0, refused, more: results.length === SEGMENTS_PER_CALL };
 }
+
+async function retire(host: Host, segment: Segment, write: PurgeWrite): Promise<number> {
+  const { db, projectId } = host;
+  await db.batch([
+    stillNamed(db, segment),
+    ...write.statements,
+    db.prepare("DELETE FROM archive_segments WHERE project_id = ? AND first_seq = ? AND sha256 = ?").bind(projectId, segment.first_seq, segment.sha256),
+    unindexRange(db, projectId, segment.first_seq, segment.last_seq),
+    dropSummary(db, segment),
+  ]);
+  await host.env.ARCHIVE.delete(segmentObjects(segment.object_key));
+  return write.rows.length;
+}
+
+async function rewrite(host: Host, segment: Segment, rows: ArchivedRow[], write: PurgeWrite): Promise<number> {
+  const { db, projectId } = host;
+  const gone = new Set(write.rows.map((r) => r.seq));
+  const kept = rows.filter((r) => !gone.has(r.seq));
+  const sealed = (await resealWithCompanions(projectId, kept, segment.first_seq, segment.created_at))!;
+  // Each rewrite keeps fewer rows, so the key differs from the one it replaces; a step repeated after a crash writes the same key again.
+  const key = segment.object_key.replace(/(\.[er]\d+)*\.jsonl\.gz$/, `.r${kept.length}.jsonl.gz`);
+  const next = { ...sealed.segment, object_key: key };
+  await putSealed(host.env, { ...sealed, segment: next });
+  if (host.kv.get(RETENTION_FAULT_KEY) !== undefined) {
+    host.kv.delete(RETENTION_FAULT_KEY);
+    throw new Error("retention: test fault after the rewritten segment's write");
+  }
+  host.companions.record(next.sha256, { csv: next.csv_sha256!, json: next.json_sha256! });
+  await db.batch([
+    stillNamed(db, segment),
+    ...write.statements,
+    db.prepare(SWITCH).bind(...SET.map((c) => next[c]), projectId, segment.first_seq, segment.sha256),
+    db.prepare("DELETE FROM archive_ids WHERE project_id = ? AND seq IN (SELECT value FROM json_each(?))").bind(projectId, JSON.stringify([...gone])),
+    dropSummary(db, segment),
+  ]);
+  await host.env.ARCHIVE.delete(segmentObjects(segment.object_key));
+  return write.rows.length;
+}
+
+/** first_seq stays: it is the segment's identity (its key, and what archive_ids and summaries are keyed by). */
+const SET = SEGMENT_COLUMNS.filter((c) => c !== "project_id" && c !== "first_seq");
+const SWITCH = `UPDATE archive_segments SET ${SET.map((c) => `${c} = ?`).join(", ")} WHERE project_id = ? AND first_seq = ? AND sha256 = ?`;
+
+/** The segment's summary describes rows that are gone; the summary's writer makes a new one for what is left. */
+const dropSummary = (db: D1Database, s: Segment) => db.prepare("DELETE FROM archive_summaries WHERE project_id = ? AND first_seq = ?").bind(s.project_id, s.first_seq);
+
+/** First in each transaction: fails it (json() of a text that is not JSON raises) unless the index row still names the segment read. */
+const stillNamed = (db: D1Database, s: Segment) =>
+  db
+    .prepare(
+      "SELECT json(CASE WHEN EXISTS (SELECT 1 FROM archive_segments WHERE project_id = ? AND first_seq = ? AND sha256 = ? AND object_key = ?) " +
+        "THEN '1' ELSE 'retention: the archive segment changed since it was read' END)",
+    )
+    .bind(s.project_id, s.first_seq, s.sha256, s.object_key);

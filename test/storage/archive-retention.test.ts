@@ -1,63 +1,102 @@
-import { env } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ledgerOf } from "../../src/chain/ledger";
 import { purgeExpiredEvents } from "../../src/chain/retention";
+import { segmentObjects } from "../../src/storage/archive-companions";
 import { call, createProject, ingestMany } from "../helpers";
+import { archiveAll, segmentsOf } from "./archive-helpers";
+import { ago, archivedSeqs, batch, count, gapRows, ledgerKv, objectKeys, plan, purgeSteps, verify } from "./retention-helpers";
 
-const DAY = 86_400_000;
-const batch = (n: number, action: string, occurredAt: string) =>
-  Array.from({ length: n }, (_, i) => ({ action, actor: { id: `u_${i % 3}` }, occurred_at: occurredAt, metadata: { i } }));
-
-async function archiveAll(projectId: string, rows: number) {
-  await env.DB.prepare("UPDATE projects SET hot_days = 0 WHERE id = ?").bind(projectId).run();
-  for (let i = 0; i < 100; i++) if ((await ledgerOf(env, projectId).archiveSegment(new Date().toISOString(), { segmentRows: rows })).done) return;
-}
-
-async function state(db: D1Database, projectId: string) {
-  const q = (sql: string) => db.prepare(sql).bind(projectId).first<{ n: number }>().then((r) => r!.n);
-  return {
-    hot: await q("SELECT count(*) AS n FROM events WHERE project_id = ?"),
-    segments: await q("SELECT count(*) AS n FROM archive_segments WHERE project_id = ?"),
-    archived: await q("SELECT coalesce(sum(count), 0) AS n FROM archive_segments WHERE project_id = ?"),
-  };
-}
-
+/** Issue 22, item 4: retention retires archived segments whole or rewrites them, and never restores them into D1. */
 describe("retention across tiers", () => {
-  it("purges archived events, leaves signed gap records, and verify stays ok", async () => {
+  it("retires whole expired segments without restoring them: one gap record, and nothing of them left", async () => {
     const p = await createProject();
-    await ingestMany(p.key, batch(20, "doc.old", new Date(Date.now() - 10 * DAY).toISOString()));
-    await ingestMany(p.key, batch(10, "doc.new", new Date().toISOString()));
-    await archiveAll(p.id, 15);
-    expect(await state(p.db, p.id)).toEqual({ hot: 0, segments: 2, archived: 30 });
-    const keys = (await env.ARCHIVE.list({ prefix: `archive/${p.id}/` })).objects.map((o) => o.key);
-    // Each segment with its CSV and JSON export companions: a restore must leave none of them behind.
-    expect(keys.length).toBe(6);
+    const old = await ingestMany(p.key, batch(30, "doc.old", ago(10)));
+    await ingestMany(p.key, batch(10, "doc.new", ago(0)));
+    await archiveAll(p.id, 10);
+    const before = await segmentsOf(p.db, p.id);
+    expect(before.map((s) => s.first_seq)).toEqual([1, 11, 21, 31]);
+    await plan(p.key, [{ pattern: "*", days: 5 }]);
+    const hot = await count(p.db, "events WHERE project_id = ?", p.id);
 
-    expect((await call("PUT", "/v1/retention", { key: p.key, body: { rules: [{ pattern: "*", days: 5 }] } })).status).toBe(200);
+    // D1's events never grow: nothing is brought back.
+    const { purged } = await purgeSteps(p.id, async () => expect(await count(p.db, "events WHERE project_id = ?", p.id)).toBe(hot));
+    expect(purged).toBe(30);
+
+    const after = await segmentsOf(p.db, p.id);
+    expect(after.map((s) => s.first_seq)).toEqual([31]);
+    expect(await archivedSeqs(p.db, p.id)).toEqual(Array.from({ length: 10 }, (_, i) => 31 + i));
+    expect(await count(p.db, "archive_summaries WHERE project_id = ? AND first_seq < 31", p.id)).toBe(0);
+    expect(await objectKeys(p.id)).toEqual(segmentObjects(after[0].object_key).sort());
+    expect(await gapRows(p.db, p.id)).toEqual([{ first_seq: 1, last_seq: 30, purged_count: 30 }]);
+    expect((await call("GET", `/v1/events/${old[12].id}`, { key: p.key })).status).toBe(404);
+
+    const result = await verify(p.key);
+    expect(result).toMatchObject({ ok: true, verified: 11 });
+    expect(result.gaps).toMatchObject([{ first_seq: 1, last_seq: 30, purged_count: 30, reason: "plan_retention" }]);
+  });
+
+  it("describes a hole across two retired segments and the hot rows after them with one gap record", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, batch(20, "doc.old", ago(10)));
+    await archiveAll(p.id, 10);
+    await ingestMany(p.key, batch(5, "doc.old", ago(10)));
+    await ingestMany(p.key, batch(5, "doc.new", ago(0)));
+    await plan(p.key, [{ pattern: "*", days: 5 }]);
     await purgeExpiredEvents(env, new Date());
-    // Both segments held expired events: brought back, purged; the 10 kept events are hot until the next archive run,
-    // with the plan change's own record (witness.retention.changed).
-    expect(await state(p.db, p.id)).toEqual({ hot: 11, segments: 0, archived: 0 });
-    for (const key of keys) expect(await env.ARCHIVE.get(key)).toBeNull();
 
-    const verify = (await call("GET", "/v1/events/verify", { key: p.key })).json.data;
-    expect(verify).toMatchObject({ ok: true, verified: 11 });
-    expect(verify.gaps).toMatchObject([{ first_seq: 1, last_seq: 20, purged_count: 20, reason: "plan_retention" }]);
+    expect(await segmentsOf(p.db, p.id)).toEqual([]);
+    expect(await objectKeys(p.id)).toEqual([]);
+    expect(await gapRows(p.db, p.id)).toEqual([{ first_seq: 1, last_seq: 25, purged_count: 25 }]);
+    expect(await verify(p.key)).toMatchObject({ ok: true, verified: 6, gaps: [{ first_seq: 1, last_seq: 25, reason: "plan_retention" }] });
+  });
 
-    await archiveAll(p.id, 15);
-    expect(await state(p.db, p.id)).toEqual({ hot: 0, segments: 1, archived: 11 });
-    const again = (await call("GET", "/v1/events/verify", { key: p.key })).json.data;
-    expect(again).toMatchObject({ ok: true, verified: 11 });
-    expect(again.gaps.length).toBe(1);
+  it("rewrites a partly expired segment without its expired rows, then retires it once the rest expires", async () => {
+    const p = await createProject();
+    const stored = await ingestMany(
+      p.key,
+      Array.from({ length: 10 }, (_, i) => ({ action: i % 2 === 0 ? "debug.trace" : "doc.keep", actor: { id: "u" }, occurred_at: ago(10) })),
+    );
+    await archiveAll(p.id, 10);
+    const [original] = await segmentsOf(p.db, p.id);
+    await plan(p.key, [{ pattern: "debug.*", days: 5 }]);
+    await purgeExpiredEvents(env, new Date());
+
+    const [rewritten] = await segmentsOf(p.db, p.id);
+    expect(rewritten).toMatchObject({ first_seq: 1, last_seq: 10, count: 5 });
+    expect(rewritten.object_key).toBe(original.object_key.replace(/\.jsonl\.gz$/, ".r5.jsonl.gz"));
+    expect(await objectKeys(p.id)).toEqual(segmentObjects(rewritten.object_key).sort());
+    expect(await archivedSeqs(p.db, p.id)).toEqual([2, 4, 6, 8, 10]);
+    expect(await count(p.db, "archive_summaries WHERE project_id = ? AND sha256 = ?", p.id, original.sha256)).toBe(0);
+    expect(await count(p.db, "events WHERE project_id = ?", p.id)).toBe(1);
+    // The ledger vouches for the companions it rendered, so exports may serve them.
+    const record = await ledgerKv(p.id, (_kv, sql) => sql.exec("SELECT csv_sha256 FROM archive_companions WHERE segment_sha256 = ?", rewritten.sha256).toArray());
+    expect(record).toEqual([{ csv_sha256: rewritten.csv_sha256 }]);
+
+    for (const [i, e] of stored.entries()) expect((await call("GET", `/v1/events/${e.id}`, { key: p.key })).status, `seq ${i + 1}`).toBe(i % 2 === 0 ? 404 : 200);
+    const listed = ((await call("GET", "/v1/events?limit=50", { key: p.key })).json.data as Array<{ id: string }>).map((e) => e.id);
+    expect(listed).toEqual(expect.arrayContaining(stored.filter((_, i) => i % 2 === 1).map((e) => e.id)));
+    expect(listed.filter((id) => stored.some((e, i) => i % 2 === 0 && e.id === id))).toEqual([]);
+    const first = await verify(p.key);
+    expect(first).toMatchObject({ ok: true, verified: 6 });
+    expect(first.gaps.map((g: { first_seq: number }) => g.first_seq)).toEqual([1, 3, 5, 7, 9]);
+
+    await plan(p.key, [{ pattern: "*", days: 5 }]);
+    await purgeExpiredEvents(env, new Date());
+    expect(await segmentsOf(p.db, p.id)).toEqual([]);
+    expect(await objectKeys(p.id)).toEqual([]);
+    expect(await gapRows(p.db, p.id)).toEqual([{ first_seq: 1, last_seq: 10, purged_count: 10 }]);
+    expect(await verify(p.key)).toMatchObject({ ok: true, verified: 2, gaps: [{ first_seq: 1, last_seq: 10 }] });
   });
 
   it("leaves segments without expired events alone", async () => {
     const p = await createProject();
-    await ingestMany(p.key, batch(12, "doc.keep", new Date().toISOString()));
+    await ingestMany(p.key, batch(12, "doc.keep", ago(0)));
     await archiveAll(p.id, 5);
-    expect((await call("PUT", "/v1/retention", { key: p.key, body: { rules: [{ pattern: "debug.*", days: 1 }] } })).status).toBe(200);
+    const before = await segmentsOf(p.db, p.id);
+    await plan(p.key, [{ pattern: "debug.*", days: 1 }]);
     await purgeExpiredEvents(env, new Date());
-    expect(await state(p.db, p.id)).toEqual({ hot: 1, segments: 3, archived: 12 });
-    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 13 });
+    expect(await segmentsOf(p.db, p.id)).toEqual(before);
+    expect(await count(p.db, "events WHERE project_id = ?", p.id)).toBe(1);
+    expect(await verify(p.key)).toMatchObject({ ok: true, verified: 13 });
   });
 });

@@ -1,0 +1,65 @@
+/** Helpers for the tests of retention in the cold tier (src/storage/archive-retention.ts). */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { expect } from "vitest";
+import { ledgerOf } from "../../src/chain/ledger";
+import { call } from "../helpers";
+
+export const DAY = 86_400_000;
+export const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
+
+export const batch = (n: number, action: string, occurredAt: string) =>
+  Array.from({ length: n }, (_, i) => ({ action, actor: { id: `u_${i % 3}` }, occurred_at: occurredAt, metadata: { i } }));
+
+export async function plan(key: string, rules: Array<{ pattern: string; days: number }>) {
+  expect((await call("PUT", "/v1/retention", { key, body: { rules } })).status).toBe(200);
+}
+
+export async function verify(key: string) {
+  const res = await call("GET", "/v1/events/verify", { key });
+  expect(res.status).toBe(200);
+  return res.json.data;
+}
+
+export async function count(db: D1Database, sql: string, ...params: unknown[]): Promise<number> {
+  return (await db.prepare(`SELECT count(*) AS n FROM ${sql}`).bind(...params).first<{ n: number }>())!.n;
+}
+
+export async function objectKeys(projectId: string): Promise<string[]> {
+  return (await env.ARCHIVE.list({ prefix: `archive/${projectId}/` })).objects.map((o) => o.key).sort();
+}
+
+export async function gapRows(db: D1Database, projectId: string) {
+  const { results } = await db.prepare("SELECT first_seq, last_seq, purged_count FROM retention_gaps WHERE project_id = ? ORDER BY first_seq").bind(projectId).all();
+  return results;
+}
+
+export async function archivedSeqs(db: D1Database, projectId: string): Promise<number[]> {
+  const { results } = await db.prepare("SELECT seq FROM archive_ids WHERE project_id = ? ORDER BY seq").bind(projectId).all<{ seq: number }>();
+  return results.map((r) => r.seq);
+}
+
+/**
+ * The ledger's purge steps, one by one, as its cron wake-up and alarm run
+ * them; `each` sees the project between steps. Returns the rows it refused.
+ */
+export async function purgeSteps(projectId: string, each: () => Promise<void> = async () => {}): Promise<{ purged: number; refused: number }> {
+  const ledger = ledgerOf(env, projectId);
+  const now = new Date().toISOString();
+  let purged = 0;
+  let refused = 0;
+  for (let after = 0, i = 0; i < 100; i++) {
+    const step = await ledger.purgeExpired(now, after);
+    purged += step.purged;
+    refused += step.refused;
+    await each();
+    if (step.done) return { purged, refused };
+    after = step.lastSeq;
+  }
+  throw new Error("the purge never finished");
+}
+
+/** Work inside the project's ledger, on its key-value storage. */
+export function ledgerKv<T>(projectId: string, work: (kv: SyncKvStorage, sql: SqlStorage) => T): Promise<T> {
+  return runInDurableObject(ledgerOf(env, projectId), (_instance, state) => work(state.storage.kv, state.storage.sql));
+}
