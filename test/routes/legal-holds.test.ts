@@ -142,9 +142,11 @@ describe("legal holds against the retention purge", () => {
     expect((await call("PUT", "/v1/retention", { key: p.key, body: { rules: [{ pattern: "*", days: 5 }] } })).status).toBe(200);
 
     await purgeExpiredEvents(env, new Date());
-    // 1-5 are all held: not even brought back. 6-10 came back; its held events stay, the rest went.
-    expect((await segmentsOf(p.db, p.id)).map((s) => s.first_seq)).toEqual([1]);
-    expect(await seqs(p.db, p.id, "seq <= 13")).toEqual([7, 10, 11, 12, 13]);
+    // 1-5 are all held: left as they are. 6-10 is rewritten in place: its held events stay archived, the rest went.
+    expect((await segmentsOf(p.db, p.id)).map((s) => [s.first_seq, s.count])).toEqual([[1, 5], [6, 2]]);
+    const archived = await p.db.prepare("SELECT seq FROM archive_ids WHERE project_id = ? AND seq > 5 ORDER BY seq").bind(p.id).all<{ seq: number }>();
+    expect(archived.results.map((r) => r.seq)).toEqual([7, 10]);
+    expect(await seqs(p.db, p.id, "seq <= 13")).toEqual([11, 12, 13]);
     expect(await gaps(p.db, p.id)).toEqual([
       { first_seq: 6, last_seq: 6, purged_count: 1 },
       { first_seq: 8, last_seq: 9, purged_count: 2 },

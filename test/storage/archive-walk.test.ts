@@ -5,7 +5,7 @@ import { call, createProject, ingestMany } from "../helpers";
 import { archiveAll, segmentsOf } from "./archive-helpers";
 
 describe("verify's walk over both tiers", () => {
-  it("puts archived rows back between hot ones: a segment retention restored between two archived segments is no broken chain", async () => {
+  it("walks a segment retention rewrote with holes, between two archived segments, as one chain", async () => {
     const p = await createProject();
     const old = new Date(Date.now() - 10 * 86_400_000).toISOString();
     const ev = (action: string) => ({ action, actor: { id: "u" }, occurred_at: old });
@@ -17,9 +17,8 @@ describe("verify's walk over both tiers", () => {
     await archiveAll(p.id, 5);
     expect((await call("PUT", "/v1/retention", { key: p.key, body: { rules: [{ pattern: "debug.*", days: 5 }] } })).status).toBe(200);
     await purgeExpiredEvents(env, new Date());
-    // Seqs 6-10 came back hot to be purged (7 and 10 are left), 1-5 and 11-15 stay archived, 16 (the plan's record) is hot:
-    // one hot page holds 7, 10 and 16, with the archived 11-15 between them.
-    expect((await segmentsOf(p.db, p.id)).map((s) => [s.first_seq, s.last_seq])).toEqual([[1, 5], [11, 15]]);
+    // Segment 6-10 is rewritten in place with 7 and 10 only; 1-5 and 11-15 are left as they were; 16 (the plan's record) is hot.
+    expect((await segmentsOf(p.db, p.id)).map((s) => [s.first_seq, s.last_seq, s.count])).toEqual([[1, 5, 5], [6, 10, 2], [11, 15, 5]]);
     const verify = (await call("GET", "/v1/events/verify", { key: p.key })).json.data;
     expect(verify).toMatchObject({ ok: true, failure: null, verified: 13, gaps: [{ first_seq: 6, last_seq: 6 }, { first_seq: 8, last_seq: 9 }] });
   });
