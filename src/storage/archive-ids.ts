@@ -11,9 +11,10 @@ import type { ArchivedRow, Segment } from "./archive-segments";
  * tenth or less of what the event took while hot.
  *
  * Written with the segment's index row in the sealing transaction, deleted
- * with it when retention brings a segment back, moved with the project, and
- * backfilled by the archiver for segments sealed before the index existed
- * (those are "unindexed": no entry for their first seq).
+ * with it when retention retires the segment (a purged row's alone when it
+ * rewrites one), moved with the project, and backfilled by the archiver for
+ * segments sealed before the index existed (those are "unindexed": no entry
+ * in their seq range).
  */
 
 /** The ids of events about to be sealed, copied from their hot rows (run before the rows' delete, in one batch). */
@@ -30,7 +31,7 @@ export function indexRows(db: D1Database, projectId: string, rows: ArchivedRow[]
     .bind(projectId, JSON.stringify(rows.map((r) => [r.seq, r.id])));
 }
 
-/** A segment's entries, when its rows leave the archive (retention brings them back hot). */
+/** A segment's entries, when its rows leave the archive (retention retires it, or the operator restores it). */
 export function unindexRange(db: D1Database, projectId: string, firstSeq: number, lastSeq: number): D1PreparedStatement {
   return db.prepare("DELETE FROM archive_ids WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, firstSeq, lastSeq);
 }
@@ -51,7 +52,11 @@ export function ownerOf(db: D1Database, id: string): Promise<{ project_id: strin
 
 /** The id of a segment's first event, or null for an unindexed segment (verify names it in an archive_damaged failure). */
 export async function firstIdOf(db: D1Database, segment: Segment): Promise<string | null> {
-  const row = await db.prepare("SELECT id FROM archive_ids WHERE project_id = ? AND seq = ?").bind(segment.project_id, segment.first_seq).first<{ id: string }>();
+  // Not always first_seq: a segment retention rewrote keeps it as its identity after its first rows went.
+  const row = await db
+    .prepare("SELECT id FROM archive_ids WHERE project_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT 1")
+    .bind(segment.project_id, segment.first_seq, segment.last_seq)
+    .first<{ id: string }>();
   return row?.id ?? null;
 }
 
@@ -64,5 +69,9 @@ export async function segmentHolding(db: D1Database, projectId: string, seq: num
   return segment && segment.last_seq >= seq ? segment : null;
 }
 
-/** Segments sealed before the id index, without entries yet: SQL condition on archive_segments aliased `s`. */
-export const LACKS_IDS = "NOT EXISTS (SELECT 1 FROM archive_ids i WHERE i.project_id = s.project_id AND i.seq = s.first_seq)";
+/**
+ * Segments sealed before the id index, without entries yet: SQL condition on
+ * archive_segments aliased `s`. Any entry in its range counts, not only at
+ * first_seq: retention may have purged a segment's first rows (archive-retention.ts).
+ */
+export const LACKS_IDS = "NOT EXISTS (SELECT 1 FROM archive_ids i WHERE i.project_id = s.project_id AND i.seq BETWEEN s.first_seq AND s.last_seq)";
