@@ -4,6 +4,8 @@ import { EXPORT_BATCH } from "../reads/export-stream";
 import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "../reads/pending-erasures";
 import { matches } from "../storage/archive-export";
 import { readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
+import { joinedSummary, SUMMARY_JOIN_COLUMNS, type SummaryJoined } from "../storage/archive-summary";
+import { segmentProbe } from "../reads/segment-probe";
 
 /**
  * GET /v1/exports' walk (src/storage/archive-export.ts), cut into parts that
@@ -58,8 +60,12 @@ function archivedWhenPassed(state: WalkState, p: Position): number {
 const ARCHIVED_THROUGH = "SELECT coalesce(max(last_seq), 0) AS s FROM archive_segments WHERE project_id = ?";
 // With the pending erasures that may cover the segment's rows (src/reads/pending-erasures.ts), in the same query.
 const NEXT_SEGMENT =
-  `SELECT s.*, ${PENDING_FOR_SEGMENT} AS _pending FROM archive_segments s WHERE s.project_id = ?1 AND (?2 IS NULL OR s.last_occurred_at >= ?2) ` +
-  "AND (?3 IS NULL OR s.first_occurred_at <= ?3) AND (?4 IS NULL OR s.first_seq < ?4) ORDER BY first_seq DESC LIMIT 1";
+  `SELECT s.*, ${PENDING_FOR_SEGMENT} AS _pending, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s ` +
+  "LEFT JOIN archive_summaries m ON m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 " +
+  "WHERE s.project_id = ?1 AND (?2 IS NULL OR s.last_occurred_at >= ?2) " +
+  "AND (?3 IS NULL OR s.first_occurred_at <= ?3) AND (?4 IS NULL OR s.first_seq < ?4) ORDER BY s.first_seq DESC LIMIT 1";
+/** Segments one part may pass over on their summaries alone: one D1 query each, no R2 read. */
+const SKIPS_PER_PART = 400;
 /** Columns a pending erasure needs to decide whether it covers a row, read besides the export's. */
 const ERASURE_KEYS = ["seq", "organization", "actor_id", "actor_email"] as const;
 
@@ -111,11 +117,19 @@ export async function nextPart(env: Env, db: D1Database, start: WalkState, colum
   }
 
   let segments = 0;
-  while (s.phase === "archive" && rows.length <= max && segments < SEGMENTS_PER_PART) {
-    const segment = await db.prepare(NEXT_SEGMENT).bind(s.sel.projectId, s.sel.dateFrom, s.sel.dateTo, s.segBefore).first<Segment>();
+  let skipped = 0;
+  const probe = segmentProbe(env, s.sel);
+  while (s.phase === "archive" && rows.length <= max && segments < SEGMENTS_PER_PART && skipped < SKIPS_PER_PART) {
+    const segment = await db.prepare(NEXT_SEGMENT).bind(s.sel.projectId, s.sel.dateFrom, s.sel.dateTo, s.segBefore).first<Segment & SummaryJoined>();
     if (!segment) {
       s.phase = "done";
       break;
+    }
+    // Its summary proves no row of it matches (src/storage/archive-summary.ts): passed over unread.
+    if (probe && !(await probe.admits(joinedSummary(segment)))) {
+      skipped++;
+      s = { ...s, segBefore: segment.first_seq, skip: 0 };
+      continue;
     }
     segments++;
     const entries = parsePending((segment as Segment & { _pending?: unknown })._pending);

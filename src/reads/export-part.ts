@@ -5,6 +5,8 @@ import { stagedKey } from "./export-stream";
 import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "./pending-erasures";
 import { companionBytes, matches } from "../storage/archive-export";
 import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
+import { joinedSummary, SUMMARY_JOIN_COLUMNS, type SummaryJoined } from "../storage/archive-summary";
+import { segmentProbe } from "./segment-probe";
 import { trustedCompanions } from "../storage/companion-check";
 import { eventsDb } from "../storage/shards";
 
@@ -57,8 +59,10 @@ const ALL = Number.MAX_SAFE_INTEGER;
 const ARCHIVED_THROUGH = "SELECT coalesce(max(last_seq), 0) AS s FROM archive_segments WHERE project_id = ?";
 // With the pending erasures that may cover each segment's rows (src/reads/pending-erasures.ts): no extra query.
 const NEXT_SEGMENTS =
-  `SELECT s.*, ${PENDING_FOR_SEGMENT} AS _pending FROM archive_segments s WHERE s.project_id = ?1 AND (?2 IS NULL OR s.last_occurred_at >= ?2) ` +
-  "AND (?3 IS NULL OR s.first_occurred_at <= ?3) AND (?4 IS NULL OR s.first_seq < ?4) ORDER BY first_seq DESC LIMIT ?5";
+  `SELECT s.*, ${PENDING_FOR_SEGMENT} AS _pending, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s ` +
+  "LEFT JOIN archive_summaries m ON ?6 AND m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 " +
+  "WHERE s.project_id = ?1 AND (?2 IS NULL OR s.last_occurred_at >= ?2) " +
+  "AND (?3 IS NULL OR s.first_occurred_at <= ?3) AND (?4 IS NULL OR s.first_seq < ?4) ORDER BY s.first_seq DESC LIMIT ?5";
 
 /** Columns a pending erasure needs to decide whether it covers a row, read besides the format's. */
 const ERASURE_KEYS = ["seq", "organization", "actor_id", "actor_email"] as const;
@@ -148,7 +152,11 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
   while (s.phase === "archive" && (room() || !looked)) {
     looked = true;
     const sel = s.sel!;
-    const { results: segments } = await db.prepare(NEXT_SEGMENTS).bind(s.projectId, sel.dateFrom, sel.dateTo, s.segBefore, room() ? SEGMENTS_PER_PART : 1).all<Segment>();
+    const probe = segmentProbe(env, sel);
+    const { results: segments } = await db
+      .prepare(NEXT_SEGMENTS)
+      .bind(s.projectId, sel.dateFrom, sel.dateTo, s.segBefore, room() ? SEGMENTS_PER_PART : 1, probe ? 1 : 0)
+      .all<Segment & SummaryJoined>();
     if (segments.length === 0) {
       s.phase = "done";
       break;
@@ -163,6 +171,12 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
     const trusted = segments.some(whole) ? await trustedCompanions(env, s.projectId, segments) : {};
     for (const g of segments) {
       if (!room()) break;
+      // Its summary proves no row of it matches (src/storage/archive-summary.ts): passed over unread.
+      if (probe && !(await probe.admits(joinedSummary(g)))) {
+        s.segBefore = g.first_seq;
+        s.skip = 0;
+        continue;
+      }
       const expected = whole(g) ? (trusted[g.sha256]?.[s.format] ?? null) : null;
       const companion = await companionBytes(env, g, s.format, expected);
       if (companion !== null) {

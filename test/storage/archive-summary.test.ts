@@ -5,6 +5,7 @@ import { element, rowElements, summarise, SummaryProbe, targetElement, termEleme
 import { searchTerms } from "../../src/reads/search-query";
 import { call, createProject, ingestMany } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
+import { jobBytes, waitForJob } from "../jobs/job-helpers";
 import { alarmsUntil, archiveAll, segmentsOf } from "./archive-helpers";
 
 const minute = (i: number) => new Date(Date.UTC(2026, 2, 1) + i * 60_000).toISOString();
@@ -92,6 +93,13 @@ describe("per-segment summaries", () => {
     expect(await seqs("/v1/events?action=vault.unsealed")).toEqual([18, 15]);
     expect(await seqs("/v1/events/search?q=quarterm")).toEqual([18, 15]);
     expect(await seqs("/v1/events/search?q=zebulon%20vault")).toEqual([18, 15]);
+    // Exports too, the spec's streamed one and an export job.
+    const exported = JSON.parse((await call("GET", "/v1/exports?format=json&actor_id=u_rare", { key: p.key })).text);
+    expect(exported.map((e: { seq: number }) => e.seq)).toEqual([18, 15]);
+    const created = await call("POST", "/v1/jobs", { key: p.key, body: { type: "export", format: "json", organization: "org_rare" } });
+    const job = await waitForJob(p.key, created.json.data.id);
+    expect(job.status, JSON.stringify(job.error)).toBe("succeeded");
+    expect(JSON.parse(new TextDecoder().decode(await jobBytes(p.key, job))).map((e: { seq: number }) => e.seq)).toEqual([18, 15]);
     // A read that must look at every segment does meet the missing objects: they really are gone.
     expect((await call("GET", "/v1/events?actor_id=u_1", { key: p.key })).status).not.toBe(200);
   });
