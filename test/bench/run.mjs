@@ -14,7 +14,7 @@ import { batchLoad, createKey, ensureWrk, fmt, report, reportMeter, resetMeter, 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const only = process.argv.slice(2);
 // The jobs bench loads millions of events (hours at 10M): it runs only when named.
-const want = (name) => (name === "jobs" ? only.includes(name) : only.length === 0 || only.includes(name));
+const want = (name) => (name === "jobs" || name === "load" || name === "history" ? only.includes(name) : only.length === 0 || only.includes(name));
 
 ensureWrk();
 const persistDir = process.env.BENCH_DATA ?? tempDir("witness");
@@ -74,6 +74,11 @@ try {
   }
   // Tiers a project of its own (BENCH_ARCHIVE_EVENTS, 1M by default, most of it archived).
   if (want("archive")) await metered("archive", async () => (await import("./archive.bench.mjs")).default(ctx));
+  // `load` only loads the jobs bench's project (hours at 10M, resumable), for the jobs and history benches to reuse.
+  if (want("load")) {
+    const { prepareJobsProject } = await import("./jobs-load.mjs");
+    await metered("load of bench-jobs", () => prepareJobsProject({ runtimeUrl: ctx.runtimeUrl, persistDir, total: Number(process.env.BENCH_JOB_EVENTS ?? 10_000_000), report }));
+  }
   // Its own project (BENCH_JOB_EVENTS, 10M by default, most of it archived); it meters each phase itself.
   let jobs = null;
   if (want("jobs")) jobs = await (await import("./jobs.bench.mjs")).default(ctx);
