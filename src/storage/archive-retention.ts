@@ -76,7 +76,9 @@ export async function retireExpired(host: Host, plan: PurgePlan, now: Date): Pro
       return [];
     });
     const write = rows.some((r) => expires(r) !== null) ? await planPurge(db, host.ring, host.projectId, plan, now, rows, host.archive) : null;
-    refused += write ? write.expired - write.rows.length : 0;
+    const left = write ? write.expired - write.rows.length : 0;
+    if (left > 0) console.warn(`retention ${host.projectId}: left ${left} archived row(s) of seq ${segment.first_seq}-${segment.last_seq} that failed their checks for verify to report`);
+    refused += left;
     if (!write || write.rows.length === 0) {
       done();
       continue;
@@ -85,7 +87,6 @@ export async function retireExpired(host: Host, plan: PurgePlan, now: Date): Pro
     done();
     return { purged, refused, more: true };
   }
-  if (refused > 0) console.warn(`retention ${host.projectId}: left ${refused} archived row(s) that failed their checks for verify to report`);
   if (results.length < SEGMENTS_PER_CALL) kv.delete(CURSOR_KEY);
   return { purged: 0, refused, more: results.length === SEGMENTS_PER_CALL };
 }

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { ledgerOf } from "../../src/chain/ledger";
 import { purgeExpiredEvents } from "../../src/chain/retention";
 import { sha256Hex } from "../../src/lib/crypto";
 import { segmentObjects } from "../../src/storage/archive-companions";
@@ -80,5 +81,22 @@ describe("retention of archived segments: a crash", () => {
     expect(await count(p.db, "retention_gaps WHERE project_id = ?", p.id)).toBe(5);
     expect((await call("GET", `/v1/events/${stored[1].id}`, { key: p.key })).status).toBe(200);
     expect(await verify(p.key)).toMatchObject({ ok: true, verified: 6 });
+  });
+
+  it("after the transaction leaves only the old objects, which the archiver's sweep deletes", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, batch(10, "doc.read", ago(10)));
+    await archiveAll(p.id, 5);
+    const [first] = await segmentsOf(p.db, p.id);
+    const bytes = await Promise.all(segmentObjects(first.object_key).map(async (key) => [key, await (await env.ARCHIVE.get(key))!.arrayBuffer()] as const));
+    await plan(p.key, [{ pattern: "*", days: 5 }]);
+    await purgeExpiredEvents(env, new Date());
+    expect(await segmentsOf(p.db, p.id)).toEqual([]);
+    // As if the step had crashed before deleting the retired segment's objects.
+    for (const [key, body] of bytes) await env.ARCHIVE.put(key, body);
+    expect(await objectKeys(p.id)).toEqual(segmentObjects(first.object_key).sort());
+    for (let i = 0; i < 10 && !(await ledgerOf(env, p.id).archiveSegment(new Date().toISOString())).done; i++);
+    expect(await objectKeys(p.id)).toEqual([]);
+    expect(await verify(p.key)).toMatchObject({ ok: true, gaps: [{ first_seq: 1, last_seq: 10 }] });
   });
 });
