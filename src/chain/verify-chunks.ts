@@ -21,7 +21,16 @@ import { projectShard, shardDb } from "../storage/shards";
  * 1,000 and 10,000, and a few seconds of CPU.
  */
 export const CHUNK_EVENTS = 20_000;
-export const PARALLEL_CHUNKS = 4;
+export const PARALLEL_CHUNKS = 8;
+export const MAX_PARALLEL_CHUNKS = 64;
+
+/** VERIFY_PARALLELISM (wrangler.toml), or PARALLEL_CHUNKS when unset or not a whole number in 1..64. */
+export function verifyParallelism(env: Pick<Env, "VERIFY_PARALLELISM">): number {
+  const n = Number(env.VERIFY_PARALLELISM);
+  if (Number.isInteger(n) && n >= 1 && n <= MAX_PARALLEL_CHUNKS) return n;
+  if (env.VERIFY_PARALLELISM) console.warn(`VERIFY_PARALLELISM=${env.VERIFY_PARALLELISM} is not a whole number from 1 to ${MAX_PARALLEL_CHUNKS}; using ${PARALLEL_CHUNKS}`);
+  return PARALLEL_CHUNKS;
+}
 /**
  * Chunks in one plan at most: past CHUNK_EVENTS x MAX_CHUNKS (40M events) chunks grow
  * instead (500k events at 1B, still a few hundred D1 queries and seconds of CPU each),

@@ -1,6 +1,6 @@
 import type { VerifyResult, VerifyWindow } from "./verify";
 import { lastGapId, MAX_WALKS } from "./verify";
-import { checkChunk, mergeChunks, PARALLEL_CHUNKS, planVerify, type ChunkResult, type VerifyPlan } from "./verify-chunks";
+import { checkChunk, mergeChunks, planVerify, verifyParallelism, type ChunkResult, type VerifyPlan } from "./verify-chunks";
 import type { VerifyCheckpoint } from "./verify-checkpoint";
 import { forgetShard, projectShard, shardDb } from "../storage/shards";
 
@@ -25,7 +25,7 @@ export async function verifyChunked(
     const plan = await planVerify(env, projectId, window, { chunkEvents: options.chunkEvents, since });
     const db = shardDb(env, plan.shard);
     gapsBefore ??= await lastGapId(db, projectId);
-    const result = await mergeChunks(env, plan, await runChunks(env, plan, options.parallel ?? PARALLEL_CHUNKS));
+    const result = await mergeChunks(env, plan, await runChunks(env, plan, options.parallel ?? verifyParallelism(env)));
     if (result.failure?.reason !== "chain_broken" || run === MAX_WALKS) return result;
     if (plan.since) {
       since = null;

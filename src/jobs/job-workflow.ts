@@ -5,7 +5,7 @@ import { meterEnv, meterFetch } from "../lib/metered-bindings";
 import { erasureJobStep } from "./erasure-job";
 import { exportParts, planExport, writeManifest } from "./export-job";
 import { finishJob, getJob, type JobType } from "./job-store";
-import { mergeVerifyJob, PARALLEL_CHUNKS, planVerifyJob, verifyChunkStep } from "./verify-job";
+import { mergeVerifyJob, planVerifyJob, verifyChunkStep, verifyParallelism } from "./verify-job";
 
 export interface JobParams {
   jobId: string;
@@ -53,8 +53,9 @@ export class JobWorkflow extends WorkflowEntrypoint<Env, JobParams> {
         if (!plan) return;
         const results: ChunkResult[] = [];
         let failed = false;
-        for (let at = 0; at < plan.chunks.length && !failed; at += PARALLEL_CHUNKS) {
-          const batch = plan.chunks.slice(at, at + PARALLEL_CHUNKS).map((_, i) => metered(`${tag}chunk-${at + i}`, (env) => verifyChunkStep(env, projectId, jobId, plan, at + i)));
+        const parallel = verifyParallelism(this.env);
+        for (let at = 0; at < plan.chunks.length && !failed; at += parallel) {
+          const batch = plan.chunks.slice(at, at + parallel).map((_, i) => metered(`${tag}chunk-${at + i}`, (env) => verifyChunkStep(env, projectId, jobId, plan, at + i)));
           for (const [i, result] of (await Promise.all(batch)).entries()) {
             if (result === null) return; // canceled
             results[at + i] = result;

@@ -1,11 +1,11 @@
-import { checkChunk, mergeChunks, planVerify, PARALLEL_CHUNKS, type ChunkResult, type VerifyPlan } from "../chain/verify-chunks";
+import { checkChunk, mergeChunks, planVerify, verifyParallelism, type ChunkResult, type VerifyPlan } from "../chain/verify-chunks";
 import type { VerifyResult, VerifyWindow } from "../chain/verify";
 import { ledgerOf } from "../chain/ledger";
 import { countChunk, getJob, startJob } from "./job-store";
 
 /**
  * A verify job on the chunked engine (src/chain/verify-chunks.ts): a plan,
- * one step per chunk (up to PARALLEL_CHUNKS at once), and a merge. progress
+ * one step per chunk (up to VERIFY_PARALLELISM at once), and a merge. progress
  * counts chunks checked; the result is GET /v1/events/verify's answer.
  */
 export interface VerifyParams {
@@ -37,7 +37,7 @@ export async function verifyChunkStep(env: Env, projectId: string, jobId: string
   return result;
 }
 
-export { PARALLEL_CHUNKS };
+export { verifyParallelism };
 
 export function mergeVerifyJob(env: Env, plan: VerifyPlan, results: ChunkResult[]): Promise<VerifyResult> {
   return mergeChunks(env, plan, results);

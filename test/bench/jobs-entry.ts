@@ -1,6 +1,6 @@
 // The Witness worker as src/index.ts assembles it, plus one bench-only route: the jobs bench
 // (jobs.bench.mjs) runs the chunked verify engine with 1, 2 and 4 chunks at a time, which no
-// API route lets a client choose (GET /v1/events/verify and the verify job use PARALLEL_CHUNKS).
+// API route lets a client choose (GET /v1/events/verify and the verify job use VERIFY_PARALLELISM).
 // `npm run bench -- jobs` starts wrangler dev with this file as its entry; nothing else differs.
 import app from "../../src/app";
 import { verifyChunked } from "../../src/chain/verify-run";

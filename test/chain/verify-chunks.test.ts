@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
 import { loadKeyring } from "../../src/chain/signing-keys";
 import { verifyLive, type VerifyWindow } from "../../src/chain/verify";
-import { planVerify } from "../../src/chain/verify-chunks";
+import { PARALLEL_CHUNKS, planVerify, verifyParallelism } from "../../src/chain/verify-chunks";
 import { verifyChunked } from "../../src/chain/verify-run";
 import { meterReport, resetMeterReport, LIMITS } from "../../src/lib/meter";
 import { rewriteEvents } from "../log/ledger-log";
@@ -211,5 +211,14 @@ describe("incremental verify (since=checkpoint)", () => {
     expect((await call("GET", "/v1/events/verify?since=checkpoint&from=2026-01-01T00:00:00Z", { key: p.key })).status).toBe(400);
     // No checkpoint yet: a full verify.
     expect(await verify(p.key, "?since=checkpoint")).toMatchObject({ ok: true, verified: 0 });
+  });
+});
+
+describe("VERIFY_PARALLELISM", () => {
+  it("sets how many chunks run at once, and a value outside 1..64 falls back to the default instead of stalling verify", () => {
+    expect(verifyParallelism(env)).toBe(8);
+    expect(verifyParallelism({ VERIFY_PARALLELISM: "32" })).toBe(32);
+    expect(verifyParallelism({ VERIFY_PARALLELISM: "1" })).toBe(1);
+    for (const bad of ["0", "65", "2.5", "many", ""]) expect(verifyParallelism({ VERIFY_PARALLELISM: bad })).toBe(PARALLEL_CHUNKS);
   });
 });
