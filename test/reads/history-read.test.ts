@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { ledgerOf } from "../../src/chain/ledger";
 import { call, createProject, ingestMany } from "../helpers";
 import { archiveAll, segmentsOf } from "../storage/archive-helpers";
 
@@ -101,5 +102,34 @@ describe("archived rows in the list and pending erasures", () => {
     expect((await call("GET", "/v1/events/search?q=gone", { key: p.key })).json.data).toEqual([]);
     expect((await call("GET", "/v1/events/search?q=x1", { key: p.key })).json.data).toEqual([]);
     expect((await call("GET", "/v1/events/search?q=x4", { key: p.key })).json.data.map((r: Row) => r.seq)).toEqual([5]);
+  });
+});
+
+describe("a cursor from before retention retired the segments it points into", () => {
+  it("goes on below its position: the purged events are gone, nothing else is lost or repeated, and no 500", async () => {
+    const p = await createProject();
+    // 16 doc.old events (a one-day rule expires them) below 24 doc.new ones, in segments of 8.
+    await ingestMany(p.key, Array.from({ length: 40 }, (_, i) => ({ action: i < 16 ? "doc.old" : "doc.new", actor: { id: `u${i % 3}` }, occurred_at: minute(i) })));
+    await archiveAll(p.id, 8);
+    expect((await segmentsOf(p.db, p.id)).length).toBe(5);
+    const first = await call("GET", "/v1/events?limit=7", { key: p.key });
+    expect(first.json.data.map((r: Row) => r.seq)).toEqual([40, 39, 38, 37, 36, 35, 34]);
+    // A cursor standing inside what is about to be retired: the 12th event's position.
+    const inside = await call("GET", "/v1/events?limit=29", { key: p.key });
+    expect(inside.json.data.at(-1).seq).toBe(12);
+
+    expect((await call("PUT", "/v1/retention", { key: p.key, body: { rules: [{ pattern: "doc.old", days: 1 }] } })).status).toBe(200);
+    const ledger = ledgerOf(env, p.id);
+    for (let i = 0; i < 20 && !(await ledger.purgeNow(new Date().toISOString())).done; i++);
+    // The two doc.old segments were retired whole: nothing came back into D1.
+    expect((await segmentsOf(p.db, p.id)).map((s) => s.first_seq)).toEqual([17, 25, 33]);
+    expect((await p.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND seq <= 16").bind(p.id).first<{ n: number }>())!.n).toBe(0);
+
+    const rest = await walk(p.key, "x=1", 7, first.json.nextCursor);
+    // The retention change is recorded in the chain as witness.retention.changed: newer than the cursor, so not on these pages.
+    expect(rest.map((r) => r.seq)).toEqual(Array.from({ length: 17 }, (_, i) => 33 - i));
+    expect(await walk(p.key, "x=1", 5, inside.json.nextCursor)).toEqual([]);
+    const filtered = await walk(p.key, "actor_id=u1", 3, first.json.nextCursor);
+    expect(filtered.map((r) => r.seq)).toEqual(rest.filter((r) => r.actor?.id === "u1").map((r) => r.seq));
   });
 });
