@@ -180,7 +180,7 @@ describe("archived export from pre-rendered companions", () => {
     // The hot walk is done: the cron seals the oldest 40 (already written) just before the archive is first read.
     let sealed = false;
     const shard = interceptPrepare(p.db, (sql, statement) => {
-      if (!sql.includes("ORDER BY first_seq DESC LIMIT ?5")) return statement;
+      if (!sql.includes("ORDER BY s.first_seq DESC LIMIT ?5")) return statement;
       return {
         bind: (...params: unknown[]) => ({
           all: async () => {
