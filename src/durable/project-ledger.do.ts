@@ -229,7 +229,8 @@ export class ProjectLedger extends LedgerLogRpc {
   archiveSegment(now: string, hooks: ArchiveHooks = {}): Promise<{ archived: number; done: boolean }> {
     return this.commits.exclusive(async () => {
       if (this.historyBusy()) return { archived: 0, done: true };
-      return archiveStep(this.env, this.db, this.projectId, new Date(now), this.companions, hooks).then(({ archived, done }) => ({ archived, done }));
+      const runningErasures = new Set(this.erasures.running.list().map((r) => r.erasure_id));
+      return archiveStep(this.env, this.db, this.projectId, new Date(now), this.companions, { ...hooks, runningErasures }).then(({ archived, done }) => ({ archived, done }));
     });
   }
 

@@ -52,6 +52,8 @@ export interface ArchiveHooks {
   failAfterPut?: boolean;
   /** Tests: a smaller segment. */
   segmentRows?: number;
+  /** Erasures still running: the sweep keeps their rewrites' objects (archive-sweep.ts). */
+  runningErasures?: ReadonlySet<number>;
 }
 
 /** The project's hot window in days (control database), or null. */
@@ -64,7 +66,7 @@ export async function hotDays(env: Env, projectId: string): Promise<number | nul
  * Seals the next segment: the oldest hot rows received before the window, in
  * seq order, up to the first row that is still inside it (so each segment is
  * a contiguous seq range even if clocks stepped back) and never past the next
- * segment (rows a retention purge brought back and kept lie below segments).
+ * segment (rows an operator's restore brought back hot lie below segments).
  */
 export async function archiveStep(env: Env, db: D1Database, projectId: string, now: Date, companions: CompanionRecords, hooks: ArchiveHooks = {}) {
   const step = await sealNext(env, db, projectId, now, companions, hooks);
@@ -74,7 +76,7 @@ export async function archiveStep(env: Env, db: D1Database, projectId: string, n
   // Then summaries (summary-backfill.ts), one segment per step.
   if (step.done && (await backfillSummary(env, db, projectId))) return { ...step, done: false };
   // Last, what interrupted steps left in the bucket (archive-sweep.ts).
-  if (step.done) await sweepUnindexed(env, db, projectId);
+  if (step.done) await sweepUnindexed(env, db, projectId, hooks.runningErasures);
   return step;
 }
 
@@ -121,7 +123,7 @@ async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, 
   return { archived: segment.count, done: eligible < limit && !bounded, segment };
 }
 
-/** INSERT OR REPLACE: a rewritten segment (erasure, purge) keeps its key and first seq. */
+/** INSERT OR REPLACE: a rewritten segment (erasure, retention) keeps its first seq. */
 export function insertSegment(db: D1Database, s: Segment): D1PreparedStatement {
   return db
     .prepare(`INSERT OR REPLACE INTO archive_segments (${SEGMENT_COLUMNS.join(", ")}) VALUES (${SEGMENT_COLUMNS.map(() => "?").join(", ")})`)

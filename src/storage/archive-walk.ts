@@ -106,7 +106,7 @@ export async function* withArchived<T extends { seq: number }>(
 
   /**
    * The hot page with the archived rows that fall before and between its rows
-   * (a segment restored by retention can sit between archived ones), in seq
+   * (a segment an operator restored can sit between archived ones), in seq
    * order, in pages of `size`. The index is read after the page: a row that
    * was archived since the page was read is in both, and kept from the page.
    */
@@ -141,7 +141,9 @@ export async function* withArchived<T extends { seq: number }>(
 
 /**
  * A segment's rows, as readSegment, for a segment listed a moment ago. It may
- * have been rewritten (erasure) or brought back hot (retention) since, and its
+ * have been rewritten (erasure, retention), retired (retention: its rows are
+ * gone and a gap record covers them) or brought back hot (an operator's
+ * restore, archive-restore.ts) since, and its
  * old objects deleted: that is not damage, so a failed read looks at the
  * index row again and reads what replaced it (the rows of a segment brought
  * back hot are read from D1). Only a segment still named as it was is damaged.
@@ -166,7 +168,7 @@ async function changed(db: D1Database, segment: Segment): Promise<Segment | "sam
   return now.sha256 === segment.sha256 && now.object_key === segment.object_key ? "same" : now;
 }
 
-/** The rows of a segment that retention brought back hot after the walk listed it (those its purge has not deleted yet). */
+/** The rows of a segment brought back hot (or retired: none) after the walk listed it. */
 async function restoredRows(db: D1Database, segment: Segment): Promise<ArchivedRow[]> {
   const { results } = await db
     .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM events WHERE project_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`)

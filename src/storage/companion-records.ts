@@ -36,7 +36,7 @@ export class CompanionRecords {
     return out;
   }
 
-  /** Drops the records of segment versions no index row names any more (rewritten, or brought back by retention). */
+  /** Drops the records of segment versions no index row names any more (rewritten, retired, or brought back hot). */
   keepOnly(segmentSha256s: string[]): void {
     this.sql.exec("DELETE FROM archive_companions WHERE segment_sha256 NOT IN (SELECT value FROM json_each(?))", JSON.stringify(segmentSha256s));
   }

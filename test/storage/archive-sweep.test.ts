@@ -2,7 +2,9 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
 import { checkArchives } from "../../src/storage/archive-check";
-import type { Segment } from "../../src/storage/archive-segments";
+import { prepareRewrite, switchSegment } from "../../src/storage/archive-erase";
+import { readSegment, type Segment } from "../../src/storage/archive-segments";
+import { sweepUnindexed } from "../../src/storage/archive-sweep";
 import { call, createProject, ingestMany } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
 import { alarmsUntil } from "./archive-helpers";
@@ -66,5 +68,24 @@ describe("archive sweep", () => {
     const csv = await call("GET", "/v1/exports?format=csv", { key: p.key });
     expect(csv.status).toBe(200);
     expect(csv.text).not.toContain("u1@example.com");
+  });
+});
+
+describe("archive sweep and a running erasure", () => {
+  it("keeps the scrubbed copy an erasure wrote outside the lock and has not switched in yet; once switched, the old copy goes", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, events(20));
+    await archiveAll(p.id);
+    const [segment] = (await p.db.prepare("SELECT * FROM archive_segments WHERE project_id = ? ORDER BY first_seq").bind(p.id).all<Segment>()).results;
+    const rewrite = (await prepareRewrite(env, segment, (r) => r.actor_id === "u_1", new Date().toISOString(), 77))!;
+    expect(rewrite.next.segment.object_key).toContain(".e77.");
+    // The tidy pass runs (it holds the lock the erasure waits for) while erasure 77 is still running: its new objects stay.
+    expect(await sweepUnindexed(env, p.db, p.id, new Set([77]))).toBe(0);
+    expect(await switchSegment(p.db, rewrite)).toBe(true);
+    const rows = await readSegment(env, { ...segment, ...rewrite.next.segment });
+    expect(rows.filter((r) => r.actor_id === "u_1")).toEqual([]);
+    // The switch done, the old copy (with the erased values) is a leftover like any other.
+    expect(await sweepUnindexed(env, p.db, p.id, new Set([77]))).toBe(3);
+    expect(await env.ARCHIVE.head(segment.object_key)).toBeNull();
   });
 });
