@@ -79,6 +79,8 @@ try {
     const { prepareJobsProject } = await import("./jobs-load.mjs");
     await metered("load of bench-jobs", () => prepareJobsProject({ runtimeUrl: ctx.runtimeUrl, persistDir, total: Number(process.env.BENCH_JOB_EVENTS ?? 10_000_000), report }));
   }
+  // Reads across history (issue 22) on bench-jobs (loads only what it lacks) and a hot-only project beside it.
+  if (want("history")) await metered("history reads", async () => (await import("./history.bench.mjs")).default(ctx));
   // Its own project (BENCH_JOB_EVENTS, 10M by default, most of it archived); it meters each phase itself.
   let jobs = null;
   if (want("jobs")) jobs = await (await import("./jobs.bench.mjs")).default(ctx);
