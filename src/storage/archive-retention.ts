@@ -6,6 +6,7 @@ import { unindexRange } from "./archive-ids";
 import { ArchiveDamagedError, readSegment, type ArchivedRow, type Segment } from "./archive-segments";
 import type { ArchiveTier } from "./archive-walk";
 import type { CompanionRecords } from "./companion-records";
+import { actionPrefixElement, element, joinedSummary, SUMMARY_JOIN_COLUMNS, SummaryProbe, type SummaryJoined, type SummaryRow } from "./archive-summary";
 import { SEGMENT_COLUMNS } from "./shard-copy";
 
 /**
@@ -46,8 +47,10 @@ interface Host extends ColdRetention {
 }
 
 const CURSOR_KEY = "retention_cold_cursor";
-/** Segments looked at per call: a plan that expires nothing archived must not read the whole archive at once. */
+/** Segments read per call: a plan that expires nothing archived must not read the whole archive at once. */
 export const SEGMENTS_PER_CALL = 5;
+/** Index rows (with summaries) looked at per call: a segment its summary rules out costs no read. */
+const LOOKED_PER_CALL = 100;
 /** Tests only: a fault thrown once between the new objects' write and the transaction, set in the ledger's storage. */
 export const RETENTION_FAULT_KEY = "retention_fault";
 
@@ -61,14 +64,26 @@ export async function retireExpired(host: Host, plan: PurgePlan, now: Date): Pro
   // No event in a segment that began after the most recent cutoff can have expired.
   const newest = plan.rules.map((r) => cutoffOf(r, now)).sort()[plan.rules.length - 1];
   const { results } = await db
-    .prepare("SELECT * FROM archive_segments WHERE project_id = ? AND first_seq > ? AND first_occurred_at < ? ORDER BY first_seq LIMIT ?")
-    .bind(host.projectId, kv.get<number>(CURSOR_KEY) ?? 0, newest, SEGMENTS_PER_CALL)
-    .all<Segment>();
+    .prepare(
+      `SELECT s.*, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s ` +
+        "LEFT JOIN archive_summaries m ON m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 " +
+        "WHERE s.project_id = ? AND s.first_seq > ? AND s.first_occurred_at < ? ORDER BY s.first_seq LIMIT ?",
+    )
+    .bind(host.projectId, kv.get<number>(CURSOR_KEY) ?? 0, newest, LOOKED_PER_CALL)
+    .all<Segment & SummaryJoined>();
   const expires = expiryUnder(plan, now);
   let refused = 0;
-  for (const segment of results) {
+  let reads = 0;
+  for (const listed of results) {
+    const { m_version, m_filter, m_mac, ...segment } = listed;
     // Past a segment only once it is done with: a step that crashed on it starts there again.
     const done = () => kv.put(CURSOR_KEY, segment.first_seq);
+    // Its summary proves that no action in it falls under a rule that could have expired any of its rows.
+    if (!(await mayExpire(host.env, plan, now, segment, joinedSummary(listed)))) {
+      done();
+      continue;
+    }
+    if (reads++ === SEGMENTS_PER_CALL) return { purged: 0, refused, more: true };
     const rows = await readSegment(host.env, segment).catch((error) => {
       // Verify reports it (archive_damaged); nothing in it can be checked, so nothing in it is purged.
       if (!(error instanceof ArchiveDamagedError)) throw error;
@@ -87,8 +102,21 @@ export async function retireExpired(host: Host, plan: PurgePlan, now: Date): Pro
     done();
     return { purged, refused, more: true };
   }
-  if (results.length < SEGMENTS_PER_CALL) kv.delete(CURSOR_KEY);
-  return { purged: 0, refused, more: results.length === SEGMENTS_PER_CALL };
+  if (results.length < LOOKED_PER_CALL) kv.delete(CURSOR_KEY);
+  return { purged: 0, refused, more: results.length === LOOKED_PER_CALL };
+}
+
+/**
+ * False when the segment's authentic summary shows none of the actions the rules that could
+ * expire its rows name (a rule can expire a row only if its cutoff is after the segment's
+ * earliest occurred_at). A `*` rule names every action: the segment is read.
+ */
+async function mayExpire(env: Env, plan: PurgePlan, now: Date, segment: Segment, summary: SummaryRow | null): Promise<boolean> {
+  const live = plan.rules.filter((r) => cutoffOf(r, now) > segment.first_occurred_at);
+  if (live.length === 0) return false;
+  if (live.some((r) => r.pattern === "*")) return true;
+  const names = live.map((r) => (r.pattern.endsWith("*") ? actionPrefixElement(r.pattern.slice(0, -1)) : element("action", r.pattern)));
+  return new SummaryProbe(env, [names]).admits(summary);
 }
 
 async function retire(host: Host, segment: Segment, write: PurgeWrite): Promise<number> {

@@ -16,19 +16,23 @@ import type { ArchivedRow } from "./archive-segments";
 
 /** Search words are summarised by their prefixes up to this many code points; a longer term is tested by its prefix. */
 export const PREFIX_CHARS = 8;
-/** ~1% false positives at 10 bits an element (k = 7), up to the cap. */
-const BITS_PER_ELEMENT = 10;
+/** ~0.06% false positives at 16 bits an element (k = 8), up to the cap: a false positive costs a segment read. */
+const BITS_PER_ELEMENT = 16;
 /** 8 KiB of filter: about 4 bytes of D1 per archived event at most (11 KB as base64 text). */
 const MAX_BITS = 65_536;
 const MIN_BITS = 256;
 const FORMAT = 1;
 
 /** What a filter can be asked about. */
-export type ElementKind = "organization" | "actor_id" | "actor_email" | "ip_address" | "action" | "target_type" | "target" | "word";
-const TAG: Record<ElementKind, string> = { organization: "o", actor_id: "a", actor_email: "e", ip_address: "i", action: "x", target_type: "t", target: "T", word: "w" };
+export type ElementKind = "organization" | "actor_id" | "actor_email" | "ip_address" | "action" | "action_prefix" | "target_type" | "target" | "word";
+const TAG: Record<ElementKind, string> = { organization: "o", actor_id: "a", actor_email: "e", ip_address: "i", action: "x", action_prefix: "p", target_type: "t", target: "T", word: "w" };
+/** Retention rules name action prefixes (`debug.*`): each action is summarised by its prefixes up to this many characters. */
+export const ACTION_PREFIX_CHARS = 64;
 
 export const element = (kind: ElementKind, value: string) => `${TAG[kind]}\u0000${value}`;
 export const targetElement = (type: string, id: string) => element("target", `${type}\u0000${id}`);
+/** A retention rule's prefix (its pattern without the `*`) as the filter holds it. */
+export const actionPrefixElement = (prefix: string) => element("action_prefix", prefix.slice(0, ACTION_PREFIX_CHARS));
 /** A search term (already folded by searchTerms) as the filter holds it. */
 export const termElement = (term: string) => element("word", [...term].slice(0, PREFIX_CHARS).join(""));
 
@@ -42,6 +46,7 @@ export function rowElements(r: SummarisedRow, into = new Set<string>()): Set<str
   add("actor_email", r.actor_email);
   add("ip_address", r.ip_address);
   add("action", r.action);
+  for (let n = 1; n <= Math.min(r.action.length, ACTION_PREFIX_CHARS); n++) into.add(element("action_prefix", r.action.slice(0, n)));
   for (const t of JSON.parse(r.targets || "[]") as Array<{ type: string; id: string }>) {
     add("target_type", t.type);
     into.add(targetElement(t.type, t.id));
