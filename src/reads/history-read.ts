@@ -27,18 +27,21 @@ export const SEGMENTS_PER_PAGE = 10;
 /** Above every seq: a cursor `<t>~MAX_SEQ` resumes with every event at t still to come. */
 const MAX_SEQ = 999_999_999_999_999;
 
-/**
- * With a probe, a page looks at up to SUMMARIES_PER_PAGE segments' summaries
- * and reads only those that may match (still at most the budget): a sparse
- * filter or a rare term moves past a stretch of archive without reading it.
- */
-export const SUMMARIES_PER_PAGE = 400;
+/** Index rows (with summaries) per query: a summary is up to 11 KB, so a query answers a few MB at most. */
+export const SUMMARIES_PER_QUERY = 400;
+/** Segments read at once: each is an R2 read and ~1 MB unpacked. */
+const READS_AT_ONCE = 16;
 
+/**
+ * Segments that may hold rows of the page, newest last_occurred_at first, after the keyset `after`.
+ * With a probe, those whose summary proves no row matches are passed over unread.
+ */
 const SEGMENTS =
   `SELECT s.*, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s INDEXED BY archive_segments_occurred_idx ` +
   "LEFT JOIN archive_summaries m ON ?7 AND m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 WHERE s.project_id = ?1 " +
   "AND (?2 IS NULL OR s.last_occurred_at >= ?2) AND (?3 IS NULL OR s.first_occurred_at <= ?3) " +
   "AND (?4 IS NULL OR s.last_occurred_at >= ?4) AND (?5 IS NULL OR s.first_occurred_at <= ?5) " +
+  "AND (?8 IS NULL OR s.last_occurred_at < ?8 OR (s.last_occurred_at = ?8 AND s.first_seq < ?9)) " +
   "ORDER BY s.last_occurred_at DESC, s.first_seq DESC LIMIT ?6";
 
 type Listed = Segment & SummaryJoined;
@@ -75,18 +78,14 @@ async function historyPage(
   if (!(await archived)) return hot;
   // Where the hot page stopped: archived rows below it belong to later pages (null: the hot rows ran out).
   const floor = hot.nextCursor ? decodeCursor(hot.nextCursor) : null;
-  let page = await mergePage(env, db, sel, cursor, floor, hot, limit, SEGMENTS_PER_PAGE, found, probe);
-  // More segments than the budget end at one instant the cursor already stands on: no page could
-  // move past it within the budget, so this one reads all of them (clients that send one fixed
-  // occurred_at for many events make such runs).
-  if (page.rows.length === 0 && page.nextCursor !== null && cursor !== null && page.nextCursor === encodeCursor(cursor.occurredAt, MAX_SEQ)) {
-    page = await mergePage(env, db, sel, cursor, floor, hot, limit, STUCK_SEGMENTS, found, probe);
-  }
-  return page;
+  const page = await mergePage(env, db, sel, cursor, floor, hot, limit, SEGMENTS_PER_PAGE, found, probe);
+  if (page !== "stuck") return page;
+  // Every segment the budget allowed overlaps the cursor's instant, so no row below the cursor is
+  // known final: a page could only stand still. This one reads every segment that may match and
+  // overlaps the cursor instead (clients that send one fixed occurred_at for many events, or a
+  // backfill that spread each segment over months, make such runs).
+  return (await mergePage(env, db, sel, cursor, floor, hot, limit, Number.POSITIVE_INFINITY, found, probe)) as Page;
 }
-
-/** Segments read at most when the page cannot otherwise move past an instant. */
-const STUCK_SEGMENTS = 1000;
 
 async function mergePage(
   env: Env,
@@ -99,35 +98,29 @@ async function mergePage(
   budget: number,
   found: (r: ArchivedRow) => boolean,
   probe: SummaryProbe | null,
-): Promise<Page> {
-  const looked = probe ? Math.max(budget, SUMMARIES_PER_PAGE) : budget;
-  const { results } = await db
-    .prepare(SEGMENTS)
-    .bind(sel.projectId, floor?.occurredAt ?? null, cursor?.occurredAt ?? null, sel.dateFrom, sel.dateTo, looked + 1, probe !== null ? 1 : 0)
-    .all<Listed>();
-  if (results.length === 0) return hot;
-  // The newest occurred_at no unread segment can exceed: rows above it are final. A segment its summary rules out was looked at.
-  let frontier = results.length > looked ? results[looked].last_occurred_at : null;
-  const toRead: Segment[] = [];
-  for (const segment of results.slice(0, looked)) {
-    if (probe && !(await probe.admits(joinedSummary(segment)))) continue;
-    if (toRead.length === budget) {
-      frontier = segment.last_occurred_at;
-      break;
+): Promise<Page | "stuck"> {
+  const { toRead, frontier, none } = await segmentsToRead(db, sel, cursor, floor, budget, probe);
+  if (none) return hot;
+  // The newest occurred_at no unread segment can exceed: rows above it are final. At or above the cursor, none is.
+  if (frontier !== null && cursor !== null && frontier >= cursor.occurredAt) return "stuck";
+  const inHot = new Set(hot.rows.map((r) => r.seq));
+  // Only the newest limit + 1 archived rows can be on this page: memory stays flat however many segments are read.
+  let archived: ShapeRow[] = [];
+  for (let at = 0; at < toRead.length; at += READS_AT_ONCE) {
+    const candidates: ArchivedRow[] = [];
+    for (const rows of await Promise.all(toRead.slice(at, at + READS_AT_ONCE).map((segment) => readSegment(env, segment)))) {
+      for (const row of rows) {
+        if (inHot.has(row.seq) || (frontier !== null && row.occurred_at <= frontier)) continue;
+        if (matches(sel, row) && (!cursor || isBelow(row, cursor)) && (!floor || !isBelow(row, floor))) candidates.push(row);
+      }
     }
-    toRead.push(segment);
+    if (candidates.length === 0) continue;
+    // As hot rows: shown scrubbed while an erasure is pending, left out where a filter matched only an erased field.
+    const shown = (await scrubArchived(db, sel.projectId, candidates)).filter((r) => (!wasScrubbed(r) || (sel.actorId === null && sel.ipAddress === null)) && found(r));
+    archived = [...archived, ...(shown as unknown as ShapeRow[])].sort(listOrder).slice(0, limit + 1);
   }
-  const archived: ArchivedRow[] = [];
-  for (const rows of await Promise.all(toRead.map((segment) => readSegment(env, segment)))) {
-    for (const row of rows) {
-      if (matches(sel, row) && (!cursor || isBelow(row, cursor)) && (!floor || !isBelow(row, floor))) archived.push(row);
-    }
-  }
-  // As hot rows: shown scrubbed while an erasure is pending, left out where a filter matched only an erased field.
-  const shown = (await scrubArchived(db, sel.projectId, archived)).filter((r) => (!wasScrubbed(r) || (sel.actorId === null && sel.ipAddress === null)) && found(r));
-  const seen = new Set(hot.rows.map((r) => r.seq));
-  // A row sealed between the hot read and the segment read is in both: once.
-  const merged = [...hot.rows, ...(shown as unknown as ShapeRow[]).filter((r) => !seen.has(r.seq))].sort(listOrder);
+  // A row sealed between the hot read and the segment read is in both: once (the hot copy).
+  const merged = [...hot.rows, ...archived].sort(listOrder);
   const final = frontier === null ? merged : merged.filter((r) => r.occurred_at > frontier);
   if (final.length > limit) {
     const rows = final.slice(0, limit);
@@ -136,6 +129,34 @@ async function mergePage(
   }
   if (frontier !== null) return { rows: final, nextCursor: encodeCursor(frontier, MAX_SEQ) };
   return { rows: final, nextCursor: hot.nextCursor };
+}
+
+/**
+ * The segments a page reads (at most `budget` that may match, in list order of their newest
+ * row) and the frontier: the newest occurred_at of the first one left unread (null: none left).
+ * `none`: no segment reaches into the page at all.
+ */
+async function segmentsToRead(db: D1Database, sel: Selection, cursor: Cursor | null, floor: Cursor | null, budget: number, probe: SummaryProbe | null) {
+  const toRead: Segment[] = [];
+  const per = probe ? SUMMARIES_PER_QUERY : Math.min(budget + 1, SUMMARIES_PER_QUERY);
+  let after = null as Listed | null;
+  let seen = 0;
+  for (;;) {
+    const { results }: { results: Listed[] } = await db
+      .prepare(SEGMENTS)
+      .bind(sel.projectId, floor?.occurredAt ?? null, cursor?.occurredAt ?? null, sel.dateFrom, sel.dateTo, per, probe !== null ? 1 : 0, after?.last_occurred_at ?? null, after?.first_seq ?? null)
+      .all<Listed>();
+    seen += results.length;
+    for (const segment of results) {
+      if (probe && !(await probe.admits(joinedSummary(segment)))) continue;
+      if (toRead.length === budget) return { toRead, frontier: segment.last_occurred_at, none: false };
+      // Without its summary (up to 11 KB): a stuck page may hold thousands of these.
+      const { m_version: _v, m_filter: _f, m_mac: _m, ...plain } = segment;
+      toRead.push(plain);
+    }
+    if (results.length < per) return { toRead, frontier: null, none: seen === 0 };
+    after = results[results.length - 1];
+  }
 }
 
 /** Strictly after (older than) position c in list order: what a page from cursor c may hold. */
