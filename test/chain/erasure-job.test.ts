@@ -95,7 +95,8 @@ describe("erasure as a job", () => {
     for (const r of served.receipts) expect(r.json.data).toMatchObject({ actor: { id: null, type: "user" }, valid: true });
     expect(JSON.parse(served.filtered.text)).toEqual([]);
     const exported = JSON.parse(served.exports[1].text) as Array<{ action: string; anonymized_at: string | null }>;
-    expect(exported.length).toBe(85);
+    // The erasure's own record (witness.actor.erased) joins the chain once the job settles, which on a busy machine can be before this read.
+    expect(exported.filter((e) => !e.action.startsWith("witness.")).length).toBe(85);
     expect(exported.filter((e) => e.action.startsWith("first.")).every((e) => e.anonymized_at === served.gets[0].json.data.anonymized_at)).toBe(true);
     expect(served.exports[0].text).toContain(bob.email);
 
