@@ -5,7 +5,7 @@ import type { ShapeRow } from "./event-shape";
 import { scrubArchived, wasScrubbed } from "./pending-erasures";
 import { matchesAll } from "./search-query";
 import { matches } from "../storage/archive-export";
-import { readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
+import { fieldNeedle, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
 import { joinedSummary, SUMMARY_JOIN_COLUMNS, type SummaryJoined, type SummaryProbe } from "../storage/archive-summary";
 import { segmentProbe } from "./segment-probe";
 
@@ -104,11 +104,16 @@ async function mergePage(
   // The newest occurred_at no unread segment can exceed: rows above it are final. At or above the cursor, none is.
   if (frontier !== null && cursor !== null && frontier >= cursor.occurredAt) return "stuck";
   const inHot = new Set(hot.rows.map((r) => r.seq));
+  const needles = [
+    ...(sel.actorId !== null ? [fieldNeedle("actor_id", sel.actorId)] : []),
+    ...(sel.organization !== null ? [fieldNeedle("organization", sel.organization)] : []),
+    ...(sel.ipAddress !== null ? [fieldNeedle("ip_address", sel.ipAddress)] : []),
+  ];
   // Only the newest limit + 1 archived rows can be on this page: memory stays flat however many segments are read.
   let archived: ShapeRow[] = [];
   for (let at = 0; at < toRead.length; at += READS_AT_ONCE) {
     const candidates: ArchivedRow[] = [];
-    for (const rows of await Promise.all(toRead.slice(at, at + READS_AT_ONCE).map((segment) => readSegment(env, segment)))) {
+    for (const rows of await Promise.all(toRead.slice(at, at + READS_AT_ONCE).map((segment) => readSegment(env, segment, needles)))) {
       for (const row of rows) {
         if (inHot.has(row.seq) || (frontier !== null && row.occurred_at <= frontier)) continue;
         if (matches(sel, row) && (!cursor || isBelow(row, cursor)) && (!floor || !isBelow(row, floor))) candidates.push(row);
