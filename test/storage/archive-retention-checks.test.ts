@@ -7,7 +7,7 @@ import { segmentObjects } from "../../src/storage/archive-companions";
 import { RETENTION_FAULT_KEY } from "../../src/storage/archive-retention";
 import { call, createProject, ingestMany } from "../helpers";
 import { archiveAll, gunzipText, gzipText, segmentsOf } from "./archive-helpers";
-import { ago, archivedSeqs, batch, count, gapRows, ledgerKv, objectKeys, plan, purgeSteps, verify } from "./retention-helpers";
+import { ago, archivedSeqs, batch, count, gapRows, ledgerKv, objectKeys, plan, purgeSteps, verify, halfExpiredSegment } from "./retention-helpers";
 
 /** Retention in the cold tier makes every check the hot purge makes, and survives a crash mid-step. */
 describe("retention of archived segments: what it keeps", () => {
@@ -56,14 +56,7 @@ describe("retention of archived segments: what it keeps", () => {
 
 describe("retention of archived segments: a crash", () => {
   it("between the rewritten objects' write and the transaction loses nothing, and the next run finishes the rewrite", async () => {
-    const p = await createProject();
-    const stored = await ingestMany(
-      p.key,
-      Array.from({ length: 10 }, (_, i) => ({ action: i % 2 === 0 ? "debug.trace" : "doc.keep", actor: { id: "u" }, occurred_at: ago(10) })),
-    );
-    await archiveAll(p.id, 10);
-    const [original] = await segmentsOf(p.db, p.id);
-    await plan(p.key, [{ pattern: "debug.*", days: 5 }]);
+    const { p, stored, original } = await halfExpiredSegment();
     await ledgerKv(p.id, (kv) => kv.put(RETENTION_FAULT_KEY, true));
     await purgeExpiredEvents(env, new Date());
 

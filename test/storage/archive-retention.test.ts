@@ -5,7 +5,7 @@ import { purgeExpiredEvents } from "../../src/chain/retention";
 import { segmentObjects } from "../../src/storage/archive-companions";
 import { call, createProject, ingestMany } from "../helpers";
 import { archiveAll, segmentsOf } from "./archive-helpers";
-import { ago, archivedSeqs, batch, count, gapRows, ledgerKv, objectKeys, plan, purgeSteps, verify } from "./retention-helpers";
+import { ago, archivedSeqs, batch, count, gapRows, ledgerKv, objectKeys, plan, purgeSteps, verify, halfExpiredSegment } from "./retention-helpers";
 
 /** Tidy archive steps until the archiver is done: its backfills and sweep (src/storage/archive-run.ts). */
 async function tidySteps(projectId: string): Promise<number> {
@@ -58,14 +58,7 @@ describe("retention across tiers", () => {
   });
 
   it("rewrites a partly expired segment without its expired rows, then retires it once the rest expires", async () => {
-    const p = await createProject();
-    const stored = await ingestMany(
-      p.key,
-      Array.from({ length: 10 }, (_, i) => ({ action: i % 2 === 0 ? "debug.trace" : "doc.keep", actor: { id: "u" }, occurred_at: ago(10) })),
-    );
-    await archiveAll(p.id, 10);
-    const [original] = await segmentsOf(p.db, p.id);
-    await plan(p.key, [{ pattern: "debug.*", days: 5 }]);
+    const { p, stored, original } = await halfExpiredSegment();
     await purgeExpiredEvents(env, new Date());
 
     const [rewritten] = await segmentsOf(p.db, p.id);

@@ -3,7 +3,8 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
-import { call } from "../helpers";
+import { call, createProject, ingestMany } from "../helpers";
+import { archiveAll, segmentsOf } from "./archive-helpers";
 
 export const DAY = 86_400_000;
 export const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
@@ -62,4 +63,17 @@ export async function purgeSteps(projectId: string, each: () => Promise<void> = 
 /** Work inside the project's ledger, on its key-value storage. */
 export function ledgerKv<T>(projectId: string, work: (kv: SyncKvStorage, sql: SqlStorage) => T): Promise<T> {
   return runInDurableObject(ledgerOf(env, projectId), (_instance, state) => work(state.storage.kv, state.storage.sql));
+}
+
+/** One archived segment of ten events ten days old, every other one debug.trace, under a plan that expires debug.* after five days. */
+export async function halfExpiredSegment() {
+  const p = await createProject();
+  const stored = await ingestMany(
+    p.key,
+    Array.from({ length: 10 }, (_, i) => ({ action: i % 2 === 0 ? "debug.trace" : "doc.keep", actor: { id: "u" }, occurred_at: ago(10) })),
+  );
+  await archiveAll(p.id, 10);
+  const [original] = await segmentsOf(p.db, p.id);
+  await plan(p.key, [{ pattern: "debug.*", days: 5 }]);
+  return { p, stored, original };
 }
