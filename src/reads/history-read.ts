@@ -50,7 +50,7 @@ const listOrder = (a: ShapeRow, b: ShapeRow) => (a.occurred_at === b.occurred_at
 
 /** `archived`: whether the project has archived events at all (hot_since, read beside the page); without, no segment is looked for. */
 export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
-  return historyPage(env, db, sel, cursor, limit, listEvents(db, sel, cursor, limit), () => true, archived, segmentProbe(env, sel));
+  return historyPage(env, db, sel, [], cursor, limit, listEvents(db, sel, cursor, limit), () => true, archived, segmentProbe(env, sel));
 }
 
 /**
@@ -60,13 +60,14 @@ export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cu
  */
 export function searchHistory(env: Env, db: D1Database, sel: Selection, terms: string[], cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
   const found = (r: ArchivedRow) => matchesAll(terms, [r.action, r.actor_name, r.actor_email, r.actor_id]);
-  return historyPage(env, db, sel, cursor, limit, searchEvents(db, sel, terms, cursor, limit), found, archived, segmentProbe(env, sel, terms));
+  return historyPage(env, db, sel, terms, cursor, limit, searchEvents(db, sel, terms, cursor, limit), found, archived, segmentProbe(env, sel, terms));
 }
 
 async function historyPage(
   env: Env,
   db: D1Database,
   sel: Selection,
+  terms: string[],
   cursor: Cursor | null,
   limit: number,
   hotPage: Promise<Page>,
@@ -78,19 +79,20 @@ async function historyPage(
   if (!(await archived)) return hot;
   // Where the hot page stopped: archived rows below it belong to later pages (null: the hot rows ran out).
   const floor = hot.nextCursor ? decodeCursor(hot.nextCursor) : null;
-  const page = await mergePage(env, db, sel, cursor, floor, hot, limit, SEGMENTS_PER_PAGE, found, probe);
+  const page = await mergePage(env, db, sel, terms, cursor, floor, hot, limit, SEGMENTS_PER_PAGE, found, probe);
   if (page !== "stuck") return page;
   // Every segment the budget allowed overlaps the cursor's instant, so no row below the cursor is
   // known final: a page could only stand still. This one reads every segment that may match and
   // overlaps the cursor instead (clients that send one fixed occurred_at for many events, or a
   // backfill that spread each segment over months, make such runs).
-  return (await mergePage(env, db, sel, cursor, floor, hot, limit, Number.POSITIVE_INFINITY, found, probe)) as Page;
+  return (await mergePage(env, db, sel, terms, cursor, floor, hot, limit, Number.POSITIVE_INFINITY, found, probe)) as Page;
 }
 
 async function mergePage(
   env: Env,
   db: D1Database,
   sel: Selection,
+  terms: string[],
   cursor: Cursor | null,
   floor: Cursor | null,
   hot: Page,
@@ -104,16 +106,12 @@ async function mergePage(
   // The newest occurred_at no unread segment can exceed: rows above it are final. At or above the cursor, none is.
   if (frontier !== null && cursor !== null && frontier >= cursor.occurredAt) return "stuck";
   const inHot = new Set(hot.rows.map((r) => r.seq));
-  const needles = [
-    ...(sel.actorId !== null ? [fieldNeedle("actor_id", sel.actorId)] : []),
-    ...(sel.organization !== null ? [fieldNeedle("organization", sel.organization)] : []),
-    ...(sel.ipAddress !== null ? [fieldNeedle("ip_address", sel.ipAddress)] : []),
-  ];
+  const keep = linesWorthParsing(sel, terms);
   // Only the newest limit + 1 archived rows can be on this page: memory stays flat however many segments are read.
   let archived: ShapeRow[] = [];
   for (let at = 0; at < toRead.length; at += READS_AT_ONCE) {
     const candidates: ArchivedRow[] = [];
-    for (const rows of await Promise.all(toRead.slice(at, at + READS_AT_ONCE).map((segment) => readSegment(env, segment, needles)))) {
+    for (const rows of await Promise.all(toRead.slice(at, at + READS_AT_ONCE).map((segment) => readSegment(env, segment, keep)))) {
       for (const row of rows) {
         if (inHot.has(row.seq) || (frontier !== null && row.occurred_at <= frontier)) continue;
         if (matches(sel, row) && (!cursor || isBelow(row, cursor)) && (!floor || !isBelow(row, floor))) candidates.push(row);
@@ -162,6 +160,29 @@ async function segmentsToRead(db: D1Database, sel: Selection, cursor: Cursor | n
     if (results.length < per) return { toRead, frontier: null, none: seen === 0 };
     after = results[results.length - 1];
   }
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * Which stored lines of a segment are worth parsing for this page, or undefined for all: a line
+ * must hold each equality filter's value as its field (fieldNeedle), and, for a search, each term
+ * in its lowercased text. A term is folded (search-query.ts); an ASCII line's words fold by
+ * lowercasing alone, so the test is only made on ASCII lines (any other line is parsed).
+ */
+function linesWorthParsing(sel: Selection, terms: string[]): ((line: string) => boolean) | undefined {
+  const needles = [
+    ...(sel.actorId !== null ? [fieldNeedle("actor_id", sel.actorId)] : []),
+    ...(sel.organization !== null ? [fieldNeedle("organization", sel.organization)] : []),
+    ...(sel.ipAddress !== null ? [fieldNeedle("ip_address", sel.ipAddress)] : []),
+  ];
+  if (needles.length === 0 && terms.length === 0) return undefined;
+  return (line) => {
+    if (!needles.every((n) => line.includes(n))) return false;
+    if (terms.length === 0 || !ASCII.test(line)) return true;
+    const lower = line.toLowerCase();
+    return terms.every((t) => lower.includes(t));
+  };
 }
 
 /** Strictly after (older than) position c in list order: what a page from cursor c may hold. */

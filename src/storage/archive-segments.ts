@@ -122,17 +122,18 @@ const UTF8 = new TextDecoder();
 
 /**
  * A segment's rows in seq order, checked against the SHA-256 its index row recorded. With
- * `needles`, only the rows whose stored line contains every one (fieldNeedle) are parsed: a
- * sparse filter then pays a substring scan, not a JSON parse, for each row it does not want.
+ * `keep`, only the rows whose stored line it keeps are parsed: a sparse filter then pays a
+ * substring scan, not a JSON parse, for each row it does not want (keep must never drop a
+ * row the caller would want: it is a necessary condition, see fieldNeedle).
  */
-export async function readSegment(env: Env, segment: Segment, needles: string[] = []): Promise<ArchivedRow[]> {
+export async function readSegment(env: Env, segment: Segment, keep?: (line: string) => boolean): Promise<ArchivedRow[]> {
   const bytes = await readSealed(env, segment.object_key, segment.sha256);
   if (bytes === "missing") throw new ArchiveDamagedError(segment, "missing from the archive bucket");
   if (bytes === "hash_differs") throw new ArchiveDamagedError(segment, "its SHA-256 differs from its index row");
   const text = UTF8.decode(bytes);
   if (text === "") return [];
   const lines = text.split("\n");
-  return (needles.length === 0 ? lines : lines.filter((line) => needles.every((n) => line.includes(n)))).map((line) => JSON.parse(line) as ArchivedRow);
+  return (keep ? lines.filter(keep) : lines).map((line) => JSON.parse(line) as ArchivedRow);
 }
 
 /** What a stored line holds when its `column` is exactly `value` (sealSegment writes JSON.stringify of the row, keys as named). */

@@ -167,3 +167,19 @@ describe("segments that each span most of the project's time", () => {
     }
   });
 });
+
+describe("search of archived rows", () => {
+  it("finds terms however the stored line spells them: accents, other scripts, quotes and line breaks in the text", async () => {
+    const p = await createProject();
+    const names = ["Zoë Ünal", 'O"Brien\nSmith', "Ольга Петрова", "plain ascii"];
+    await ingestMany(p.key, names.map((name, i) => ({ action: "doc.read", actor: { id: `n${i}`, name }, occurred_at: minute(i) })));
+    await archiveAll(p.id, 2);
+    const found = async (q: string) => (await call("GET", `/v1/events/search?q=${encodeURIComponent(q)}`, { key: p.key })).json.data.map((r: { actor: { id: string } }) => r.actor.id);
+    expect(await found("zoe")).toEqual(["n0"]);
+    expect(await found("UNAL")).toEqual(["n0"]);
+    expect(await found("brien smith")).toEqual(["n1"]);
+    expect(await found("петр")).toEqual(["n2"]);
+    expect(await found("ascii pla")).toEqual(["n3"]);
+    expect(await found("asciix")).toEqual([]);
+  });
+});
