@@ -85,7 +85,8 @@ try {
   let jobs = null;
   if (want("jobs")) jobs = await (await import("./jobs.bench.mjs")).default(ctx);
   if (want("reads") || jobs) await Promise.all([service.stop(), baseline.stop()]);
-  if (jobs) {
+  // Without export rounds (BENCH_JOB_EXPORT_ROUNDS=0) there is no export to hold the floor against.
+  if (jobs?.archivedExport) {
     // The floor reads Witness's local D1 and R2: Witness has stopped.
     const floor = (await import("./archived-export-floor.bench.mjs")).default;
     await floor({ persistDir, projectId: "bench-jobs", cold: jobs.cold, jobRate: jobs.archivedExport, port: port + 2, report });
