@@ -1,4 +1,4 @@
-import { mayHoldActor, segmentsToErase } from "../storage/archive-erase";
+import { actorProbe, segmentsToErase } from "../storage/archive-erase";
 import { readSegment } from "../storage/archive-segments";
 import type { ErasureRequest } from "./erasure";
 import { heldSql, isHeld, type LegalHold } from "./legal-holds";
@@ -25,12 +25,13 @@ export async function holdsErasureWouldBreak(env: Env, db: D1Database, req: Eras
   if (touched.length === 0) {
     // Only the segments whose summaries say the actor may be inside are read (archive-summary.ts); pages of
     // HOLD_SCAN_PAGE index rows keep each query's result small (a summary is up to 11 KB).
+    const probe = actorProbe(env, req.by, req.value, req.organization);
     for (let after = 0; touched.length === 0; ) {
       const segments = await segmentsToErase(db, req.projectId, after, Number.MAX_SAFE_INTEGER, HOLD_SCAN_PAGE);
       if (segments.length === 0) break;
       after = segments[segments.length - 1].first_seq;
       for (const segment of segments) {
-        if (!(await mayHoldActor(env, segment, req.by, req.value, req.organization))) continue;
+        if (!(await probe.admits(segment.summary))) continue;
         const rows = await readSegment(env, segment);
         touched.push(
           ...rows.filter((r) => (req.by === "id" ? r.actor_id : r.actor_email) === req.value && (req.organization === null || r.organization === req.organization) && isHeld(holds, r)),

@@ -1,7 +1,7 @@
 import { deleteStagedExports } from "../reads/export-stream";
 import { pendingDelete } from "../reads/pending-erasures";
 import { compactSearchIndex } from "../reads/search-index";
-import { dropObjects, mayHoldActor, prepareRewrite, segmentsToErase, switchSegment } from "../storage/archive-erase";
+import { actorProbe, dropObjects, prepareRewrite, segmentsToErase, switchSegment } from "../storage/archive-erase";
 import { ArchiveDamagedError, type ArchivedRow } from "../storage/archive-segments";
 import { restartCopy } from "../storage/shard-move";
 import type { AuditOutbox } from "./audit-outbox";
@@ -166,8 +166,9 @@ async function archiveStep(host: ErasureHost, r: RunningErasure, state: ErasureS
   const covers = (row: ArchivedRow) =>
     row.seq <= r.through_seq && (r.by === "id" ? row.actor_id : row.actor_email) === r.value && (r.organization === null || row.organization === r.organization);
   let reads = 0;
+  const probe = actorProbe(host.env, r.by, r.value, r.organization);
   for (const segment of segments) {
-    if (!(await mayHoldActor(host.env, segment, r.by, r.value, r.organization))) {
+    if (!(await probe.admits(segment.summary))) {
       save({ segmentAfter: segment.first_seq });
       continue;
     }

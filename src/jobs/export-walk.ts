@@ -4,7 +4,7 @@ import { EXPORT_BATCH } from "../reads/export-stream";
 import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "../reads/pending-erasures";
 import { matches } from "../storage/archive-export";
 import { readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
-import { joinedSummary, SUMMARY_JOIN_COLUMNS, type SummaryJoined } from "../storage/archive-summary";
+import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
 import { segmentProbe } from "../reads/segment-probe";
 
 /**
@@ -61,7 +61,7 @@ const ARCHIVED_THROUGH = "SELECT coalesce(max(last_seq), 0) AS s FROM archive_se
 // With the pending erasures that may cover the segment's rows (src/reads/pending-erasures.ts), in the same query.
 const NEXT_SEGMENT =
   `SELECT s.*, ${PENDING_FOR_SEGMENT} AS _pending, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s ` +
-  "LEFT JOIN archive_summaries m ON m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 " +
+  summaryJoin() +
   "WHERE s.project_id = ?1 AND (?2 IS NULL OR s.last_occurred_at >= ?2) " +
   "AND (?3 IS NULL OR s.first_occurred_at <= ?3) AND (?4 IS NULL OR s.first_seq < ?4) ORDER BY s.first_seq DESC LIMIT 1";
 /** Segments one part may pass over on their summaries alone: one D1 query each, no R2 read. */

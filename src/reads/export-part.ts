@@ -5,7 +5,7 @@ import { stagedKey } from "./export-stream";
 import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "./pending-erasures";
 import { companionBytes, matches } from "../storage/archive-export";
 import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
-import { joinedSummary, SUMMARY_JOIN_COLUMNS, type SummaryJoined } from "../storage/archive-summary";
+import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
 import { segmentProbe } from "./segment-probe";
 import { trustedCompanions } from "../storage/companion-check";
 import { eventsDb } from "../storage/shards";
@@ -60,7 +60,7 @@ const ARCHIVED_THROUGH = "SELECT coalesce(max(last_seq), 0) AS s FROM archive_se
 // With the pending erasures that may cover each segment's rows (src/reads/pending-erasures.ts): no extra query.
 const NEXT_SEGMENTS =
   `SELECT s.*, ${PENDING_FOR_SEGMENT} AS _pending, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s ` +
-  "LEFT JOIN archive_summaries m ON ?6 AND m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 " +
+  summaryJoin("?6") +
   "WHERE s.project_id = ?1 AND (?2 IS NULL OR s.last_occurred_at >= ?2) " +
   "AND (?3 IS NULL OR s.first_occurred_at <= ?3) AND (?4 IS NULL OR s.first_seq < ?4) ORDER BY s.first_seq DESC LIMIT ?5";
 

@@ -6,7 +6,7 @@ import { scrubArchived, wasScrubbed } from "./pending-erasures";
 import { matchesAll } from "./search-query";
 import { matches } from "../storage/archive-export";
 import { fieldNeedle, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
-import { joinedSummary, SUMMARY_JOIN_COLUMNS, type SummaryJoined, type SummaryProbe } from "../storage/archive-summary";
+import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined, type SummaryProbe } from "../storage/archive-summary";
 import { segmentProbe } from "./segment-probe";
 
 /**
@@ -38,7 +38,8 @@ const READS_AT_ONCE = 16;
  */
 const SEGMENTS =
   `SELECT s.*, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s INDEXED BY archive_segments_occurred_idx ` +
-  "LEFT JOIN archive_summaries m ON ?7 AND m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 WHERE s.project_id = ?1 " +
+  summaryJoin("?7") +
+  "WHERE s.project_id = ?1 " +
   "AND (?2 IS NULL OR s.last_occurred_at >= ?2) AND (?3 IS NULL OR s.first_occurred_at <= ?3) " +
   "AND (?4 IS NULL OR s.last_occurred_at >= ?4) AND (?5 IS NULL OR s.first_occurred_at <= ?5) " +
   "AND (?8 IS NULL OR s.last_occurred_at < ?8 OR (s.last_occurred_at = ?8 AND s.first_seq < ?9)) " +

@@ -1,6 +1,6 @@
 import { putSealed, resealWithCompanions, segmentObjects, type SealedSegment } from "./archive-companions";
 import { readSegment, type ArchivedRow, type Segment } from "./archive-segments";
-import { element, joinedSummary, summarise, SUMMARY_JOIN_COLUMNS, SummaryProbe, summaryStatement, type SummaryJoined, type SummaryRow } from "./archive-summary";
+import { element, joinedSummary, summarise, SUMMARY_JOIN_COLUMNS, summaryJoin, SummaryProbe, summaryStatement, type SummaryJoined, type SummaryRow } from "./archive-summary";
 import { SEGMENT_COLUMNS } from "./shard-copy";
 
 /**
@@ -85,7 +85,7 @@ export async function segmentsToErase(db: D1Database, projectId: string, afterFi
   const { results } = await db
     .prepare(
       `SELECT s.*, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s ` +
-        "LEFT JOIN archive_summaries m ON m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 " +
+        summaryJoin() +
         "WHERE s.project_id = ? AND s.first_seq > ? AND s.first_seq <= ? ORDER BY s.first_seq LIMIT ?",
     )
     .bind(projectId, afterFirstSeq, throughSeq, limit)
@@ -94,11 +94,10 @@ export async function segmentsToErase(db: D1Database, projectId: string, afterFi
 }
 
 /**
- * False only when the segment's authentic summary proves that no row of it has
- * the actor (in the organization, when scoped): the segment need not be read.
- * A missing, stale or forged summary says nothing, and the segment is read.
+ * What an erasure asks each segment's summary (SummaryProbe.admits: false only
+ * when an authentic summary proves no row of it has the actor, in the
+ * organization when scoped). Made once per walk, so the element hashes are too.
  */
-export function mayHoldActor(env: Env, segment: SummarisedSegment, by: "id" | "email", value: string, organization: string | null): Promise<boolean> {
-  const groups = [[element(by === "id" ? "actor_id" : "actor_email", value)], ...(organization === null ? [] : [[element("organization", organization)]])];
-  return new SummaryProbe(env, groups).admits(segment.summary);
+export function actorProbe(env: Env, by: "id" | "email", value: string, organization: string | null): SummaryProbe {
+  return new SummaryProbe(env, [[element(by === "id" ? "actor_id" : "actor_email", value)], ...(organization === null ? [] : [[element("organization", organization)]])]);
 }

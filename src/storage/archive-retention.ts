@@ -6,7 +6,7 @@ import { unindexRange } from "./archive-ids";
 import { ArchiveDamagedError, readSegment, type ArchivedRow, type Segment } from "./archive-segments";
 import type { ArchiveTier } from "./archive-walk";
 import type { CompanionRecords } from "./companion-records";
-import { actionPrefixElement, element, joinedSummary, SUMMARY_JOIN_COLUMNS, SummaryProbe, type SummaryJoined, type SummaryRow } from "./archive-summary";
+import { actionPrefixElement, dropSummary, element, joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, SummaryProbe, type SummaryJoined, type SummaryRow } from "./archive-summary";
 import { SEGMENT_COLUMNS } from "./shard-copy";
 
 /**
@@ -66,7 +66,7 @@ export async function retireExpired(host: Host, plan: PurgePlan, now: Date): Pro
   const { results } = await db
     .prepare(
       `SELECT s.*, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s ` +
-        "LEFT JOIN archive_summaries m ON m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 " +
+        summaryJoin() +
         "WHERE s.project_id = ? AND s.first_seq > ? AND s.first_occurred_at < ? ORDER BY s.first_seq LIMIT ?",
     )
     .bind(host.projectId, kv.get<number>(CURSOR_KEY) ?? 0, newest, LOOKED_PER_CALL)
@@ -74,12 +74,13 @@ export async function retireExpired(host: Host, plan: PurgePlan, now: Date): Pro
   const expires = expiryUnder(plan, now);
   let refused = 0;
   let reads = 0;
+  const probes = new Map<string, SummaryProbe>();
   for (const listed of results) {
     const { m_version, m_filter, m_mac, ...segment } = listed;
     // Past a segment only once it is done with: a step that crashed on it starts there again.
     const done = () => kv.put(CURSOR_KEY, segment.first_seq);
     // Its summary proves that no action in it falls under a rule that could have expired any of its rows.
-    if (!(await mayExpire(host.env, plan, now, segment, joinedSummary(listed)))) {
+    if (!(await mayExpire(host.env, plan, now, segment, joinedSummary(listed), probes))) {
       done();
       continue;
     }
@@ -111,12 +112,16 @@ export async function retireExpired(host: Host, plan: PurgePlan, now: Date): Pro
  * expire its rows name (a rule can expire a row only if its cutoff is after the segment's
  * earliest occurred_at). A `*` rule names every action: the segment is read.
  */
-async function mayExpire(env: Env, plan: PurgePlan, now: Date, segment: Segment, summary: SummaryRow | null): Promise<boolean> {
+async function mayExpire(env: Env, plan: PurgePlan, now: Date, segment: Segment, summary: SummaryRow | null, probes: Map<string, SummaryProbe>): Promise<boolean> {
   const live = plan.rules.filter((r) => cutoffOf(r, now) > segment.first_occurred_at);
   if (live.length === 0) return false;
   if (live.some((r) => r.pattern === "*")) return true;
   const names = live.map((r) => (r.pattern.endsWith("*") ? actionPrefixElement(r.pattern.slice(0, -1)) : element("action", r.pattern)));
-  return new SummaryProbe(env, [names]).admits(summary);
+  // One probe per set of rules asked about: its element hashes are worked out once per call, not per segment.
+  const key = names.join("\n");
+  let probe = probes.get(key);
+  if (!probe) probes.set(key, (probe = new SummaryProbe(env, [names])));
+  return probe.admits(summary);
 }
 
 async function retire(host: Host, segment: Segment, write: PurgeWrite): Promise<number> {
@@ -126,7 +131,7 @@ async function retire(host: Host, segment: Segment, write: PurgeWrite): Promise<
     ...write.statements,
     db.prepare("DELETE FROM archive_segments WHERE project_id = ? AND first_seq = ? AND sha256 = ?").bind(projectId, segment.first_seq, segment.sha256),
     unindexRange(db, projectId, segment.first_seq, segment.last_seq),
-    dropSummary(db, segment),
+    dropSummary(db, segment.project_id, segment.first_seq),
   ]);
   await host.env.ARCHIVE.delete(segmentObjects(segment.object_key));
   return write.rows.length;
@@ -151,7 +156,7 @@ async function rewrite(host: Host, segment: Segment, rows: ArchivedRow[], write:
     ...write.statements,
     db.prepare(SWITCH).bind(...SET.map((c) => next[c]), projectId, segment.first_seq, segment.sha256),
     db.prepare("DELETE FROM archive_ids WHERE project_id = ? AND seq IN (SELECT value FROM json_each(?))").bind(projectId, JSON.stringify([...gone])),
-    dropSummary(db, segment),
+    dropSummary(db, segment.project_id, segment.first_seq),
   ]);
   await host.env.ARCHIVE.delete(segmentObjects(segment.object_key));
   return write.rows.length;
@@ -161,8 +166,6 @@ async function rewrite(host: Host, segment: Segment, rows: ArchivedRow[], write:
 const SET = SEGMENT_COLUMNS.filter((c) => c !== "project_id" && c !== "first_seq");
 const SWITCH = `UPDATE archive_segments SET ${SET.map((c) => `${c} = ?`).join(", ")} WHERE project_id = ? AND first_seq = ? AND sha256 = ?`;
 
-/** The segment's summary describes rows that are gone; the summary's writer makes a new one for what is left. */
-const dropSummary = (db: D1Database, s: Segment) => db.prepare("DELETE FROM archive_summaries WHERE project_id = ? AND first_seq = ?").bind(s.project_id, s.first_seq);
 
 /** First in each transaction: fails it (json() of a text that is not JSON raises) unless the index row still names the segment read. */
 const stillNamed = (db: D1Database, s: Segment) =>

@@ -142,8 +142,13 @@ export function summaryStatement(db: D1Database, s: SummaryRow): D1PreparedState
 }
 
 /** A segment's summary goes with it (retention, a restore into D1). */
-/** The summary columns a segment query joins in (LEFT JOIN archive_summaries m ... AND m.sha256 = s.sha256), as a row. */
+/** The summary columns a segment query (archive_segments s) joins in with summaryJoin, as a row. */
 export const SUMMARY_JOIN_COLUMNS = "m.key_version AS m_version, m.filter AS m_filter, m.mac AS m_mac";
+
+/** The segment's own summary, only for the copy it names; `gate`: an SQL condition (a bound flag) that skips the join. */
+export function summaryJoin(gate = "1"): string {
+  return `LEFT JOIN archive_summaries m ON ${gate} AND m.project_id = s.project_id AND m.first_seq = s.first_seq AND m.sha256 = s.sha256 `;
+}
 export type SummaryJoined = { m_version: number | null; m_filter: string | null; m_mac: string | null };
 
 /** The joined columns of a segment (project_id, first_seq, sha256 its own) back to its summary, or null. */
