@@ -17,9 +17,20 @@ import { httpGet, sampleEvent } from "./lib.mjs";
  */
 export const COLD_YEAR = ["2025-01-01T00:00:00.000Z", "2025-12-31T23:59:59.999Z"];
 export const HOT_YEAR = ["2026-01-01T00:00:00.000Z", "2026-10-31T23:59:59.999Z"];
-export function tieredEvent(i, cold) {
+export function tieredEvent(i, cold, layout = { live: false, total: 0 }) {
   const [start, span] = i < cold ? [Date.UTC(2025, 0, 1), 365 * 86_400] : [Date.UTC(2026, 0, 1), 304 * 86_400];
-  return { ...sampleEvent(i), occurred_at: new Date(start + ((i * 7919) % span) * 1000).toISOString() };
+  if (!layout.live) return { ...sampleEvent(i), occurred_at: new Date(start + ((i * 7919) % span) * 1000).toISOString() };
+  // In arrival order, as live events are (their occurred_at is when they were sent): each tier's
+  // events evenly over its year, so a sealed segment covers about 2,000 / 24,600 of a day.
+  const [at, n] = i < cold ? [i, cold] : [i - cold, layout.total - cold];
+  return { ...sampleEvent(i), occurred_at: new Date(start + Math.floor((at * span * 1000) / n)).toISOString() };
+}
+
+/** BENCH_LAYOUT: "scattered" (default: each event's occurred_at anywhere in its tier's year, as a backfill) or "live" (in arrival order). */
+export function benchLayout() {
+  const name = process.env.BENCH_LAYOUT ?? "scattered";
+  if (name !== "scattered" && name !== "live") throw new Error(`BENCH_LAYOUT must be scattered or live, not ${name}`);
+  return name;
 }
 
 /** The project's shard number, from the control database. */

@@ -162,7 +162,7 @@ export default async function historyBench({ url, runtimeUrl, baselineRuntimeUrl
     rows.push([`  ${PROJECT} (${total.toLocaleString("en-US")}, 90% archived)`, `${pct(jobs)}   ${held[label + PROJECT]}`]);
     rows.push([`  ${HOT} (${hotTotal.toLocaleString("en-US")}, hot only)`, `${pct(hot)}   ${held[label + HOT]}`]);
   });
-  report(`History reads, limit 50, at the runtime (${ITERATIONS} rounds; deep cursors ${DEEP[PROJECT]} on ${PROJECT}, ${DEEP[HOT]} on ${HOT})`, rows);
+  report(`History reads, limit 50, at the runtime (${ITERATIONS} rounds; ${state.layout ?? "scattered"} layout; deep cursors ${DEEP[PROJECT]} on ${PROJECT}, ${DEEP[HOT]} on ${HOT})`, rows);
 
   const d1 = d1Storage(persistDir);
   const r2 = r2Storage(persistDir);

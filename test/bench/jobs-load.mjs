@@ -12,7 +12,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { quote, sql } from "../../src/scripts/lib.mjs";
-import { tierCounts, tieredEvent, projectShard } from "./archive-helpers.mjs";
+import { benchLayout, tierCounts, tieredEvent, projectShard } from "./archive-helpers.mjs";
 import { batchLoad, createKey, fmt } from "./lib.mjs";
 
 export const PROJECT = "bench-jobs";
@@ -50,10 +50,14 @@ export async function prepareJobsProject({ runtimeUrl, persistDir, total, report
   const cold = Math.round(total * 0.9);
   const key = createKey(persistDir, PROJECT);
   const stateFile = join(persistDir, "bench-jobs.json");
-  const state = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, "utf8")) : { total, cold };
+  const layout = benchLayout();
+  const state = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, "utf8")) : { total, cold, layout };
   if (state.total !== total) throw new Error(`${persistDir} holds bench-jobs loaded with ${state.total} events, not ${total}: use another BENCH_DATA or BENCH_JOB_EVENTS=${state.total}`);
+  // Data loaded before the knob existed is scattered.
+  if ((state.layout ?? "scattered") !== layout) throw new Error(`${persistDir} holds bench-jobs in the ${state.layout ?? "scattered"} layout, not ${layout}: use another BENCH_DATA or BENCH_LAYOUT=${state.layout ?? "scattered"}`);
   const save = () => writeFileSync(stateFile, JSON.stringify(state));
-  const load = (n, from) => batchLoad({ url: runtimeUrl, key, total: n, concurrency: 8, makeEvent: (i) => tieredEvent(from + i, cold), ip: "127.0.0.21" });
+  const live = { live: layout === "live", total };
+  const load = (n, from) => batchLoad({ url: runtimeUrl, key, total: n, concurrency: 8, makeEvent: (i) => tieredEvent(from + i, cold, live), ip: "127.0.0.21" });
 
   if (!state.coldLoaded) {
     // The bench's own events so far (tierCounts leaves out the cron's witness.key.created records, if any ran).
@@ -101,7 +105,7 @@ export async function prepareJobsProject({ runtimeUrl, persistDir, total, report
   }
   const { coldLoad, archiveTail, hotLoad } = state;
   if (coldLoad) {
-    report(`Jobs bench: load of ${PROJECT} (${total.toLocaleString("en-US")} events, once per BENCH_DATA)`, [
+    report(`Jobs bench: load of ${PROJECT} (${total.toLocaleString("en-US")} events, ${layout} layout, once per BENCH_DATA)`, [
       [`batch ingest of the part to archive, the ledger's alarm sealing meanwhile (${coldLoad.at})`, `${fmt.rate(coldLoad.events / coldLoad.seconds, "events/s")} (${coldLoad.events.toLocaleString("en-US")} in ${coldLoad.seconds.toFixed(0)} s)`],
       ["archive caught up after the load", archiveTail ? `${archiveTail.seconds.toFixed(0)} s later (${archiveTail.hot} rows left hot: the last partial segment)` : "?"],
       ["batch ingest of the hot part", hotLoad ? `${fmt.rate(hotLoad.events / hotLoad.seconds, "events/s")} (${hotLoad.events.toLocaleString("en-US")})` : "?"],
