@@ -1364,7 +1364,7 @@ export interface components {
             updated_at: string;
             /** @description Verify: what GET /v1/events/verify answers. Erasure: {erasure_id, anonymized} */
             result?: unknown;
-            /** @description Why the job failed or was canceled */
+            /** @description Why the job failed or was canceled. On a running erasure job (code JOB_RETRYING): why its last attempt stopped; it is resumed, never given up */
             error?: {
                 code: string;
                 message: string;

@@ -51,9 +51,9 @@ export async function erasureJobStep(env: Env, projectId: string, jobId: string)
   const step = await ledgerOf(env, projectId).erasureStep(erasure_id);
   const db = await eventsDb(env, projectId);
   await db
-    // state keeps the longest the ledger's commit lock was held by any step (for operators and the benches).
+    // state keeps the longest the ledger's commit lock was held by any step (for operators and the benches); a step that went through clears an earlier attempt's error.
     .prepare(
-      "UPDATE jobs SET progress_done = ?, updated_at = ?, state = json_object('lock_ms_max', max(coalesce(state ->> '$.lock_ms_max', 0), ?)) " +
+      "UPDATE jobs SET progress_done = ?, updated_at = ?, error = NULL, state = json_object('lock_ms_max', max(coalesce(state ->> '$.lock_ms_max', 0), ?)) " +
         "WHERE project_id = ? AND id = ? AND status = 'running'",
     )
     .bind(step.anonymized, new Date().toISOString(), step.lockMs, projectId, jobId)

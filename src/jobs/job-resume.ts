@@ -11,7 +11,8 @@ import { finishJob, getJob, type Job } from "./job-store";
  * the recorded state and is recorded once (by index), and a verify chunk is
  * counted once. Every step rewrites its record, so only a job whose steps
  * stopped looks stalled (a step runs at most its 15-minute timeout, far above
- * the parts' and chunks' few seconds).
+ * the parts' and chunks' few seconds). An erasure's job is never failed here:
+ * its instance is restarted, however it ended, until the erasure is applied.
  */
 export const DEFAULT_STALL_SECONDS = 1200;
 
@@ -56,7 +57,8 @@ async function restartInstance(env: Env, job: Job): Promise<void> {
     return;
   }
   const { status, error } = await instance.status();
-  if (status === "errored" || status === "terminated") {
+  // An erasure's job is restarted whatever ended its instance: the erasure is applied to the end.
+  if ((status === "errored" || status === "terminated") && job.type !== "erasure") {
     // Ended outside its steps (a step failing all its retries records the failure itself): as GET /v1/jobs/:id says.
     const message = `The job's workflow instance ${status}${error ? `: ${error.message}` : ""}`;
     await finishJob(env, job.projectId, job.id, { status: "failed", error: { code: "JOB_FAILED", message } });

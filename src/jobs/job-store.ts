@@ -143,6 +143,20 @@ export async function finishJob(
   return res.meta.changes === 1;
 }
 
+/**
+ * An erasure job whose step failed all its retries stays running: an erasure,
+ * once accepted, must be applied to the end. The record says why its last
+ * attempt stopped, and (untouched from now on) looks stalled after
+ * JOB_STALL_SECONDS, when job-resume.ts restarts it from the ledger's progress.
+ */
+export async function noteStepFailure(env: Env, projectId: string, id: string, error: { code: string; message: string }): Promise<void> {
+  const db = await eventsDb(env, projectId);
+  await db
+    .prepare("UPDATE jobs SET error = ?, updated_at = ? WHERE project_id = ? AND id = ? AND status IN ('queued', 'running')")
+    .bind(JSON.stringify(error), new Date().toISOString(), projectId, id)
+    .run();
+}
+
 /** Cancels a queued or running job; a finished one keeps its status. Its files are deleted by the caller either way. */
 export async function cancelJob(env: Env, projectId: string, id: string): Promise<void> {
   const db = await eventsDb(env, projectId);

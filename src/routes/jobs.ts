@@ -77,7 +77,8 @@ jobs.get("/:id", READ.guard, async (c) => {
   const projectId = projectOf(c.get("credential"));
   const job = await getJob(c.env, projectId, c.req.param("id"));
   if (!job) throw new ApiError("NOT_FOUND", "No job with that id in this project");
-  if (job.status === "queued" || job.status === "running") {
+  // An erasure's job is never failed: an instance that ended is restarted once the record looks stalled.
+  if ((job.status === "queued" || job.status === "running") && job.type !== "erasure") {
     // The record says how far the steps got; the instance, whether it still lives (one ended outside its steps says so here).
     const ended = await instanceEnded(c.env, job.id);
     if (ended) {

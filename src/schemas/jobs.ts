@@ -56,7 +56,7 @@ export const jobSchema = z
     created_at: z.string(),
     updated_at: z.string(),
     result: z.unknown().optional().meta({ description: "Verify: what GET /v1/events/verify answers. Erasure: {erasure_id, anonymized}" }),
-    error: z.object({ code: z.string(), message: z.string() }).optional().meta({ description: "Why the job failed or was canceled" }),
+    error: z.object({ code: z.string(), message: z.string() }).optional().meta({ description: "Why the job failed or was canceled. On a running erasure job (code JOB_RETRYING): why its last attempt stopped; it is resumed, never given up" }),
     files: z.array(fileSchema).optional().meta({
       description: "Export: the files written so far, in order; concatenated they are exactly GET /v1/exports' body. Empty once expired or deleted",
     }),

@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { introspectWorkflow } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { planExport, exportPart } from "../../src/jobs/export-job";
 import { resumeStalledJobs } from "../../src/jobs/job-resume";
@@ -78,4 +79,44 @@ describe("stalled jobs", () => {
     const job = await waitForJob(p.key, id);
     await expectExact(p, job, parts);
   });
+
+  it("an erasure job whose step fails all its retries is not failed: it says why and is resumed until the erasure is applied", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, [
+      ...Array.from({ length: 6 }, (_, i) => ({ action: "doc.read", actor: { id: "u_gone", name: "Gone Person", email: "gone@example.com" }, metadata: { i } })),
+      { action: "doc.read", actor: { id: "u_kept" } },
+    ]);
+    let jobId: string;
+    {
+      await using workflows = await introspectWorkflow(env.JOBS);
+      await workflows.modifyAll(async (m) => {
+        await m.disableRetryDelays();
+        // The first step and its 5 retries: an outage longer than the step's whole retry budget.
+        await m.mockStepError({ name: "erase-0" }, new Error("injected outage"), 6);
+      });
+      const res = await call("DELETE", "/v1/actors/u_gone", { key: p.key });
+      expect(res.status).toBe(202);
+      jobId = res.json.data.job_id;
+      let job: any;
+      for (let i = 0; ; i++) {
+        expect(i).toBeLessThan(800);
+        job = (await call("GET", `/v1/jobs/${jobId}`, { key: p.key })).json.data;
+        if (job.error) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      // Queued still: the first step never went through.
+      expect(job).toMatchObject({ status: "queued", error: { code: "JOB_RETRYING", message: expect.stringContaining("injected outage") } });
+      // Not given up, and the erasure still applies to every read meanwhile.
+      const served = await call("GET", "/v1/events?actor_id=u_gone", { key: p.key });
+      expect(served.text).not.toContain("Gone Person");
+    }
+    // Past JOB_STALL_SECONDS without a step, the daily cron resumes it; it finishes and clears the error.
+    await makeStale(p, jobId);
+    expect(await resumeStalledJobs(env, new Date())).toBeGreaterThanOrEqual(1);
+    const job = await waitForJob(p.key, jobId, [], 60_000);
+    expect(job).toMatchObject({ status: "succeeded", result: { anonymized: 6 } });
+    expect(job.error).toBeUndefined();
+    const stored = await p.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND actor_name = 'Gone Person'").bind(p.id).first<{ n: number }>();
+    expect(stored!.n).toBe(0);
+  }, 60_000);
 });
