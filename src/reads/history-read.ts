@@ -6,7 +6,8 @@ import { scrubArchived, wasScrubbed } from "./pending-erasures";
 import { matchesAll } from "./search-query";
 import { matches } from "../storage/archive-export";
 import { fieldNeedle, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
-import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined, type SummaryProbe } from "../storage/archive-summary";
+import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
+import type { SummaryProbe } from "../storage/summary-probe";
 import { segmentProbe } from "./segment-probe";
 
 /**

@@ -1,4 +1,5 @@
-import { element, SummaryProbe, targetElement, termElement } from "../storage/archive-summary";
+import { element, targetElement, termElement } from "../storage/archive-summary";
+import { SummaryProbe } from "../storage/summary-probe";
 import type { Selection } from "./event-query";
 
 /**

@@ -1,6 +1,7 @@
 import { putSealed, resealWithCompanions, segmentObjects, type SealedSegment } from "./archive-companions";
 import { readSegment, type ArchivedRow, type Segment } from "./archive-segments";
-import { element, joinedSummary, summarise, SUMMARY_JOIN_COLUMNS, summaryJoin, SummaryProbe, summaryStatement, type SummaryJoined, type SummaryRow } from "./archive-summary";
+import { element, joinedSummary, summarise, SUMMARY_JOIN_COLUMNS, summaryJoin, summaryStatement, type SummaryJoined, type SummaryRow } from "./archive-summary";
+import { SummaryProbe } from "./summary-probe";
 import { SEGMENT_COLUMNS } from "./shard-copy";
 
 /**

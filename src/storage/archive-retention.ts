@@ -6,7 +6,8 @@ import { unindexRange } from "./archive-ids";
 import { ArchiveDamagedError, readSegment, type ArchivedRow, type Segment } from "./archive-segments";
 import type { ArchiveTier } from "./archive-walk";
 import type { CompanionRecords } from "./companion-records";
-import { actionPrefixElement, dropSummary, element, joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, SummaryProbe, type SummaryJoined, type SummaryRow } from "./archive-summary";
+import { actionPrefixElement, dropSummary, element, joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined, type SummaryRow } from "./archive-summary";
+import { SummaryProbe } from "./summary-probe";
 import { SEGMENT_COLUMNS } from "./shard-copy";
 
 /**

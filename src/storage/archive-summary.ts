@@ -1,7 +1,7 @@
-import { loadKeyring } from "../chain/signing-keys";
 import { hmacHex } from "../lib/crypto";
 import { words } from "../reads/search-query";
 import type { ArchivedRow } from "./archive-segments";
+import { positions, summaryKey } from "./summary-key";
 
 /**
  * A summary of one archived segment (archive_summaries, migration 0019): a
@@ -21,7 +21,8 @@ const BITS_PER_ELEMENT = 16;
 /** 8 KiB of filter: about 4 bytes of D1 per archived event at most (11 KB as base64 text). */
 const MAX_BITS = 65_536;
 const MIN_BITS = 256;
-const FORMAT = 1;
+/** The filter's first byte: a reader that does not know it reads the segment. */
+export const FORMAT = 1;
 
 /** What a filter can be asked about. */
 export type ElementKind = "organization" | "actor_id" | "actor_email" | "ip_address" | "action" | "action_prefix" | "target_type" | "target" | "word";
@@ -60,39 +61,6 @@ export function rowElements(r: SummarisedRow, into = new Set<string>()): Set<str
   return into;
 }
 
-interface SummaryKey {
-  version: number;
-  key: CryptoKey;
-}
-
-const keys = new Map<string, Promise<SummaryKey>>();
-
-/** The summary key of one SIGNING_KEYS version (the newest by default), derived once per isolate. */
-export function summaryKey(env: Env, version?: number): Promise<SummaryKey> {
-  const id = `${env.SIGNING_KEYS}|${version ?? "newest"}`;
-  let found = keys.get(id);
-  if (!found) {
-    found = (async () => {
-      const ring = await loadKeyring(env.SIGNING_KEYS);
-      const v = version ?? ring.newest;
-      const parent = ring.keys.get(v);
-      if (!parent) throw new Error(`no signing key version ${v} for a segment summary`);
-      const raw = await crypto.subtle.sign("HMAC", parent, new TextEncoder().encode("witness.segment-summary-key.v1"));
-      const key = await crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-      return { version: v, key };
-    })();
-    found.catch(() => keys.delete(id));
-    keys.set(id, found);
-  }
-  return found;
-}
-
-const UTF8 = new TextEncoder();
-
-async function positions(key: CryptoKey, value: string): Promise<Uint32Array> {
-  return new Uint32Array(await crypto.subtle.sign("HMAC", key, UTF8.encode(value)));
-}
-
 export interface SummaryRow {
   project_id: string;
   first_seq: number;
@@ -103,7 +71,8 @@ export interface SummaryRow {
   mac: string;
 }
 
-const macText = (s: Omit<SummaryRow, "mac">) => `witness.segment-summary.v1\n${s.project_id}\n${s.first_seq}\n${s.sha256}\n${s.key_version}\n${s.filter}`;
+/** What a summary's MAC covers: it names its segment copy, so it cannot be moved to another. */
+export const macText = (s: Omit<SummaryRow, "mac">) => `witness.segment-summary.v1\n${s.project_id}\n${s.first_seq}\n${s.sha256}\n${s.key_version}\n${s.filter}`;
 
 /** The summary of a segment's rows, for the segment (first_seq, sha256) as sealed. */
 export async function summarise(env: Env, segment: { project_id: string; first_seq: number; sha256: string }, rows: SummarisedRow[]): Promise<SummaryRow> {
@@ -161,78 +130,8 @@ export function dropSummary(db: D1Database, projectId: string, firstSeq: number)
   return db.prepare("DELETE FROM archive_summaries WHERE project_id = ? AND first_seq = ?").bind(projectId, firstSeq);
 }
 
-/**
- * A question to ask filters: every group must have at least one of its
- * elements inside (groups are ANDed, a group's elements ORed: the actions of
- * an `actions` filter). Hashes are worked out once per key version.
- */
-export class SummaryProbe {
-  private hashed = new Map<number, Promise<Uint32Array[][]>>();
-  constructor(
-    private env: Env,
-    readonly groups: string[][],
-  ) {}
-
-  get empty(): boolean {
-    return this.groups.length === 0;
-  }
-
-  /**
-   * False only when the segment's summary is authentic (summaryIsAuthentic)
-   * and proves that no row of it can hold what is asked. A missing, stale or
-   * forged summary admits the segment: it is read.
-   */
-  async admits(summary: SummaryRow | null): Promise<boolean> {
-    if (!summary || !(await summaryIsAuthentic(this.env, summary))) return true;
-    return this.mayContain(summary.key_version, summary.filter);
-  }
-
-  /** False only when the filter proves no row of the segment can hold what is asked. */
-  async mayContain(version: number, filterText: string): Promise<boolean> {
-    const filter = fromBase64(filterText);
-    if (filter[0] !== FORMAT || filter.length < 3) return true;
-    const k = filter[1];
-    const bits = (filter.length - 2) * 8;
-    const has = (w: Uint32Array) => {
-      for (let i = 0; i < k; i++) {
-        const bit = w[i] % bits;
-        if ((filter[2 + (bit >>> 3)] & (1 << (bit & 7))) === 0) return false;
-      }
-      return true;
-    };
-    const groups = await this.hashesFor(version);
-    return groups.every((group) => group.some(has));
-  }
-
-  private hashesFor(version: number) {
-    let found = this.hashed.get(version);
-    if (!found) {
-      found = summaryKey(this.env, version).then(({ key }) => Promise.all(this.groups.map((g) => Promise.all(g.map((e) => positions(key, e))))));
-      this.hashed.set(version, found);
-    }
-    return found;
-  }
-}
-
-/** Whether a stored summary was written by this deployment for exactly this segment (a database writer cannot forge one). */
-export async function summaryIsAuthentic(env: Env, s: SummaryRow): Promise<boolean> {
-  try {
-    const { key } = await summaryKey(env, s.key_version);
-    return (await hmacHex(key, macText(s))) === s.mac;
-  } catch {
-    return false;
-  }
-}
-
 function toBase64(bytes: Uint8Array): string {
   let text = "";
   for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(text);
-}
-
-function fromBase64(text: string): Uint8Array {
-  const raw = atob(text);
-  const out = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
-  return out;
 }

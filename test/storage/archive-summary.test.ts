@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
-import { element, rowElements, summarise, SummaryProbe, targetElement, termElement, type SummaryRow } from "../../src/storage/archive-summary";
+import { element, rowElements, summarise, targetElement, termElement, type SummaryRow } from "../../src/storage/archive-summary";
+import { SummaryProbe } from "../../src/storage/summary-probe";
 import { searchTerms } from "../../src/reads/search-query";
 import { call, createProject, ingestMany } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
