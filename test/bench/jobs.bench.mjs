@@ -188,5 +188,5 @@ export default async function jobsBench(ctx) {
 
   report(`Jobs (${PROJECT}: ${N} events before this run's increment, ${stored.archived.toLocaleString("en-US")} archived; runtime ${runtimeUrl})`, rows);
   report("Jobs: the three busiest invocations of each phase (D1 queries / subrequests; limits 1,000 / 10,000)", limitRows);
-  return { archivedExport, cold };
+  return { archivedExport, cold, verified: n, verifyRate: jobRate, loopRate: ceiling };
 }

@@ -91,6 +91,11 @@ try {
     const floor = (await import("./archived-export-floor.bench.mjs")).default;
     await floor({ persistDir, projectId: "bench-jobs", cold: jobs.cold, jobRate: jobs.archivedExport, port: port + 2, report });
   }
+  if (jobs) {
+    // How far reading the rows alone leaves the job from the loop (the floor reads Witness's local D1 and R2: Witness has stopped).
+    const floor = (await import("./verify-floor.bench.mjs")).default;
+    await floor({ persistDir, projectId: "bench-jobs", events: jobs.verified, jobRate: jobs.verifyRate, loopRate: jobs.loopRate, port: port + 2, report });
+  }
   if (want("reads")) {
     // The floor opens Witness's local D1, so Witness went first (above); the baseline too (same worker name).
     // It reads every row of the project: the witness.* events the archive bench's cron may have added too.

@@ -5,6 +5,7 @@ import { selectEvents, type Selection } from "../../../src/reads/event-query";
 import { deleteExpiredExports, EXPORT_BATCH, STAGED_TTL_MS } from "../../../src/reads/export-stream";
 import { archivedExportFloor } from "./archived-export-floor";
 import { d1InsertFloor } from "./d1-insert-floor";
+import { verifyFloor } from "./verify-floor";
 
 const encoder = new TextEncoder();
 const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket; EXPORTS: R2Bucket; ARCHIVE: R2Bucket } }>();
@@ -106,6 +107,8 @@ app.get("/export-floor", async (c) => {
 
 /** The floor of an export job's archived part (archived-export-floor.ts). */
 app.get("/archived-export-floor", archivedExportFloor);
+/** The floor of a verify job: every row read as verify reads it, then the crypto loop's work (verify-floor.ts). */
+app.get("/verify-floor", verifyFloor);
 
 /**
  * Deletes Witness's staged export objects under --persist-to, as the daily

@@ -1,0 +1,57 @@
+import type { Context } from "hono";
+import { CHAIN_COLUMNS } from "../../../src/chain/chain-check";
+import { readSealed } from "../../../src/storage/archive-segments";
+
+type Bindings = { DB: D1Database; ARCHIVE: R2Bucket };
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+const PAGE = 2000;
+
+/**
+ * The verify floor (test/bench/verify-floor.bench.mjs): what a verify of ?project= cannot avoid on
+ * one core, and nothing else. Every row is read as verify must read it (archived segments fetched,
+ * SHA-256 checked against the index, gzip undone, each line parsed; hot rows in seq order, 2,000 a
+ * D1 page) and then put through the crypto loop's own work (/crypto-loop: SHA-256 of prev + payload,
+ * an HMAC of the payload, the leaf hash), the row's stored text standing for its payload. No links,
+ * no leaves or erasures asked of the ledger, no chunks, no Workflow: a ceiling for the verify job,
+ * run on Witness's local D1 and R2 after Witness has stopped.
+ */
+export async function verifyFloor(c: Context<{ Bindings: Bindings }>) {
+  const projectId = c.req.query("project") ?? "bench-jobs";
+  const key = await crypto.subtle.importKey("raw", encoder.encode("baseline-signing-key-0123456789"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const leaf = new Uint8Array(33);
+  let prev = "0".repeat(64);
+  let rows = 0;
+  const check = async (payload: string) => {
+    const digest = await crypto.subtle.digest("SHA-256", encoder.encode(prev + payload));
+    await crypto.subtle.sign("HMAC", key, encoder.encode(payload));
+    leaf.set(new Uint8Array(digest), 1);
+    await crypto.subtle.digest("SHA-256", leaf);
+    prev = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    rows++;
+  };
+  const env = { ARCHIVE: c.env.ARCHIVE } as unknown as Env;
+  const { results: segments } = await c.env.DB.prepare("SELECT object_key, sha256 FROM archive_segments WHERE project_id = ? ORDER BY first_seq")
+    .bind(projectId)
+    .all<{ object_key: string; sha256: string }>();
+  // The next segment is fetched and unpacked while this one is checked, as verify's walk does.
+  const fetch = (i: number) => (i < segments.length ? readSealed(env, segments[i].object_key, segments[i].sha256) : null);
+  let next = fetch(0);
+  for (let i = 0; i < segments.length; i++) {
+    const bytes = await next!;
+    next = fetch(i + 1);
+    if (typeof bytes === "string") throw new Error(`segment ${segments[i].object_key}: ${bytes}`);
+    for (const line of decoder.decode(bytes).split("\n")) {
+      JSON.parse(line);
+      await check(line);
+    }
+  }
+  const page = c.env.DB.prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ${PAGE}`);
+  for (let after = 0; ; ) {
+    const { results } = await page.bind(projectId, after).all<Record<string, unknown> & { seq: number }>();
+    for (const row of results) await check(JSON.stringify(row));
+    if (results.length < PAGE) break;
+    after = results[results.length - 1].seq;
+  }
+  return c.json({ rows, segments: segments.length });
+}

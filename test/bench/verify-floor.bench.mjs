@@ -1,0 +1,31 @@
+// Issue 21's verify floor: with Witness stopped, the baseline worker's /verify-floor
+// (baseline/verify-floor.ts) reads every row of the jobs bench's project as a verify must (segments
+// from Witness's own local R2, checked and unpacked; hot rows from its D1) and runs the crypto loop's
+// work on each: what the verify job cannot go below on one core. The issue's ratio is the job against
+// the loop alone; this says how much of that the reading leaves. Two walks, the first not counted.
+import { projectShard } from "./archive-helpers.mjs";
+import { floorConfigDir } from "./export-floor.bench.mjs";
+import { fmt, httpGet, startWorker } from "./lib.mjs";
+
+export default async function verifyFloorBench({ persistDir, projectId, events, jobRate, loopRate, port, report }) {
+  const floor = await startWorker({ port, configDir: floorConfigDir(projectShard(persistDir, projectId)), persistDir });
+  try {
+    const base = await floor.runtimeUrl();
+    let rate = 0;
+    let answer = null;
+    for (let i = 0; i < 2; i++) {
+      const started = performance.now();
+      const res = await httpGet(`${base}/verify-floor?project=${projectId}`);
+      if (res.status !== 200) throw new Error(`verify floor answered ${res.status}: ${String(res.body).slice(0, 300)}`);
+      answer = JSON.parse(res.body);
+      if (answer.rows < events) throw new Error(`verify floor read ${answer.rows} rows, fewer than the ${events} the job verified`);
+      if (i > 0) rate = answer.rows / ((performance.now() - started) / 1000);
+    }
+    report(`Verify floor: the runtime alone, ${answer.rows.toLocaleString("en-US")} rows (${answer.segments} segments and the hot rows), no Witness verify code (ceiling), second walk`, [
+      ["read every row as verify must, then SHA-256 + HMAC + leaf hash on each", `${fmt.rate(rate, "events/s")}: ${fmt.pct(rate / loopRate)} of the loop alone (${fmt.rate(loopRate, "events/s")})`],
+      ["the verify job (measured before, with the service running)", `${fmt.rate(jobRate, "events/s")}: ${fmt.pct(jobRate / rate)} of this floor, ${fmt.pct(jobRate / loopRate)} of the loop`],
+    ]);
+  } finally {
+    await floor.stop();
+  }
+}
