@@ -829,7 +829,7 @@ export interface components {
          * @description The closed catalogue of error codes; each has exactly one HTTP status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "LOG_NOT_READY" | "RETENTION_LOCKED" | "LEGAL_HOLD" | "CONFLICT" | "EVENT_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "ARCHIVE_DAMAGED" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+        ErrorCode: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "LOG_NOT_READY" | "RETENTION_LOCKED" | "LEGAL_HOLD" | "CONFLICT" | "EVENT_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "QUERY_TOO_BROAD" | "ARCHIVE_DAMAGED" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "RATE_LIMITED" | "INTERNAL_ERROR";
         EventResponse: {
             data: components["schemas"]["Event"];
         };
@@ -1709,6 +1709,30 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description QUERY_TOO_BROAD: this page would read more archived segments than one request may (events stored far out of time order); narrow it with a filter, or use an export job */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
             429: {
                 headers: {
@@ -2254,6 +2278,30 @@ export interface operations {
             };
             /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description QUERY_TOO_BROAD: this page would read more archived segments than one request may (events stored far out of time order); narrow it with a filter, or use an export job */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

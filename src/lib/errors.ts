@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   CONFLICT: 409,
   EVENT_TOO_LARGE: 413,
   IDEMPOTENCY_KEY_REUSED: 422,
+  /** A list or search page would read more archived segments than HISTORY_SEGMENT_READS: narrow it with a filter, or export. */
+  QUERY_TOO_BROAD: 422,
   /** The event's archived copy is missing or not the bytes recorded for it: permanent until an operator restores it, so not a 5xx a client retries. */
   ARCHIVE_DAMAGED: 410,
   UNSUPPORTED_MEDIA_TYPE: 415,

@@ -50,6 +50,7 @@ const ERROR_TEXT: Record<ErrorCode, string> = {
   EVENT_TOO_LARGE: "EVENT_TOO_LARGE: a field or the body is over its cap",
   IDEMPOTENCY_KEY_REUSED: "IDEMPOTENCY_KEY_REUSED: the key was used with a different body",
   ARCHIVE_DAMAGED: "ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help",
+  QUERY_TOO_BROAD: "QUERY_TOO_BROAD: this page would read more archived segments than one request may (events stored far out of time order); narrow it with a filter, or use an export job",
   UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE: the body must be application/json",
   RANGE_NOT_SATISFIABLE: "RANGE_NOT_SATISFIABLE: the Range lies outside the file (Content-Range: bytes */<size>)",
   RATE_LIMITED: "RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds",

@@ -86,8 +86,29 @@ async function historyPage(
   // Every segment the budget allowed overlaps the cursor's instant, so no row below the cursor is
   // known final: a page could only stand still. This one reads every segment that may match and
   // overlaps the cursor instead (clients that send one fixed occurred_at for many events, or a
-  // backfill that spread each segment over months, make such runs).
-  return (await mergePage(env, db, sel, terms, cursor, floor, hot, limit, Number.POSITIVE_INFINITY, found, probe)) as Page;
+  // backfill that spread each segment over months, make such runs), up to what one request may.
+  const most = historySegmentReads(env);
+  const whole = await mergePage(env, db, sel, terms, cursor, floor, hot, limit, most, found, probe);
+  if (whole === "stuck") throw new TooManySegmentsError(most);
+  return whole;
+}
+
+/** HISTORY_SEGMENT_READS (wrangler.toml), or DEFAULT_SEGMENT_READS when unset or not a whole number from 11 up. */
+export const DEFAULT_SEGMENT_READS = 4000;
+export function historySegmentReads(env: Pick<Env, "HISTORY_SEGMENT_READS">): number {
+  const n = Number(env.HISTORY_SEGMENT_READS);
+  return Number.isInteger(n) && n > SEGMENTS_PER_PAGE ? n : DEFAULT_SEGMENT_READS;
+}
+
+/**
+ * A page that cannot be answered within one request: more than `most` archived segments that may
+ * match overlap its cursor, and none of their rows is final until all are read. Each is an R2 read
+ * (a subrequest), so reading them all would pass the platform's per-invocation limit.
+ */
+export class TooManySegmentsError extends Error {
+  constructor(readonly most: number) {
+    super(`the page would read more than ${most} archived segments`);
+  }
 }
 
 async function mergePage(

@@ -1,11 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { archivedEvent } from "../storage/archive-lookup";
-import { hotSince } from "../storage/archive-segments";
+import { ArchiveDamagedError, hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
 import { eventWriter, pageJson, SHAPE_SELECT } from "../reads/event-shape";
 import { ledgerOf } from "../chain/ledger";
 import { EMPTY_PAGE, shapeRows } from "../reads/event-read";
-import { listHistory, searchHistory } from "../reads/history-read";
+import { listHistory, searchHistory, TooManySegmentsError } from "../reads/history-read";
 import { selectionFor } from "../reads/event-query";
 import { appendEvents, requestContext } from "./ingest";
 import { eventProof } from "./log";
@@ -29,6 +29,28 @@ import { batchRequestSchema, eventBatchEnvelopeSchema, eventEnvelopeSchema, even
 export const MAX_BATCH = 100;
 /** What c.json() would set: pages are written as JSON text directly (pageJson). */
 const JSON_TYPE = { "Content-Type": "application/json" };
+
+/**
+ * A page across history, or a clear error: an archived segment it must read that is missing or
+ * damaged is a 410 (as GET /v1/events/:id), never a 500 that says to retry; a page that would read
+ * more segments than one request may is a 422 saying how to narrow it.
+ */
+async function historyAnswer<T>(page: Promise<T>): Promise<T> {
+  try {
+    return await page;
+  } catch (error) {
+    if (error instanceof ArchiveDamagedError) {
+      console.error(error.message);
+      throw new ApiError("ARCHIVE_DAMAGED", "An archived segment this page must read is missing or damaged; retrying will not help until an operator restores it (verify names the first event it holds)");
+    }
+    if (!(error instanceof TooManySegmentsError)) throw error;
+    throw new ApiError(
+      "QUERY_TOO_BROAD",
+      `This page would read more than ${error.most} archived segments: the archive holds these events far out of time order around this cursor. Narrow it with a filter (actor_id, organization, ip_address, target, action), or export them with POST /v1/jobs`,
+      { most_segments: error.most },
+    );
+  }
+}
 
 const events = router();
 const idParam = z.object({ id: z.string().meta({ description: "The event id" }) });
@@ -113,7 +135,7 @@ events.get("/:id/receipt", READ.guard, async (c) => {
 documented(events, createRoute({
   method: "get", path: "/", tags: ["Events"], operationId: "listEvents", summary: "List events, newest first", security: READ_OR_EMBED.security,
   request: { query: listQuerySchema },
-  responses: { 200: json(eventPageSchema, "One page of events"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
+  responses: { 200: json(eventPageSchema, "One page of events"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "ARCHIVE_DAMAGED", "QUERY_TOO_BROAD") },
 }));
 events.get("/", READ_OR_EMBED.guard, validate("query", listQuerySchema), async (c) => {
   const query = c.req.valid("query");
@@ -123,14 +145,14 @@ events.get("/", READ_OR_EMBED.guard, validate("query", listQuerySchema), async (
   // Hot and archived events, one order and one cursor (src/reads/history-read.ts); segments are looked for only when there are some.
   const since = hotSince(db, projectOf(credential));
   const archived = since.then((s) => s !== null, () => true);
-  const page = sel ? await listHistory(c.env, db, sel, query.cursor ?? null, query.limit, archived) : EMPTY_PAGE;
+  const page = sel ? await historyAnswer(listHistory(c.env, db, sel, query.cursor ?? null, query.limit, archived)) : EMPTY_PAGE;
   return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), await since), 200, JSON_TYPE);
 });
 
 documented(events, createRoute({
   method: "get", path: "/search", tags: ["Events"], operationId: "searchEvents", summary: "Full-text search over events", security: READ_OR_EMBED.security,
   request: { query: searchQuerySchema },
-  responses: { 200: json(eventPageSchema, "One page of matching events"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
+  responses: { 200: json(eventPageSchema, "One page of matching events"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "ARCHIVE_DAMAGED", "QUERY_TOO_BROAD") },
 }));
 events.get("/search", READ_OR_EMBED.guard, validate("query", searchQuerySchema), async (c) => {
   const query = c.req.valid("query");
@@ -144,7 +166,7 @@ events.get("/search", READ_OR_EMBED.guard, validate("query", searchQuerySchema),
   const db = await eventsDb(c.env, projectOf(credential));
   const since = hotSince(db, projectOf(credential));
   const archived = since.then((s) => s !== null, () => true);
-  const page = sel && terms.length > 0 ? await searchHistory(c.env, db, sel, terms, query.cursor ?? null, query.limit, archived) : EMPTY_PAGE;
+  const page = sel && terms.length > 0 ? await historyAnswer(searchHistory(c.env, db, sel, terms, query.cursor ?? null, query.limit, archived)) : EMPTY_PAGE;
   return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), await since), 200, JSON_TYPE);
 });
 

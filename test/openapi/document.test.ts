@@ -48,7 +48,7 @@ describe("GET /openapi.json", () => {
     const doc = await openApiDocument();
     expect(doc.components.schemas.ErrorCode.enum).toEqual([
       "VALIDATION_ERROR", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "LOG_NOT_READY", "RETENTION_LOCKED", "LEGAL_HOLD", "CONFLICT", "EVENT_TOO_LARGE",
-      "IDEMPOTENCY_KEY_REUSED", "ARCHIVE_DAMAGED", "UNSUPPORTED_MEDIA_TYPE", "RANGE_NOT_SATISFIABLE", "RATE_LIMITED", "INTERNAL_ERROR",
+      "IDEMPOTENCY_KEY_REUSED", "QUERY_TOO_BROAD", "ARCHIVE_DAMAGED", "UNSUPPORTED_MEDIA_TYPE", "RANGE_NOT_SATISFIABLE", "RATE_LIMITED", "INTERNAL_ERROR",
     ]);
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["ApiKey", "EmbedToken"]);
     expect(Object.keys(doc.components.headers).sort()).toEqual(["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"]);

@@ -1,7 +1,9 @@
 import { env } from "cloudflare:workers";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import app from "../../src/app";
 import { ledgerOf } from "../../src/chain/ledger";
-import { call, createProject, ingestMany } from "../helpers";
+import { BASE, call, createProject, ingestMany } from "../helpers";
 import { archiveAll, segmentsOf } from "../storage/archive-helpers";
 
 const minute = (i: number) => new Date(Date.UTC(2026, 3, 1) + i * 60_000).toISOString();
@@ -165,6 +167,35 @@ describe("segments that each span most of the project's time", () => {
       expect(rows.map((r) => r.seq)).toEqual(order(all).map((r) => r.seq));
       expect(new Set(rows.map((r) => r.seq)).size).toBe(rows.length);
     }
+  });
+});
+
+describe("a page that would read more segments than one request may", () => {
+  /** GET through the app with HISTORY_SEGMENT_READS set as an operator would in wrangler.toml. */
+  async function getWith(reads: string, key: string, path: string) {
+    const ctx = createExecutionContext();
+    const res = await app.fetch(new Request(`${BASE}${path}`, { headers: { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "10.9.8.7" } }), { ...env, HISTORY_SEGMENT_READS: reads }, ctx);
+    await waitOnExecutionContext(ctx);
+    return { status: res.status, json: (await res.json()) as any };
+  }
+
+  it("answers 422 QUERY_TOO_BROAD saying how to narrow it, instead of passing the platform's limits; a filter the summaries narrow still pages", async () => {
+    const p = await createProject();
+    // 30 segments that each span the whole hour: below any cursor inside it, every one may hold the next row.
+    await ingestMany(p.key, Array.from({ length: 90 }, (_, i) => ({ action: "doc.a", actor: { id: i % 9 === 4 ? "rare" : `u${i % 4}` }, occurred_at: minute((i * 37) % 90) })));
+    await archiveAll(p.id, 3);
+    const cursor = encodeURIComponent(`${minute(45)}~999999`);
+    const broad = await getWith("11", p.key, `/v1/events?limit=5&cursor=${cursor}`);
+    expect(broad.status).toBe(422);
+    expect(broad.json.error).toMatchObject({ code: "QUERY_TOO_BROAD", details: { most_segments: 11 } });
+    expect(broad.json.error.message).toMatch(/more than 11 archived segments.*filter.*POST \/v1\/jobs/);
+    // The same page within the default allowance is answered.
+    expect((await getWith("4000", p.key, `/v1/events?limit=5&cursor=${cursor}`)).status).toBe(200);
+    // 10 events of 90 are the rare actor's, in at most 10 segments: their page fits under 11 reads.
+    const rare = await getWith("11", p.key, `/v1/events?actor_id=rare&limit=5&cursor=${cursor}`);
+    expect(rare.status).toBe(200);
+    expect(rare.json.data.length).toBeGreaterThan(0);
+    expect(rare.json.data.every((e: Row) => e.actor?.id === "rare" && e.occurred_at < minute(45))).toBe(true);
   });
 });
 

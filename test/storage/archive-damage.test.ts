@@ -43,7 +43,7 @@ describe("a damaged archive segment", () => {
     expect(result).toMatchObject({ ok: false, verified: 20, failure: { event_id: q.stored[20].id, reason: "archive_damaged" } });
   });
 
-  it("makes get and receipts answer 410 ARCHIVE_DAMAGED, never a retryable 500", async () => {
+  it("makes get, receipts, list and search answer 410 ARCHIVE_DAMAGED, never a retryable 500", async () => {
     const p = await archived(30, 10);
     await env.ARCHIVE.delete(p.segments[1].object_key);
     const inside = p.stored[14].id;
@@ -62,6 +62,13 @@ describe("a damaged archive segment", () => {
     const page = await call("GET", `/receipts/${inside}`);
     expect(page.status).toBe(410);
     expect(page.text).toContain("archived copy of this event is missing or damaged");
+    // A list or search page that must read the damaged segment says so the same way.
+    for (const path of ["/v1/events?limit=50", "/v1/events/search?q=ada&limit=50"]) {
+      const res = await call("GET", path, { key: p.key });
+      expect(res.status, path).toBe(410);
+      expect(res.json.error.code, path).toBe("ARCHIVE_DAMAGED");
+      expect(res.json.error.message, path).not.toMatch(/safe to retry/);
+    }
     // Events in intact segments are still served.
     expect((await call("GET", `/v1/events/${p.stored[25].id}`, { key: p.key })).status).toBe(200);
     expect((await call("GET", `/v1/receipts/${p.stored[25].id}`)).json.data.valid).toBe(true);
