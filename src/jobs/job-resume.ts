@@ -1,5 +1,5 @@
 import { eventsDb, shardDb, shardNumbers } from "../storage/shards";
-import { finishJob, getJob, type Job } from "./job-store";
+import { finishJob, getJob, neverFails, type Job } from "./job-store";
 
 /**
  * Resuming a job whose Workflow instance stopped moving: one lost to a
@@ -57,8 +57,7 @@ async function restartInstance(env: Env, job: Job): Promise<void> {
     return;
   }
   const { status, error } = await instance.status();
-  // An erasure's job is restarted whatever ended its instance: the erasure is applied to the end.
-  if ((status === "errored" || status === "terminated") && job.type !== "erasure") {
+  if ((status === "errored" || status === "terminated") && !neverFails(job.type)) {
     // Ended outside its steps (a step failing all its retries records the failure itself): as GET /v1/jobs/:id says.
     const message = `The job's workflow instance ${status}${error ? `: ${error.message}` : ""}`;
     await finishJob(env, job.projectId, job.id, { status: "failed", error: { code: "JOB_FAILED", message } });

@@ -36,6 +36,9 @@ export interface Job {
   filesExpired: boolean;
 }
 
+/** An erasure, once accepted, is applied to the end: its job is resumed however its steps or instance end, never failed. */
+export const neverFails = (type: JobType) => type === "erasure";
+
 /** A finished job's files are kept this long, then the daily sweep deletes them. */
 export const FILES_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 

@@ -4,7 +4,7 @@ import { asInvocation, meterEnabled } from "../lib/meter";
 import { meterEnv, meterFetch } from "../lib/metered-bindings";
 import { erasureJobStep } from "./erasure-job";
 import { exportParts, planExport, writeManifest } from "./export-job";
-import { finishJob, getJob, noteStepFailure, type JobType } from "./job-store";
+import { finishJob, getJob, neverFails, noteStepFailure, type JobType } from "./job-store";
 import { mergeVerifyJob, planVerifyJob, verifyChunkStep, verifyParallelism } from "./verify-job";
 
 export interface JobParams {
@@ -71,7 +71,7 @@ export class JobWorkflow extends WorkflowEntrypoint<Env, JobParams> {
       // A step that failed all its retries: the job says why, and its files are kept until they expire.
       const message = error instanceof Error ? error.message : String(error);
       // An erasure is never given up: its job stays running, says why, and is resumed once stalled (job-resume.ts).
-      if (type === "erasure") await metered("retry-later", (env) => noteStepFailure(env, projectId, jobId, { code: "JOB_RETRYING", message }));
+      if (neverFails(type)) await metered("retry-later", (env) => noteStepFailure(env, projectId, jobId, { code: "JOB_RETRYING", message }));
       else await metered("fail", (env) => finishJob(env, projectId, jobId, { status: "failed", error: { code: "JOB_FAILED", message } }));
     }
   }

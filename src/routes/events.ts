@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { archivedEvent } from "../storage/archive-lookup";
-import { ArchiveDamagedError, hotSince } from "../storage/archive-segments";
+import { hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
 import { eventWriter, pageJson, SHAPE_SELECT } from "../reads/event-shape";
 import { ledgerOf } from "../chain/ledger";
@@ -37,12 +37,8 @@ const JSON_TYPE = { "Content-Type": "application/json" };
  */
 async function historyAnswer<T>(page: Promise<T>): Promise<T> {
   try {
-    return await page;
+    return await orArchiveDamaged(page, "An archived segment this page must read is missing or damaged; retrying will not help until an operator restores it (verify names the first event it holds)");
   } catch (error) {
-    if (error instanceof ArchiveDamagedError) {
-      console.error(error.message);
-      throw new ApiError("ARCHIVE_DAMAGED", "An archived segment this page must read is missing or damaged; retrying will not help until an operator restores it (verify names the first event it holds)");
-    }
     if (!(error instanceof TooManySegmentsError)) throw error;
     throw new ApiError(
       "QUERY_TOO_BROAD",

@@ -3,7 +3,7 @@ import { selectionFor } from "../reads/event-query";
 import { parseRange } from "../jobs/byte-range";
 import { PART_ROWS } from "../jobs/export-job";
 import { deleteJobFiles, fileKey } from "../jobs/job-files";
-import { cancelJob, finishJob, getJob, insertJob, listJobs } from "../jobs/job-store";
+import { cancelJob, finishJob, getJob, insertJob, listJobs, neverFails } from "../jobs/job-store";
 import { resumeIfStalled } from "../jobs/job-resume";
 import { decodeJobCursor, encodeJobCursor, jobView } from "../jobs/job-view";
 import { ApiError } from "../lib/errors";
@@ -77,8 +77,8 @@ jobs.get("/:id", READ.guard, async (c) => {
   const projectId = projectOf(c.get("credential"));
   const job = await getJob(c.env, projectId, c.req.param("id"));
   if (!job) throw new ApiError("NOT_FOUND", "No job with that id in this project");
-  // An erasure's job is never failed: an instance that ended is restarted once the record looks stalled.
-  if ((job.status === "queued" || job.status === "running") && job.type !== "erasure") {
+  // A job that never fails (an erasure's) is not failed here either: its instance is restarted once the record looks stalled.
+  if ((job.status === "queued" || job.status === "running") && !neverFails(job.type)) {
     // The record says how far the steps got; the instance, whether it still lives (one ended outside its steps says so here).
     const ended = await instanceEnded(c.env, job.id);
     if (ended) {

@@ -167,7 +167,6 @@ async function rewrite(host: Host, segment: Segment, rows: ArchivedRow[], write:
 const SET = SEGMENT_COLUMNS.filter((c) => c !== "project_id" && c !== "first_seq");
 const SWITCH = `UPDATE archive_segments SET ${SET.map((c) => `${c} = ?`).join(", ")} WHERE project_id = ? AND first_seq = ? AND sha256 = ?`;
 
-
 /** First in each transaction: fails it (json() of a text that is not JSON raises) unless the index row still names the segment read. */
 const stillNamed = (db: D1Database, s: Segment) =>
   db

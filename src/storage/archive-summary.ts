@@ -110,7 +110,6 @@ export function summaryStatement(db: D1Database, s: SummaryRow): D1PreparedState
     .bind(s.project_id, s.first_seq, s.sha256, s.key_version, s.filter, s.mac);
 }
 
-/** A segment's summary goes with it (retention, a restore into D1). */
 /** The summary columns a segment query (archive_segments s) joins in with summaryJoin, as a row. */
 export const SUMMARY_JOIN_COLUMNS = "m.key_version AS m_version, m.filter AS m_filter, m.mac AS m_mac";
 
@@ -126,6 +125,7 @@ export function joinedSummary(row: SummaryJoined & { project_id: string; first_s
   return { project_id: row.project_id, first_seq: row.first_seq, sha256: row.sha256, key_version: row.m_version!, filter: row.m_filter, mac: row.m_mac! };
 }
 
+/** A segment's summary goes with it (retention, a restore into D1). */
 export function dropSummary(db: D1Database, projectId: string, firstSeq: number): D1PreparedStatement {
   return db.prepare("DELETE FROM archive_summaries WHERE project_id = ? AND first_seq = ?").bind(projectId, firstSeq);
 }

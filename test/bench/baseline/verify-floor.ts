@@ -1,17 +1,17 @@
 import type { Context } from "hono";
 import { CHAIN_COLUMNS } from "../../../src/chain/chain-check";
 import { readSealed } from "../../../src/storage/archive-segments";
+import { CryptoChain } from "./crypto-step";
 
 type Bindings = { DB: D1Database; ARCHIVE: R2Bucket };
 const decoder = new TextDecoder();
-const encoder = new TextEncoder();
 const PAGE = 2000;
 
 /**
  * The verify floor (test/bench/verify-floor.bench.mjs): what a verify of ?project= cannot avoid on
  * one core, and nothing else. Every row is read as verify must read it (archived segments fetched,
  * SHA-256 checked against the index, gzip undone, each line parsed; hot rows in seq order, 2,000 a
- * D1 page) and then put through the crypto loop's own work (/crypto-loop: SHA-256 of prev + payload,
+ * D1 page) and then put through the crypto loop's own code (crypto-step.ts: SHA-256 of prev + payload,
  * an HMAC of the payload, the leaf hash), the row's stored text standing for its payload. No links,
  * no leaves or erasures asked of the ledger, no chunks, no Workflow: a ceiling for the verify job,
  * run on Witness's local D1 and R2 after Witness has stopped.
@@ -20,18 +20,8 @@ export async function verifyFloor(c: Context<{ Bindings: Bindings }>) {
   const projectId = c.req.query("project") ?? "bench-jobs";
   // A warm-up walk reads only the oldest ?segments= segments and no hot row.
   const warmUp = c.req.query("segments") !== undefined;
-  const key = await crypto.subtle.importKey("raw", encoder.encode("baseline-signing-key-0123456789"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const leaf = new Uint8Array(33);
-  let prev = "0".repeat(64);
+  const chain = await CryptoChain.create();
   let rows = 0;
-  const check = async (payload: string) => {
-    const digest = await crypto.subtle.digest("SHA-256", encoder.encode(prev + payload));
-    await crypto.subtle.sign("HMAC", key, encoder.encode(payload));
-    leaf.set(new Uint8Array(digest), 1);
-    await crypto.subtle.digest("SHA-256", leaf);
-    prev = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-    rows++;
-  };
   const env = { ARCHIVE: c.env.ARCHIVE } as unknown as Env;
   const { results: segments } = await c.env.DB.prepare("SELECT object_key, sha256 FROM archive_segments WHERE project_id = ? ORDER BY first_seq LIMIT ?")
     .bind(projectId, warmUp ? Number(c.req.query("segments")) : -1)
@@ -45,14 +35,16 @@ export async function verifyFloor(c: Context<{ Bindings: Bindings }>) {
     if (typeof bytes === "string") throw new Error(`segment ${segments[i].object_key}: ${bytes}`);
     for (const line of decoder.decode(bytes).split("\n")) {
       JSON.parse(line);
-      await check(line);
+      await chain.step(line);
+      rows++;
     }
   }
   if (warmUp) return c.json({ rows, segments: segments.length });
   const page = c.env.DB.prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ${PAGE}`);
   for (let after = 0; ; ) {
     const { results } = await page.bind(projectId, after).all<Record<string, unknown> & { seq: number }>();
-    for (const row of results) await check(JSON.stringify(row));
+    for (const row of results) await chain.step(JSON.stringify(row));
+    rows += results.length;
     if (results.length < PAGE) break;
     after = results[results.length - 1].seq;
   }

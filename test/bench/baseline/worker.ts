@@ -4,6 +4,7 @@ import type { Cursor } from "../../../src/reads/cursor";
 import { selectEvents, type Selection } from "../../../src/reads/event-query";
 import { deleteExpiredExports, EXPORT_BATCH, STAGED_TTL_MS } from "../../../src/reads/export-stream";
 import { archivedExportFloor } from "./archived-export-floor";
+import { CryptoChain } from "./crypto-step";
 import { d1InsertFloor } from "./d1-insert-floor";
 import { verifyFloor } from "./verify-floor";
 
@@ -19,25 +20,14 @@ app.post("/noop", async (c) => {
 /** Batch ingest's inserts through local D1 alone (d1-insert-floor.ts); the prefix lets batchLoad drive it. */
 app.post("/d1-insert-floor/v1/events/batch", d1InsertFloor);
 
-/**
- * Only the cryptography verify needs per event: SHA-256 of prev_hash + payload,
- * an HMAC-SHA256 of the payload, and the leaf hash of the event's hash. The client times the request.
- */
+/** The crypto loop (crypto-step.ts) over n made-up events. The client times the request. */
 app.get("/crypto-loop", async (c) => {
   const n = Number(c.req.query("n") ?? "1000");
-  const key = await crypto.subtle.importKey("raw", encoder.encode("baseline-signing-key-0123456789"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  let prev = "0".repeat(64);
-  const leaf = new Uint8Array(33);
+  const chain = await CryptoChain.create();
   for (let i = 0; i < n; i++) {
-    const payload = `{"action":"user.login.succeeded","actor_type":"user","id":"${i}","metadata":{"plan":"pro","seq":${i}},"occurred_at":"2026-05-05T05:05:05.000Z","organization":"org_1","pii":"${prev}","project_id":"bench","seq":${i},"targets":[{"id":"doc_1","name":"Q3","type":"document"}],"v":1}`;
-    const digest = await crypto.subtle.digest("SHA-256", encoder.encode(prev + payload));
-    await crypto.subtle.sign("HMAC", key, encoder.encode(payload));
-    // The RFC 6962 leaf hash verify now compares with the transparency log: SHA-256(0x00 || hash bytes).
-    leaf.set(new Uint8Array(digest), 1);
-    await crypto.subtle.digest("SHA-256", leaf);
-    prev = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    await chain.step(`{"action":"user.login.succeeded","actor_type":"user","id":"${i}","metadata":{"plan":"pro","seq":${i}},"occurred_at":"2026-05-05T05:05:05.000Z","organization":"org_1","pii":"${chain.prev}","project_id":"bench","seq":${i},"targets":[{"id":"doc_1","name":"Q3","type":"document"}],"v":1}`);
   }
-  return c.json({ n, last: prev });
+  return c.json({ n, last: chain.prev });
 });
 
 /**
