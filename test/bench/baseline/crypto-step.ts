@@ -1,11 +1,12 @@
 const encoder = new TextEncoder();
 
 /**
- * Only the cryptography verify needs per event, chained as the ledger chains:
- * SHA-256 of prev_hash + payload, an HMAC-SHA256 of the payload, and the
- * RFC 6962 leaf hash verify compares with the transparency log (SHA-256 of
- * 0x00 || hash bytes). The crypto loop and the verify floor both run it, so
- * the floor is exactly the loop's work plus reading the rows.
+ * The cryptography of issue 21's loop, chained as the ledger chains: SHA-256
+ * of prev_hash + payload, an HMAC-SHA256 of the payload, and the RFC 6962 leaf
+ * hash verify compares with the transparency log (SHA-256 of 0x00 || hash
+ * bytes); and, apart, the commitment digest verify also makes. The crypto loop
+ * and the verify floor both run it, so the floor is exactly the loop's work
+ * plus reading the rows (and, in its second walk, the commitments).
  */
 export class CryptoChain {
   prev = "0".repeat(64);
@@ -23,5 +24,13 @@ export class CryptoChain {
     this.leaf.set(new Uint8Array(digest), 1);
     await crypto.subtle.digest("SHA-256", this.leaf);
     this.prev = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  /**
+   * The fourth digest verify makes of every row that still holds its personal data and the loop
+   * leaves out: SHA-256 of the row's salt and that data (the pii_commitment the payload carries).
+   */
+  async commitment(salt: string, personalData: string): Promise<void> {
+    await crypto.subtle.digest("SHA-256", encoder.encode(salt + personalData));
   }
 }

@@ -12,7 +12,9 @@ const PAGE = 2000;
  * one core, and nothing else. Every row is read as verify must read it (archived segments fetched,
  * SHA-256 checked against the index, gzip undone, each line parsed; hot rows in seq order, 2,000 a
  * D1 page) and then put through the crypto loop's own code (crypto-step.ts: SHA-256 of prev + payload,
- * an HMAC of the payload, the leaf hash), the row's stored text standing for its payload. No links,
+ * an HMAC of the payload, the leaf hash), the row's stored text standing for its payload. With
+ * ?commitments=1, also the digest the loop leaves out and verify cannot: SHA-256 of each salted row's
+ * salt and personal data, its pii_commitment (without it an edited email or IP would pass). No links,
  * no leaves or erasures asked of the ledger, no chunks, no Workflow: a ceiling for the verify job,
  * run on Witness's local D1 and R2 after Witness has stopped.
  */
@@ -20,6 +22,12 @@ export async function verifyFloor(c: Context<{ Bindings: Bindings }>) {
   const projectId = c.req.query("project") ?? "bench-jobs";
   // A warm-up walk reads only the oldest ?segments= segments and no hot row.
   const warmUp = c.req.query("segments") !== undefined;
+  const commitments = c.req.query("commitments") === "1";
+  // The personal data in a fixed order, as the commitment covers it (its exact text is Witness's business).
+  const commit = (row: Record<string, unknown>) =>
+    typeof row.pii_salt === "string"
+      ? chain.commitment(row.pii_salt, JSON.stringify([row.actor_email, row.actor_id, row.actor_name, row.ip_address, row.user_agent]))
+      : undefined;
   const chain = await CryptoChain.create();
   let rows = 0;
   const env = { ARCHIVE: c.env.ARCHIVE } as unknown as Env;
@@ -34,8 +42,9 @@ export async function verifyFloor(c: Context<{ Bindings: Bindings }>) {
     next = fetch(i + 1);
     if (typeof bytes === "string") throw new Error(`segment ${segments[i].object_key}: ${bytes}`);
     for (const line of decoder.decode(bytes).split("\n")) {
-      JSON.parse(line);
+      const row = JSON.parse(line);
       await chain.step(line);
+      if (commitments) await commit(row);
       rows++;
     }
   }
@@ -43,7 +52,10 @@ export async function verifyFloor(c: Context<{ Bindings: Bindings }>) {
   const page = c.env.DB.prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ${PAGE}`);
   for (let after = 0; ; ) {
     const { results } = await page.bind(projectId, after).all<Record<string, unknown> & { seq: number }>();
-    for (const row of results) await chain.step(JSON.stringify(row));
+    for (const row of results) {
+      await chain.step(JSON.stringify(row));
+      if (commitments) await commit(row);
+    }
     rows += results.length;
     if (results.length < PAGE) break;
     after = results[results.length - 1].seq;
