@@ -13,8 +13,9 @@ import { batchLoad, createKey, ensureWrk, fmt, report, reportMeter, resetMeter, 
 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const only = process.argv.slice(2);
-// The jobs bench loads millions of events (hours at 10M): it runs only when named.
-const want = (name) => (name === "jobs" || name === "load" || name === "history" ? only.includes(name) : only.length === 0 || only.includes(name));
+// The jobs bench loads millions of events (hours at 10M): it, and the benches that reuse its project, run only when named.
+const named = ["jobs", "load", "history", "parallel"];
+const want = (name) => (named.includes(name) ? only.includes(name) : only.length === 0 || only.includes(name));
 
 ensureWrk();
 const persistDir = process.env.BENCH_DATA ?? tempDir("witness");
@@ -84,7 +85,7 @@ try {
   // Its own project (BENCH_JOB_EVENTS, 10M by default, most of it archived); it meters each phase itself.
   let jobs = null;
   if (want("jobs")) jobs = await (await import("./jobs.bench.mjs")).default(ctx);
-  if (want("reads") || jobs) await Promise.all([service.stop(), baseline.stop()]);
+  if (want("reads") || want("parallel") || jobs) await Promise.all([service.stop(), baseline.stop()]);
   // Without export rounds (BENCH_JOB_EXPORT_ROUNDS=0) there is no export to hold the floor against.
   if (jobs?.archivedExport) {
     // The floor reads Witness's local D1 and R2: Witness has stopped.
@@ -96,6 +97,8 @@ try {
     const floor = (await import("./verify-floor.bench.mjs")).default;
     await floor({ persistDir, projectId: "bench-jobs", events: jobs.verified, jobRate: jobs.verifyRate, loopRate: jobs.loopRate, port: port + 2, report });
   }
+  // The jobs bench's project copied once per runtime (the service has stopped), a chunk in each at a time.
+  if (want("parallel")) await (await import("./parallel.bench.mjs")).default({ persistDir, port: port + 30, report });
   if (want("reads")) {
     // The floor opens Witness's local D1, so Witness went first (above); the baseline too (same worker name).
     // It reads every row of the project: the witness.* events the archive bench's cron may have added too.
