@@ -11,6 +11,7 @@ const encoder = new TextEncoder();
 export class CryptoChain {
   prev = "0".repeat(64);
   private leaf = new Uint8Array(33);
+  private scratch = new Uint8Array(64 * 1024);
   private constructor(private readonly key: CryptoKey) {}
 
   static async create(): Promise<CryptoChain> {
@@ -27,10 +28,23 @@ export class CryptoChain {
   }
 
   /**
-   * The fourth digest verify makes of every row that still holds its personal data and the loop
-   * leaves out: SHA-256 of the row's salt and that data (the pii_commitment the payload carries).
+   * The loop's step and the fourth digest verify makes of every row that still holds its personal
+   * data, which the loop leaves out: SHA-256 of the row's salt and that data (the pii_commitment its
+   * payload carries). Issued as verify issues them, the fastest way found for Web Crypto here: every
+   * text encoded once into one reused buffer, the three independent digests under one await.
    */
-  async commitment(salt: string, personalData: string): Promise<void> {
-    await crypto.subtle.digest("SHA-256", encoder.encode(salt + personalData));
+  async stepWithCommitment(payload: string, salt: string, personalData: string): Promise<void> {
+    const offset = encoder.encodeInto(this.prev, this.scratch).written;
+    const end = offset + encoder.encodeInto(payload, this.scratch.subarray(offset)).written;
+    const pii = end + encoder.encodeInto(salt, this.scratch.subarray(end)).written;
+    const piiEnd = pii + encoder.encodeInto(personalData, this.scratch.subarray(pii)).written;
+    const [digest] = await Promise.all([
+      crypto.subtle.digest("SHA-256", this.scratch.subarray(0, end)),
+      crypto.subtle.sign("HMAC", this.key, this.scratch.subarray(offset, end)),
+      crypto.subtle.digest("SHA-256", this.scratch.subarray(end, piiEnd)),
+    ]);
+    this.leaf.set(new Uint8Array(digest), 1);
+    await crypto.subtle.digest("SHA-256", this.leaf);
+    this.prev = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
   }
 }

@@ -23,12 +23,12 @@ export async function verifyFloor(c: Context<{ Bindings: Bindings }>) {
   // A warm-up walk reads only the oldest ?segments= segments and no hot row.
   const warmUp = c.req.query("segments") !== undefined;
   const commitments = c.req.query("commitments") === "1";
-  // The personal data in a fixed order, as the commitment covers it (its exact text is Witness's business).
-  const commit = (row: Record<string, unknown>) =>
-    typeof row.pii_salt === "string"
-      ? chain.commitment(row.pii_salt, JSON.stringify([row.actor_email, row.actor_id, row.actor_name, row.ip_address, row.user_agent]))
-      : undefined;
   const chain = await CryptoChain.create();
+  // The personal data in a fixed order, as the commitment covers it (its exact text is Witness's business).
+  const step = (payload: string, row: Record<string, unknown>) =>
+    commitments && typeof row.pii_salt === "string"
+      ? chain.stepWithCommitment(payload, row.pii_salt, JSON.stringify([row.actor_email, row.actor_id, row.actor_name, row.ip_address, row.user_agent]))
+      : chain.step(payload);
   let rows = 0;
   const env = { ARCHIVE: c.env.ARCHIVE } as unknown as Env;
   const { results: segments } = await c.env.DB.prepare("SELECT object_key, sha256 FROM archive_segments WHERE project_id = ? ORDER BY first_seq LIMIT ?")
@@ -42,9 +42,7 @@ export async function verifyFloor(c: Context<{ Bindings: Bindings }>) {
     next = fetch(i + 1);
     if (typeof bytes === "string") throw new Error(`segment ${segments[i].object_key}: ${bytes}`);
     for (const line of decoder.decode(bytes).split("\n")) {
-      const row = JSON.parse(line);
-      await chain.step(line);
-      if (commitments) await commit(row);
+      await step(line, JSON.parse(line));
       rows++;
     }
   }
@@ -52,10 +50,7 @@ export async function verifyFloor(c: Context<{ Bindings: Bindings }>) {
   const page = c.env.DB.prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ${PAGE}`);
   for (let after = 0; ; ) {
     const { results } = await page.bind(projectId, after).all<Record<string, unknown> & { seq: number }>();
-    for (const row of results) {
-      await chain.step(JSON.stringify(row));
-      if (commitments) await commit(row);
-    }
+    for (const row of results) await step(JSON.stringify(row), row);
     rows += results.length;
     if (results.length < PAGE) break;
     after = results[results.length - 1].seq;
