@@ -59,7 +59,7 @@ async function runChunks(env: Env, plan: VerifyPlan, parallel: number): Promise<
  * on separate objects (in parallel, in production). It gets the plan with
  * only its own range: the whole list would cross RPC once per chunk.
  */
-async function runChunk(env: Env, plan: VerifyPlan, index: number, attempt = 1): Promise<ChunkResult> {
+export async function runChunk(env: Env, plan: VerifyPlan, index: number, attempt = 1): Promise<ChunkResult> {
   const own = { ...plan, chunks: [plan.chunks[index]] };
   const object = env.VERIFY_CHUNK.get(env.VERIFY_CHUNK.idFromName(`${plan.projectId}:${plan.id}:${index}:${attempt}`));
   try {

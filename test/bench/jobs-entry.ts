@@ -6,7 +6,7 @@
 // `npm run bench -- jobs` starts wrangler dev with this file as its entry; nothing else differs.
 import app from "../../src/app";
 import { mergeChunks, planVerify, type ChunkResult, type VerifyPlan } from "../../src/chain/verify-chunks";
-import { verifyChunked } from "../../src/chain/verify-run";
+import { runChunk, verifyChunked } from "../../src/chain/verify-run";
 import { meteredHandlers } from "../../src/lib/metered-entry";
 import { scheduled } from "../../src/scheduled";
 
@@ -22,16 +22,14 @@ async function benchVerify(url: URL, env: Env): Promise<Response> {
 
 /**
  * POST /__bench/plan {project}, /__bench/chunk {plan, index}, /__bench/merge {plan, results}: the
- * three parts of verifyChunked (src/chain/verify-run.ts) apart, a chunk checked in its own
- * VerifyChunk object as runChunk does, so a driver may send each chunk to another runtime.
+ * three parts of verifyChunked (src/chain/verify-run.ts) apart, a chunk checked by its runChunk
+ * (in a VerifyChunk object of its own), so a driver may send each chunk to another runtime.
  */
 async function benchPart(part: string, request: Request, env: Env): Promise<Response> {
   const body = await request.json<{ project?: string; plan: VerifyPlan; index: number; results: ChunkResult[] }>();
   if (part === "plan") return Response.json(await planVerify(env, body.project ?? "", { from: null, to: null }));
-  const { plan, index } = body;
-  if (part === "merge") return Response.json(await mergeChunks(env, plan, body.results));
-  const object = env.VERIFY_CHUNK.get(env.VERIFY_CHUNK.idFromName(`${plan.projectId}:${plan.id}:${index}`));
-  return Response.json(await object.check({ ...plan, chunks: [plan.chunks[index]] }, 0));
+  if (part === "merge") return Response.json(await mergeChunks(env, body.plan, body.results));
+  return Response.json(await runChunk(env, body.plan, body.index));
 }
 
 const PARTS = /^\/__bench\/(plan|chunk|merge)$/;

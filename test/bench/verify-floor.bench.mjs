@@ -31,7 +31,6 @@ export default async function verifyFloorBench({ persistDir, projectId, events, 
       ["the same and the commitment digest of each salted row (what verify cannot skip)", vsLoop(rates.all)],
       ["the verify job (measured before, with the service running)", `${fmt.rate(jobRate, "events/s")}: ${fmt.pct(jobRate / rates.all)} of this floor, ${fmt.pct(jobRate / loopRate)} of the loop`],
     ]);
-    return { loopFloor: rates.loop, floor: rates.all };
   } finally {
     await floor.stop();
   }

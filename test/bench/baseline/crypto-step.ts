@@ -1,3 +1,5 @@
+import { scratchEncoder } from "../../../src/lib/scratch-encoder";
+
 const encoder = new TextEncoder();
 
 /**
@@ -11,7 +13,7 @@ const encoder = new TextEncoder();
 export class CryptoChain {
   prev = "0".repeat(64);
   private leaf = new Uint8Array(33);
-  private scratch = new Uint8Array(64 * 1024);
+  private scratch = scratchEncoder();
   private constructor(private readonly key: CryptoKey) {}
 
   static async create(): Promise<CryptoChain> {
@@ -22,29 +24,35 @@ export class CryptoChain {
   async step(payload: string): Promise<void> {
     const digest = await crypto.subtle.digest("SHA-256", encoder.encode(this.prev + payload));
     await crypto.subtle.sign("HMAC", this.key, encoder.encode(payload));
-    this.leaf.set(new Uint8Array(digest), 1);
-    await crypto.subtle.digest("SHA-256", this.leaf);
-    this.prev = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    await this.advance(digest);
   }
 
   /**
    * The loop's step and the fourth digest verify makes of every row that still holds its personal
    * data, which the loop leaves out: SHA-256 of the row's salt and that data (the pii_commitment its
    * payload carries). Issued as verify issues them, the fastest way found for Web Crypto here: every
-   * text encoded once into one reused buffer, the three independent digests under one await.
+   * text encoded once into one reused buffer (Witness's scratchEncoder), the three independent
+   * digests under one await.
    */
   async stepWithCommitment(payload: string, salt: string, personalData: string): Promise<void> {
-    const offset = encoder.encodeInto(this.prev, this.scratch).written;
-    const end = offset + encoder.encodeInto(payload, this.scratch.subarray(offset)).written;
-    const pii = end + encoder.encodeInto(salt, this.scratch.subarray(end)).written;
-    const piiEnd = pii + encoder.encodeInto(personalData, this.scratch.subarray(pii)).written;
+    const offset = this.scratch.encodeAt(this.prev, 0);
+    const end = this.scratch.encodeAt(payload, offset);
+    const piiEnd = this.scratch.encodeAt(personalData, this.scratch.encodeAt(salt, end));
     const [digest] = await Promise.all([
-      crypto.subtle.digest("SHA-256", this.scratch.subarray(0, end)),
-      crypto.subtle.sign("HMAC", this.key, this.scratch.subarray(offset, end)),
-      crypto.subtle.digest("SHA-256", this.scratch.subarray(end, piiEnd)),
+      crypto.subtle.digest("SHA-256", this.scratch.bytes(0, end)),
+      crypto.subtle.sign("HMAC", this.key, this.scratch.bytes(offset, end)),
+      crypto.subtle.digest("SHA-256", this.scratch.bytes(end, piiEnd)),
     ]);
+    await this.advance(digest);
+  }
+
+  /**
+   * The row just hashed becomes the next row's prev (hex); returns its leaf hash under way. Not
+   * async: the loop awaits exactly what it awaited before this was shared.
+   */
+  private advance(digest: ArrayBuffer): Promise<ArrayBuffer> {
     this.leaf.set(new Uint8Array(digest), 1);
-    await crypto.subtle.digest("SHA-256", this.leaf);
     this.prev = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    return crypto.subtle.digest("SHA-256", this.leaf);
   }
 }
