@@ -9,8 +9,11 @@
  * log's key as a note whose first line no checkpoint can have.
  */
 import { canonicalize } from "../chain/canonical";
+import { gapIsAuthentic, type GapRecord } from "../chain/gap-records";
 import { ledgerOf } from "../chain/ledger";
-import { base64Encode, HASH_SIZE } from "../log/encoding.ts";
+import { loadKeyring } from "../chain/signing-keys";
+import { base64Encode, bytesEqual, HASH_SIZE } from "../log/encoding.ts";
+import { leafDigestOf } from "../log/leaf-check";
 import { logSigner } from "../log/log-identity";
 import { signNote } from "../log/note.ts";
 import type { Job } from "./job-store";
@@ -49,13 +52,48 @@ export function withSalt(eventJson: string, salt: unknown): string {
 
 const hasFilter = (filters: Record<string, unknown>) => Object.values(filters).some((v) => v !== undefined && v !== null && v !== "");
 
-/** Retention's holes in 1..size, which an unfiltered export lacks by design. */
-async function gapsThrough(db: D1Database, projectId: string, size: number) {
+/**
+ * An evidence export D1 would have the log vouch for though verify refuses it:
+ * the job fails with this message and no manifest is signed.
+ */
+export class EvidenceRefused extends Error {}
+
+/**
+ * Retention's holes in 1..size, which an unfiltered export lacks by design,
+ * each checked as verify checks it before the log's signature covers it:
+ * signed by this service's keys, one after another, and bridging exactly the
+ * events the log holds at both its ends. Whoever can write D1 can delete
+ * events and plant a record over them; the log's leaves live in the ledger.
+ */
+async function gapsThrough(env: Env, db: D1Database, projectId: string, size: number) {
   const { results } = await db
-    .prepare("SELECT first_seq, last_seq, purged_count, purged_at FROM retention_gaps WHERE project_id = ? AND first_seq <= ? ORDER BY first_seq")
+    .prepare("SELECT * FROM retention_gaps WHERE project_id = ? AND first_seq <= ? ORDER BY first_seq")
     .bind(projectId, size)
-    .all<{ first_seq: number; last_seq: number; purged_count: number; purged_at: string }>();
-  return results;
+    .all<GapRecord>();
+  if (results.length === 0) return [];
+  // Each gap's ends: the leaf before its first event (none from seq 1) and the leaf of its last.
+  const ends = results.flatMap((g) => [g.first_seq - 2, g.last_seq - 1]);
+  const [ring, { treeSize, leaves }] = await Promise.all([loadKeyring(env.SIGNING_KEYS), ledgerOf(env, projectId).leavesAt(ends)]);
+  const leafIs = async (i: number, hash: string | null) => {
+    if (ends[i] < 0) return hash === null;
+    const digest = hash === null || ends[i] >= treeSize ? null : leafDigestOf(hash);
+    return digest !== null && bytesEqual(new Uint8Array(await digest), leaves.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE));
+  };
+  let after = 0;
+  for (const [k, g] of results.entries()) {
+    const refuse = (why: string) => {
+      throw new EvidenceRefused(
+        `retention gap record ${g.id} (seqs ${g.first_seq}-${g.last_seq}) ${why}: GET /v1/events/verify would report chain_broken ` +
+          "there, so the log signed no manifest. The events it claims were purged are missing from the database without a purge that signed for them.",
+      );
+    };
+    const shaped = Number.isSafeInteger(g.first_seq) && g.first_seq > after && g.last_seq >= g.first_seq && g.purged_count === g.last_seq - g.first_seq + 1;
+    if (!shaped) refuse("overlaps another or does not count the seqs it spans");
+    if (!(await gapIsAuthentic(ring, g))) refuse("is not signed by this service's keys");
+    if (!(await leafIs(2 * k, g.before_hash)) || !(await leafIs(2 * k + 1, g.last_hash))) refuse("does not bridge the events the log holds at its ends");
+    after = g.last_seq;
+  }
+  return results.map(({ first_seq, last_seq, purged_count, purged_at }) => ({ first_seq, last_seq, purged_count, purged_at }));
 }
 
 /** manifest.json's text: the body, and the log's signature over the SHA-256 of its RFC 8785 form. */
@@ -73,7 +111,7 @@ export async function evidenceManifest(env: Env, db: D1Database, job: Job, ancho
     filters,
     // Only without filters can a reader check that nothing is missing: every seq up to tree_size is a row or inside a gap.
     complete: unfiltered,
-    gaps: unfiltered ? await gapsThrough(db, job.projectId, anchor.size) : [],
+    gaps: unfiltered ? await gapsThrough(env, db, job.projectId, anchor.size) : [],
     rows: files.reduce((n, f) => n + f.rows, 0),
     files: files.map(({ name, bytes, rows, sha256 }) => ({ name, bytes, rows, sha256 })),
   };

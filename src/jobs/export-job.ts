@@ -3,10 +3,10 @@ import { narrowExclusions } from "../reads/event-read";
 import { FORMATS } from "../reads/export-formats";
 import { archivedThrough } from "../storage/archive-segments";
 import { eventsDb } from "../storage/shards";
-import { evidenceManifest, evidencePart, MANIFEST_NAME, pinAnchor, withSalt, type EvidenceAnchor } from "./evidence";
+import { EvidenceRefused, evidenceManifest, evidencePart, MANIFEST_NAME, pinAnchor, withSalt, type EvidenceAnchor } from "./evidence";
 import { nextPart, type WalkState } from "./export-walk";
 import { fileKey, partName, sha256Hex } from "./job-files";
-import { getJob, recordPart, startJob } from "./job-store";
+import { finishJob, getJob, recordPart, startJob } from "./job-store";
 
 /**
  * An export job: a plan, then one step per part, each part one R2 object of at
@@ -150,7 +150,16 @@ export async function writeManifest(env: Env, projectId: string, jobId: string):
   const state = job.state as PartState;
   if (!params.evidence || !state.anchor || job.files.some((f) => f.name === MANIFEST_NAME)) return { stopped: false };
   const db = await eventsDb(env, projectId);
-  const bytes = new TextEncoder().encode(await evidenceManifest(env, db, job, state.anchor, params.filters));
+  let manifest: string;
+  try {
+    manifest = await evidenceManifest(env, db, job, state.anchor, params.filters);
+  } catch (error) {
+    // Refused, not failed: retrying cannot make D1's records true, so the job ends now and says why.
+    if (!(error instanceof EvidenceRefused)) throw error;
+    await finishJob(env, projectId, jobId, { status: "failed", error: { code: "EVIDENCE_REFUSED", message: error.message } });
+    return { stopped: true };
+  }
+  const bytes = new TextEncoder().encode(manifest);
   await env.EXPORTS.put(fileKey(projectId, jobId, MANIFEST_NAME), bytes, { httpMetadata: { contentType: "application/json; charset=utf-8" } });
   const file = { name: MANIFEST_NAME, bytes: bytes.length, rows: 0, sha256: await sha256Hex(bytes) };
   return { stopped: !(await recordPart(env, projectId, jobId, job.files.length, file, job.done, state)) };

@@ -4,6 +4,9 @@ import { checkEvidence } from "../../src/scripts/evidence-check.mjs";
 import { call, createProject, ingestMany } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
 import { archiveAll } from "../storage/archive-helpers";
+import { ago, plan, purgeSteps } from "../storage/retention-helpers";
+import { loadKeyring } from "../../src/chain/signing-keys";
+import { signGap, type UnsignedGap } from "../../src/chain/gap-records";
 import { getBytes, waitForJob } from "./job-helpers";
 
 const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
@@ -127,5 +130,70 @@ describe("evidence exports", () => {
     const forged = { ...manifest, rows: manifest.rows - 1, files: [{ ...manifest.files[0], bytes: bytes(dropped).length, sha256: sha, rows: manifest.files[0].rows - 1 }, ...manifest.files.slice(1)] };
     const both = edit(edit(files, name, () => dropped), "manifest.json", () => JSON.stringify(forged));
     expect((await check(both, vkey)).reason).toMatch(/changed after the log signed it/);
+  });
+
+  describe("retention gaps", () => {
+    /** Twelve events, seqs 5-7 of them debug.trace ten days old. */
+    async function withOldDebug() {
+      const p = await createProject();
+      const old = events(12).map((e, i) => (i >= 4 && i <= 6 ? { ...e, action: "debug.trace", occurred_at: ago(10) } : e));
+      await ingestMany(p.key, old);
+      return p;
+    }
+    const hashAt = async (db: D1Database, projectId: string, seq: number) =>
+      (await db.prepare("SELECT hash FROM events WHERE project_id = ? AND seq = ?").bind(projectId, seq).first<{ hash: string }>())!.hash;
+
+    /** What a database writer does: delete seqs 5-7 and plant a gap record over them (`edits` changed), signed as `signature` says. */
+    async function plantGap(p: Awaited<ReturnType<typeof createProject>>, signature: (gap: UnsignedGap) => Promise<string>, edits: Partial<UnsignedGap> = {}) {
+      const before_hash = await hashAt(p.db, p.id, 4);
+      const last_hash = await hashAt(p.db, p.id, 7);
+      const gap: UnsignedGap = { project_id: p.id, before_hash, last_hash, first_seq: 5, last_seq: 7, purged_count: 3, purged_at: new Date().toISOString(), rules: null, ...edits };
+      await p.db.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN 5 AND 7").bind(p.id).run();
+      await p.db
+        .prepare("INSERT INTO retention_gaps (project_id, before_hash, last_hash, first_seq, last_seq, purged_count, purged_at, signature, rules) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        .bind(p.id, gap.before_hash, gap.last_hash, gap.first_seq, gap.last_seq, gap.purged_count, gap.purged_at, await signature(gap), gap.rules)
+        .run();
+    }
+
+    async function refused(key: string) {
+      const created = await call("POST", "/v1/jobs", { key, body: { type: "export", format: "json", evidence: true, part_rows: 10 } });
+      expect(created.status).toBe(202);
+      const job = await waitForJob(key, created.json.data.id);
+      expect(job.status).toBe("failed");
+      expect(job.files.some((f: { name: string }) => f.name === "manifest.json")).toBe(false);
+      return job.error;
+    }
+
+    it("lists a purge's gap in a complete export the offline check accepts", async () => {
+      const p = await withOldDebug();
+      await plan(p.key, [{ pattern: "debug.*", days: 5 }]);
+      expect((await purgeSteps(p.id)).purged).toBe(3);
+      const files = await evidenceExport(p.key);
+      const manifest = JSON.parse(utf8(files.get("manifest.json")!));
+      expect(manifest.gaps).toMatchObject([{ first_seq: 5, last_seq: 7, purged_count: 3 }]);
+      expect(await check(files, await vkeyOf(p.key))).toMatchObject({ ok: true, complete: true, gaps: 1 });
+    });
+
+    it("refuse to sign over events a database writer deleted under a planted gap record", async () => {
+      const p = await withOldDebug();
+      await plantGap(p, async () => `v1:${"0".repeat(64)}`);
+      const error = await refused(p.key);
+      expect(error.code).toBe("EVIDENCE_REFUSED");
+      expect(error.message).toMatch(/retention gap record \d+ \(seqs 5-7\) is not signed by this service's keys/);
+      expect(error.message).toMatch(/verify would report chain_broken/);
+      // What the export refused to vouch for, verify refuses too.
+      const verified = await call("GET", "/v1/events/verify", { key: p.key });
+      expect(verified.json.data).toMatchObject({ ok: false, failure: { reason: "chain_broken" } });
+    });
+
+    it("refuse a signed gap record whose hashes are not the log's at its ends", async () => {
+      const p = await withOldDebug();
+      const ring = await loadKeyring(env.SIGNING_KEYS);
+      // Signed with the service's own key (as if it had leaked), but naming another hash before the hole than the log's.
+      await plantGap(p, (gap) => signGap(ring, gap), { before_hash: "ab".repeat(32) });
+      const error = await refused(p.key);
+      expect(error).toMatchObject({ code: "EVIDENCE_REFUSED" });
+      expect(error.message).toMatch(/\(seqs 5-7\) does not bridge the events the log holds at its ends/);
+    });
   });
 });
