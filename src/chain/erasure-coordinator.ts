@@ -1,6 +1,7 @@
 import type { AuditActor, AuditOrigin } from "./self-audit";
 import type { RunningErasure } from "./erasure-running";
 import { acceptErasure, type ErasureAnswer, type ErasureRequest } from "./erasure";
+import { namesOnlySelfAudit } from "./erasure-self-audit";
 import { erasureStep, type ErasureHost, type ErasureStepResult } from "./erasure-steps";
 
 /** What the ledger lends its erasures besides the steps' host: its head, and where an erasure's job is recorded. */
@@ -11,18 +12,22 @@ export interface ErasureLedger extends ErasureHost {
 }
 
 /**
- * The ledger's part in erasures: accepting one (under the commit lock only the
- * holds check, the record, the staged self-audit event and the running entry),
- * then its pending entry and job; the job's bounded steps; and, when the ledger
- * starts, the jobs of erasures a stopped instance accepted but never recorded.
+ * The ledger's part in erasures: accepting one (refused first, outside the
+ * lock, when its id names only the keys of self-audit records; under the
+ * commit lock only the holds check, the record, the staged self-audit event
+ * and the running entry), then its pending entry and job; the job's bounded
+ * steps; and, when the ledger starts, the jobs of erasures a stopped instance
+ * accepted but never recorded.
  */
 export class ErasureCoordinator {
   constructor(private readonly ledger: ErasureLedger) {}
 
   async accept(req: Omit<ErasureRequest, "projectId">, by: AuditActor, origin: AuditOrigin): Promise<ErasureAnswer> {
     const { ledger } = this;
+    const request = { ...req, projectId: ledger.projectId };
+    if (await namesOnlySelfAudit(ledger.env, ledger.db(), request)) return { status: "self_audit_only" };
     const outcome = await ledger.exclusive(() =>
-      acceptErasure(ledger.env, ledger.db(), ledger.records, { ...req, projectId: ledger.projectId }, { holds: ledger.holds, outbox: ledger.outbox, by, origin, headSeq: ledger.headSeq() }),
+      acceptErasure(ledger.env, ledger.db(), ledger.records, request, { holds: ledger.holds, outbox: ledger.outbox, by, origin, headSeq: ledger.headSeq() }),
     );
     if (outcome.status !== "applying") return outcome;
     await ledger.ensureJob(outcome.running);

@@ -1,5 +1,6 @@
 import { actorProbe, segmentsToErase } from "../storage/archive-erase";
 import { readSegment } from "../storage/archive-segments";
+import { erasableSql, isErasable } from "./erasable";
 import type { ErasureRequest } from "./erasure";
 import { heldSql, isHeld, type LegalHold } from "./legal-holds";
 
@@ -8,8 +9,9 @@ const HOLD_SCAN_PAGE = 200;
 /**
  * The active legal holds an erasure would break: those covering any event the
  * erasure would scrub (its actor's events, hot or archived, within its
- * organization scope). Empty: the erasure may run. The holds come from the
- * ledger; only the events are read from D1 and the archive.
+ * organization scope, self-audit records aside). Empty: the erasure may run.
+ * The holds come from the ledger; only the events are read from D1 and the
+ * archive.
  */
 export async function holdsErasureWouldBreak(env: Env, db: D1Database, req: ErasureRequest, holds: LegalHold[]): Promise<LegalHold[]> {
   if (holds.length === 0) return [];
@@ -17,7 +19,7 @@ export async function holdsErasureWouldBreak(env: Env, db: D1Database, req: Eras
   const held = heldSql(holds);
   const { results: hot } = await db
     .prepare(
-      `SELECT DISTINCT organization, actor_id FROM events WHERE project_id = ? AND ${column} = ? AND (? IS NULL OR organization = ?) AND ${held.sql} LIMIT 100`,
+      `SELECT DISTINCT organization, actor_id FROM events WHERE project_id = ? AND ${column} = ? AND (? IS NULL OR organization = ?) AND ${erasableSql()} AND ${held.sql} LIMIT 100`,
     )
     .bind(req.projectId, req.value, req.organization, req.organization, ...held.params)
     .all<{ organization: string | null; actor_id: string | null }>();
@@ -34,7 +36,9 @@ export async function holdsErasureWouldBreak(env: Env, db: D1Database, req: Eras
         if (!(await probe.admits(segment.summary))) continue;
         const rows = await readSegment(env, segment);
         touched.push(
-          ...rows.filter((r) => (req.by === "id" ? r.actor_id : r.actor_email) === req.value && (req.organization === null || r.organization === req.organization) && isHeld(holds, r)),
+          ...rows.filter(
+            (r) => (req.by === "id" ? r.actor_id : r.actor_email) === req.value && (req.organization === null || r.organization === req.organization) && isErasable(r.action) && isHeld(holds, r),
+          ),
         );
         if (touched.length > 0) break;
       }

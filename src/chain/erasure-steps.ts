@@ -5,6 +5,7 @@ import { actorProbe, dropObjects, prepareRewrite, segmentsToErase, switchSegment
 import { ArchiveDamagedError, type ArchivedRow } from "../storage/archive-segments";
 import { restartCopy } from "../storage/shard-move";
 import type { AuditOutbox } from "./audit-outbox";
+import { isErasable } from "./erasable";
 import { erasedEvent, ERASURE_BATCH, scrubHotBatch } from "./erasure";
 import type { ErasureRecords } from "./erasure-records";
 import type { ErasurePhase, ErasureState, RunningErasure } from "./erasure-running";
@@ -164,7 +165,10 @@ async function archiveStep(host: ErasureHost, r: RunningErasure, state: ErasureS
     return true;
   }
   const covers = (row: ArchivedRow) =>
-    row.seq <= r.through_seq && (r.by === "id" ? row.actor_id : row.actor_email) === r.value && (r.organization === null || row.organization === r.organization);
+    row.seq <= r.through_seq &&
+    (r.by === "id" ? row.actor_id : row.actor_email) === r.value &&
+    (r.organization === null || row.organization === r.organization) &&
+    isErasable(row.action);
   let reads = 0;
   const probe = actorProbe(host.env, r.by, r.value, r.organization);
   for (const segment of segments) {

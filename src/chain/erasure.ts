@@ -1,6 +1,7 @@
 import { sha256Hex } from "../lib/crypto";
 import { reindexStatements } from "../reads/search-index";
 import type { AuditOutbox } from "./audit-outbox";
+import { erasableSql } from "./erasable";
 import { holdsErasureWouldBreak } from "./erasure-holds";
 import type { ErasureBy, ErasureRecords } from "./erasure-records";
 import type { RunningErasure } from "./erasure-running";
@@ -23,15 +24,16 @@ const COLUMN: Record<ErasureBy, string> = { id: "actor_id", email: "actor_email"
 
 /**
  * One batch of hot rows: the next up to `batch` rows (seq at most
- * throughSeq) still naming the person are claimed in the ledger's erasure
- * record, then scrubbed in D1 (clear personal data and salt; the commitment
- * stays, so the chain still verifies), and their search entries replaced. A
- * crash in between leaves claimed but unscrubbed rows (harmless, verify only
- * asks about anonymized rows) and the batch repeated claims them again.
- * Scrubbed rows drop out of the match (the column is erased too), so a walk
- * of batches ends: 0 when none is left. Four D1 queries at most. Run under
- * the ledger's commit lock, which archive sealing also takes, so a row is
- * never sealed half-scrubbed.
+ * throughSeq) still naming the person, self-audit records left out
+ * (erasable.ts), are claimed in the ledger's erasure record, then scrubbed
+ * in D1 (clear personal data and salt; the commitment stays, so the chain
+ * still verifies), and their search entries replaced. A crash in between
+ * leaves claimed but unscrubbed rows (harmless, verify only asks about
+ * anonymized rows) and the batch repeated claims them again. Scrubbed rows
+ * drop out of the match (the column is erased too), so a walk of batches
+ * ends: 0 when none is left. Four D1 queries at most. Run under the ledger's
+ * commit lock, which archive sealing also takes, so a row is never sealed
+ * half-scrubbed.
  */
 export async function scrubHotBatch(
   db: D1Database,
@@ -43,7 +45,7 @@ export async function scrubHotBatch(
   batch = ERASURE_BATCH,
 ): Promise<number> {
   const column = COLUMN[req.by];
-  const match = `project_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR organization = ?3) AND seq <= ?6`;
+  const match = `project_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR organization = ?3) AND seq <= ?6 AND ${erasableSql()}`;
   const { results } = await db
     .prepare(`SELECT seq FROM events WHERE ${match} ORDER BY seq LIMIT ?4`)
     .bind(req.projectId, req.value, req.organization, batch, null, throughSeq)
@@ -71,8 +73,12 @@ export type ErasureOutcome =
   /** Refused: an active legal hold covers some of the events it would scrub; nothing changed. */
   | { status: "held"; holds: string[] };
 
-/** What the ledger answers DELETE /v1/actors/:id with. */
-export type ErasureAnswer = { status: "applying"; erasure_id: number; job_id: string } | { status: "held"; holds: string[] };
+/**
+ * What the ledger answers DELETE /v1/actors/:id with. self_audit_only: refused,
+ * nothing changed, because the id is the actor of self-audit records only
+ * (src/chain/erasure-self-audit.ts).
+ */
+export type ErasureAnswer = { status: "applying"; erasure_id: number; job_id: string } | { status: "held"; holds: string[] } | { status: "self_audit_only" };
 
 /** What the ledger hands an erasure besides the request: its holds, its audit outbox, who asks, and its head. */
 export interface ErasureContext {

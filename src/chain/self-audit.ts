@@ -1,4 +1,5 @@
 import { canonicalize } from "./canonical";
+import { SELF_AUDIT_PREFIX } from "./erasable";
 import { ledgerOf, packEvents } from "./ledger";
 import type { NewEvent } from "../schemas/event";
 
@@ -8,9 +9,10 @@ import type { NewEvent } from "../schemas/event";
  * listed, searched, exported, streamed, verified and provable like any other,
  * and cannot be taken back without breaking the chain. Actions are named
  * `witness.<noun>.<verb>`; ingest refuses that namespace, so no application
- * key can forge one.
+ * key can forge one. An erasure never touches them (src/chain/erasable.ts):
+ * their actor is a key, not a person.
  */
-export const SELF_AUDIT_PREFIX = "witness.";
+export { SELF_AUDIT_PREFIX };
 
 /** Who acted: an API key (by its prefix, never its secret), or an operator script. */
 export interface AuditActor {

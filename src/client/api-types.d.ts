@@ -389,7 +389,7 @@ export interface paths {
         post?: never;
         /**
          * Erase one actor's personal data
-         * @description Anonymizes the actor's events and records a signed erasure; verify stays ok. `by=email` names an actor sent without an id. Answers at once (202): from then on every read (list, search, get, exports, receipts, streams) leaves the actor's personal data out, and a job (GET /v1/jobs/<job_id>) scrubs the stored events, hot and archived, in bounded steps while ingest goes on. Events appended after the answer are not covered. 409 LEGAL_HOLD, changing nothing, when a legal hold covers any of those events. Recorded in the chain as witness.actor.erased, without the actor's personal data.
+         * @description Anonymizes the actor's events and records a signed erasure; verify stays ok. `by=email` names an actor sent without an id. Answers at once (202): from then on every read (list, search, get, exports, receipts, streams) leaves the actor's personal data out, and a job (GET /v1/jobs/<job_id>) scrubs the stored events, hot and archived, in bounded steps while ingest goes on. Events appended after the answer are not covered. 409 LEGAL_HOLD, changing nothing, when a legal hold covers any of those events. Recorded in the chain as witness.actor.erased, without the actor's personal data. Witness's own records of admin acts (actions starting with `witness.`) are never anonymized: they name API keys and sessions, not people. So 400 VALIDATION_ERROR, changing nothing, when the id is the caller's own key prefix, or when only such records name it.
          */
         delete: operations["eraseActor"];
         options?: never;

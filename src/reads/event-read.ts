@@ -133,7 +133,7 @@ export async function searchEvents(
     for (const [rowId, , seq, action, actorName, actorEmail, actorId, organization, entries] of window) {
       if (hits.length >= want) continue;
       // An event a pending erasure covers is matched on what its scrub leaves: the action.
-      const erased = entries !== null && (await pending.covering({ seq, organization, actor_id: actorId, actor_email: actorEmail }, parsePending(entries)!)) !== null;
+      const erased = entries !== null && (await pending.covering({ seq, action, organization, actor_id: actorId, actor_email: actorEmail }, parsePending(entries)!)) !== null;
       if (matchesAll(terms, erased ? [action] : [action, actorName, actorEmail, actorId])) hits.push(rowId);
     }
     const last = window[window.length - 1];

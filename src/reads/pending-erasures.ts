@@ -1,3 +1,4 @@
+import { erasableSql, isErasable } from "../chain/erasable";
 import { sha256Hex } from "../lib/crypto";
 
 /**
@@ -9,14 +10,15 @@ import { sha256Hex } from "../lib/crypto";
  * erased value is served before, during or after the job.
  *
  * A row is covered when its seq is at most the erasure's through_seq (the
- * head when it was accepted), its organization is in the erasure's scope, and
+ * head when it was accepted), its organization is in the erasure's scope,
  * sha256("<by>:<actor id or e-mail>") is the erasure's subject hash (the
- * table never holds the clear value). Hot reads learn of pending erasures
- * from PENDING_COLUMN, a column of the very query that reads the rows, so a
- * project without one pays no extra query and hashes nothing; reads of the
- * archive take the segment's pending list the same way (PENDING_FOR_SEGMENT)
- * or, where no query of theirs fits, one lookup (pendingOf) only once they
- * found archived rows.
+ * table never holds the clear value), and it is not one of Witness's own
+ * records (src/chain/erasable.ts), which the job never scrubs either. Hot
+ * reads learn of pending erasures from PENDING_COLUMN, a column of the very
+ * query that reads the rows, so a project without one pays no extra query
+ * and hashes nothing; reads of the archive take the segment's pending list
+ * the same way (PENDING_FOR_SEGMENT) or, where no query of theirs fits, one
+ * lookup (pendingOf) only once they found archived rows.
  */
 export type PendingEntry = [by: "id" | "email", subject: string, erasedAt: string, organization: string | null, throughSeq: number];
 
@@ -25,7 +27,8 @@ const ENTRY = "json_array(p.by, p.subject_sha256, p.erased_at, p.organization, p
 /** Per row of `events e`: the pending erasures that may cover it, as JSON; NULL (nearly always) when none may. */
 export const PENDING_COLUMN =
   `(SELECT nullif(json_group_array(${ENTRY}), '[]') FROM pending_erasures p WHERE p.project_id = e.project_id AND e.seq <= p.through_seq ` +
-  "AND (p.organization IS NULL OR p.organization = e.organization) AND (CASE p.by WHEN 'id' THEN e.actor_id ELSE e.actor_email END) IS NOT NULL)";
+  "AND (p.organization IS NULL OR p.organization = e.organization) AND (CASE p.by WHEN 'id' THEN e.actor_id ELSE e.actor_email END) IS NOT NULL " +
+  `AND ${erasableSql("e")})`;
 
 /** Per row of `archive_segments s`: the pending erasures that may cover some of its rows, as JSON, or NULL. */
 export const PENDING_FOR_SEGMENT =
@@ -42,6 +45,8 @@ export async function pendingOf(db: D1Database, projectId: string): Promise<Pend
 /** The fields an erasure scrubs, and what decides whether it covers a row. */
 export interface ErasableRow {
   seq: number;
+  /** Absent only on hot rows read with PENDING_COLUMN, which already leaves self-audit records out. */
+  action?: string;
   organization: string | null;
   actor_id: string | null;
   actor_name?: string | null;
@@ -91,7 +96,7 @@ export class PendingScrub {
 
   /** The entry covering the row, or null. */
   async covering(row: ErasableRow, entries: readonly PendingEntry[]): Promise<PendingEntry | null> {
-    if (row.anonymized_at) return null;
+    if (row.anonymized_at || (row.action !== undefined && !isErasable(row.action))) return null;
     for (const entry of entries) {
       const [by, subject, , organization, through] = entry;
       if (row.seq > through || (organization !== null && row.organization !== organization)) continue;

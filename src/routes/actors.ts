@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { ledgerOf } from "../chain/ledger";
 import { ApiError } from "../lib/errors";
-import { validate } from "../lib/validate";
+import { validate, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";
 import { startErasureJob } from "../jobs/erasure-job";
 import { actorParamSchema, erasureAcceptedSchema, erasureQuerySchema } from "../schemas/actors";
@@ -17,11 +17,16 @@ documented(actors, createRoute({
     "Anonymizes the actor's events and records a signed erasure; verify stays ok. `by=email` names an actor sent without an id. " +
     "Answers at once (202): from then on every read (list, search, get, exports, receipts, streams) leaves the actor's personal data out, and a job " +
     "(GET /v1/jobs/<job_id>) scrubs the stored events, hot and archived, in bounded steps while ingest goes on. Events appended after the answer are not covered. " +
-    "409 LEGAL_HOLD, changing nothing, when a legal hold covers any of those events. Recorded in the chain as witness.actor.erased, without the actor's personal data.",
+    "409 LEGAL_HOLD, changing nothing, when a legal hold covers any of those events. Recorded in the chain as witness.actor.erased, without the actor's personal data. " +
+    "Witness's own records of admin acts (actions starting with `witness.`) are never anonymized: they name API keys and sessions, not people. " +
+    "So 400 VALIDATION_ERROR, changing nothing, when the id is the caller's own key prefix, or when only such records name it.",
   security: ADMIN.security,
   request: { params: actorParamSchema, query: erasureQuerySchema },
   responses: { 202: json(erasureAcceptedSchema, "Accepted, and being applied"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "LEGAL_HOLD") },
 }));
+
+/** Why an id that names an API key is refused: an admin must not be able to erase who did the admin acts. */
+const NOT_A_PERSON = "self-audit records name API keys and sessions, not people, and are never erased";
 
 /**
  * Erasure of one actor's personal data, through the project's ledger (it
@@ -37,7 +42,12 @@ actors.delete(
     const credential = c.get("credential");
     const { id } = c.req.valid("param");
     const { by, organization = null } = c.req.valid("query");
-    const outcome = await ledgerOf(c.env, projectOf(credential)).erase({ by, value: id, organization }, auditActor(credential), requestContext(c.req.raw));
+    const actor = auditActor(credential);
+    if (by === "id" && id === actor.id) throw validationError([{ path: "id", message: `this is the prefix of the API key making the request; ${NOT_A_PERSON}` }]);
+    const outcome = await ledgerOf(c.env, projectOf(credential)).erase({ by, value: id, organization }, actor, requestContext(c.req.raw));
+    if (outcome.status === "self_audit_only") {
+      throw validationError([{ path: "id", message: `only Witness's own records of admin acts (witness.*) have this actor id; ${NOT_A_PERSON}` }]);
+    }
     if (outcome.status === "held") {
       throw new ApiError("LEGAL_HOLD", `A legal hold covers events of this actor (${outcome.holds.join(", ")}); nothing was erased`, { holds: outcome.holds });
     }
