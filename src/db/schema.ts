@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** One tenant of Witness. Its chain head lives in its ledger's own storage, not here. */
@@ -193,7 +194,7 @@ export const archiveSummaries = sqliteTable(
 export type EventRow = typeof events.$inferSelect;
 
 /**
- * Jobs (event shards; migration 0013): one per export or verify run as a
+ * Jobs (event shards; migrations 0013, 0020): one per export or verify run as a
  * Cloudflare Workflow (src/jobs/). The record lives with the project's events.
  * params, state, files, result and error are JSON text; files_expire_at is
  * when a finished job's files are deleted by the daily sweep.
@@ -216,8 +217,18 @@ export const jobs = sqliteTable(
     updated_at: text("updated_at").notNull(),
     files_expire_at: text("files_expire_at"),
     files_expired: integer("files_expired").notNull().default(0),
+    /** The prefix of the API key that created it (migration 0020); NULL before then and for erasures' jobs. */
+    created_by: text("created_by"),
+    /** The strongest scope that key held (read or admin): what canceling or deleting the job needs, unless it is the same key. */
+    created_by_scope: text("created_by_scope"),
   },
-  (t) => [index("jobs_project_created_idx").on(t.project_id, t.created_at, t.id), index("jobs_files_expire_idx").on(t.files_expire_at)],
+  (t) => [
+    index("jobs_project_created_idx").on(t.project_id, t.created_at, t.id),
+    index("jobs_files_expire_idx").on(t.files_expire_at),
+    // Only live jobs: what POST /v1/jobs counts against JOB_MAX_RUNNING, and what the cron checks for lost instances.
+    index("jobs_live_idx").on(t.project_id, t.type).where(sql`status IN ('queued', 'running')`),
+    index("jobs_live_updated_idx").on(t.updated_at).where(sql`status IN ('queued', 'running')`),
+  ],
 );
 
 export type JobRow = typeof jobs.$inferSelect;

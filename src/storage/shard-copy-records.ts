@@ -10,7 +10,7 @@ import { insertStatements } from "./shard-copy";
  */
 const JOB_COLUMNS = [
   "id", "project_id", "type", "status", "params", "progress_done", "progress_total", "state", "files",
-  "result", "error", "created_at", "updated_at", "files_expire_at", "files_expired",
+  "result", "error", "created_at", "updated_at", "files_expire_at", "files_expired", "created_by", "created_by_scope",
 ] as const;
 const PENDING_COLUMNS = ["project_id", "erasure_id", "by", "subject_sha256", "organization", "erased_at", "through_seq"] as const;
 
