@@ -18,6 +18,12 @@ export interface FilePart {
   sha256: string;
 }
 
+/** Who created a job through POST /v1/jobs: the key's prefix, and the strongest scope it held (read or admin). */
+export interface JobCreator {
+  key: string;
+  scope: "read" | "admin";
+}
+
 export interface Job {
   id: string;
   projectId: string;
@@ -34,6 +40,8 @@ export interface Job {
   updatedAt: string;
   filesExpireAt: string | null;
   filesExpired: boolean;
+  /** Null for jobs made before creators were recorded (migration 0020) and for erasures' jobs. */
+  createdBy: JobCreator | null;
 }
 
 /** An erasure, once accepted, is applied to the end: its job is resumed however its steps or instance end, never failed. */
@@ -61,15 +69,17 @@ function jobOf(row: JobRow): Job {
     updatedAt: row.updated_at,
     filesExpireAt: row.files_expire_at,
     filesExpired: row.files_expired === 1,
+    createdBy:
+      row.created_by !== null && (row.created_by_scope === "read" || row.created_by_scope === "admin") ? { key: row.created_by, scope: row.created_by_scope } : null,
   };
 }
 
-export async function insertJob(env: Env, projectId: string, id: string, type: JobType, params: Record<string, unknown>): Promise<Job> {
+export async function insertJob(env: Env, projectId: string, id: string, type: JobType, params: Record<string, unknown>, creator: JobCreator | null = null): Promise<Job> {
   const db = await eventsDb(env, projectId);
   const now = new Date().toISOString();
   await db
-    .prepare("INSERT INTO jobs (id, project_id, type, status, params, created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)")
-    .bind(id, projectId, type, JSON.stringify(params), now, now)
+    .prepare("INSERT INTO jobs (id, project_id, type, status, params, created_at, updated_at, created_by, created_by_scope) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?)")
+    .bind(id, projectId, type, JSON.stringify(params), now, now, creator?.key ?? null, creator?.scope ?? null)
     .run();
   return (await getJob(env, projectId, id))!;
 }

@@ -10,6 +10,8 @@ export function jobView(job: Job) {
     progress: { done: job.done, total: job.total },
     created_at: job.createdAt,
     updated_at: job.updatedAt,
+    created_by: job.createdBy?.key ?? null,
+    created_by_scope: job.createdBy?.scope ?? null,
     ...(job.result !== null ? { result: job.result } : {}),
     ...(job.error ? { error: job.error } : {}),
     ...(job.type === "export"

@@ -3,6 +3,7 @@ import { selectionFor } from "../reads/event-query";
 import { parseRange } from "../jobs/byte-range";
 import { PART_ROWS } from "../jobs/export-job";
 import { deleteJobFiles, fileKey } from "../jobs/job-files";
+import { creatorOf, recordJobStop, stopKind, stopRefusal } from "../jobs/job-owner";
 import { cancelJob, finishJob, getJob, insertJob, listJobs, neverFails } from "../jobs/job-store";
 import { resumeIfStalled } from "../jobs/job-resume";
 import { decodeJobCursor, encodeJobCursor, jobView } from "../jobs/job-view";
@@ -10,25 +11,36 @@ import { ApiError } from "../lib/errors";
 import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
 import { readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
-import { access, projectOf } from "../middleware/credential";
+import { access, auditActor, projectOf } from "../middleware/credential";
 import { createJobSchema, exportJobSchema, jobEnvelopeSchema, jobListQuery, jobPageSchema, verifyJobSchema } from "../schemas/jobs";
 
 /**
  * Exports and verifies as durable jobs (Cloudflare Workflows, src/jobs/):
  * for clients that cannot hold one connection for a whole project. Read
- * scope for every route, as for GET /v1/exports and /v1/events/verify.
+ * scope to start and read them, as for GET /v1/exports and /v1/events/verify;
+ * stopping one needs the scope of the key that started it (src/jobs/job-owner.ts).
  */
 const jobs = router();
 const READ = access("read");
 const idParam = z.object({ id: z.string() });
 
+/** Where a stop came from, for its self-audit record: the caller's address and client. */
+const originOf = (req: Request) => ({ ip_address: req.headers.get("CF-Connecting-IP"), user_agent: req.headers.get("User-Agent") });
+
+/** Routes behind READ.guard: an API key, never an embed token. */
+function keyOf<C extends { kind: string }>(credential: C | null | undefined): Extract<C, { kind: "api_key" }> {
+  if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Jobs need an API key");
+  return credential as Extract<C, { kind: "api_key" }>;
+}
+
 documented(jobs, createRoute({
   method: "post", path: "/", tags: ["Jobs"], operationId: "createJob", summary: "Start an export or verify job", security: READ.security,
+  description: "The job records the key that created it: canceling or deleting it needs that key or its scope.",
   request: { body: { required: true, content: { "application/json": { schema: createJobSchema } } } },
   responses: { 202: json(jobEnvelopeSchema, "The job, queued"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "UNSUPPORTED_MEDIA_TYPE", "EVENT_TOO_LARGE") },
 }));
 jobs.post("/", READ.guard, async (c) => {
-  const credential = c.get("credential")!;
+  const credential = keyOf(c.get("credential"));
   const projectId = projectOf(credential);
   const body = await readJsonObject(c);
   const schema = body.type === "export" ? exportJobSchema : body.type === "verify" ? verifyJobSchema : null;
@@ -43,7 +55,7 @@ jobs.post("/", READ.guard, async (c) => {
   } else {
     params = { window: { from: parsed.data.from ?? null, to: parsed.data.to ?? null }, since: parsed.data.since ?? null };
   }
-  const job = await insertJob(c.env, projectId, id, parsed.data.type, params);
+  const job = await insertJob(c.env, projectId, id, parsed.data.type, params, creatorOf(credential));
   // Not awaited: the local Workflows engine (wrangler dev, tests) runs an instance's first steps before create() returns,
   // which would hold this answer for a whole small job. A create that fails leaves the job failed, saying so.
   const started = c.env.JOBS.create({ id, params: { jobId: id, projectId, type: parsed.data.type } }).catch((error: unknown) =>
@@ -103,17 +115,26 @@ async function instanceEnded(env: Env, id: string): Promise<string | null> {
 
 documented(jobs, createRoute({
   method: "delete", path: "/{id}", tags: ["Jobs"], operationId: "cancelJob", summary: "Cancel a job and delete its files", security: READ.security,
-  description: "A queued or running job stops (status canceled); any job's files are deleted at once. An erasure's job cannot be canceled (400).",
+  description:
+    "A queued or running job stops (status canceled); any job's files are deleted at once. An erasure's job cannot be canceled (400). " +
+    "Needs the key that created the job or its scope (created_by_scope): an admin's job needs admin, one made before jobs recorded their creator too; otherwise 403 FORBIDDEN with details.required_scope. " +
+    "Each cancel or delete of an export job is recorded in the chain first, as witness.job.canceled or witness.job.deleted (what was stopped and who created it, never its filters).",
   request: { params: idParam },
   responses: { 200: json(jobEnvelopeSchema, "The job after"), ...errors(...AUTH_ERRORS, "NOT_FOUND", "VALIDATION_ERROR") },
 }));
 jobs.delete("/:id", READ.guard, async (c) => {
-  const projectId = projectOf(c.get("credential"));
+  const credential = keyOf(c.get("credential"));
+  const projectId = projectOf(credential);
   const id = c.req.param("id");
   const job = await getJob(c.env, projectId, id);
   if (!job) throw new ApiError("NOT_FOUND", "No job with that id in this project");
   // An erasure, once accepted, is applied to the end: its job is not the client's to stop.
   if (job.type === "erasure") throw validationError([{ path: "id", message: "an erasure's job cannot be canceled; it ends once the erasure is applied" }]);
+  const refusal = stopRefusal(credential, job);
+  if (refusal) throw new ApiError("FORBIDDEN", refusal.message, { required_scope: refusal.scope, key_scopes: credential.scopes });
+  // Recorded before anything goes: a stop that fails after it is at worst recorded twice when retried, never not at all.
+  const kind = stopKind(job);
+  if (kind) await recordJobStop(c.env, job, kind, auditActor(credential), originOf(c.req.raw));
   // The record first: a step still under way then records nothing and deletes what it wrote.
   await cancelJob(c.env, projectId, id);
   if (job.status === "queued" || job.status === "running") {

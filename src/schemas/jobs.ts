@@ -55,6 +55,12 @@ export const jobSchema = z
     }),
     created_at: z.string(),
     updated_at: z.string(),
+    created_by: z.string().nullable().meta({
+      description: "The prefix of the API key that created it; null for an erasure's job and for jobs made before creators were recorded",
+    }),
+    created_by_scope: z.enum(["read", "admin"]).nullable().meta({
+      description: "The strongest scope that key held: canceling or deleting the job needs it, or the same key (null: needs admin)",
+    }),
     result: z.unknown().optional().meta({ description: "Verify: what GET /v1/events/verify answers. Erasure: {erasure_id, anonymized}" }),
     error: z.object({ code: z.string(), message: z.string() }).optional().meta({ description: "Why the job failed or was canceled. On a running erasure job (code JOB_RETRYING): why its last attempt stopped; it is resumed, never given up" }),
     files: z.array(fileSchema).optional().meta({
