@@ -9,13 +9,18 @@
  *   page, hashing (verify) or staging batches in R2 (export); at the default
  *   1500 units an IP runs at most 75 of them a minute. A flat price does not
  *   bound how long one runs on a large project, so each project also runs
- *   one at a time, from a budget of its own (project-walk.ts).
+ *   one at a time, from a budget of its own (project-walk.ts);
+ * - job 20: POST /v1/jobs starts an export or a verify of the whole project
+ *   (a Workflow, src/jobs/), the same walk; a project runs a few at once
+ *   (JOB_MAX_RUNNING) instead of one. Erasures' jobs are made by
+ *   DELETE /v1/actors/:id and priced there.
  * Fixed prices, known before anything runs: the real size of the work is only
  * known after doing it, which is what the limiter must prevent.
  */
-export const COSTS = { search: 5, verify: 20, export: 20 } as const;
+export const COSTS = { search: 5, verify: 20, export: 20, job: 20 } as const;
 
 export function requestCost(method: string, path: string): number {
+  if (method === "POST" && /^\/v1\/jobs\/?$/.test(path)) return COSTS.job;
   if (method !== "GET" && method !== "HEAD") return 1;
   if (/^\/v1\/events\/search\/?$/.test(path)) return COSTS.search;
   if (/^\/v1\/events\/verify\/?$/.test(path)) return COSTS.verify;

@@ -47,6 +47,12 @@ export interface Job {
 /** An erasure, once accepted, is applied to the end: its job is resumed however its steps or instance end, never failed. */
 export const neverFails = (type: JobType) => type === "erasure";
 
+/**
+ * Queued or running. Written the same everywhere: the partial indexes of live
+ * jobs (migration 0020) serve a query only if its WHERE repeats their term.
+ */
+const LIVE = "status IN ('queued', 'running')";
+
 /** A finished job's files are kept this long, then the daily sweep deletes them. */
 export const FILES_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -74,6 +80,7 @@ function jobOf(row: JobRow): Job {
   };
 }
 
+/** A job as it is, without a cap: for the tests and tools that set one up by hand. */
 export async function insertJob(env: Env, projectId: string, id: string, type: JobType, params: Record<string, unknown>, creator: JobCreator | null = null): Promise<Job> {
   const db = await eventsDb(env, projectId);
   const now = new Date().toISOString();
@@ -82,6 +89,68 @@ export async function insertJob(env: Env, projectId: string, id: string, type: J
     .bind(id, projectId, type, JSON.stringify(params), now, now, creator?.key ?? null, creator?.scope ?? null)
     .run();
   return (await getJob(env, projectId, id))!;
+}
+
+/** Live export and verify jobs a project may have by default (JOB_MAX_RUNNING). */
+export const DEFAULT_MAX_RUNNING = 4;
+
+export function maxRunning(env: Pick<Env, "JOB_MAX_RUNNING">): number {
+  const n = Number(env.JOB_MAX_RUNNING);
+  return Number.isInteger(n) && n >= 1 ? n : DEFAULT_MAX_RUNNING;
+}
+
+/**
+ * What POST /v1/jobs gets: the new job; or, for a verify of a range a live
+ * verify already covers, that job (joined); or no job, the project being at
+ * its cap (running: how many live jobs it has).
+ */
+export interface Admission {
+  job: Job | null;
+  joined: boolean;
+  running: number;
+}
+
+/**
+ * Records a new export or verify job unless the project already has `max`
+ * live ones (erasures' jobs are not counted: they are never refused) or, for
+ * a verify, a live verify of the same params (window and since). The count,
+ * the look for a twin and the insert are one statement, so concurrent POSTs
+ * cannot all see room and together pass the cap: D1 runs a statement whole,
+ * one at a time per database.
+ */
+export async function admitJob(
+  env: Env,
+  projectId: string,
+  id: string,
+  type: "export" | "verify",
+  params: Record<string, unknown>,
+  creator: JobCreator,
+  max: number,
+): Promise<Admission> {
+  const db = await eventsDb(env, projectId);
+  const text = JSON.stringify(params);
+  const twin = `SELECT id FROM jobs WHERE project_id = ?2 AND ${LIVE} AND type = 'verify' AND ?3 = 'verify' AND params = ?4`;
+  const live = `SELECT count(*) FROM jobs WHERE project_id = ?2 AND ${LIVE} AND type IN ('export', 'verify')`;
+  // A job that ends between the refused insert and the look that says why leaves neither reason: try again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const now = new Date().toISOString();
+    const inserted = await db
+      .prepare(
+        "INSERT INTO jobs (id, project_id, type, status, params, created_at, updated_at, created_by, created_by_scope) " +
+          `SELECT ?1, ?2, ?3, 'queued', ?4, ?5, ?5, ?6, ?7 WHERE NOT EXISTS (${twin}) AND (${live}) < ?8`,
+      )
+      .bind(id, projectId, type, text, now, creator.key, creator.scope, max)
+      .run();
+    if (inserted.meta.changes === 1) return { job: (await getJob(env, projectId, id))!, joined: false, running: 0 };
+    const why = await db
+      .prepare(`SELECT (${twin} ORDER BY created_at LIMIT 1) AS twin, (${live}) AS running`)
+      .bind(null, projectId, type, text)
+      .first<{ twin: string | null; running: number }>();
+    const joined = why?.twin ? await getJob(env, projectId, why.twin) : null;
+    if (joined) return { job: joined, joined: true, running: why!.running };
+    if ((why?.running ?? max) >= max) return { job: null, joined: false, running: why?.running ?? max };
+  }
+  return { job: null, joined: false, running: max };
 }
 
 /** Null for an unknown id and for another project's job alike. */

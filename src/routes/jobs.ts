@@ -1,10 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { COSTS } from "../auth/rate-cost";
 import { selectionFor } from "../reads/event-query";
 import { parseRange } from "../jobs/byte-range";
 import { PART_ROWS } from "../jobs/export-job";
 import { deleteJobFiles, fileKey } from "../jobs/job-files";
 import { creatorOf, recordJobStop, stopKind, stopRefusal } from "../jobs/job-owner";
-import { cancelJob, finishJob, getJob, insertJob, listJobs, neverFails } from "../jobs/job-store";
+import { admitJob, cancelJob, DEFAULT_MAX_RUNNING, finishJob, getJob, listJobs, maxRunning, neverFails } from "../jobs/job-store";
 import { resumeIfStalled } from "../jobs/job-resume";
 import { decodeJobCursor, encodeJobCursor, jobView } from "../jobs/job-view";
 import { ApiError } from "../lib/errors";
@@ -24,6 +25,9 @@ const jobs = router();
 const READ = access("read");
 const idParam = z.object({ id: z.string() });
 
+/** Retry-After of a POST refused at the cap: when a running job ends is not known, so a guess that does not hammer. */
+const FULL_RETRY_S = 30;
+
 /** Where a stop came from, for its self-audit record: the caller's address and client. */
 const originOf = (req: Request) => ({ ip_address: req.headers.get("CF-Connecting-IP"), user_agent: req.headers.get("User-Agent") });
 
@@ -35,9 +39,16 @@ function keyOf<C extends { kind: string }>(credential: C | null | undefined): Ex
 
 documented(jobs, createRoute({
   method: "post", path: "/", tags: ["Jobs"], operationId: "createJob", summary: "Start an export or verify job", security: READ.security,
-  description: "The job records the key that created it: canceling or deleting it needs that key or its scope.",
+  description:
+    `A job reads the whole project (in its filters or window), as GET /v1/exports and /v1/events/verify do, and costs as much of the rate limit: ${COSTS.job} units. ` +
+    `A project runs at most JOB_MAX_RUNNING export and verify jobs at once (queued or running; ${DEFAULT_MAX_RUNNING} by default): past it, 429 RATE_LIMITED with details.reason jobs_running and Retry-After. ` +
+    "A verify of the same range (from, to and since) as a verify still queued or running joins it: the answer is 202 with that job, even at the cap. " +
+    "The job records the key that created it: canceling or deleting it needs that key or its scope.",
   request: { body: { required: true, content: { "application/json": { schema: createJobSchema } } } },
-  responses: { 202: json(jobEnvelopeSchema, "The job, queued"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "UNSUPPORTED_MEDIA_TYPE", "EVENT_TOO_LARGE") },
+  responses: {
+    202: json(jobEnvelopeSchema, "The job, queued (or the live verify of the same range it joined)"),
+    ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "UNSUPPORTED_MEDIA_TYPE", "EVENT_TOO_LARGE"),
+  },
 }));
 jobs.post("/", READ.guard, async (c) => {
   const credential = keyOf(c.get("credential"));
@@ -55,7 +66,19 @@ jobs.post("/", READ.guard, async (c) => {
   } else {
     params = { window: { from: parsed.data.from ?? null, to: parsed.data.to ?? null }, since: parsed.data.since ?? null };
   }
-  const job = await insertJob(c.env, projectId, id, parsed.data.type, params, creatorOf(credential));
+  const max = maxRunning(c.env);
+  const admitted = await admitJob(c.env, projectId, id, parsed.data.type, params, creatorOf(credential), max);
+  if (!admitted.job) {
+    c.header("Retry-After", String(FULL_RETRY_S));
+    throw new ApiError(
+      "RATE_LIMITED",
+      `This project already has ${admitted.running} jobs queued or running and runs at most ${max} jobs at once; retry in ${FULL_RETRY_S} s, once one has ended (GET /v1/jobs), or cancel one (DELETE /v1/jobs/{id})`,
+      { reason: "jobs_running", limit: max, running: admitted.running, retry_after: FULL_RETRY_S },
+    );
+  }
+  const job = admitted.job;
+  // Its instance was started by the POST that made it.
+  if (admitted.joined) return c.json({ data: jobView(job) }, 202);
   // Not awaited: the local Workflows engine (wrangler dev, tests) runs an instance's first steps before create() returns,
   // which would hold this answer for a whole small job. A create that fails leaves the job failed, saying so.
   const started = c.env.JOBS.create({ id, params: { jobId: id, projectId, type: parsed.data.type } }).catch((error: unknown) =>
