@@ -2,14 +2,18 @@ import { recordUnauditedKeys } from "./auth/key-audit";
 import { IDEMPOTENCY_WINDOW_MS } from "./chain/idempotency";
 import { deleteExpiredExports } from "./reads/export-stream";
 import { sweepExpiredJobFiles } from "./jobs/job-files";
-import { resumeStalledJobs } from "./jobs/job-resume";
+import { resumeLostJobs } from "./jobs/job-resume";
 import { purgeExpiredEvents } from "./chain/retention";
 import { reindexBacklog } from "./reads/search-index";
 import { checkArchives } from "./storage/archive-check";
 import { shardDb, shardNumbers } from "./storage/shards";
 
+/** The cron of wrangler.toml that runs every minute: jobs whose instance was lost wait a minute or two, not a day. */
+export const JOBS_CRON = "* * * * *";
+
 /** The daily cron: housekeeping that must not run on the request path. */
-export async function scheduled(_controller: ScheduledController, env: Env, _ctx: ExecutionContext): Promise<void> {
+export async function scheduled(controller: ScheduledController, env: Env, _ctx: ExecutionContext): Promise<void> {
+  if (controller.cron === JOBS_CRON) return void (await resumeLostJobs(env, new Date()));
   const cutoff = new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString();
   for (const shard of shardNumbers(env)) {
     const db = shardDb(env, shard);
@@ -24,5 +28,5 @@ export async function scheduled(_controller: ScheduledController, env: Env, _ctx
   await checkArchives(env, new Date());
   await deleteExpiredExports(env, new Date());
   await sweepExpiredJobFiles(env, new Date());
-  await resumeStalledJobs(env, new Date());
+  await resumeLostJobs(env, new Date());
 }

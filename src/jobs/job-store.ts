@@ -47,6 +47,9 @@ export interface Job {
 /** An erasure, once accepted, is applied to the end: its job is resumed however its steps or instance end, never failed. */
 export const neverFails = (type: JobType) => type === "erasure";
 
+/** Why an erasure's job stays running after a step failed all its retries (noteStepFailure): it is resumed after JOB_STALL_SECONDS. */
+export const RETRYING = "JOB_RETRYING";
+
 /**
  * Queued or running. Written the same everywhere: the partial indexes of live
  * jobs (migration 0020) serve a query only if its WHERE repeats their term.
@@ -223,6 +226,24 @@ export async function finishJob(
     .bind(outcome.status, result, error, total, now.toISOString(), new Date(now.getTime() + FILES_TTL_MS).toISOString(), projectId, id)
     .run();
   return res.meta.changes === 1;
+}
+
+/**
+ * A step's sign of life (src/jobs/job-resume.ts keepAlive): a live job whose
+ * record has not moved for a minute has no step running.
+ */
+export async function touchJob(env: Env, projectId: string, id: string): Promise<void> {
+  const db = await eventsDb(env, projectId);
+  await db.prepare(`UPDATE jobs SET updated_at = ? WHERE project_id = ? AND id = ? AND ${LIVE}`).bind(new Date().toISOString(), projectId, id).run();
+}
+
+/** Live jobs on one shard whose record has not moved since `before`, longest idle first. */
+export async function idleJobs(db: D1Database, before: Date, limit: number): Promise<Array<{ id: string; project_id: string }>> {
+  const { results } = await db
+    .prepare(`SELECT id, project_id FROM jobs WHERE ${LIVE} AND updated_at < ? ORDER BY updated_at LIMIT ?`)
+    .bind(before.toISOString(), limit)
+    .all<{ id: string; project_id: string }>();
+  return results;
 }
 
 /**

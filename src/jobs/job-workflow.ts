@@ -4,7 +4,8 @@ import { asInvocation, meterEnabled } from "../lib/meter";
 import { meterEnv, meterFetch } from "../lib/metered-bindings";
 import { erasureJobStep } from "./erasure-job";
 import { exportParts, planExport, writeManifest } from "./export-job";
-import { finishJob, getJob, neverFails, noteStepFailure, type JobType } from "./job-store";
+import { keepAlive } from "./job-resume";
+import { finishJob, getJob, neverFails, noteStepFailure, RETRYING, type JobType } from "./job-store";
 import { mergeVerifyJob, planVerifyJob, verifyChunkStep, verifyParallelism } from "./verify-job";
 
 export interface JobParams {
@@ -16,16 +17,19 @@ export interface JobParams {
 /**
  * Every step is its own invocation in production, with its own budget; each
  * is bounded (a part, a chunk) and resumes from the job's record, so a crash
- * or a deploy mid-way repeats at most one step. Retried 5 times, backing off.
+ * or a deploy mid-way repeats at most one step. Retried 5 times, backing off
+ * (2 s, doubling: the longest wait, 32 s, is well inside the minute after
+ * which a job whose record does not move is taken for lost, job-resume.ts).
  */
 const STEP: WorkflowStepConfig = { retries: { limit: 5, delay: "2 seconds", backoff: "exponential" }, timeout: "15 minutes" };
 
 export class JobWorkflow extends WorkflowEntrypoint<Env, JobParams> {
   async run(event: WorkflowEvent<JobParams>, step: WorkflowStep): Promise<void> {
     const { jobId, projectId, type } = event.payload;
-    // Each step is metered as one invocation (src/lib/meter.ts), named without its index so one kind is one row in the report.
+    // Each step is metered as one invocation (src/lib/meter.ts), named without its index so one kind is one row in the report,
+    // and renews the job's record while it works: a record that stops moving is how a lost instance is told (job-resume.ts).
     const metered = <T extends Rpc.Serializable<T>>(name: string, work: (env: Env) => Promise<T>) =>
-      step.do(name, STEP, () => this.invoke(name.replace(/-\d+$/, ""), work)) as Promise<T>;
+      step.do(name, STEP, () => this.invoke(name.replace(/-\d+$/, ""), (env) => keepAlive(env, projectId, jobId, () => work(env)))) as Promise<T>;
     try {
       if (type === "erasure") {
         // Bounded steps until the erasure is applied (src/jobs/erasure-job.ts); its record says how far.
@@ -70,8 +74,8 @@ export class JobWorkflow extends WorkflowEntrypoint<Env, JobParams> {
     } catch (error) {
       // A step that failed all its retries: the job says why, and its files are kept until they expire.
       const message = error instanceof Error ? error.message : String(error);
-      // An erasure is never given up: its job stays running, says why, and is resumed once stalled (job-resume.ts).
-      if (neverFails(type)) await metered("retry-later", (env) => noteStepFailure(env, projectId, jobId, { code: "JOB_RETRYING", message }));
+      // An erasure is never given up: its job stays running, says why, and is resumed after JOB_STALL_SECONDS (job-resume.ts).
+      if (neverFails(type)) await metered("retry-later", (env) => noteStepFailure(env, projectId, jobId, { code: RETRYING, message }));
       else await metered("fail", (env) => finishJob(env, projectId, jobId, { status: "failed", error: { code: "JOB_FAILED", message } }));
     }
   }

@@ -5,8 +5,8 @@ import { parseRange } from "../jobs/byte-range";
 import { PART_ROWS } from "../jobs/export-job";
 import { deleteJobFiles, fileKey } from "../jobs/job-files";
 import { creatorOf, recordJobStop, stopKind, stopRefusal } from "../jobs/job-owner";
-import { admitJob, cancelJob, DEFAULT_MAX_RUNNING, finishJob, getJob, listJobs, maxRunning, neverFails } from "../jobs/job-store";
-import { resumeIfStalled } from "../jobs/job-resume";
+import { admitJob, cancelJob, DEFAULT_MAX_RUNNING, finishJob, getJob, listJobs, maxRunning } from "../jobs/job-store";
+import { resumeIfLost, resumeLostOnPage } from "../jobs/job-resume";
 import { decodeJobCursor, encodeJobCursor, jobView } from "../jobs/job-view";
 import { ApiError } from "../lib/errors";
 import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
@@ -90,6 +90,7 @@ jobs.post("/", READ.guard, async (c) => {
 
 documented(jobs, createRoute({
   method: "get", path: "/", tags: ["Jobs"], operationId: "listJobs", summary: "The project's jobs, newest first", security: READ.security,
+  description: "Like GET /v1/jobs/{id}, restarts the lost jobs on the page (up to 10 a page).",
   request: { query: jobListQuery },
   responses: { 200: json(jobPageSchema, "A page of jobs"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
 }));
@@ -99,12 +100,16 @@ jobs.get("/", READ.guard, validate("query", jobListQuery), async (c) => {
   if (cursor !== undefined && after === null) throw validationError([{ path: "cursor", message: "cursor must be a nextCursor from an earlier page" }]);
   const page = await listJobs(c.env, projectOf(c.get("credential")), after, limit + 1);
   const more = page.length > limit;
-  const shown = page.slice(0, limit);
+  // The live jobs among them whose record stopped moving for a minute: their lost instances are restarted (src/jobs/job-resume.ts).
+  const shown = await resumeLostOnPage(c.env, page.slice(0, limit));
   return c.json({ data: shown.map(jobView), nextCursor: more ? encodeJobCursor(shown[shown.length - 1]) : null });
 });
 
 documented(jobs, createRoute({
   method: "get", path: "/{id}", tags: ["Jobs"], operationId: "getJob", summary: "A job: status, progress, result, files", security: READ.security,
+  description:
+    "A queued or running job whose record has not moved for a minute (a running step renews it every 15 s) while its workflow instance is gone, ended or idle " +
+    "has lost its runtime: this read restarts it, and it goes on from the progress it recorded. One whose instance errored or was terminated outside its steps is failed.",
   request: { params: idParam },
   responses: { 200: json(jobEnvelopeSchema, "The job"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
 }));
@@ -112,29 +117,10 @@ jobs.get("/:id", READ.guard, async (c) => {
   const projectId = projectOf(c.get("credential"));
   const job = await getJob(c.env, projectId, c.req.param("id"));
   if (!job) throw new ApiError("NOT_FOUND", "No job with that id in this project");
-  // A job that never fails (an erasure's) is not failed here either: its instance is restarted once the record looks stalled.
-  if ((job.status === "queued" || job.status === "running") && !neverFails(job.type)) {
-    // The record says how far the steps got; the instance, whether it still lives (one ended outside its steps says so here).
-    const ended = await instanceEnded(c.env, job.id);
-    if (ended) {
-      await finishJob(c.env, projectId, job.id, { status: "failed", error: { code: "JOB_FAILED", message: ended } });
-      return c.json({ data: jobView((await getJob(c.env, projectId, job.id))!) });
-    }
-  }
-  // A job whose record stopped moving for JOB_STALL_SECONDS: its instance is restarted (src/jobs/job-resume.ts).
-  return c.json({ data: jobView(await resumeIfStalled(c.env, job)) });
+  // The record says how far the steps got; the instance, whether it still lives: one ended outside its steps fails the job,
+  // one lost (the record idle for a minute) is restarted, an erasure's never failed (src/jobs/job-resume.ts).
+  return c.json({ data: jobView(await resumeIfLost(c.env, job)) });
 });
-
-/** Why a job's Workflow instance ended without finishing its record; null while it runs (or cannot be asked). */
-async function instanceEnded(env: Env, id: string): Promise<string | null> {
-  try {
-    const { status, error } = await (await env.JOBS.get(id)).status();
-    if (status === "errored" || status === "terminated") return `The job's workflow instance ${status}${error ? `: ${error.message}` : ""}`;
-  } catch {
-    // Not created yet (create() still under way): nothing ended.
-  }
-  return null;
-}
 
 documented(jobs, createRoute({
   method: "delete", path: "/{id}", tags: ["Jobs"], operationId: "cancelJob", summary: "Cancel a job and delete its files", security: READ.security,

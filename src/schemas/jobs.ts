@@ -54,7 +54,9 @@ export const jobSchema = z
       description: "Export: rows written of the rows to write (with filters, total counts archived rows in the date window until the job ends). Verify: chunks checked of chunks. Erasure: events anonymized so far (total is known when it ends)",
     }),
     created_at: z.string(),
-    updated_at: z.string(),
+    updated_at: z.string().meta({
+      description: "When the record last moved: a step renews it every 15 s while it works, so a queued or running job idle for a minute has lost its runtime and is resumed",
+    }),
     created_by: z.string().nullable().meta({
       description: "The prefix of the API key that created it; null for an erasure's job and for jobs made before creators were recorded",
     }),

@@ -1,9 +1,10 @@
 import { env } from "cloudflare:workers";
-import { introspectWorkflow } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, introspectWorkflow, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { planExport, exportPart } from "../../src/jobs/export-job";
-import { resumeStalledJobs } from "../../src/jobs/job-resume";
+import { resumeLostJobs } from "../../src/jobs/job-resume";
 import { insertJob } from "../../src/jobs/job-store";
+import worker from "../../src/index";
 import { call, createProject, ingestMany } from "../helpers";
 import { getBytes, jobBytes, text, waitForJob } from "./job-helpers";
 
@@ -37,6 +38,31 @@ async function interruptedJob(p: Awaited<ReturnType<typeof createProject>>) {
 const makeStale = (p: { db: D1Database }, id: string) =>
   p.db.prepare("UPDATE jobs SET updated_at = ? WHERE id = ?").bind(new Date(Date.now() - 3600_000).toISOString(), id).run();
 
+/** The record last moved this long ago: the runtime running its steps died then. */
+const idleFor = (p: { db: D1Database }, id: string, ms: number) =>
+  p.db.prepare("UPDATE jobs SET updated_at = ? WHERE id = ?").bind(new Date(Date.now() - ms).toISOString(), id).run();
+
+const updatedAt = async (p: { db: D1Database }, id: string) =>
+  (await p.db.prepare("SELECT updated_at FROM jobs WHERE id = ?").bind(id).first<{ updated_at: string }>())!.updated_at;
+
+/** The cron Cloudflare runs every minute, as it invokes it. */
+async function minuteCron() {
+  const ctx = createExecutionContext();
+  await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: "* * * * *" }), env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+/** An instance that ran to its end while the record said succeeded, so its steps did nothing: the record says running again after. */
+async function endedInstance(p: { id: string; db: D1Database }, id: string) {
+  await p.db.prepare("UPDATE jobs SET status = 'succeeded' WHERE id = ?").bind(id).run();
+  const instance = await env.JOBS.create({ id, params: { jobId: id, projectId: p.id, type: "export" } });
+  for (let i = 0; (await instance.status()).status !== "complete"; i++) {
+    expect(i).toBeLessThan(400);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  await p.db.prepare("UPDATE jobs SET status = 'running' WHERE id = ?").bind(id).run();
+}
+
 async function expectExact(p: { key: string }, job: any, parts: Array<{ name: string; sha256: string }>) {
   expect(job.status).toBe("succeeded");
   const expected = await getBytes(p.key, "/v1/exports?format=csv");
@@ -66,16 +92,10 @@ describe("stalled jobs", () => {
     const p = await createProject();
     await ingestMany(p.key, events);
     const { id, parts } = await interruptedJob(p);
-    // An instance that stopped without finishing the job: it ran while the record said succeeded, so its steps did nothing.
-    await p.db.prepare("UPDATE jobs SET status = 'succeeded' WHERE id = ?").bind(id).run();
-    const instance = await env.JOBS.create({ id, params: { jobId: id, projectId: p.id, type: "export" } });
-    for (let i = 0; (await instance.status()).status !== "complete"; i++) {
-      expect(i).toBeLessThan(400);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    await p.db.prepare("UPDATE jobs SET status = 'running' WHERE id = ?").bind(id).run();
+    // An instance that stopped without finishing the job.
+    await endedInstance(p, id);
     await makeStale(p, id);
-    expect(await resumeStalledJobs(env, new Date())).toBeGreaterThanOrEqual(1);
+    expect(await resumeLostJobs(env, new Date())).toBeGreaterThanOrEqual(1);
     const job = await waitForJob(p.key, id);
     await expectExact(p, job, parts);
   });
@@ -112,11 +132,60 @@ describe("stalled jobs", () => {
     }
     // Past JOB_STALL_SECONDS without a step, the daily cron resumes it; it finishes and clears the error.
     await makeStale(p, jobId);
-    expect(await resumeStalledJobs(env, new Date())).toBeGreaterThanOrEqual(1);
+    expect(await resumeLostJobs(env, new Date())).toBeGreaterThanOrEqual(1);
     const job = await waitForJob(p.key, jobId, [], 60_000);
     expect(job).toMatchObject({ status: "succeeded", result: { anonymized: 6 } });
     expect(job.error).toBeUndefined();
     const stored = await p.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND actor_name = 'Gone Person'").bind(p.id).first<{ n: number }>();
     expect(stored!.n).toBe(0);
   }, 60_000);
+});
+
+/**
+ * A job whose runtime died does not wait JOB_STALL_SECONDS (20 minutes by
+ * default): once its record has not moved for a minute (a running step renews
+ * it every 15 s), an instance that is gone, ended, or says it runs although
+ * nothing moves is lost, and the next GET or the per-minute cron restarts it.
+ */
+describe("lost jobs", () => {
+  it("a job whose instance is gone is resumed by the next GET a minute and a half after its record last moved", async () => {
+    expect(env.JOB_STALL_SECONDS).toBe("1200");
+    const p = await createProject();
+    await ingestMany(p.key, events);
+    const { id, parts } = await interruptedJob(p);
+    await idleFor(p, id, 90_000);
+    expect((await call("GET", `/v1/jobs/${id}`, { key: p.key })).status).toBe(200);
+    // That one read created the lost instance again (under the job's id).
+    await expect(env.JOBS.get(id)).resolves.toBeTruthy();
+    const job = await waitForJob(p.key, id);
+    await expectExact(p, job, parts);
+  });
+
+  it("the list resumes a lost job too", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, events);
+    const { id, parts } = await interruptedJob(p);
+    await idleFor(p, id, 90_000);
+    const list = await call("GET", "/v1/jobs", { key: p.key });
+    expect(list.json.data.map((j: { id: string }) => j.id)).toContain(id);
+    await expect(env.JOBS.get(id)).resolves.toBeTruthy();
+    await expectExact(p, await waitForJob(p.key, id), parts);
+  });
+
+  it("the per-minute cron restarts a job whose instance ended without finishing it, and leaves a job that moved within the minute alone", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, events);
+    const { id, parts } = await interruptedJob(p);
+    await endedInstance(p, id);
+    await idleFor(p, id, 90_000);
+    // Another job with no instance whose record moved just now: its POST may still be creating the instance.
+    const { id: recent } = await interruptedJob(p);
+    const [lostBefore, recentBefore] = [await updatedAt(p, id), await updatedAt(p, recent)];
+    await minuteCron();
+    // Claimed (its record moved) and restarted: it finishes from its record.
+    expect(await updatedAt(p, id)).not.toBe(lostBefore);
+    expect(await updatedAt(p, recent)).toBe(recentBefore);
+    await expect(env.JOBS.get(recent)).rejects.toThrow();
+    await expectExact(p, await waitForJob(p.key, id), parts);
+  });
 });
