@@ -649,10 +649,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's jobs, newest first */
+        /**
+         * The project's jobs, newest first
+         * @description Like GET /v1/jobs/{id}, restarts the lost jobs on the page (up to 10 a page).
+         */
         get: operations["listJobs"];
         put?: never;
-        /** Start an export or verify job */
+        /**
+         * Start an export or verify job
+         * @description A job reads the whole project (in its filters or window), as GET /v1/exports and /v1/events/verify do, and costs as much of the rate limit: 20 units. A project runs at most JOB_MAX_RUNNING export and verify jobs at once (queued or running; 4 by default): past it, 429 RATE_LIMITED with details.reason jobs_running and Retry-After. A verify of the same range (from, to and since) as a verify still queued or running joins it: the answer is 202 with that job, even at the cap. The job records the key that created it: canceling or deleting it needs that key or its scope.
+         */
         post: operations["createJob"];
         delete?: never;
         options?: never;
@@ -667,13 +673,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A job: status, progress, result, files */
+        /**
+         * A job: status, progress, result, files
+         * @description A queued or running job whose record has not moved for a minute (a running step renews it every 15 s) while its workflow instance is gone, ended or idle has lost its runtime: this read restarts it, and it goes on from the progress it recorded. One whose instance errored or was terminated outside its steps is failed.
+         */
         get: operations["getJob"];
         put?: never;
         post?: never;
         /**
          * Cancel a job and delete its files
-         * @description A queued or running job stops (status canceled); any job's files are deleted at once. An erasure's job cannot be canceled (400).
+         * @description A queued or running job stops (status canceled); any job's files are deleted at once. An erasure's job cannot be canceled (400). Needs the key that created the job or its scope (created_by_scope): an admin's job needs admin, one made before jobs recorded their creator too; otherwise 403 FORBIDDEN with details.required_scope. Each cancel or delete of an export job is recorded in the chain first, as witness.job.canceled or witness.job.deleted (what was stopped and who created it, never its filters).
          */
         delete: operations["cancelJob"];
         options?: never;
@@ -1361,7 +1370,15 @@ export interface components {
                 total: number;
             };
             created_at: string;
+            /** @description When the record last moved: a step renews it every 15 s while it works, so a queued or running job idle for a minute has lost its runtime and is resumed */
             updated_at: string;
+            /** @description The prefix of the API key that created it; null for an erasure's job and for jobs made before creators were recorded */
+            created_by: string | null;
+            /**
+             * @description The strongest scope that key held: canceling or deleting the job needs it, or the same key (null: needs admin)
+             * @enum {string|null}
+             */
+            created_by_scope: "read" | "admin" | null;
             /** @description Verify: what GET /v1/events/verify answers. Erasure: {erasure_id, anonymized} */
             result?: unknown;
             /** @description Why the job failed or was canceled. On a running erasure job (code JOB_RETRYING): why its last attempt stopped; it is resumed, never given up */
@@ -5109,7 +5126,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The job, queued */
+            /** @description The job, queued (or the live verify of the same range it joined) */
             202: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
