@@ -1,4 +1,4 @@
-import type { RateState } from "./auth/rate-window";
+import type { RateState } from "./lib/rate-window";
 import type { Scope } from "./auth/scopes";
 
 /** Who is calling: a project's API key, or an embed token (read-only, maybe one organization). */

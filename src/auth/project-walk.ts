@@ -1,4 +1,4 @@
-import { secondsUntil, type RateState, type RateWindows } from "./rate-window";
+import { secondsUntil, type RateState, type RateWindows } from "../lib/rate-window";
 
 /**
  * Units a minute one project's verifies and exports may draw, whatever the

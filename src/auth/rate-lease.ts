@@ -1,4 +1,4 @@
-import { secondsUntil, type RateState, type RateWindows } from "./rate-window";
+import { secondsUntil, type RateState, type RateWindows } from "../lib/rate-window";
 
 /** Most units one lease covers: what one isolate can hold back from the others. */
 export const MAX_LEASE = 50;

@@ -2,12 +2,12 @@
 import type { EventRow } from "../db/schema";
 import { scratchEncoder } from "../lib/scratch-encoder";
 import { hexEquals } from "../lib/crypto";
-import { canonicalPayload, commitmentDigest, personalDataCleared, rowDigests } from "./payload";
-import { bytesEqual } from "../log/encoding";
-import { leafDigestOf, type LeafRun } from "../log/leaf-check";
+import { canonicalPayload, commitmentDigest, personalDataCleared, rowDigests } from "../sealing/payload";
+import { bytesEqual } from "../tlog/encoding";
+import { leafDigestOf, type LeafRun } from "../tlog/leaf-check";
 import { gapIsAuthentic, gapsEndingAt, type GapRecord } from "./gap-records";
 import { mayHoldLostSurrogate, rowAsHashed } from "./lone-surrogates";
-import type { SigningKeyring } from "./signing-keys";
+import type { SigningKeyring } from "../sealing/signing-keys";
 import type { ArchiveTier } from "../storage/archive-walk";
 
 /** Everything the hash, the signature and the links cover; nothing else is read. */

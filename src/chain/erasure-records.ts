@@ -1,6 +1,6 @@
-import { canonicalize } from "./canonical";
+import { canonicalize } from "../sealing/canonical";
 import { RunningErasures } from "./erasure-running";
-import { sign, type SigningKeyring } from "./signing-keys";
+import { sign, type SigningKeyring } from "../sealing/signing-keys";
 
 /**
  * Erasure records, kept in the ledger's own SQLite storage: D1 only holds the

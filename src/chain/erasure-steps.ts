@@ -10,7 +10,7 @@ import { erasedEvent, ERASURE_BATCH, scrubHotBatch } from "./erasure";
 import type { ErasureRecords } from "./erasure-records";
 import type { ErasurePhase, ErasureState, RunningErasure } from "./erasure-running";
 import type { LegalHolds } from "./legal-holds";
-import { loadKeyring } from "./signing-keys";
+import { loadKeyring } from "../sealing/signing-keys";
 
 /**
  * An accepted erasure applied in bounded steps, each one call of its job

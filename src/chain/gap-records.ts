@@ -1,6 +1,6 @@
-import { canonicalize } from "./canonical";
+import { canonicalize } from "../sealing/canonical";
 import type { AppliedRule } from "./retention-rules";
-import { checkSignature, sign, type SigningKeyring } from "./signing-keys";
+import { checkSignature, sign, type SigningKeyring } from "../sealing/signing-keys";
 
 /**
  * Every maximal hole retention leaves in a chain is described by exactly one

@@ -4,7 +4,7 @@ import type { NewEvent } from "../schemas/event";
 import type { Head } from "./chain-check";
 import { insertEventsStatements } from "./event-insert";
 import { idempotencyStatements, sealEvents } from "./seal-events";
-import { loadKeyring } from "./signing-keys";
+import { loadKeyring } from "../sealing/signing-keys";
 
 /** Bound on one group commit, so one D1 batch stays well inside its limits. */
 export const MAX_GROUP_EVENTS = 1000;

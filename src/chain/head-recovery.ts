@@ -1,5 +1,5 @@
 import { CHAIN_COLUMNS, chainRowOf, checkRow, type ChainRow, type Head } from "./chain-check";
-import type { SigningKeyring } from "./signing-keys";
+import type { SigningKeyring } from "../sealing/signing-keys";
 
 /**
  * Rows past the ledger's stored head are adopted only when they are exactly

@@ -1,4 +1,4 @@
-import type { RateState } from "../auth/rate-window";
+import type { RateState } from "../lib/rate-window";
 import type { EventRow } from "../db/schema";
 import { eventJson } from "../reads/event-shape";
 import type { NewEvent } from "../schemas/event";

@@ -12,7 +12,7 @@
  * tries and is left failing (src/docs/api.md, GET /v1/events/verify).
  */
 import { sha256Hex } from "../lib/crypto";
-import { canonicalPayload, chainHash, personalDataText } from "./payload";
+import { canonicalPayload, chainHash, personalDataText } from "../sealing/payload";
 import type { ChainRow } from "./chain-check";
 
 const REPLACEMENT = "\uFFFD";

@@ -2,7 +2,7 @@ import { checkRow, type ChainRow } from "./chain-check";
 import { gapIsAuthentic, signGap, type GapRecord, type UnsignedGap } from "./gap-records";
 import { isHeld, type LegalHold } from "./legal-holds";
 import { cutoffOf, mergeApplied, orderRules, ruleFor, type AppliedRule, type RetentionRule } from "./retention-rules";
-import type { SigningKeyring } from "./signing-keys";
+import type { SigningKeyring } from "../sealing/signing-keys";
 import { ArchiveDamagedError } from "../storage/archive-segments";
 import type { ArchiveTier } from "../storage/archive-walk";
 

@@ -3,7 +3,7 @@ import { heldSql } from "./legal-holds";
 import { ledgerOf } from "./ledger";
 import { cutoffSql } from "./retention-rules";
 import { planPurge, type PurgePlan } from "./retention-runs";
-import { loadKeyring, type SigningKeyring } from "./signing-keys";
+import { loadKeyring, type SigningKeyring } from "../sealing/signing-keys";
 import { retireExpired, type ColdRetention } from "../storage/archive-retention";
 import { archiveTier, type ArchiveTier } from "../storage/archive-walk";
 

@@ -3,8 +3,8 @@ import { scratchEncoder } from "../lib/scratch-encoder";
 import { toHex, uuidV7 } from "../lib/crypto";
 import type { NewEvent } from "../schemas/event";
 import type { Head } from "./chain-check";
-import { canonicalPayload, commitmentDigest, rowDigests } from "./payload";
-import type { SigningKeyring } from "./signing-keys";
+import { canonicalPayload, commitmentDigest, rowDigests } from "../sealing/payload";
+import type { SigningKeyring } from "../sealing/signing-keys";
 
 /** Sealing encodes each event once, into one reused buffer (see scratchEncoder). */
 const scratch = scratchEncoder();

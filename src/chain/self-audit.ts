@@ -1,4 +1,4 @@
-import { canonicalize } from "./canonical";
+import { canonicalize } from "../sealing/canonical";
 import { SELF_AUDIT_PREFIX } from "./erasable";
 import { ledgerOf, packEvents } from "./ledger";
 import type { NewEvent } from "../schemas/event";

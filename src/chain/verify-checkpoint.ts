@@ -4,8 +4,8 @@
  * ledger's own storage (never D1): someone who can write D1 must not be able
  * to move it past rows they edited.
  */
-import { base64Decode } from "../log/encoding";
-import { verifyConsistency } from "../log/proofs";
+import { base64Decode } from "../tlog/encoding";
+import { verifyConsistency } from "../tlog/proofs";
 
 export interface VerifyCheckpoint {
   /** The head the verify anchored on: every row up to it checked out and the chain ended there. */

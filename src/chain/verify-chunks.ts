@@ -8,7 +8,7 @@
 import { CHAIN_START, checkLink, type LedgerView, type LinkStart } from "./chain-check";
 import { gapsEndingAt } from "./gap-records";
 import { ledgerOf } from "./ledger";
-import { loadKeyring } from "./signing-keys";
+import { loadKeyring } from "../sealing/signing-keys";
 import { checkEnd, type GapReport, type VerifyResult, type VerifyWindow } from "./verify";
 import { emptyResult, gapReport, walkRange, type EdgeRow } from "./verify-range";
 import { treeExtends, type VerifyCheckpoint } from "./verify-checkpoint";

@@ -11,10 +11,10 @@ import {
   type FailureReason,
   type LinkStart,
 } from "./chain-check";
-import { pageLeaves } from "../log/leaf-check";
+import { pageLeaves } from "../tlog/leaf-check";
 import { damageFailure, stopAt, untilDamaged, withArchived, type ArchiveTier, type WalkDamage } from "../storage/archive-walk";
 import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
-import type { SigningKeyring } from "./signing-keys";
+import type { SigningKeyring } from "../sealing/signing-keys";
 import type { GapReport, VerifyResult, VerifyWindow } from "./verify";
 
 /** Rows per D1 page: large enough to amortise the round trip, small enough to keep memory flat. */

@@ -4,7 +4,7 @@ import { ledgerView } from "./ledger";
 import { damageFailure, stopAt, type WalkDamage } from "../storage/archive-walk";
 import { emptyResult, gapReport, PAGE_SIZE, walkRange } from "./verify-range";
 import type { AppliedRule } from "./retention-rules";
-import type { SigningKeyring } from "./signing-keys";
+import type { SigningKeyring } from "../sealing/signing-keys";
 
 export { PAGE_SIZE } from "./verify-range";
 export type { EdgeRow, SeqRange, RangeWalk } from "./verify-range";

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Head } from "../chain/chain-check";
 import { loadVerifyCheckpoint, storeVerifyCheckpoint, type VerifyCheckpoint } from "../chain/verify-checkpoint";
-import type { LeafRun } from "../log/leaf-check";
+import type { LeafRun } from "../tlog/leaf-check";
 import { logInfo } from "../log/log-info";
 import type { ProjectLog } from "../log/project-log";
 
@@ -42,7 +42,7 @@ export abstract class LedgerLogRpc extends DurableObject<Env> {
     return this.log.evidenceAnchor();
   }
 
-  /** Multiproof hashes for leaves `indexes` of the published tree of `size` (src/log/multiproof.ts). */
+  /** Multiproof hashes for leaves `indexes` of the published tree of `size` (src/tlog/multiproof.ts). */
   logMultiproof(size: number, indexes: number[]): Promise<Uint8Array | null> {
     return this.log.multiproof(size, indexes);
   }

@@ -1,4 +1,4 @@
-import { RateWindows, type RateState } from "../auth/rate-window";
+import { RateWindows, type RateState } from "../lib/rate-window";
 import type { Anchor, Head } from "../chain/chain-check";
 import { unpackEvents, type PackedEvents } from "../chain/ledger";
 import { AuditOutbox } from "../chain/audit-outbox";
@@ -15,7 +15,7 @@ import { purgeRun, retentionAlarm } from "../chain/retention-upkeep";
 import { changeRetention, retentionRules, retentionState, type RetentionChange, type RetentionState } from "../chain/retention-plan";
 import type { RetentionRule } from "../chain/retention-rules";
 import type { AuditActor, AuditOrigin } from "../chain/self-audit";
-import { loadKeyring } from "../chain/signing-keys";
+import { loadKeyring } from "../sealing/signing-keys";
 import { eventJson } from "../reads/event-shape";
 import { Rollups, type Activity, type Bucket } from "../reads/rollups";
 import { beginRollupBackfill, rollupBackfillAlarm } from "../reads/rollup-backfill";

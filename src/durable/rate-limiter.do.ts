@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { grantLease, type Lease } from "../auth/rate-lease";
-import { RateWindows } from "../auth/rate-window";
+import { RateWindows } from "../lib/rate-window";
 import { WalkLease, type WalkGrant } from "../auth/project-walk";
 
 export { MAX_LEASE } from "../auth/rate-lease";

@@ -8,14 +8,14 @@
  * what the export claims (filters, range, retention gaps), signed by the
  * log's key as a note whose first line no checkpoint can have.
  */
-import { canonicalize } from "../chain/canonical";
+import { canonicalize } from "../sealing/canonical";
 import { gapIsAuthentic, type GapRecord } from "../chain/gap-records";
 import { ledgerOf } from "../chain/ledger";
-import { loadKeyring } from "../chain/signing-keys";
-import { base64Encode, bytesEqual, HASH_SIZE } from "../log/encoding.ts";
-import { leafDigestOf } from "../log/leaf-check";
+import { loadKeyring } from "../sealing/signing-keys";
+import { base64Encode, bytesEqual, HASH_SIZE } from "../tlog/encoding.ts";
+import { leafDigestOf } from "../tlog/leaf-check";
 import { logSigner } from "../log/log-identity";
-import { signNote } from "../log/note.ts";
+import { signNote } from "../tlog/note.ts";
 import type { Job } from "./job-store";
 
 export const EVIDENCE_TYPE = "witness.evidence.v1";

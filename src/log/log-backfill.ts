@@ -13,7 +13,7 @@
  * on a page read, and no commit is in flight when the log turns ready.
  */
 import { CHAIN_COLUMNS, chainRowOf, checkRow, type ChainRow, type Head } from "../chain/chain-check";
-import type { SigningKeyring } from "../chain/signing-keys";
+import type { SigningKeyring } from "../sealing/signing-keys";
 import type { BuildState } from "./log-store.ts";
 import type { ProjectLog } from "./project-log.ts";
 

@@ -5,10 +5,10 @@
  * name. One key serves every project; each project's vkey still differs
  * because the key ID covers the name.
  */
-import { base64urlDecode } from "../receipts/receipt-signing";
+import { base64urlDecode } from "../sealing/receipt-signing";
 import { randomHex } from "../lib/crypto";
-import { base64Encode, concatBytes } from "./encoding.ts";
-import { type NoteSigner, SIG_TYPE_ED25519, formatVkey, noteSignerFromPkcs8 } from "./note.ts";
+import { base64Encode, concatBytes } from "../tlog/encoding.ts";
+import { type NoteSigner, SIG_TYPE_ED25519, formatVkey, noteSignerFromPkcs8 } from "../tlog/note.ts";
 
 export function logOrigin(env: Pick<Env, "LOG_ORIGIN_HOST">, logId: string): string {
   const host = (env.LOG_ORIGIN_HOST ?? "").trim();

@@ -1,5 +1,5 @@
 import type { Head } from "../chain/chain-check";
-import { base64Encode } from "./encoding.ts";
+import { base64Encode } from "../tlog/encoding.ts";
 import { logSigner, logVkey } from "./log-identity.ts";
 import type { BuildState } from "./log-store.ts";
 import type { ProjectLog } from "./project-log.ts";

@@ -7,10 +7,10 @@
  * The frontier and the build state are small KV values. Everything here is
  * synchronous, so the ledger writes the tree and its head in one transaction.
  */
-import { HASH_SIZE, concatBytes } from "./encoding.ts";
-import { type FrontierJson, TreeFrontier } from "./merkle.ts";
-import type { EntryReader, TileEntry } from "./tile-builder.ts";
-import { TILE_WIDTH } from "./tiles.ts";
+import { HASH_SIZE, concatBytes } from "../tlog/encoding.ts";
+import { type FrontierJson, TreeFrontier } from "../tlog/merkle.ts";
+import type { EntryReader, TileEntry } from "../tlog/tile-builder.ts";
+import { TILE_WIDTH } from "../tlog/tiles.ts";
 
 /**
  * ready: the tree holds exactly the leaves of seq 1..head and grows with each

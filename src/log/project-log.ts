@@ -13,14 +13,14 @@
  * needs signing on the ingest path.
  */
 import type { ChainRow, Head } from "../chain/chain-check";
-import { type Checkpoint, signCheckpoint } from "./checkpoint.ts";
-import { HASH_SIZE, base64Encode, bytesEqual, hexDecode } from "./encoding.ts";
-import type { LeafRun } from "./leaf-check.ts";
-import { TreeFrontier, emptyRoot, leafHash } from "./merkle.ts";
-import { consistencyProof, inclusionProof, rangeHash, treeRoot } from "./proofs.ts";
-import { isLeafSet, multiproofRanges } from "./multiproof.ts";
-import { type TileEntry, appendLeaves, nodeReader, readTile } from "./tile-builder.ts";
-import { formatTlogProof } from "./tlog-proof.ts";
+import { type Checkpoint, signCheckpoint } from "../tlog/checkpoint.ts";
+import { HASH_SIZE, base64Encode, bytesEqual, hexDecode } from "../tlog/encoding.ts";
+import type { LeafRun } from "../tlog/leaf-check.ts";
+import { TreeFrontier, emptyRoot, leafHash } from "../tlog/merkle.ts";
+import { consistencyProof, inclusionProof, rangeHash, treeRoot } from "../tlog/proofs.ts";
+import { isLeafSet, multiproofRanges } from "../tlog/multiproof.ts";
+import { type TileEntry, appendLeaves, nodeReader, readTile } from "../tlog/tile-builder.ts";
+import { formatTlogProof } from "../tlog/tlog-proof.ts";
 import { type BuildState, LogStore } from "./log-store.ts";
 import { loadLogId, logOrigin, logSigner } from "./log-identity.ts";
 import { cosignaturesFor } from "./witness-client.ts";
@@ -185,7 +185,7 @@ export class ProjectLog {
 
   /**
    * Hashes (32 bytes each, concatenated) proving leaves `indexes` in the
-   * published tree of `size` (src/log/multiproof.ts); null when a size or an
+   * published tree of `size` (src/tlog/multiproof.ts); null when a size or an
    * index is out of range. For evidence exports, one part's rows at a time.
    */
   async multiproof(size: number, indexes: number[]): Promise<Uint8Array | null> {

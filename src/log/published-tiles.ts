@@ -9,10 +9,10 @@
  * tile, or a tile the tree does not have yet) fails it.
  */
 import { TtlCache } from "../lib/ttl-cache";
-import { bytesEqual } from "./encoding.ts";
+import { bytesEqual } from "../tlog/encoding.ts";
 import { tileObjectKey } from "./log-directory.ts";
 import type { LogStore } from "./log-store.ts";
-import { TILE_WIDTH, type TileId, parseTilePath, tileWidth } from "./tiles.ts";
+import { TILE_WIDTH, type TileId, parseTilePath, tileWidth } from "../tlog/tiles.ts";
 
 export async function sha256(bytes: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));

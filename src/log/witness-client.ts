@@ -8,9 +8,9 @@
  * arrives: a witness that hangs or floods costs its own cosignature only.
  */
 import { readCapped as readStreamCapped } from "../lib/capped-read";
-import { parseNote } from "./note.ts";
-import { formatAddCheckpoint, parseCosignerVkey, parseTreeSizeBody, validCosignatureLines } from "./cosignature.ts";
-import { base64Decode, base64Encode } from "./encoding.ts";
+import { parseNote } from "../tlog/note.ts";
+import { formatAddCheckpoint, parseCosignerVkey, parseTreeSizeBody, validCosignatureLines } from "../tlog/cosignature.ts";
+import { base64Decode, base64Encode } from "../tlog/encoding.ts";
 
 export interface WitnessConfig {
   name: string;

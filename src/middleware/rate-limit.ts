@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../lib/errors";
-import type { RateState } from "../auth/rate-window";
+import type { RateState } from "../lib/rate-window";
 import type { AppEnv } from "../types";
 import { ledgerOf } from "../chain/ledger";
 import { LeasedBudgets } from "../auth/rate-lease";

@@ -2,7 +2,7 @@ import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, erasureVouches, gapLoo
 import { ledgerView } from "../chain/ledger";
 import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
 import { archivedEventAnywhere, legacyEventAnywhere } from "../storage/archive-lookup";
-import { loadKeyring, type SigningKeyring } from "../chain/signing-keys";
+import { loadKeyring, type SigningKeyring } from "../sealing/signing-keys";
 import { originalOf, PENDING_AS, scrubArchived, scrubObjects } from "../reads/pending-erasures";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";

@@ -12,7 +12,7 @@ import { eventProof } from "./log";
 import { readJsonBody } from "../lib/request-body";
 import { checkEvent, loadChainRow, receiptBody } from "../receipts/receipt";
 import { orArchiveDamaged } from "./receipts";
-import { loadReceiptKeys, signReceipt } from "../receipts/receipt-signing";
+import { loadReceiptKeys, signReceipt } from "../sealing/receipt-signing";
 import { MAX_TERMS, MIN_TERM_CHARS, searchTerms } from "../reads/search-query";
 import { validate, validationError } from "../lib/validate";
 import { verifyChunked } from "../chain/verify-run";

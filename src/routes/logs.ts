@@ -4,7 +4,7 @@ import { documented, errors, router } from "../lib/openapi";
 import { ledgerOf } from "../chain/ledger";
 import { forgetLogAddress, projectOfLog, tileObjectKey } from "../log/log-directory";
 import { checkedCopy, keepCopy } from "../log/published-tiles";
-import { TILE_WIDTH, parseTilePath } from "../log/tiles";
+import { TILE_WIDTH, parseTilePath } from "../tlog/tiles";
 import type { AppEnv } from "../types";
 import { mountLogPage } from "./public-pages";
 

@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { logKeyInfo } from "../log/log-identity";
-import { loadReceiptKeys } from "../receipts/receipt-signing";
+import { loadReceiptKeys } from "../sealing/receipt-signing";
 import { documented, errors, json, router } from "../lib/openapi";
 import { witnessKeysSchema } from "../schemas/responses";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { canonicalize } from "../chain/canonical";
+import { canonicalize } from "../sealing/canonical";
 import { SELF_AUDIT_PREFIX } from "../chain/self-audit";
 import { normalizeTimestamp } from "../reads/cursor";
 import { ApiError } from "../lib/errors";

@@ -70,7 +70,7 @@ function d1Databases(config) {
 const oneDatabaseHint = (db) => (db.shardOnly ? ` (or, for one database, delete the ${db.binding} block)` : "");
 
 /**
- * RECEIPT_SIGNING_KEYS as the Worker reads it (src/receipts/receipt-signing.ts):
+ * RECEIPT_SIGNING_KEYS as the Worker reads it (src/sealing/receipt-signing.ts):
  * `<kid>:<base64url PKCS#8 Ed25519 private key>` entries, comma-separated; the last signs.
  */
 export function receiptKeysProblems(value) {

@@ -1,14 +1,14 @@
 // Offline check of an evidence export (DESIGN "Jobs"): with only the log's
 // verifier key, that the files are exactly the events the manifest names,
 // unaltered, in the log's tree, and (without filters) that none is missing.
-// Plain JavaScript on WebCrypto plus src/log, like receipt-check.mjs: Node runs
+// Plain JavaScript on WebCrypto plus src/tlog, like receipt-check.mjs: Node runs
 // it as it is (npm run export:verify) and the client ships it bundled
 // (src/client/evidence-check.js) for browsers, with no dependency.
-import { verifyCheckpoint } from "../log/checkpoint.ts";
-import { base64Decode, base64Encode, hexDecode } from "../log/encoding.ts";
-import { leafHash } from "../log/merkle.ts";
-import { rootFromMultiproof } from "../log/multiproof.ts";
-import { parseVkey, verifyNote } from "../log/note.ts";
+import { verifyCheckpoint } from "../tlog/checkpoint.ts";
+import { base64Decode, base64Encode, hexDecode } from "../tlog/encoding.ts";
+import { leafHash } from "../tlog/merkle.ts";
+import { rootFromMultiproof } from "../tlog/multiproof.ts";
+import { parseVkey, verifyNote } from "../tlog/note.ts";
 import { canonicalize, parseJsonStrict } from "./receipt-check.mjs";
 
 export const EVIDENCE_TYPE = "witness.evidence.v1";

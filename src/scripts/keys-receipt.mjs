@@ -1,6 +1,6 @@
 // npm run keys:receipt [-- --kid <id>] [--file <path>] [--put] [--env <name>]
 // A new Ed25519 receipt key as RECEIPT_SIGNING_KEYS holds it (<kid>:<base64url PKCS#8 DER>,
-// src/receipts/receipt-signing.ts), made with Node's crypto: no openssl (macOS's LibreSSL
+// src/sealing/receipt-signing.ts), made with Node's crypto: no openssl (macOS's LibreSSL
 // cannot make Ed25519 keys, and a failed one-liner silently stored "<date>:").
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";

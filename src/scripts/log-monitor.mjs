@@ -5,7 +5,7 @@
 // Exit 0 (last line `ok <tree_size> <root_hash>`), 1 (a line starting FAIL:
 // evidence against the log; the saved state is kept), 2 (usage or network).
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { monitorLog } from "../log/monitor.ts";
+import { monitorLog } from "../tlog/monitor.ts";
 
 const USAGE = `usage: npm run log:monitor -- <public_url> --vkey <vkey> [--state <file>]
   <public_url>    the log's address, https://<host>/logs/<log_id> (GET /v1/log: public_url)

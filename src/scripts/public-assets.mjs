@@ -1,7 +1,7 @@
 // node src/scripts/public-assets.mjs: bundles the public pages' browser script
 // (src/pages/public/check-browser.js, with the client's receipt check and
 // web-crypto.js) into src/pages/public/check-script.gen.ts, a string the Worker
-// serves at /assets/public/check.js. The check stays written once (src/log ->
+// serves at /assets/public/check.js. The check stays written once (src/tlog ->
 // src/client/receipt-check.js -> here); no CDN, no asset pipeline.
 // --check writes nothing and fails when the committed file is stale.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";

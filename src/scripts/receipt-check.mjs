@@ -1,13 +1,13 @@
 // Offline check of a Witness receipt's Ed25519 proof and of its transparency
-// log proof. Plain JavaScript on WebCrypto plus src/log (dependency-free; the
+// log proof. Plain JavaScript on WebCrypto plus src/tlog (dependency-free; the
 // project's Node 22 runs its .ts files as they are), so it runs the same in
 // Node (npm run receipt:verify) and in the tests; no database, no API key, no
-// network. The typed client gets it bundled with src/log into plain JavaScript
+// network. The typed client gets it bundled with src/tlog into plain JavaScript
 // (npm run client:bundle), for runtimes that cannot load .ts files.
-import { parseCheckpoint } from "../log/checkpoint.ts";
-import { hexDecode } from "../log/encoding.ts";
-import { formatVkey, parseNote } from "../log/note.ts";
-import { parseTlogProof, verifyTlogProof } from "../log/tlog-proof.ts";
+import { parseCheckpoint } from "../tlog/checkpoint.ts";
+import { hexDecode } from "../tlog/encoding.ts";
+import { formatVkey, parseNote } from "../tlog/note.ts";
+import { parseTlogProof, verifyTlogProof } from "../tlog/tlog-proof.ts";
 
 /** RFC 8785 (JCS): sorted keys, ES number and string serialization. */
 export function canonicalize(value) {

@@ -1,6 +1,6 @@
 import { cutoffOf } from "../chain/retention-rules";
 import { expiryUnder, planPurge, type PurgePlan, type PurgeWrite } from "../chain/retention-runs";
-import type { SigningKeyring } from "../chain/signing-keys";
+import type { SigningKeyring } from "../sealing/signing-keys";
 import { putSealed, resealWithCompanions, segmentObjects } from "./archive-companions";
 import { unindexRange } from "./archive-ids";
 import { ArchiveDamagedError, readSegment, type ArchivedRow, type Segment } from "./archive-segments";

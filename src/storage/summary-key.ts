@@ -1,4 +1,4 @@
-import { loadKeyring } from "../chain/signing-keys";
+import { loadKeyring } from "../sealing/signing-keys";
 
 /**
  * The key of segment summaries (archive-summary.ts), derived from a

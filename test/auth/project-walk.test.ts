@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_BUSY_RETRY_S, WalkLease } from "../../src/auth/project-walk";
-import { RateWindows } from "../../src/auth/rate-window";
+import { RateWindows } from "../../src/lib/rate-window";
 
 const TTL = 60_000;
 

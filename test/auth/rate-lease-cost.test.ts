@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LeasedBudgets, grantLease, type Lease } from "../../src/auth/rate-lease";
-import { RateWindows, type RateState } from "../../src/auth/rate-window";
+import { RateWindows, type RateState } from "../../src/lib/rate-window";
 
 function limiter(limit: number, now: () => number) {
   const windows = new RateWindows();

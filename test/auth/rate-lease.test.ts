@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_LEASE } from "../../src/durable/rate-limiter.do";
 import { grantLease, LeasedBudgets, type Lease } from "../../src/auth/rate-lease";
-import { RateWindows, type RateState } from "../../src/auth/rate-window";
+import { RateWindows, type RateState } from "../../src/lib/rate-window";
 
 /** A limiter as the RateLimiter DO runs it, with a counter of round trips. */
 function limiter(limit: number, now: () => number) {

@@ -2,9 +2,9 @@
 // public tiles (p50/p95, through the dev proxy and at the runtime), and the monitor
 // proving 1 -> N from the tiles it fetches. On a BENCH_DATA loaded before the log
 // existed, the ledger builds the tree on first wake: that backfill is timed too.
-import { base64Encode } from "../../src/log/encoding.ts";
-import { monitorLog } from "../../src/log/monitor.ts";
-import { TILE_WIDTH, decodeTile, levelEntries, tilePath } from "../../src/log/tiles.ts";
+import { base64Encode } from "../../src/tlog/encoding.ts";
+import { monitorLog } from "../../src/tlog/monitor.ts";
+import { TILE_WIDTH, decodeTile, levelEntries, tilePath } from "../../src/tlog/tiles.ts";
 import { fmt, httpGet, latencies } from "./lib.mjs";
 
 const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { canonicalize } from "../../src/chain/canonical";
-import { personalDataText, piiCommitment, sealRow } from "../../src/chain/payload";
+import { canonicalize } from "../../src/sealing/canonical";
+import { personalDataText, piiCommitment, sealRow } from "../../src/sealing/payload";
 import { COLUMNS, columnValues } from "../../src/chain/event-insert";
 import { sealEvents } from "../../src/chain/seal-events";
-import { loadKeyring } from "../../src/chain/signing-keys";
+import { loadKeyring } from "../../src/sealing/signing-keys";
 import type { NewEvent } from "../../src/schemas/event";
 
 const event = (i: number, over: Partial<NewEvent> = {}): NewEvent => ({

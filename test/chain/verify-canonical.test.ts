@@ -1,9 +1,9 @@
 /// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
 import readme from "../../src/docs/api.md?raw";
-import { canonicalize } from "../../src/chain/canonical";
-import { canonicalPayload, chainHash, piiCommitment, rowCommitment } from "../../src/chain/payload";
-import { loadKeyring, sign } from "../../src/chain/signing-keys";
+import { canonicalize } from "../../src/sealing/canonical";
+import { canonicalPayload, chainHash, piiCommitment, rowCommitment } from "../../src/sealing/payload";
+import { loadKeyring, sign } from "../../src/sealing/signing-keys";
 
 /** The worked example of src/docs/api.md "Canonical payload, hash and signature"; a third party must get the same bytes. */
 const EXAMPLE = {

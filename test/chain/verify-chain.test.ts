@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { loadKeyring } from "../../src/chain/signing-keys";
+import { loadKeyring } from "../../src/sealing/signing-keys";
 import { verifyChain, type VerifyWindow } from "../../src/chain/verify";
 import { appendRows, K1, K2, newProject, fixtureAnchor } from "./verify-fixtures";
 

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
-import { loadKeyring } from "../../src/chain/signing-keys";
+import { loadKeyring } from "../../src/sealing/signing-keys";
 import { verifyLive, type VerifyWindow } from "../../src/chain/verify";
 import { PARALLEL_CHUNKS, planVerify, verifyParallelism } from "../../src/chain/verify-chunks";
 import { verifyChunked } from "../../src/chain/verify-run";

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { insertEventsStatements } from "../../src/chain/event-insert";
 import type { EventRow } from "../../src/db/schema";
-import { piiCommitment, sealRow } from "../../src/chain/payload";
-import { loadKeyring } from "../../src/chain/signing-keys";
+import { piiCommitment, sealRow } from "../../src/sealing/payload";
+import { loadKeyring } from "../../src/sealing/signing-keys";
 
 export const K1 = "1:unit-test-signing-key-one";
 export const K2 = "2:unit-test-signing-key-two";

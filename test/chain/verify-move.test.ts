@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
-import { loadKeyring } from "../../src/chain/signing-keys";
+import { loadKeyring } from "../../src/sealing/signing-keys";
 import { verifyLive } from "../../src/chain/verify";
 import { call, createProject, ingestMany, interceptPrepare } from "../helpers";
 

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { PURGE_BATCH, purgeBatch, type PurgePlan } from "../../src/chain/retention";
 import { cutoffSql, orderRules, type RetentionRule } from "../../src/chain/retention-rules";
-import { loadKeyring, type SigningKeyring } from "../../src/chain/signing-keys";
+import { loadKeyring, type SigningKeyring } from "../../src/sealing/signing-keys";
 import { verifyChain, verifyProject } from "../../src/chain/verify";
 import { interceptPrepare } from "../helpers";
 import { appendRows, K1, newProject, fixtureAnchor } from "./verify-fixtures";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
+import { canonicalPayload, chainHash, rowCommitment } from "../../src/sealing/payload";
 import { checkRow, type ChainRow } from "../../src/chain/chain-check";
-import { checkSignature, loadKeyring, sign } from "../../src/chain/signing-keys";
-import { hexDecode, hexEncode } from "../../src/log/encoding";
-import { eventLeafHash } from "../../src/log/leaf-check";
-import { leafHash } from "../../src/log/merkle";
+import { checkSignature, loadKeyring, sign } from "../../src/sealing/signing-keys";
+import { hexDecode, hexEncode } from "../../src/tlog/encoding";
+import { eventLeafHash } from "../../src/tlog/leaf-check";
+import { leafHash } from "../../src/tlog/merkle";
 import { K1, K2 } from "./verify-fixtures";
 
 /**

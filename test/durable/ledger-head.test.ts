@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { piiCommitment, sealRow } from "../../src/chain/payload";
+import { piiCommitment, sealRow } from "../../src/sealing/payload";
 import { insertEventsStatements } from "../../src/chain/event-insert";
-import { loadKeyring } from "../../src/chain/signing-keys";
+import { loadKeyring } from "../../src/sealing/signing-keys";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
 import type { EventRow } from "../../src/db/schema";
 import { call, createProject, ingest } from "../helpers";

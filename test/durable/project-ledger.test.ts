@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { EventRow } from "../../src/db/schema";
-import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
-import { checkSignature, loadKeyring } from "../../src/chain/signing-keys";
+import { canonicalPayload, chainHash, rowCommitment } from "../../src/sealing/payload";
+import { checkSignature, loadKeyring } from "../../src/sealing/signing-keys";
 import { call, createProject, ingest, dbOf } from "../helpers";
 
 async function rows(projectId: string) {

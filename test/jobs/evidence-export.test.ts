@@ -5,7 +5,7 @@ import { call, createProject, ingestMany } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
 import { archiveAll } from "../storage/archive-helpers";
 import { ago, plan, purgeSteps } from "../storage/retention-helpers";
-import { loadKeyring } from "../../src/chain/signing-keys";
+import { loadKeyring } from "../../src/sealing/signing-keys";
 import { signGap, type UnsignedGap } from "../../src/chain/gap-records";
 import { getBytes, waitForJob } from "./job-helpers";
 

@@ -2,10 +2,10 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow, type Head } from "../../src/chain/chain-check";
-import { sealRow } from "../../src/chain/payload";
-import { loadKeyring } from "../../src/chain/signing-keys";
+import { sealRow } from "../../src/sealing/payload";
+import { loadKeyring } from "../../src/sealing/signing-keys";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
-import { leafDiffers, pageLeaves } from "../../src/log/leaf-check";
+import { leafDiffers, pageLeaves } from "../../src/tlog/leaf-check";
 import { ProjectLog } from "../../src/log/project-log";
 
 export const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));

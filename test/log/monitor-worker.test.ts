@@ -1,12 +1,12 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { signCheckpoint } from "../../src/log/checkpoint";
-import { base64Decode } from "../../src/log/encoding";
-import { type FetchLike, type MonitorState, monitorLog } from "../../src/log/monitor";
-import { formatVkey, noteSignerFromPkcs8 } from "../../src/log/note";
-import { base64urlDecode } from "../../src/receipts/receipt-signing";
+import { signCheckpoint } from "../../src/tlog/checkpoint";
+import { base64Decode } from "../../src/tlog/encoding";
+import { type FetchLike, type MonitorState, monitorLog } from "../../src/tlog/monitor";
+import { formatVkey, noteSignerFromPkcs8 } from "../../src/tlog/note";
+import { base64urlDecode } from "../../src/sealing/receipt-signing";
 import { call, createProject, ingestMany } from "../helpers";
-import { newSigner } from "./fake-log";
+import { newSigner } from "../tlog/fake-log";
 
 /** The monitor's fetch, answered by the worker itself; `override` replaces the checkpoint's bytes. */
 function workerFetch(counter: { tiles: number }, override?: () => Promise<string>): FetchLike {

@@ -1,13 +1,13 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
-import { verifyCheckpoint } from "../../src/log/checkpoint";
-import { base64Encode, hexDecode, hexEncode } from "../../src/log/encoding";
-import { eventLeafHash, leafDiffers, pageLeaves } from "../../src/log/leaf-check";
+import { verifyCheckpoint } from "../../src/tlog/checkpoint";
+import { base64Encode, hexDecode, hexEncode } from "../../src/tlog/encoding";
+import { eventLeafHash, leafDiffers, pageLeaves } from "../../src/tlog/leaf-check";
 import { backfillStep } from "../../src/log/log-backfill";
-import { leafHash, rootFromLeafHashes } from "../../src/log/merkle";
+import { leafHash, rootFromLeafHashes } from "../../src/tlog/merkle";
 import type { ProjectLog } from "../../src/log/project-log";
-import { verifyTlogProof } from "../../src/log/tlog-proof";
+import { verifyTlogProof } from "../../src/tlog/tlog-proof";
 import { call, createProject, ingest, ingestMany } from "../helpers";
 import { chainRows, forgetLog, leafCheck, ledger, rewriteEvents } from "./ledger-log";
 

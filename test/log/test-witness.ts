@@ -1,9 +1,9 @@
 /** A C2SP tlog-witness played by the tests: add-checkpoint with its checks, state per origin, cosignatures. */
-import { verifyCheckpoint } from "../../src/log/checkpoint";
-import { type CosignerSigner, cosignatureLine, createCosigner, formatCosignerVkey, parseAddCheckpoint } from "../../src/log/cosignature";
-import { bytesEqual } from "../../src/log/encoding";
-import { parseNote } from "../../src/log/note";
-import { verifyConsistency } from "../../src/log/proofs";
+import { verifyCheckpoint } from "../../src/tlog/checkpoint";
+import { type CosignerSigner, cosignatureLine, createCosigner, formatCosignerVkey, parseAddCheckpoint } from "../../src/tlog/cosignature";
+import { bytesEqual } from "../../src/tlog/encoding";
+import { parseNote } from "../../src/tlog/note";
+import { verifyConsistency } from "../../src/tlog/proofs";
 
 export class TestWitness {
   /** Latest cosigned (size, root) per log origin, as a witness must keep it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalize } from "../../src/chain/canonical";
+import { canonicalize } from "../../src/sealing/canonical";
 import { eventJson, eventWriter, pageJson, reducedEventJson, SHAPE_COLUMNS, shapeRowOf, type ShapeRow } from "../../src/reads/event-shape";
 
 /** The event shape built as an object, the plain way: what eventJson() must write the JSON of. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { base64Decode, base64Encode } from "../../src/log/encoding";
+import { base64Decode, base64Encode } from "../../src/tlog/encoding";
 import { parsePublicKeys, verifyReceipt, verifyTlogEntry } from "../../src/scripts/receipt-check.mjs";
 import { call, createProject, ingestMany } from "../helpers";
 import { forgetLog } from "../log/ledger-log";

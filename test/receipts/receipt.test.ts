@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { canonicalize as serverCanonicalize } from "../../src/chain/canonical";
-import { loadReceiptKeys, signReceipt } from "../../src/receipts/receipt-signing";
+import { canonicalize as serverCanonicalize } from "../../src/sealing/canonical";
+import { loadReceiptKeys, signReceipt } from "../../src/sealing/receipt-signing";
 import { canonicalize, parsePublicKeys, unwrapReceipt, verifyReceipt } from "../../src/scripts/receipt-check.mjs";
 
 const BODY = {

@@ -2,8 +2,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
-import { hexDecode } from "../../src/log/encoding";
-import { verifyTlogProof } from "../../src/log/tlog-proof";
+import { hexDecode } from "../../src/tlog/encoding";
+import { verifyTlogProof } from "../../src/tlog/tlog-proof";
 import { call, createProject, ingestMany } from "../helpers";
 
 async function archiveAll(projectId: string, rows: number) {

@@ -1,14 +1,14 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { verifyCheckpoint } from "../../src/log/checkpoint";
-import { base64Decode, base64Encode, hexDecode } from "../../src/log/encoding";
-import { leafHash, rootFromLeafHashes } from "../../src/log/merkle";
-import { verifyConsistency } from "../../src/log/proofs";
-import { decodeTile, newTiles, tilePath } from "../../src/log/tiles";
-import { verifyTlogProof } from "../../src/log/tlog-proof";
-import { formatVkey } from "../../src/log/note";
+import { verifyCheckpoint } from "../../src/tlog/checkpoint";
+import { base64Decode, base64Encode, hexDecode } from "../../src/tlog/encoding";
+import { leafHash, rootFromLeafHashes } from "../../src/tlog/merkle";
+import { verifyConsistency } from "../../src/tlog/proofs";
+import { decodeTile, newTiles, tilePath } from "../../src/tlog/tiles";
+import { verifyTlogProof } from "../../src/tlog/tlog-proof";
+import { formatVkey } from "../../src/tlog/note";
 import { tileObjectKey } from "../../src/log/log-directory";
-import { base64urlDecode } from "../../src/receipts/receipt-signing";
+import { base64urlDecode } from "../../src/sealing/receipt-signing";
 import { BASE, call, createProject, ingest, ingestMany } from "../helpers";
 
 /** A project with `n` events; returns it, its events and its log as GET /v1/log shows it. */

@@ -6,10 +6,10 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { base64Encode, hexDecode } from "../../src/log/encoding";
-import { leafHash } from "../../src/log/merkle";
-import { type FetchLike, monitorLog } from "../../src/log/monitor";
-import { decodeTile } from "../../src/log/tiles";
+import { base64Encode, hexDecode } from "../../src/tlog/encoding";
+import { leafHash } from "../../src/tlog/merkle";
+import { type FetchLike, monitorLog } from "../../src/tlog/monitor";
+import { decodeTile } from "../../src/tlog/tiles";
 import { tileObjectKey } from "../../src/log/log-directory";
 import { BASE, call, createProject, ingestMany } from "../helpers";
 

@@ -2,7 +2,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { EventRow } from "../../src/db/schema";
-import { canonicalPayload, chainHash, rowCommitment } from "../../src/chain/payload";
+import { canonicalPayload, chainHash, rowCommitment } from "../../src/sealing/payload";
 import worker from "../../src/index";
 import { rewriteEvents } from "../log/ledger-log";
 import { call, createProject, ingest, dbOf, onEveryShard } from "../helpers";

@@ -116,7 +116,7 @@ describe("RECEIPT_SIGNING_KEYS and npm run keys:receipt", () => {
     const value = res.stdout.trim();
     assert.match(value, /^2026-11-25:[A-Za-z0-9_-]+$/);
     assert.deepEqual(receiptKeysProblems(value), []);
-    // src/receipts/receipt-signing.ts: importKey("pkcs8", base64url-decoded DER, Ed25519).
+    // src/sealing/receipt-signing.ts: importKey("pkcs8", base64url-decoded DER, Ed25519).
     const der = Buffer.from(value.slice(value.indexOf(":") + 1), "base64url");
     const key = await webcrypto.subtle.importKey("pkcs8", der, { name: "Ed25519" }, true, ["sign"]);
     const { x } = await webcrypto.subtle.exportKey("jwk", key);

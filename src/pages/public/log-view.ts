@@ -1,10 +1,10 @@
 import { ledgerOf } from "../../chain/ledger";
-import { verifyCheckpoint } from "../../log/checkpoint";
-import { parseCosignerVkey, verifyCosignature } from "../../log/cosignature";
-import { base64Encode } from "../../log/encoding";
+import { verifyCheckpoint } from "../../tlog/checkpoint";
+import { parseCosignerVkey, verifyCosignature } from "../../tlog/cosignature";
+import { base64Encode } from "../../tlog/encoding";
 import { forgetLogAddress, projectOfLog } from "../../log/log-directory";
 import { logSigner, logVkey } from "../../log/log-identity";
-import { parseNote } from "../../log/note";
+import { parseNote } from "../../tlog/note";
 import { parseWitnesses } from "../../log/witness-client";
 
 export interface Cosignature {

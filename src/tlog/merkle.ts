@@ -3,7 +3,7 @@
  * right border ("frontier"): the roots of its perfect subtrees, which is all
  * a log needs to keep to append leaves and compute the root.
  *
- * Node coordinates used throughout src/log: the node at `level` L and `index`
+ * Node coordinates used throughout src/tlog: the node at `level` L and `index`
  * N is the perfect subtree over leaves [N * 2^L, (N + 1) * 2^L).
  */
 import { HASH_SIZE, LogFormatError, base64Decode, base64Encode, isCount } from "./encoding.ts";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { signCheckpoint } from "../../src/log/checkpoint";
-import { base64Encode } from "../../src/log/encoding";
-import { TreeFrontier, leafHash } from "../../src/log/merkle";
-import { createNoteSigner, formatVkey } from "../../src/log/note";
-import { inclusionProof } from "../../src/log/proofs";
-import { formatTlogProof, parseTlogProof, verifyTlogProof } from "../../src/log/tlog-proof";
+import { signCheckpoint } from "../../src/tlog/checkpoint";
+import { base64Encode } from "../../src/tlog/encoding";
+import { TreeFrontier, leafHash } from "../../src/tlog/merkle";
+import { createNoteSigner, formatVkey } from "../../src/tlog/note";
+import { inclusionProof } from "../../src/tlog/proofs";
+import { formatTlogProof, parseTlogProof, verifyTlogProof } from "../../src/tlog/tlog-proof";
 import { naiveTree } from "./helpers";
 
 /** The example of c2sp.org/tlog-proof (its signatures are elided in the spec, so only the layout is checked). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hexEncode } from "../../src/log/encoding";
+import { hexEncode } from "../../src/tlog/encoding";
 import {
   TreeFrontier,
   emptyRoot,
@@ -8,7 +8,7 @@ import {
   nodeHash,
   rootFromLeafHashes,
   rootFromSubtrees,
-} from "../../src/log/merkle";
+} from "../../src/tlog/merkle";
 import { h, makeLeafHashes, naiveTree } from "./helpers";
 import { COMPACT_TREES, LEAF_INPUTS, NODE_HASHES, ROOT_HASHES } from "./vectors";
 

@@ -1,11 +1,11 @@
 /** An in-memory tiled log served through a fake fetch, for the monitor tests. */
-import { signCheckpoint } from "../../src/log/checkpoint";
-import { utf8 } from "../../src/log/encoding";
-import { TreeFrontier } from "../../src/log/merkle";
-import type { FetchLike, FetchResponseLike } from "../../src/log/monitor";
-import { type NoteSigner, createNoteSigner, formatVkey } from "../../src/log/note";
-import { appendLeaves, readTile } from "../../src/log/tile-builder";
-import { parseTilePath } from "../../src/log/tiles";
+import { signCheckpoint } from "../../src/tlog/checkpoint";
+import { utf8 } from "../../src/tlog/encoding";
+import { TreeFrontier } from "../../src/tlog/merkle";
+import type { FetchLike, FetchResponseLike } from "../../src/tlog/monitor";
+import { type NoteSigner, createNoteSigner, formatVkey } from "../../src/tlog/note";
+import { appendLeaves, readTile } from "../../src/tlog/tile-builder";
+import { parseTilePath } from "../../src/tlog/tiles";
 
 export const BASE = "https://witness.example/logs/abc";
 export const ORIGIN = "witness.example/logs/abc";

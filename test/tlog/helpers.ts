@@ -1,7 +1,7 @@
 /** Reference (naive, definition-following) helpers for the log tests. */
-import { hexDecode } from "../../src/log/encoding";
-import { leafHash, nodeHash, splitPoint } from "../../src/log/merkle";
-import type { GetNode } from "../../src/log/proofs";
+import { hexDecode } from "../../src/tlog/encoding";
+import { leafHash, nodeHash, splitPoint } from "../../src/tlog/merkle";
+import type { GetNode } from "../../src/tlog/proofs";
 
 export const h = hexDecode;
 
@@ -20,7 +20,7 @@ export function makeLeafHashes(n: number, salt = 0): Promise<Uint8Array[]> {
 /**
  * MTH(D[begin:end]) straight from RFC 6962 section 2.1, memoised so the
  * exhaustive proof tests stay fast. Deliberately shares no code with
- * src/log/proofs.ts beyond the two hash primitives.
+ * src/tlog/proofs.ts beyond the two hash primitives.
  */
 export function naiveTree(leaves: Uint8Array[]) {
   const memo = new Map<string, Promise<Uint8Array>>();

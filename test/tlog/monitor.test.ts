@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { base64Encode } from "../../src/log/encoding";
-import { monitorLog, type MonitorState } from "../../src/log/monitor";
+import { base64Encode } from "../../src/tlog/encoding";
+import { monitorLog, type MonitorState } from "../../src/tlog/monitor";
 import { BASE, FakeLog, newSigner } from "./fake-log";
 import { makeLeafHashes } from "./helpers";
 

@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import {
   cosignatureLine, cosignatureMessage, createCosigner, formatAddCheckpoint, formatCosignerVkey, parseAddCheckpoint,
   parseCosignerVkey, parseTreeSizeBody, validCosignatureLines,
-} from "../../src/log/cosignature";
-import { LogFormatError, utf8 } from "../../src/log/encoding";
-import { formatVkey } from "../../src/log/note";
+} from "../../src/tlog/cosignature";
+import { LogFormatError, utf8 } from "../../src/tlog/encoding";
+import { formatVkey } from "../../src/tlog/note";
 import { makeLeafHashes } from "./helpers";
 
 const BODY = "example.com/behind-the-sofa\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n";

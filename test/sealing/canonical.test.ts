@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { canonicalize } from "../../src/chain/canonical";
-import { canonicalPayload } from "../../src/chain/payload";
+import { canonicalize } from "../../src/sealing/canonical";
+import { canonicalPayload } from "../../src/sealing/payload";
 
 describe("canonicalize (RFC 8785)", () => {
   it("sorts keys by UTF-16 code units and drops insignificant whitespace", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { leafHash, rootFromLeafHashes } from "../../src/log/merkle";
-import { multiproofRanges, rootFromMultiproof } from "../../src/log/multiproof";
+import { leafHash, rootFromLeafHashes } from "../../src/tlog/merkle";
+import { multiproofRanges, rootFromMultiproof } from "../../src/tlog/multiproof";
 
 // The proof's hashes come straight from RFC 6962's definition over the ranges it names
 // (rootFromLeafHashes rehashes each range), so the check is against the definition, not our tiles.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { formatCheckpoint, parseCheckpoint, signCheckpoint, verifyCheckpoint } from "../../src/log/checkpoint";
-import { base64Encode } from "../../src/log/encoding";
-import { createNoteSigner, formatVkey, signNote } from "../../src/log/note";
+import { formatCheckpoint, parseCheckpoint, signCheckpoint, verifyCheckpoint } from "../../src/tlog/checkpoint";
+import { base64Encode } from "../../src/tlog/encoding";
+import { createNoteSigner, formatVkey, signNote } from "../../src/tlog/note";
 import { C2SP_CHECKPOINT_BODY } from "./vectors";
 
 const ROOT = new Uint8Array(32).map((_, i) => i * 7);

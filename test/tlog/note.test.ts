@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { base64Decode, concatBytes, hexDecode } from "../../src/log/encoding";
+import { base64Decode, concatBytes, hexDecode } from "../../src/tlog/encoding";
 import {
   createNoteSigner,
   formatVkey,
@@ -9,7 +9,7 @@ import {
   parseVkey,
   signNote,
   verifyNote,
-} from "../../src/log/note";
+} from "../../src/tlog/note";
 import {
   C2SP_NOTE,
   C2SP_VKEY,

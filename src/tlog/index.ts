@@ -2,10 +2,10 @@
  * Transparency log library: RFC 6962 Merkle trees and the C2SP formats
  * (signed-note, tlog-checkpoint, tlog-tiles, tlog-proof). Pure Web APIs only
  * (crypto.subtle, TextEncoder, atob/btoa), so it runs in Workers, Node 18+
- * and browsers; nothing here imports from outside src/log. Imports name
+ * and browsers; nothing here imports from outside src/tlog. Imports name
  * their .ts files so Node runs these modules as they are (type stripping),
- * as the CLI scripts do. The server side (project-log.ts and its helpers,
- * which use Durable Object storage, D1 and R2) is not exported here.
+ * as the CLI scripts do. The per-project log that stores them (src/log/,
+ * on Durable Object storage, D1 and R2) sits a layer above.
  */
 export * from "./encoding.ts";
 export * from "./merkle.ts";

@@ -1,4 +1,4 @@
-import { canonicalize } from "../chain/canonical";
+import { canonicalize } from "./canonical";
 
 /**
  * RECEIPT_SIGNING_KEYS holds Ed25519 keys as `<kid>:<base64url PKCS#8>` entries

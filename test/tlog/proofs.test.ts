@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { hexEncode } from "../../src/log/encoding";
-import { leafHash } from "../../src/log/merkle";
+import { hexEncode } from "../../src/tlog/encoding";
+import { leafHash } from "../../src/tlog/merkle";
 import {
   consistencyProof,
   consistencyProofRanges,
@@ -11,7 +11,7 @@ import {
   treeRoot,
   verifyConsistency,
   verifyInclusion,
-} from "../../src/log/proofs";
+} from "../../src/tlog/proofs";
 import { h, makeLeafHashes, naiveTree } from "./helpers";
 import { CONSISTENCY_PROOFS, INCLUSION_PROOFS, LEAF_INPUTS, ROOT_HASHES } from "./vectors";
 

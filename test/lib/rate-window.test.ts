@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RateWindows } from "../../src/auth/rate-window";
+import { RateWindows } from "../../src/lib/rate-window";
 
 describe("RateWindows", () => {
   it("counts up to the limit in one window, refuses beyond it without counting, and resets after a minute", () => {

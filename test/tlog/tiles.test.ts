@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { hexEncode } from "../../src/log/encoding";
-import { TreeFrontier, rootFromLeafHashes } from "../../src/log/merkle";
-import { inclusionProof, treeRoot, verifyInclusion } from "../../src/log/proofs";
-import { appendLeaves, nodeReader, readTile, tileEntriesFromLeaves, type EntryReader, type TileEntry } from "../../src/log/tile-builder";
+import { hexEncode } from "../../src/tlog/encoding";
+import { TreeFrontier, rootFromLeafHashes } from "../../src/tlog/merkle";
+import { inclusionProof, treeRoot, verifyInclusion } from "../../src/tlog/proofs";
+import { appendLeaves, nodeReader, readTile, tileEntriesFromLeaves, type EntryReader, type TileEntry } from "../../src/tlog/tile-builder";
 import {
   decodeTile,
   encodeTile,
@@ -13,7 +13,7 @@ import {
   tilePath,
   tileSliceForNode,
   tileWidth,
-} from "../../src/log/tiles";
+} from "../../src/tlog/tiles";
 import { makeLeafHashes, naiveTree } from "./helpers";
 
 const hex = hexEncode;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { hmacHex, importHmacKey } from "../../src/lib/crypto";
-import { checkSignature, loadKeyring, parseSigningKeys, sign } from "../../src/chain/signing-keys";
+import { checkSignature, loadKeyring, parseSigningKeys, sign } from "../../src/sealing/signing-keys";
 
 describe("signing keys", () => {
   it("signs with the newest version and prefixes it as v<N>:", async () => {
