@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { ApiError, errorBody } from "./lib/errors";
-import { documented, errors, json, router } from "./lib/openapi";
+import { documented, errors, json, router } from "./middleware/openapi";
 import { serviceInfoSchema } from "./schemas/responses";
 import { apiDocs } from "./routes/docs";
 import { resolveCredential } from "./middleware/credential";

@@ -4,7 +4,7 @@ import { deleteExpiredExports } from "./reads/export-stream";
 import { sweepExpiredJobFiles } from "./jobs/job-files";
 import { resumeLostJobs } from "./jobs/job-resume";
 import { purgeExpiredEvents } from "./chain/retention";
-import { reindexBacklog } from "./reads/search-index";
+import { reindexBacklog } from "./model/search-index";
 import { checkArchives } from "./storage/archive-check";
 import { shardDb, shardNumbers } from "./storage/shards";
 

@@ -1,5 +1,5 @@
 import { sign, verify } from "hono/jwt";
-import type { Credential } from "../types";
+import type { Credential } from "./credential";
 import { findKey } from "./api-keys";
 import { grants, parseStoredScopes } from "./scopes";
 

@@ -1,4 +1,4 @@
-import type { NewEvent } from "../schemas/event";
+import type { NewEvent } from "../model/new-event";
 import { findIdempotent } from "./idempotency";
 
 /**

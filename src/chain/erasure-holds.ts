@@ -1,6 +1,6 @@
 import { actorProbe, segmentsToErase } from "../storage/archive-erase";
 import { readSegment } from "../storage/archive-segments";
-import { erasableSql, isErasable } from "./erasable";
+import { erasableSql, isErasable } from "../model/erasable";
 import type { ErasureRequest } from "./erasure";
 import { heldSql, isHeld, type LegalHold } from "./legal-holds";
 

@@ -1,6 +1,6 @@
 import { actorProbe, segmentsToErase } from "../storage/archive-erase";
 import { ArchiveDamagedError, readSegment, type ArchivedRow } from "../storage/archive-segments";
-import { erasableSql, isErasable } from "./erasable";
+import { erasableSql, isErasable } from "../model/erasable";
 import type { ErasureRequest } from "./erasure";
 
 const SCAN_PAGE = 200;

@@ -1,11 +1,11 @@
 import { deleteStagedExports } from "../reads/export-stream";
-import { pendingDelete } from "../reads/pending-erasures";
-import { compactSearchIndex } from "../reads/search-index";
+import { pendingDelete } from "../model/pending-erasures";
+import { compactSearchIndex } from "../model/search-index";
 import { actorProbe, dropObjects, prepareRewrite, segmentsToErase, switchSegment } from "../storage/archive-erase";
 import { ArchiveDamagedError, type ArchivedRow } from "../storage/archive-segments";
 import { restartCopy } from "../storage/shard-move";
 import type { AuditOutbox } from "./audit-outbox";
-import { isErasable } from "./erasable";
+import { isErasable } from "../model/erasable";
 import { erasedEvent, ERASURE_BATCH, scrubHotBatch } from "./erasure";
 import type { ErasureRecords } from "./erasure-records";
 import type { ErasurePhase, ErasureState, RunningErasure } from "./erasure-running";

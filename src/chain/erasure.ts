@@ -1,7 +1,7 @@
 import { sha256Hex } from "../lib/crypto";
-import { reindexStatements } from "../reads/search-index";
+import { reindexStatements } from "../model/search-index";
 import type { AuditOutbox } from "./audit-outbox";
-import { erasableSql } from "./erasable";
+import { erasableSql } from "../model/erasable";
 import { holdsErasureWouldBreak } from "./erasure-holds";
 import type { ErasureBy, ErasureRecords } from "./erasure-records";
 import type { RunningErasure } from "./erasure-running";

@@ -1,6 +1,6 @@
 import type { EventRow } from "../db/schema";
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node.
-import { searchIndexStatements } from "../reads/search-index.ts";
+import { searchIndexStatements } from "../model/search-index.ts";
 
 export const COLUMNS = [
   "id", "project_id", "seq", "action", "organization", "actor_id", "actor_type", "actor_name",

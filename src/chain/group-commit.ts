@@ -1,6 +1,6 @@
 import type { EventRow } from "../db/schema";
 import type { ProjectLog } from "../log/project-log";
-import type { NewEvent } from "../schemas/event";
+import type { NewEvent } from "../model/new-event";
 import type { Head } from "./chain-check";
 import { insertEventsStatements } from "./event-insert";
 import { idempotencyStatements, sealEvents } from "./seal-events";

@@ -1,5 +1,5 @@
 import { shapeRows } from "../reads/event-read";
-import { SHAPE_SELECT, type ShapeRow } from "../reads/event-shape";
+import { SHAPE_SELECT, type ShapeRow } from "../model/event-shape";
 import { archivedEventsById } from "../storage/archive-lookup";
 
 /** How long a retried Idempotency-Key returns the first result. */

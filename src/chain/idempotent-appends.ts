@@ -1,7 +1,7 @@
 import type { RateState } from "../lib/rate-window";
 import type { EventRow } from "../db/schema";
-import { eventJson } from "../reads/event-shape";
-import type { NewEvent } from "../schemas/event";
+import { eventJson } from "../model/event-shape";
+import type { NewEvent } from "../model/new-event";
 import { findIdempotent } from "./idempotency";
 import type { PackedEvents } from "./ledger";
 

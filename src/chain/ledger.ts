@@ -1,5 +1,5 @@
 import type { Anchor, LedgerView } from "./chain-check";
-import type { NewEvent } from "../schemas/event";
+import type { NewEvent } from "../model/new-event";
 import { archiveTier } from "../storage/archive-walk";
 import { eventsDb } from "../storage/shards";
 

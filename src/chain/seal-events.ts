@@ -1,7 +1,7 @@
 import type { EventRow } from "../db/schema";
 import { scratchEncoder } from "../lib/scratch-encoder";
 import { toHex, uuidV7 } from "../lib/crypto";
-import type { NewEvent } from "../schemas/event";
+import type { NewEvent } from "../model/new-event";
 import type { Head } from "./chain-check";
 import { canonicalPayload, commitmentDigest, rowDigests } from "../sealing/payload";
 import type { SigningKeyring } from "../sealing/signing-keys";

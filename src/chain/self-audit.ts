@@ -1,7 +1,6 @@
 import { canonicalize } from "../sealing/canonical";
-import { SELF_AUDIT_PREFIX } from "./erasable";
 import { ledgerOf, packEvents } from "./ledger";
-import type { NewEvent } from "../schemas/event";
+import type { NewEvent } from "../model/new-event";
 
 /**
  * Self-audit: every admin action (retention, erasure, legal holds, streams,
@@ -9,10 +8,9 @@ import type { NewEvent } from "../schemas/event";
  * listed, searched, exported, streamed, verified and provable like any other,
  * and cannot be taken back without breaking the chain. Actions are named
  * `witness.<noun>.<verb>`; ingest refuses that namespace, so no application
- * key can forge one. An erasure never touches them (src/chain/erasable.ts):
+ * key can forge one. An erasure never touches them (src/model/erasable.ts):
  * their actor is a key, not a person.
  */
-export { SELF_AUDIT_PREFIX };
 
 /** Who acted: an API key (by its prefix, never its secret), or an operator script. */
 export interface AuditActor {

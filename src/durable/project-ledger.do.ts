@@ -16,12 +16,12 @@ import { changeRetention, retentionRules, retentionState, type RetentionChange, 
 import type { RetentionRule } from "../chain/retention-rules";
 import type { AuditActor, AuditOrigin } from "../chain/self-audit";
 import { loadKeyring } from "../sealing/signing-keys";
-import { eventJson } from "../reads/event-shape";
+import { eventJson } from "../model/event-shape";
 import { Rollups, type Activity, type Bucket } from "../reads/rollups";
 import { beginRollupBackfill, rollupBackfillAlarm } from "../reads/rollup-backfill";
 import { hasWitnesses, logAlarm, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
 import { ProjectLog } from "../log/project-log";
-import type { NewEvent } from "../schemas/event";
+import type { NewEvent } from "../model/new-event";
 import { archiveStep, type ArchiveHooks } from "../storage/archive-run";
 import { restoreNewestSegment, type RestoreStep } from "../storage/archive-restore";
 import { afterCommit, archiveAlarm, requestTidy } from "../storage/archive-upkeep";

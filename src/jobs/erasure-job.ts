@@ -1,6 +1,6 @@
 import { ledgerOf } from "../chain/ledger";
 import type { RunningErasure } from "../chain/erasure-running";
-import { pendingInsert } from "../reads/pending-erasures";
+import { pendingInsert } from "../model/pending-erasures";
 import { eventsDb } from "../storage/shards";
 import { finishJob, getJob, startJob } from "./job-store";
 

@@ -1,6 +1,6 @@
-import { selectEvents, type Selection } from "../reads/event-query";
+import { selectEvents, type Selection } from "../model/event-query";
 import { narrowExclusions } from "../reads/event-read";
-import { FORMATS } from "../reads/export-formats";
+import { FORMATS } from "../model/export-formats";
 import { archivedThrough } from "../storage/archive-segments";
 import { eventsDb } from "../storage/shards";
 import { EvidenceRefused, evidenceManifest, evidencePart, MANIFEST_NAME, pinAnchor, withSalt, type EvidenceAnchor } from "./evidence";

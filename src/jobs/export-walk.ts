@@ -1,7 +1,7 @@
 import type { EventRow } from "../db/schema";
-import { selectEvents, type Selection } from "../reads/event-query";
+import { selectEvents, type Selection } from "../model/event-query";
 import { EXPORT_BATCH } from "../reads/export-stream";
-import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "../reads/pending-erasures";
+import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "../model/pending-erasures";
 import { matches } from "../storage/archive-export";
 import { readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
 import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
@@ -58,7 +58,7 @@ function archivedWhenPassed(state: WalkState, p: Position): number {
 }
 
 const ARCHIVED_THROUGH = "SELECT coalesce(max(last_seq), 0) AS s FROM archive_segments WHERE project_id = ?";
-// With the pending erasures that may cover the segment's rows (src/reads/pending-erasures.ts), in the same query.
+// With the pending erasures that may cover the segment's rows (src/model/pending-erasures.ts), in the same query.
 const NEXT_SEGMENT =
   `SELECT s.*, ${PENDING_FOR_SEGMENT} AS _pending, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s ` +
   summaryJoin() +

@@ -1,7 +1,7 @@
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../lib/errors";
-import type { AppEnv } from "../types";
+import type { AppEnv } from "./app-env";
 
 /** Static one-segment paths under /v1/events that are not "read one event". */
 const NOT_AN_EVENT_ID = new Set(["verify", "batch"]);

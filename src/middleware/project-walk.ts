@@ -3,7 +3,7 @@ import { PROJECT_WALK_LIMIT, WALK_RENEW_MS, WALK_TTL_MS, type WalkGrant } from "
 import { requestCost } from "../auth/rate-cost";
 import { ApiError } from "../lib/errors";
 import type { RateLimiter } from "../durable/rate-limiter.do";
-import type { AppEnv } from "../types";
+import type { AppEnv } from "./app-env";
 import { projectOf } from "./credential";
 
 /**

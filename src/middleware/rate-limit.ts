@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../lib/errors";
 import type { RateState } from "../lib/rate-window";
-import type { AppEnv } from "../types";
+import type { AppEnv } from "./app-env";
 import { ledgerOf } from "../chain/ledger";
 import { LeasedBudgets } from "../auth/rate-lease";
 import { requestCost } from "../auth/rate-cost";

@@ -1,9 +1,9 @@
-import { type Cursor, encodeCursor } from "./cursor";
-import { selectEvents, type Selection, type Statement } from "./event-query";
-import { PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "./event-shape";
-import { parsePending, PendingScrub, PENDING_COLUMN, scrubByColumn, wasScrubbed } from "./pending-erasures";
-import { SEARCH_TABLE, searchTag } from "./search-index";
-import { ftsExpression, matchesAll } from "./search-query";
+import { type Cursor, encodeCursor } from "../model/cursor";
+import { selectEvents, type Selection, type Statement } from "../model/event-query";
+import { PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../model/event-shape";
+import { parsePending, PendingScrub, PENDING_COLUMN, scrubByColumn, wasScrubbed } from "../model/pending-erasures";
+import { SEARCH_TABLE, searchTag } from "../model/search-index";
+import { ftsExpression, matchesAll } from "../model/search-query";
 
 export interface Page {
   rows: ShapeRow[];
@@ -16,7 +16,7 @@ export const EMPTY_PAGE: Page = { rows: [], nextCursor: null };
 /**
  * Events in the event shape's columns (SHAPE_SELECT), read as arrays: how
  * every read of the event shape goes, so also where pending erasures are
- * applied (src/reads/pending-erasures.ts): a covered row comes back scrubbed.
+ * applied (src/model/pending-erasures.ts): a covered row comes back scrubbed.
  */
 export async function shapeRows(db: D1Database, statement: Statement): Promise<ShapeRow[]> {
   const cells = await db.prepare(statement.sql).bind(...statement.params).raw();

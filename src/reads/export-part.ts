@@ -1,8 +1,8 @@
-import { keepsEveryRow, selectEvents, type Selection } from "./event-query";
+import { keepsEveryRow, selectEvents, type Selection } from "../model/event-query";
 import { narrowExclusions } from "./event-read";
-import { FORMATS } from "./export-formats";
+import { FORMATS } from "../model/export-formats";
 import { stagedKey } from "./export-stream";
-import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "./pending-erasures";
+import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "../model/pending-erasures";
 import { companionBytes, matches } from "../storage/archive-export";
 import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
 import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
@@ -57,7 +57,7 @@ const SEGMENTS_PER_PART = 50;
 const ALL = Number.MAX_SAFE_INTEGER;
 
 const ARCHIVED_THROUGH = "SELECT coalesce(max(last_seq), 0) AS s FROM archive_segments WHERE project_id = ?";
-// With the pending erasures that may cover each segment's rows (src/reads/pending-erasures.ts): no extra query.
+// With the pending erasures that may cover each segment's rows (src/model/pending-erasures.ts): no extra query.
 const NEXT_SEGMENTS =
   `SELECT s.*, ${PENDING_FOR_SEGMENT} AS _pending, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s ` +
   summaryJoin("?6") +

@@ -1,5 +1,5 @@
-import type { Selection } from "./event-query";
-import type { ExportFormat } from "./export-formats";
+import type { Selection } from "../model/event-query";
+import type { ExportFormat } from "../model/export-formats";
 import type { ExportPartResult, ExportPartState } from "./export-part";
 
 /** Rows per D1 page and per staged object: bounded memory, and few enough queries for a million rows. */

@@ -1,9 +1,9 @@
-import { decodeCursor, encodeCursor, type Cursor } from "./cursor";
-import type { Selection } from "./event-query";
+import { decodeCursor, encodeCursor, type Cursor } from "../model/cursor";
+import type { Selection } from "../model/event-query";
 import { listEvents, searchEvents, type Page } from "./event-read";
-import type { ShapeRow } from "./event-shape";
-import { scrubArchived, wasScrubbed } from "./pending-erasures";
-import { matchesAll } from "./search-query";
+import type { ShapeRow } from "../model/event-shape";
+import { scrubArchived, wasScrubbed } from "../model/pending-erasures";
+import { matchesAll } from "../model/search-query";
 import { matches } from "../storage/archive-export";
 import { fieldNeedle, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
 import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";

@@ -1,6 +1,6 @@
 import { element, targetElement, termElement } from "../storage/archive-summary";
 import { SummaryProbe } from "../storage/summary-probe";
-import type { Selection } from "./event-query";
+import type { Selection } from "../model/event-query";
 
 /**
  * What a history read asks each archived segment's summary before reading it

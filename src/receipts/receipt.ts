@@ -3,7 +3,7 @@ import { ledgerView } from "../chain/ledger";
 import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
 import { archivedEventAnywhere, legacyEventAnywhere } from "../storage/archive-lookup";
 import { loadKeyring, type SigningKeyring } from "../sealing/signing-keys";
-import { originalOf, PENDING_AS, scrubArchived, scrubObjects } from "../reads/pending-erasures";
+import { originalOf, PENDING_AS, scrubArchived, scrubObjects } from "../model/pending-erasures";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";
 
@@ -17,7 +17,7 @@ export interface PublicCheck {
 
 /**
  * The row as reads serve it: scrubbed when an erasure still being applied
- * covers it (src/reads/pending-erasures.ts), so a receipt never shows an
+ * covers it (src/model/pending-erasures.ts), so a receipt never shows an
  * erased actor id. checkEvent checks the stored row (originalOf): a row its
  * erasure's job has not reached yet is still intact, and valid.
  */

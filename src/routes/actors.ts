@@ -5,7 +5,7 @@ import { validate, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";
 import { startErasureJob } from "../jobs/erasure-job";
 import { actorParamSchema, erasureAcceptedSchema, erasureQuerySchema } from "../schemas/actors";
-import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { requestContext } from "./ingest";
 
 const actors = router();

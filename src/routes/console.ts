@@ -10,7 +10,7 @@ import { CONSOLE_CSP, LacksPage, render, type Viewer } from "../pages/console/la
 import { SignInPage } from "../pages/console/sign-in-page";
 import { ApiError, errorBody } from "../lib/errors";
 import { paidByPage } from "../middleware/rate-limit";
-import type { AppEnv } from "../types";
+import type { AppEnv } from "../middleware/app-env";
 import { manageRoutes } from "./console-manage";
 
 export type ConsoleEnv = { Bindings: Env; Variables: AppEnv["Variables"] & { session: ConsoleSession } };

@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { documented, errors, json, registerComponents } from "../lib/openapi";
-import type { AppEnv } from "../types";
+import { documented, errors, json, registerComponents } from "../middleware/openapi";
+import type { AppEnv } from "../middleware/app-env";
 import pkg from "../../package.json";
 
 const INFO = {

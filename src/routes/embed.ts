@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { embedTokenResponseSchema } from "../schemas/responses";
 import { etag } from "hono/etag";
 import { demoPage } from "../embed/demo-page";

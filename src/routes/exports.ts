@@ -1,12 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { selectionFor } from "../reads/event-query";
-import { FORMATS } from "../reads/export-formats";
+import { selectionFor } from "../model/event-query";
+import { FORMATS } from "../model/export-formats";
 import { exportStream } from "../reads/export-stream";
 import { validate } from "../lib/validate";
 import { access } from "../middleware/credential";
 import { projectWalk } from "../middleware/project-walk";
 import { exportQuerySchema } from "../schemas/list-query";
-import { AUTH_ERRORS, documented, errors, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, router } from "../middleware/openapi";
 import { eventSchema } from "../schemas/responses";
 
 const exports = router();

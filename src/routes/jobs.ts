@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { COSTS } from "../auth/rate-cost";
-import { selectionFor } from "../reads/event-query";
+import { selectionFor } from "../model/event-query";
 import { parseRange } from "../jobs/byte-range";
 import { PART_ROWS } from "../jobs/export-job";
 import { deleteJobFiles, fileKey } from "../jobs/job-files";
@@ -9,7 +9,7 @@ import { admitJob, cancelJob, DEFAULT_MAX_RUNNING, finishJob, getJob, listJobs, 
 import { resumeIfLost, resumeLostOnPage } from "../jobs/job-resume";
 import { decodeJobCursor, encodeJobCursor, jobView } from "../jobs/job-view";
 import { ApiError } from "../lib/errors";
-import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";

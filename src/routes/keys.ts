@@ -3,7 +3,7 @@ import { createKey, listKeys, markKeyAudited, revokeKey } from "../auth/key-stor
 import { grants } from "../auth/scopes";
 import { recordAdminAction } from "../chain/self-audit";
 import { ApiError } from "../lib/errors";
-import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { readJsonObject } from "../lib/request-body";
 import { toIssues, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";

@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { ledgerOf } from "../chain/ledger";
 import { MAX_ACTIVE_HOLDS } from "../chain/legal-holds";
 import { ApiError } from "../lib/errors";
-import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";

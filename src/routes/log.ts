@@ -9,8 +9,8 @@ import { consistencyQuery, logConsistencySchema, logInfoSchema } from "../schema
 import { archivedEvent } from "../storage/archive-lookup";
 import { orArchiveDamaged } from "./receipts";
 import { eventsDb } from "../storage/shards";
-import type { AppEnv } from "../types";
-import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import type { AppEnv } from "../middleware/app-env";
+import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 
 /** The key's project's transparency log: identity, newest checkpoint, proofs. API keys only. */
 const log = router();

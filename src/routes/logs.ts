@@ -1,11 +1,11 @@
 import type { Context } from "hono";
 import { createRoute, z } from "@hono/zod-openapi";
-import { documented, errors, router } from "../lib/openapi";
+import { documented, errors, router } from "../middleware/openapi";
 import { ledgerOf } from "../chain/ledger";
 import { forgetLogAddress, projectOfLog, tileObjectKey } from "../log/log-directory";
 import { checkedCopy, keepCopy } from "../log/published-tiles";
 import { TILE_WIDTH, parseTilePath } from "../tlog/tiles";
-import type { AppEnv } from "../types";
+import type { AppEnv } from "../middleware/app-env";
 import { mountLogPage } from "./public-pages";
 
 /**

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { ApiError } from "../lib/errors";
 import { LIMITS, meterEnabled, meterReport, resetMeterReport } from "../lib/meter";
-import type { AppEnv } from "../types";
+import type { AppEnv } from "../middleware/app-env";
 
 /**
  * The invocation meter's report, for the benches: they run the Worker under

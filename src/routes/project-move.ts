@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { ledgerOf } from "../chain/ledger";
 import { recordAdminAction } from "../chain/self-audit";
 import { ApiError } from "../lib/errors";
-import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { readJsonObject } from "../lib/request-body";
 import { toIssues, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";

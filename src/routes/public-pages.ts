@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { etag } from "hono/etag";
-import { documented, errors, router } from "../lib/openapi";
+import { documented, errors, router } from "../middleware/openapi";
 import { sha256Base64 } from "../embed/digest";
 import { CHECK_JS } from "../pages/public/check-script.gen";
 import { landingPage } from "../pages/public/landing";
@@ -10,7 +10,7 @@ import { loadLogView } from "../pages/public/log-view";
 import { wantsHtml } from "../pages/public/negotiate";
 import { htmlResponse } from "../pages/public/layout";
 import { PUBLIC_CSS } from "../pages/public/styles";
-import type { AppEnv } from "../types";
+import type { AppEnv } from "../middleware/app-env";
 
 /** The public pages' stylesheet and script, at /assets/public: served by the Worker, no CDN. */
 export const publicAssets = router();

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { documented, errors, json, router } from "../lib/openapi";
+import { documented, errors, json, router } from "../middleware/openapi";
 import { receiptStatusSchema } from "../schemas/responses";
 import { ApiError } from "../lib/errors";
 import { checkEvent, isValid, findChainRow, publicFields, publicStatus, receiptUrls } from "../receipts/receipt";

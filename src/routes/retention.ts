@@ -5,7 +5,7 @@ import { readJsonObject } from "../lib/request-body";
 import { toIssues, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";
 import { retentionPlanSchema, retentionStateSchema } from "../schemas/retention";
-import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { requestContext } from "./ingest";
 
 /**

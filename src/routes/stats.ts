@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { ledgerOf } from "../chain/ledger";
-import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { validate } from "../lib/validate";
 import { access, projectOf } from "../middleware/credential";
 import { activityParams, activityQuery, activitySchema } from "../schemas/stats";

@@ -4,7 +4,7 @@ import { ledgerAnchor } from "../chain/ledger";
 import { recordAdminAction } from "../chain/self-audit";
 import { randomAlphanumeric } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { AUTH_ERRORS, documented, errors, json, router } from "../lib/openapi";
+import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { readJsonObject } from "../lib/request-body";
 import { toIssues, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";
@@ -17,7 +17,7 @@ import { deliveryStub, listStreams, MAX_STREAMS_PER_PROJECT, projectStream, type
 import { destinationAllowed, notAllowedReason, streamDestinations } from "../streams/destinations";
 import { checkStreamTarget, targetRules } from "../streams/targets";
 import { forgetStreams } from "../streams/wake";
-import type { AppEnv } from "../types";
+import type { AppEnv } from "../middleware/app-env";
 import { requestContext } from "./ingest";
 
 /**

@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { logKeyInfo } from "../log/log-identity";
 import { loadReceiptKeys } from "../sealing/receipt-signing";
-import { documented, errors, json, router } from "../lib/openapi";
+import { documented, errors, json, router } from "../middleware/openapi";
 import { witnessKeysSchema } from "../schemas/responses";
 
 /**

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { canonicalize } from "../sealing/canonical";
-import { SELF_AUDIT_PREFIX } from "../chain/self-audit";
-import { normalizeTimestamp } from "../reads/cursor";
+import { SELF_AUDIT_PREFIX } from "../model/erasable";
+import type { NewEvent } from "../model/new-event";
+import { normalizeTimestamp } from "../model/cursor";
 import { ApiError } from "../lib/errors";
 import { utf8Length } from "../lib/crypto";
 import { hasLoneSurrogate, loneSurrogatePath } from "../lib/well-formed";
@@ -73,21 +74,6 @@ export const eventInputSchema = z.strictObject({
 });
 
 export type EventInput = z.infer<typeof eventInputSchema>;
-
-/** An event as the ledger receives it: validated, flattened, JSON fields canonical. */
-export interface NewEvent {
-  action: string;
-  organization: string | null;
-  actor_id: string | null;
-  actor_type: string | null;
-  actor_name: string | null;
-  actor_email: string | null;
-  targets: string;
-  metadata: string;
-  occurred_at: string | null;
-  ip_address: string | null;
-  user_agent: string | null;
-}
 
 function tooLarge(field: string, size: number, limit: number, unit: "bytes" | "entries" = "bytes", at = "") {
   const name = at + field;

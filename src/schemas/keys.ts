@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MAX_LABEL_CHARS } from "../auth/key-store";
 import { SCOPES } from "../auth/scopes";
-import { normalizeTimestamp } from "../reads/cursor";
+import { normalizeTimestamp } from "../model/cursor";
 
 const scope = z.enum(SCOPES, `each scope is one of ${SCOPES.join(", ")}`);
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { decodeCursor, normalizeTimestamp } from "../reads/cursor";
+import { decodeCursor, normalizeTimestamp } from "../model/cursor";
 
 export const MAX_LIMIT = 200;
 export const DEFAULT_LIMIT = 50;

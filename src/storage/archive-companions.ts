@@ -1,5 +1,5 @@
 import { sha256Hex } from "../lib/crypto";
-import { FORMATS } from "../reads/export-formats";
+import { FORMATS } from "../model/export-formats";
 import { indexRows, LACKS_IDS } from "./archive-ids";
 import { ArchiveDamagedError, companionKey, gzip, readSegment, resealSegment, sealSegment, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
 import type { CompanionRecords } from "./companion-records";

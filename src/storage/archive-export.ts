@@ -1,4 +1,4 @@
-import type { Selection } from "../reads/event-query";
+import type { Selection } from "../model/event-query";
 import { companionKey, readSealed, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
 
 /**

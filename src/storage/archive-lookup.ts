@@ -1,4 +1,4 @@
-import { scrubArchived } from "../reads/pending-erasures";
+import { scrubArchived } from "../model/pending-erasures";
 import { LACKS_IDS, ownerOf, segmentHolding, seqsOf } from "./archive-ids";
 import { ArchiveDamagedError, type ArchivedRow, type Segment } from "./archive-segments";
 import { readListed } from "./archive-walk";
@@ -33,7 +33,7 @@ export async function archivedEventsById(env: Env, db: D1Database, projectId: st
   for (const segment of [...segments.values()].sort((a, b) => a.first_seq - b.first_seq)) {
     for (const row of await readListed(env, db, segment)) if (row.project_id === projectId && wanted.delete(row.id)) found.push(row);
   }
-  // Rows an erasure still being applied covers come back scrubbed (src/reads/pending-erasures.ts).
+  // Rows an erasure still being applied covers come back scrubbed (src/model/pending-erasures.ts).
   return scrubArchived(db, projectId, found);
 }
 

@@ -1,5 +1,5 @@
 import { hmacHex } from "../lib/crypto";
-import { words } from "../reads/search-query";
+import { words } from "../model/search-query";
 import type { ArchivedRow } from "./archive-segments";
 import { positions, summaryKey } from "./summary-key";
 

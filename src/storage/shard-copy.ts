@@ -1,4 +1,4 @@
-import { searchIndexStatements } from "../reads/search-index";
+import { searchIndexStatements } from "../model/search-index";
 
 /**
  * The SQL of a shard move: copying one project's rows from its source shard to

@@ -1,6 +1,6 @@
 /** What a log stream's delivery reads: its next batch from either tier, and how far behind it is. */
-import { eventJson, PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../reads/event-shape";
-import { scrubArchived, scrubByColumn } from "../reads/pending-erasures";
+import { eventJson, PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../model/event-shape";
+import { scrubArchived, scrubByColumn } from "../model/pending-erasures";
 import { archivedRows } from "../storage/archive-segments";
 import { eventsDb } from "../storage/shards";
 import { BATCH_LIMITS, entryBytes, type BatchEvent, type Destination } from "./formats";
@@ -45,7 +45,7 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
         .prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`)
         .bind(projectId, cursor, limits.events * 2)
         .raw();
-  // An erasure still being applied is applied here too (src/reads/pending-erasures.ts): a stream never delivers erased values.
+  // An erasure still being applied is applied here too (src/model/pending-erasures.ts): a stream never delivers erased values.
   const hot = await scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
   let rows: ShapeRow[] = hot;
   // Events older than the project's hot window live in the cold archive (R2),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { packEvents, unpackEvents } from "../../src/chain/ledger";
-import type { NewEvent } from "../../src/schemas/event";
+import type { NewEvent } from "../../src/model/new-event";
 
 describe("packEvents", () => {
   it("round-trips every field of every event, nulls included, in order", () => {

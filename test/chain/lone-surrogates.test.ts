@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ledgerOf, packEvents } from "../../src/chain/ledger";
-import type { NewEvent } from "../../src/schemas/event";
+import type { NewEvent } from "../../src/model/new-event";
 import { call, createProject } from "../helpers";
 
 const CUT = "Ada \ud83d";

@@ -4,7 +4,7 @@ import { personalDataText, piiCommitment, sealRow } from "../../src/sealing/payl
 import { COLUMNS, columnValues } from "../../src/chain/event-insert";
 import { sealEvents } from "../../src/chain/seal-events";
 import { loadKeyring } from "../../src/sealing/signing-keys";
-import type { NewEvent } from "../../src/schemas/event";
+import type { NewEvent } from "../../src/model/new-event";
 
 const event = (i: number, over: Partial<NewEvent> = {}): NewEvent => ({
   action: `document.shared.${i}`,

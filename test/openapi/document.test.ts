@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { defaultHook } from "../../src/lib/openapi";
+import { defaultHook } from "../../src/middleware/openapi";
 import { ApiError } from "../../src/lib/errors";
 import app from "../../src/app";
 import committed from "../../src/client/openapi.json";
@@ -39,7 +39,7 @@ describe("GET /openapi.json", () => {
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
     const hint =
-      "each route needs documented(router, createRoute({ ... })) next to its handler, on a router() from src/lib/openapi.ts; " +
+      "each route needs documented(router, createRoute({ ... })) next to its handler, on a router() from src/middleware/openapi.ts; " +
       "then npm run client:types";
     expect(appOperations(), hint).toEqual(documented);
   });

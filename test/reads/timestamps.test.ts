@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeTimestamp } from "../../src/reads/cursor";
+import { normalizeTimestamp } from "../../src/model/cursor";
 
 describe("normalizeTimestamp", () => {
   it.each([

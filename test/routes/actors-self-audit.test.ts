@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { EventRow } from "../../src/db/schema";
 import { sha256Hex } from "../../src/lib/crypto";
-import { pendingDelete, pendingInsert } from "../../src/reads/pending-erasures";
+import { pendingDelete, pendingInsert } from "../../src/model/pending-erasures";
 import { readSegment } from "../../src/storage/archive-segments";
 import { call, createProject, createScopedKey, dbOf, ingest } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";

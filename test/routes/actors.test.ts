@@ -11,7 +11,7 @@ import { sha256Hex } from "../../src/lib/crypto";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/sealing/payload";
 import { checkSignature, loadKeyring } from "../../src/sealing/signing-keys";
 import { parseEvent } from "../../src/schemas/event";
-import { SEARCH_TABLE, searchTag } from "../../src/reads/search-index";
+import { SEARCH_TABLE, searchTag } from "../../src/model/search-index";
 import { call, createProject, createScopedKey, ingest, dbOf } from "../helpers";
 import { accepted, eraseApplied } from "../chain/erasure-helpers";
 

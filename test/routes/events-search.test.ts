@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FIRST_WINDOW, RARE_HITS, SCAN_WINDOW } from "../../src/reads/event-read";
-import { searchTag } from "../../src/reads/search-index";
-import { MAX_TERMS } from "../../src/reads/search-query";
+import { searchTag } from "../../src/model/search-index";
+import { MAX_TERMS } from "../../src/model/search-query";
 import { call, createProject, ingestMany } from "../helpers";
 
 const T = (minute: number) => new Date(Date.UTC(2026, 4, 5, 5, minute)).toISOString();

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { CSV_COLUMNS } from "../../src/reads/csv";
+import { CSV_COLUMNS } from "../../src/model/csv";
 import { deleteExpiredExports, deleteStagedExports, EXPORT_BATCH } from "../../src/reads/export-stream";
 import { call, createProject, ingestMany, parseCsv } from "../helpers";
 

@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
-import type { Selection } from "../../src/reads/event-query";
+import type { Selection } from "../../src/model/event-query";
 import { exportPart, type ExportPartState } from "../../src/reads/export-part";
 import { checkArchives } from "../../src/storage/archive-check";
 import { companionKey, type Segment } from "../../src/storage/archive-segments";

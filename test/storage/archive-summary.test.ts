@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
 import { element, rowElements, summarise, targetElement, termElement, type SummaryRow } from "../../src/storage/archive-summary";
 import { SummaryProbe } from "../../src/storage/summary-probe";
-import { searchTerms } from "../../src/reads/search-query";
+import { searchTerms } from "../../src/model/search-query";
 import { call, createProject, ingestMany } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
 import { jobBytes, waitForJob } from "../jobs/job-helpers";

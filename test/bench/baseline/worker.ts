@@ -1,7 +1,7 @@
 import { Hono } from "hono";
-import { CSV_COLUMNS } from "../../../src/reads/csv";
-import type { Cursor } from "../../../src/reads/cursor";
-import { selectEvents, type Selection } from "../../../src/reads/event-query";
+import { CSV_COLUMNS } from "../../../src/model/csv";
+import type { Cursor } from "../../../src/model/cursor";
+import { selectEvents, type Selection } from "../../../src/model/event-query";
 import { deleteExpiredExports, EXPORT_BATCH, STAGED_TTL_MS } from "../../../src/reads/export-stream";
 import { archivedExportFloor } from "./archived-export-floor";
 import { CryptoChain } from "./crypto-step";

@@ -1,5 +1,3 @@
-import type { Filters } from "../schemas/list-query";
-import type { Credential } from "../types";
 import type { Cursor } from "./cursor";
 import { SEARCH_TABLE } from "./search-index";
 
@@ -21,11 +19,34 @@ export interface Selection {
 }
 
 /**
+ * Who reads, as far as the model cares: the project, and for an embed token
+ * the organization it is narrowed to and whether it sees metadata. An
+ * authenticated credential (src/auth/credential.ts) is one.
+ */
+export type Reader =
+  | { kind: "api_key"; projectId: string }
+  | { kind: "embed"; projectId: string; organization: string | null; includeMetadata: boolean };
+
+/** The filters a read may ask for (src/schemas/list-query.ts validates them). */
+export interface SelectionFilters {
+  organization?: string;
+  action?: string;
+  actions?: string[];
+  actions_exclude?: string[];
+  actor_id?: string;
+  ip_address?: string;
+  date_from?: string;
+  date_to?: string;
+  target_type?: string;
+  target_id?: string;
+}
+
+/**
  * Null when nothing can match, so callers answer an empty page without a
  * query. An embed token narrowed to an organization only ever sees that
  * organization: asking for another one finds nothing.
  */
-export function selectionFor(credential: Credential, filters: Filters): Selection | null {
+export function selectionFor(credential: Reader, filters: SelectionFilters): Selection | null {
   let organization = filters.organization ?? null;
   if (credential.kind === "embed" && credential.organization !== null) {
     if (organization !== null && organization !== credential.organization) return null;

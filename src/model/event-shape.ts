@@ -1,5 +1,5 @@
 import type { EventRow } from "../db/schema";
-import type { Credential } from "../types";
+import type { Reader } from "./event-query";
 import { PENDING_COLUMN } from "./pending-erasures";
 
 /** The stored columns the event shape is made of (pii_salt, row_id and received_at stay inside). */
@@ -43,7 +43,7 @@ export function shapeRowOf(c: unknown[]): ShapeRow {
 /**
  * SHAPE_COLUMNS for a SELECT from `events e`, then PENDING_COLUMN (at
  * PENDING_AT): the erasures still being applied that may cover the row, which
- * shapeRows applies (src/reads/pending-erasures.ts), in the same query.
+ * shapeRows applies (src/model/pending-erasures.ts), in the same query.
  */
 export const SHAPE_SELECT = `${SHAPE_COLUMNS.map((c) => `e.${c}`).join(", ")}, ${PENDING_COLUMN}`;
 export const PENDING_AT = SHAPE_COLUMNS.length;
@@ -71,7 +71,7 @@ export function reducedEventJson(row: ShapeRow, includeMetadata: boolean): strin
 }
 
 /** The event shape a credential may read. */
-export function eventWriter(credential: Credential): (row: ShapeRow) => string {
+export function eventWriter(credential: Reader): (row: ShapeRow) => string {
   if (credential.kind !== "embed") return eventJson;
   const includeMetadata = credential.includeMetadata;
   return (row) => reducedEventJson(row, includeMetadata);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { searchEvents } from "../../src/reads/event-read";
-import type { Selection } from "../../src/reads/event-query";
-import { compactSearchIndex, indexText, reindexBacklog, reindexStatements, searchTag } from "../../src/reads/search-index";
-import { ftsExpression } from "../../src/reads/search-query";
+import type { Selection } from "../../src/model/event-query";
+import { compactSearchIndex, indexText, reindexBacklog, reindexStatements, searchTag } from "../../src/model/search-index";
+import { ftsExpression } from "../../src/model/search-query";
 import { createProject, ingest, ingestMany } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
 

@@ -1,9 +1,9 @@
 import { OpenAPIHono, type Hook, type RouteConfig } from "@hono/zod-openapi";
 import type { ZodType } from "zod";
 import { errorResponseSchema } from "../schemas/responses";
-import type { AppEnv } from "../types";
-import { ERROR_STATUS, type ErrorCode } from "./errors";
-import { toIssues, validationError } from "./validate";
+import type { AppEnv } from "./app-env";
+import { ERROR_STATUS, type ErrorCode } from "../lib/errors";
+import { toIssues, validationError } from "../lib/validate";
 
 /**
  * Any validation done by @hono/zod-openapi's own validators ends as ours:

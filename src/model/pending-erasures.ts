@@ -1,4 +1,4 @@
-import { erasableSql, isErasable } from "../chain/erasable";
+import { erasableSql, isErasable } from "./erasable";
 import { sha256Hex } from "../lib/crypto";
 
 /**
@@ -13,7 +13,7 @@ import { sha256Hex } from "../lib/crypto";
  * head when it was accepted), its organization is in the erasure's scope,
  * sha256("<by>:<actor id or e-mail>") is the erasure's subject hash (the
  * table never holds the clear value), and it is not one of Witness's own
- * records (src/chain/erasable.ts), which the job never scrubs either. Hot
+ * records (src/model/erasable.ts), which the job never scrubs either. Hot
  * reads learn of pending erasures from PENDING_COLUMN, a column of the very
  * query that reads the rows, so a project without one pays no extra query
  * and hashes nothing; reads of the archive take the segment's pending list

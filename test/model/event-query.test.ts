@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { selectEvents, selectionFor, type Selection, type SelectOptions } from "../../src/reads/event-query";
+import { selectEvents, selectionFor, type Selection, type SelectOptions } from "../../src/model/event-query";
 import type { Filters } from "../../src/schemas/list-query";
-import type { Credential } from "../../src/types";
+import type { Credential } from "../../src/auth/credential";
 
 const key: Credential = { kind: "api_key", projectId: "p1", prefix: "abc", scopes: ["read"] };
 const base = selectionFor(key, {})!;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { Credential } from "../../src/auth/credential";
 import { canonicalize } from "../../src/sealing/canonical";
-import { eventJson, eventWriter, pageJson, reducedEventJson, SHAPE_COLUMNS, shapeRowOf, type ShapeRow } from "../../src/reads/event-shape";
+import { eventJson, eventWriter, pageJson, reducedEventJson, SHAPE_COLUMNS, shapeRowOf, type ShapeRow } from "../../src/model/event-shape";
 
 /** The event shape built as an object, the plain way: what eventJson() must write the JSON of. */
 function toEvent(row: ShapeRow) {
@@ -121,7 +122,8 @@ describe("reducedEventJson", () => {
   it("is what embed tokens get; API keys get the full shape", () => {
     const embed = eventWriter({ kind: "embed", projectId: "acme", organization: null, includeMetadata: true });
     expect(embed(row())).toBe(reducedEventJson(row(), true));
-    expect(eventWriter({ kind: "api_key", projectId: "acme", prefix: "abc", scopes: ["read"] })(row())).toBe(eventJson(row()));
+    const apiKey: Credential = { kind: "api_key", projectId: "acme", prefix: "abc", scopes: ["read"] };
+    expect(eventWriter(apiKey)(row())).toBe(eventJson(row()));
     expect(JSON.parse(pageJson([row()], null, embed)).data).toEqual([toReduced(row(), true)]);
   });
 });

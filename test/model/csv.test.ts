@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CSV_COLUMNS, CSV_HEADER, csvField, csvLine } from "../../src/reads/csv";
+import { CSV_COLUMNS, CSV_HEADER, csvField, csvLine } from "../../src/model/csv";
 import type { EventRow } from "../../src/db/schema";
 import { parseCsv } from "../helpers";
 

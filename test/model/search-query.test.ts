@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ftsExpression, MAX_TERMS, matchesAll, searchTerms, words } from "../../src/reads/search-query";
+import { ftsExpression, MAX_TERMS, matchesAll, searchTerms, words } from "../../src/model/search-query";
 
 describe("searchTerms", () => {
   it("cuts text into lower-case words at spaces and punctuation", () => {

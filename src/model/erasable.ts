@@ -6,10 +6,8 @@
  * So every place that picks rows for an erasure (the job's scrubs, hot and
  * archived, the holds it checks, the reads that apply it while it is pending)
  * asks this module, and nowhere else spells the rule.
- *
- * No imports: pending-erasures.ts builds SQL from it when loaded, and
- * self-audit.ts (which re-exports the prefix) sits in an import cycle with
- * the ledger.
+ * Ingest refuses the prefix (src/schemas/event.ts), so no application key can
+ * write such a record.
  */
 export const SELF_AUDIT_PREFIX = "witness.";
 

@@ -1,0 +1,14 @@
+/** An event as the ledger receives it: validated, flattened, JSON fields canonical. */
+export interface NewEvent {
+  action: string;
+  organization: string | null;
+  actor_id: string | null;
+  actor_type: string | null;
+  actor_name: string | null;
+  actor_email: string | null;
+  targets: string;
+  metadata: string;
+  occurred_at: string | null;
+  ip_address: string | null;
+  user_agent: string | null;
+}
