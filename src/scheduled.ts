@@ -1,12 +1,13 @@
 import { recordUnauditedKeys } from "./auth/key-audit";
 import { IDEMPOTENCY_WINDOW_MS } from "./chain/idempotency";
-import { deleteExpiredExports } from "./reads/export-stream";
+
 import { sweepExpiredJobFiles } from "./jobs/job-files";
 import { resumeLostJobs } from "./jobs/job-resume";
 import { purgeExpiredEvents } from "./chain/retention";
 import { reindexBacklog } from "./model/search-index";
 import { checkArchives } from "./storage/archive-check";
 import { shardDb, shardNumbers } from "./storage/shards";
+import { deleteExpiredExports } from "./storage/staged-exports";
 
 /** The cron of wrangler.toml that runs every minute: jobs whose instance was lost wait a minute or two, not a day. */
 export const JOBS_CRON = "* * * * *";

@@ -1,5 +1,5 @@
 /** Checks of one row and one link of a chain, shared by verify and the public receipt check. */
-import type { EventRow } from "../db/schema";
+import type { ChainRow } from "../model/chain-row";
 import { scratchEncoder } from "../lib/scratch-encoder";
 import { hexEquals } from "../lib/crypto";
 import { canonicalPayload, commitmentDigest, personalDataCleared, rowDigests } from "../sealing/payload";
@@ -10,42 +10,6 @@ import { mayHoldLostSurrogate, rowAsHashed } from "./lone-surrogates";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import type { ArchiveTier } from "../storage/archive-walk";
 
-/** Everything the hash, the signature and the links cover; nothing else is read. */
-export const CHAIN_COLUMNS =
-  "id, project_id, seq, action, organization, actor_id, actor_type, actor_name, actor_email, targets, metadata, " +
-  "occurred_at, ip_address, user_agent, pii_salt, pii_commitment, hash, prev_hash, signature, anonymized_at";
-
-export type ChainRow = Omit<EventRow, "row_id" | "received_at">;
-
-/**
- * A row of `SELECT ${CHAIN_COLUMNS}` fetched with raw(). Verify reads every row
- * of a project: one object literal of a fixed shape per row is much cheaper
- * than D1's generic column-by-column object building.
- */
-export function chainRowOf(r: unknown[]): ChainRow {
-  return {
-    id: r[0] as string,
-    project_id: r[1] as string,
-    seq: r[2] as number,
-    action: r[3] as string,
-    organization: r[4] as string | null,
-    actor_id: r[5] as string | null,
-    actor_type: r[6] as string | null,
-    actor_name: r[7] as string | null,
-    actor_email: r[8] as string | null,
-    targets: r[9] as string,
-    metadata: r[10] as string,
-    occurred_at: r[11] as string,
-    ip_address: r[12] as string | null,
-    user_agent: r[13] as string | null,
-    pii_salt: r[14] as string | null,
-    pii_commitment: r[15] as string,
-    hash: r[16] as string,
-    prev_hash: r[17] as string | null,
-    signature: r[18] as string | null,
-    anonymized_at: r[19] as string | null,
-  };
-}
 /** archive_damaged: an archived segment (or an export companion the ledger recorded for it) is missing or not the bytes recorded. */
 export type FailureReason = "hash_mismatch" | "signature_mismatch" | "chain_broken" | "leaf_mismatch" | "archive_damaged";
 

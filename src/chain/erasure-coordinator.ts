@@ -1,8 +1,9 @@
 import type { AuditActor, AuditOrigin } from "./self-audit";
 import type { RunningErasure } from "./erasure-running";
-import { acceptErasure, type ErasureAnswer, type ErasureRequest } from "./erasure";
+import { acceptErasure, type ErasureAnswer } from "./erasure";
 import { namesOnlySelfAudit } from "./erasure-self-audit";
 import { erasureStep, type ErasureHost, type ErasureStepResult } from "./erasure-steps";
+import type { ErasureRequest } from "./erasure-running";
 
 /** What the ledger lends its erasures besides the steps' host: its head, and where an erasure's job is recorded. */
 export interface ErasureLedger extends ErasureHost {

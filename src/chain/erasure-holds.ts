@@ -1,8 +1,9 @@
 import { actorProbe, segmentsToErase } from "../storage/archive-erase";
 import { readSegment } from "../storage/archive-segments";
 import { erasableSql, isErasable } from "../model/erasable";
-import type { ErasureRequest } from "./erasure";
+
 import { heldSql, isHeld, type LegalHold } from "./legal-holds";
+import type { ErasureRequest } from "./erasure-running";
 
 const HOLD_SCAN_PAGE = 200;
 

@@ -1,5 +1,5 @@
 import { canonicalize } from "../sealing/canonical";
-import { RunningErasures } from "./erasure-running";
+import { RunningErasures, type ErasureBy } from "./erasure-running";
 import { sign, type SigningKeyring } from "../sealing/signing-keys";
 
 /**
@@ -10,7 +10,6 @@ import { sign, type SigningKeyring } from "../sealing/signing-keys";
  * The subject (actor id or e-mail) is kept only as a SHA-256, so the record of
  * an erasure does not keep the personal data it erased.
  */
-export type ErasureBy = "id" | "email";
 
 export interface ErasureRecord {
   id: number;

@@ -1,5 +1,17 @@
-import type { ErasureBy } from "./erasure-records";
 import type { AuditActor, AuditOrigin } from "./self-audit";
+
+/** What identifies the person an erasure is about. */
+export type ErasureBy = "id" | "email";
+
+/** An erasure as asked for, before the ledger records it. */
+export interface ErasureRequest {
+  projectId: string;
+  /** What identifies the person: actor.id, or actor.email for actors sent without an id. */
+  by: ErasureBy;
+  value: string;
+  /** When set, only this tenant's events are scrubbed. */
+  organization: string | null;
+}
 
 /**
  * Erasures accepted and not yet applied, kept in the ledger's own storage

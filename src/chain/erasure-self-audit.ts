@@ -1,7 +1,7 @@
 import { actorProbe, segmentsToErase } from "../storage/archive-erase";
 import { ArchiveDamagedError, readSegment, type ArchivedRow } from "../storage/archive-segments";
 import { erasableSql, isErasable } from "../model/erasable";
-import type { ErasureRequest } from "./erasure";
+import type { ErasureRequest } from "./erasure-running";
 
 const SCAN_PAGE = 200;
 

@@ -1,4 +1,4 @@
-import { deleteStagedExports } from "../reads/export-stream";
+
 import { pendingDelete } from "../model/pending-erasures";
 import { compactSearchIndex } from "../model/search-index";
 import { actorProbe, dropObjects, prepareRewrite, segmentsToErase, switchSegment } from "../storage/archive-erase";
@@ -11,6 +11,7 @@ import type { ErasureRecords } from "./erasure-records";
 import type { ErasurePhase, ErasureState, RunningErasure } from "./erasure-running";
 import type { LegalHolds } from "./legal-holds";
 import { loadKeyring } from "../sealing/signing-keys";
+import { deleteStagedExports } from "../storage/staged-exports";
 
 /**
  * An accepted erasure applied in bounded steps, each one call of its job

@@ -3,22 +3,13 @@ import { reindexStatements } from "../model/search-index";
 import type { AuditOutbox } from "./audit-outbox";
 import { erasableSql } from "../model/erasable";
 import { holdsErasureWouldBreak } from "./erasure-holds";
-import type { ErasureBy, ErasureRecords } from "./erasure-records";
-import type { RunningErasure } from "./erasure-running";
+import type { ErasureRecords } from "./erasure-records";
+import type { ErasureBy, ErasureRequest, RunningErasure } from "./erasure-running";
 import type { LegalHolds } from "./legal-holds";
 import { auditEvent, type AuditActor, type AuditOrigin } from "./self-audit";
 
 /** Rows rewritten per statement: keeps every statement (and its index work) small, whatever the actor's size. */
 export const ERASURE_BATCH = 500;
-
-export interface ErasureRequest {
-  projectId: string;
-  /** What identifies the person: actor.id, or actor.email for actors sent without an id. */
-  by: ErasureBy;
-  value: string;
-  /** When set, only this tenant's events are scrubbed. */
-  organization: string | null;
-}
 
 const COLUMN: Record<ErasureBy, string> = { id: "actor_id", email: "actor_email" };
 

@@ -1,5 +1,4 @@
 import type { EventRow } from "../db/schema";
-import type { ProjectLog } from "../log/project-log";
 import type { NewEvent } from "../model/new-event";
 import type { Head } from "./chain-check";
 import { insertEventsStatements } from "./event-insert";
@@ -17,13 +16,23 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/**
+ * The chain's one seam to the project's transparency log (Tessera's Appender):
+ * a commit's leaves are prepared while D1 writes its rows and applied only once
+ * D1 said yes. src/log/project-log.ts implements it; the chain never imports it.
+ */
+export interface LogAppender<Prepared = unknown> {
+  prepare(rows: ReadonlyArray<{ seq: number; hash: string }>): Promise<Prepared | null>;
+  apply(prepared: Prepared | null): void;
+}
+
 /** What the ledger lends its group commit: its chain, its log and its head. */
 export interface CommitHost {
   env: Env;
   projectId: string;
   db(): D1Database;
   head(): Head;
-  log(): ProjectLog;
+  log(): LogAppender;
   /** Records the new head (and the rows' activity rollups); called with no await after the log's apply, so one storage transaction keeps them all. */
   advance(head: Head, rows: readonly EventRow[]): void;
   /** After a commit: wake the streams, schedule witness rounds. Never awaited. */

@@ -1,5 +1,6 @@
-import { CHAIN_COLUMNS, chainRowOf, checkRow, type ChainRow, type Head } from "./chain-check";
+import { checkRow, type Head } from "./chain-check";
 import type { SigningKeyring } from "../sealing/signing-keys";
+import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
 
 /**
  * Rows past the ledger's stored head are adopted only when they are exactly

@@ -1,6 +1,7 @@
-import { shapeRows } from "../reads/event-read";
+
 import { SHAPE_SELECT, type ShapeRow } from "../model/event-shape";
 import { archivedEventsById } from "../storage/archive-lookup";
+import { shapeRows } from "../model/event-shape";
 
 /** How long a retried Idempotency-Key returns the first result. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;

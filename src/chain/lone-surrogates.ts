@@ -13,7 +13,7 @@
  */
 import { sha256Hex } from "../lib/crypto";
 import { canonicalPayload, chainHash, personalDataText } from "../sealing/payload";
-import type { ChainRow } from "./chain-check";
+import type { ChainRow } from "../model/chain-row";
 
 const REPLACEMENT = "\uFFFD";
 /** Text columns under the salted commitment, and those in the payload itself. */

@@ -1,14 +1,15 @@
-import { checkRow, type ChainRow } from "./chain-check";
+import { checkRow } from "./chain-check";
 import { gapIsAuthentic, signGap, type GapRecord, type UnsignedGap } from "./gap-records";
 import { isHeld, type LegalHold } from "./legal-holds";
 import { cutoffOf, mergeApplied, orderRules, ruleFor, type AppliedRule, type RetentionRule } from "./retention-rules";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import { ArchiveDamagedError } from "../storage/archive-segments";
 import type { ArchiveTier } from "../storage/archive-walk";
+import type { ChainRow } from "../model/chain-row";
 
 /**
  * What a purge of hot rows (retention.ts) and a retirement or rewrite of an
- * archived segment (src/storage/archive-retention.ts) share: which rows may go
+ * archived segment (src/chain/retention-archive.ts) share: which rows may go
  * and the signed gap records that describe the holes they leave. Both tiers
  * go through here so every maximal purged hole keeps exactly one record (the
  * only thing verify's checkLink bridges), whichever tier its rows were in.

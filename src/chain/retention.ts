@@ -1,11 +1,12 @@
-import { CHAIN_COLUMNS, chainRowOf } from "./chain-check";
+
 import { heldSql } from "./legal-holds";
 import { ledgerOf } from "./ledger";
 import { cutoffSql } from "./retention-rules";
 import { planPurge, type PurgePlan } from "./retention-runs";
 import { loadKeyring, type SigningKeyring } from "../sealing/signing-keys";
-import { retireExpired, type ColdRetention } from "../storage/archive-retention";
+import { retireExpired, type ColdRetention } from "./retention-archive";
 import { archiveTier, type ArchiveTier } from "../storage/archive-walk";
+import { CHAIN_COLUMNS, chainRowOf } from "../model/chain-row";
 
 export type { PurgePlan } from "./retention-runs";
 export const PURGE_BATCH = 500;
@@ -13,7 +14,7 @@ export const PURGE_BATCH = 500;
 /**
  * One bounded retention step of a project's ledger (under its commit lock): a
  * batch of hot rows; once none is left, at most one archived segment retired
- * or rewritten without its expired rows (src/storage/archive-retention.ts).
+ * or rewritten without its expired rows (src/chain/retention-archive.ts).
  * Nothing comes back into D1, so the hot purge's position holds.
  */
 export async function purgeStep(env: Env, db: D1Database, projectId: string, plan: PurgePlan, now: Date, afterSeq: number, cold: ColdRetention) {

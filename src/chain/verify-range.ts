@@ -1,21 +1,41 @@
 /** One seq range of a chain walked and checked: verifyChain's walk, and each chunk's of a chunked verify. */
-import {
-  CHAIN_COLUMNS,
-  CHAIN_START,
-  chainRowOf,
-  checkLink,
-  checkRow,
-  erasureVouches,
-  type ChainRow,
-  type LedgerView,
-  type FailureReason,
-  type LinkStart,
-} from "./chain-check";
+import { CHAIN_START, checkLink, checkRow, erasureVouches, type LedgerView, type FailureReason, type LinkStart } from "./chain-check";
 import { pageLeaves } from "../tlog/leaf-check";
 import { damageFailure, stopAt, untilDamaged, withArchived, type ArchiveTier, type WalkDamage } from "../storage/archive-walk";
 import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { SigningKeyring } from "../sealing/signing-keys";
-import type { GapReport, VerifyResult, VerifyWindow } from "./verify";
+import type { AppliedRule } from "./retention-rules";
+import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
+
+/** Inclusive bounds on occurred_at (normalized ISO); null is open. */
+export interface VerifyWindow {
+  from: string | null;
+  to: string | null;
+}
+
+export interface GapReport {
+  at: string;
+  reason: "plan_retention";
+  purged_count: number;
+  first_seq: number;
+  last_seq: number;
+  /** The rules and cutoffs the purge applied, as its signed record names them. */
+  rules: AppliedRule[];
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  verified: number;
+  anonymized: number;
+  unsigned: number;
+  /** Rows (counted above too) that checked out only with an unpaired surrogate put back where D1 stored U+FFFD. */
+  restored_surrogates: number;
+  gaps: GapReport[];
+  /** event_id and at are null only when every row of a non-empty chain is gone. */
+  failure: { event_id: string | null; reason: FailureReason; at: string | null } | null;
+  /** The transparency log's newest checkpoint the walked rows were checked against (leaves up to tree_size). */
+  checkpoint: { tree_size: number; root_hash: string };
+}
 
 /** Rows per D1 page: large enough to amortise the round trip, small enough to keep memory flat. */
 export const PAGE_SIZE = 2000;

@@ -3,42 +3,11 @@ import { forgetShard, projectShard, shardDb } from "../storage/shards";
 import { ledgerView } from "./ledger";
 import { damageFailure, stopAt, type WalkDamage } from "../storage/archive-walk";
 import { emptyResult, gapReport, PAGE_SIZE, walkRange } from "./verify-range";
-import type { AppliedRule } from "./retention-rules";
 import type { SigningKeyring } from "../sealing/signing-keys";
 
 export { PAGE_SIZE } from "./verify-range";
-export type { EdgeRow, SeqRange, RangeWalk } from "./verify-range";
-
-/** Inclusive bounds on occurred_at (normalized ISO); null is open. */
-export interface VerifyWindow {
-  from: string | null;
-  to: string | null;
-}
-
-export interface GapReport {
-  at: string;
-  reason: "plan_retention";
-  purged_count: number;
-  first_seq: number;
-  last_seq: number;
-  /** The rules and cutoffs the purge applied, as its signed record names them. */
-  rules: AppliedRule[];
-}
-
-export interface VerifyResult {
-  ok: boolean;
-  verified: number;
-  anonymized: number;
-  unsigned: number;
-  /** Rows (counted above too) that checked out only with an unpaired surrogate put back where D1 stored U+FFFD. */
-  restored_surrogates: number;
-  gaps: GapReport[];
-  /** event_id and at are null only when every row of a non-empty chain is gone. */
-  failure: { event_id: string | null; reason: FailureReason; at: string | null } | null;
-  /** The transparency log's newest checkpoint the walked rows were checked against (leaves up to tree_size). */
-  checkpoint: { tree_size: number; root_hash: string };
-}
-
+export type { EdgeRow, GapReport, SeqRange, RangeWalk, VerifyResult, VerifyWindow } from "./verify-range";
+import type { VerifyResult, VerifyWindow } from "./verify-range";
 
 /**
  * Walks the project's chain in seq order, one D1 page at a time (the next page

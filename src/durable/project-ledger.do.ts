@@ -2,7 +2,7 @@ import { RateWindows, type RateState } from "../lib/rate-window";
 import type { Anchor, Head } from "../chain/chain-check";
 import { unpackEvents, type PackedEvents } from "../chain/ledger";
 import { AuditOutbox } from "../chain/audit-outbox";
-import type { ErasureAnswer, ErasureRequest } from "../chain/erasure";
+import type { ErasureAnswer } from "../chain/erasure";
 import { ErasureCoordinator } from "../chain/erasure-coordinator";
 import type { ErasureStepResult } from "../chain/erasure-steps";
 import { ErasureRecords } from "../chain/erasure-records";
@@ -33,6 +33,7 @@ import { LedgerLogRpc } from "./ledger-log-rpc";
 import { wakeStreams } from "../streams/wake";
 import { deleteProjectJobFiles } from "../jobs/job-files";
 import { ensureErasureJob } from "../jobs/erasure-job";
+import type { ErasureRequest } from "../chain/erasure-running";
 
 /** The only writer of one project's chain: a coordinator; the logic of what it does lives in the domain folders. */
 export class ProjectLedger extends LedgerLogRpc {

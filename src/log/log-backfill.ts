@@ -12,10 +12,11 @@
  * change their hash); only the store runs under it, so an append never waits
  * on a page read, and no commit is in flight when the log turns ready.
  */
-import { CHAIN_COLUMNS, chainRowOf, checkRow, type ChainRow, type Head } from "../chain/chain-check";
+import { checkRow, type Head } from "../chain/chain-check";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import type { BuildState } from "./log-store.ts";
 import type { ProjectLog } from "./project-log.ts";
+import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
 
 export const BACKFILL_PAGE = 2000;
 /** No HMAC keys: checkRow then checks hashes only. Signatures do not anchor the tree; the head does. */

@@ -12,7 +12,7 @@
  * size always yields the same bytes (Ed25519 is deterministic), so nothing
  * needs signing on the ingest path.
  */
-import type { ChainRow, Head } from "../chain/chain-check";
+import type { Head } from "../chain/chain-check";
 import { type Checkpoint, signCheckpoint } from "../tlog/checkpoint.ts";
 import { HASH_SIZE, base64Encode, bytesEqual, hexDecode } from "../tlog/encoding.ts";
 import type { LeafRun } from "../tlog/leaf-check.ts";
@@ -25,6 +25,7 @@ import { type BuildState, LogStore } from "./log-store.ts";
 import { loadLogId, logOrigin, logSigner } from "./log-identity.ts";
 import { cosignaturesFor } from "./witness-client.ts";
 import { copiesMatch, fullTileDigest } from "./published-tiles.ts";
+import type { ChainRow } from "../model/chain-row";
 
 export interface PreparedAppend {
   from: number;

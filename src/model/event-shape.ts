@@ -1,6 +1,6 @@
 import type { EventRow } from "../db/schema";
-import type { Reader } from "./event-query";
-import { PENDING_COLUMN } from "./pending-erasures";
+import type { Reader, Statement } from "./event-query";
+import { PENDING_COLUMN, scrubByColumn } from "./pending-erasures";
 
 /** The stored columns the event shape is made of (pii_salt, row_id and received_at stay inside). */
 export const SHAPE_COLUMNS = [
@@ -99,4 +99,14 @@ function writeEvent(row: ShapeRow, email: string | null, ip: string | null, user
 export function pageJson(rows: ShapeRow[], nextCursor: string | null, write: (row: ShapeRow) => string = eventJson, hotSince: string | null = null): string {
   const hot = hotSince === null ? "" : `,"hot_since":${JSON.stringify(hotSince)}`;
   return `{"data":[${rows.map(write).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}${hot}}`;
+}
+
+/**
+ * Events in the event shape's columns (SHAPE_SELECT), read as arrays: how
+ * every read of the event shape goes, so also where pending erasures are
+ * applied (src/model/pending-erasures.ts): a covered row comes back scrubbed.
+ */
+export async function shapeRows(db: D1Database, statement: Statement): Promise<ShapeRow[]> {
+  const cells = await db.prepare(statement.sql).bind(...statement.params).raw();
+  return scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
 }

@@ -1,7 +1,7 @@
 import { type Cursor, encodeCursor } from "../model/cursor";
-import { selectEvents, type Selection, type Statement } from "../model/event-query";
-import { PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../model/event-shape";
-import { parsePending, PendingScrub, PENDING_COLUMN, scrubByColumn, wasScrubbed } from "../model/pending-erasures";
+import { selectEvents, type Selection } from "../model/event-query";
+import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
+import { parsePending, PendingScrub, PENDING_COLUMN, wasScrubbed } from "../model/pending-erasures";
 import { SEARCH_TABLE, searchTag } from "../model/search-index";
 import { ftsExpression, matchesAll } from "../model/search-query";
 
@@ -12,16 +12,6 @@ export interface Page {
 }
 
 export const EMPTY_PAGE: Page = { rows: [], nextCursor: null };
-
-/**
- * Events in the event shape's columns (SHAPE_SELECT), read as arrays: how
- * every read of the event shape goes, so also where pending erasures are
- * applied (src/model/pending-erasures.ts): a covered row comes back scrubbed.
- */
-export async function shapeRows(db: D1Database, statement: Statement): Promise<ShapeRow[]> {
-  const cells = await db.prepare(statement.sql).bind(...statement.params).raw();
-  return scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
-}
 
 /**
  * rows holds up to limit + 1 rows: the extra one only says that another page

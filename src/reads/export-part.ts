@@ -1,7 +1,7 @@
 import { keepsEveryRow, selectEvents, type Selection } from "../model/event-query";
 import { narrowExclusions } from "./event-read";
 import { FORMATS } from "../model/export-formats";
-import { stagedKey } from "./export-stream";
+
 import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "../model/pending-erasures";
 import { companionBytes, matches } from "../storage/archive-export";
 import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
@@ -9,6 +9,7 @@ import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } 
 import { segmentProbe } from "./segment-probe";
 import { trustedCompanions } from "../storage/companion-check";
 import { eventsDb } from "../storage/shards";
+import { stagedKey } from "../storage/staged-exports";
 
 /**
  * GET /v1/exports' walk cut into

@@ -4,17 +4,6 @@ import type { ExportPartResult, ExportPartState } from "./export-part";
 
 /** Rows per D1 page and per staged object: bounded memory, and few enough queries for a million rows. */
 export const EXPORT_BATCH = 2000;
-/** Staged objects older than this are deleted by the daily cron. */
-export const STAGED_TTL_MS = 24 * 60 * 60 * 1000;
-const PREFIX = "exports/";
-
-/** Project ids are `[A-Za-z0-9._-]`; encoding anyway keeps one project's prefix from covering another's. */
-const projectPrefix = (projectId: string) => `${PREFIX}${encodeURIComponent(projectId)}/`;
-
-export function stagedKey(projectId: string, exportId: string, n: number): string {
-  return `${projectPrefix(projectId)}${exportId}/${String(n).padStart(6, "0")}`;
-}
-
 /** Batches per part (ten D1 pages: well inside an invocation's limits and an RPC's 32 MiB); tests make both small. */
 export const exportTuning = { batch: EXPORT_BATCH, pages: 10 };
 
@@ -66,28 +55,4 @@ export function exportStream(env: Env, projectId: string, sel: Selection | null,
     },
     { highWaterMark: 0 },
   );
-}
-
-async function deleteStaged(bucket: R2Bucket, prefix: string, keep: (object: R2Object) => boolean): Promise<number> {
-  let deleted = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await bucket.list({ prefix, cursor, limit: 1000 });
-    const keys = page.objects.filter((o) => !keep(o)).map((o) => o.key);
-    if (keys.length > 0) await bucket.delete(keys);
-    deleted += keys.length;
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
-  return deleted;
-}
-
-/** Daily cron: staged export objects are only a transfer buffer; none outlives a day. */
-export function deleteExpiredExports(env: Pick<Env, "EXPORTS">, now: Date): Promise<number> {
-  const cutoff = now.getTime() - STAGED_TTL_MS;
-  return deleteStaged(env.EXPORTS, PREFIX, (o) => o.uploaded.getTime() >= cutoff);
-}
-
-/** Every staged export object of one project, whatever its age (erasure calls this). */
-export function deleteStagedExports(env: Pick<Env, "EXPORTS">, projectId: string): Promise<number> {
-  return deleteStaged(env.EXPORTS, projectPrefix(projectId), () => false);
 }

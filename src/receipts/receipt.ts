@@ -1,9 +1,10 @@
-import { CHAIN_COLUMNS, CHAIN_START, checkLink, checkRow, erasureVouches, gapLookup, rowAfter, rowBefore, type ChainRow, type LedgerView } from "../chain/chain-check";
+import { CHAIN_START, checkLink, checkRow, erasureVouches, gapLookup, rowAfter, rowBefore, type LedgerView } from "../chain/chain-check";
 import { ledgerView } from "../chain/ledger";
 import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
 import { archivedEventAnywhere, legacyEventAnywhere } from "../storage/archive-lookup";
 import { loadKeyring, type SigningKeyring } from "../sealing/signing-keys";
 import { originalOf, PENDING_AS, scrubArchived, scrubObjects } from "../model/pending-erasures";
+import { CHAIN_COLUMNS, type ChainRow } from "../model/chain-row";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";
 

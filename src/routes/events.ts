@@ -4,7 +4,7 @@ import { hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
 import { eventWriter, pageJson, SHAPE_SELECT } from "../model/event-shape";
 import { ledgerOf } from "../chain/ledger";
-import { EMPTY_PAGE, shapeRows } from "../reads/event-read";
+import { EMPTY_PAGE } from "../reads/event-read";
 import { listHistory, searchHistory, TooManySegmentsError } from "../reads/history-read";
 import { selectionFor } from "../model/event-query";
 import { appendEvents, requestContext } from "./ingest";
@@ -25,6 +25,7 @@ import { eventsDb } from "../storage/shards";
 import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { CAPS, eventInputSchema } from "../schemas/event";
 import { batchRequestSchema, eventBatchEnvelopeSchema, eventEnvelopeSchema, eventPageSchema, receiptSchema, verifyResultSchema, logProofSchema } from "../schemas/responses";
+import { shapeRows } from "../model/event-shape";
 
 export const MAX_BATCH = 100;
 /** What c.json() would set: pages are written as JSON text directly (pageJson). */

@@ -3,8 +3,9 @@ import { eventJson, PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "
 import { scrubArchived, scrubByColumn } from "../model/pending-erasures";
 import { archivedRows } from "../storage/archive-segments";
 import { eventsDb } from "../storage/shards";
-import { BATCH_LIMITS, entryBytes, type BatchEvent, type Destination } from "./formats";
+import { BATCH_LIMITS, entryBytes } from "./formats";
 import { matchesFilter, type StreamFilter } from "./store";
+import type { BatchEvent, Destination } from "./batch";
 
 export interface DeliveryConfig {
   dest: Destination;

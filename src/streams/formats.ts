@@ -4,8 +4,7 @@
  */
 import { base64Decode, base64Encode, gzip } from "./encoding";
 import { objectPut } from "./object-storage";
-
-export type StreamType = "webhook" | "splunk" | "datadog" | "s3";
+import type { BatchEvent, Destination, OutgoingRequest, StreamType } from "./batch";
 
 /** Per type: at most this many events and (uncompressed) bytes per request. */
 export const BATCH_LIMITS: Record<StreamType, { events: number; bytes: number }> = {
@@ -18,22 +17,6 @@ export const BATCH_LIMITS: Record<StreamType, { events: number; bytes: number }>
   s3: { events: 2000, bytes: 5_000_000 },
 };
 
-export interface BatchEvent {
-  seq: number;
-  occurredAt: string;
-  json: string;
-}
-
-export interface Destination {
-  streamId: string;
-  projectId: string;
-  type: StreamType;
-  url: string;
-  /** webhook: the whsec_ secret; splunk: HEC token; datadog: API key; s3: JSON of region and keys (object-storage.ts). */
-  credential: string;
-  host: string;
-}
-
 /** Bytes the entry of one event adds to a request, for batch sizing. */
 export function entryBytes(type: StreamType, event: BatchEvent, projectId: string): number {
   return new TextEncoder().encode(event.json).length + (type === "webhook" || type === "s3" ? 1 : 160 + projectId.length);
@@ -41,13 +24,6 @@ export function entryBytes(type: StreamType, event: BatchEvent, projectId: strin
 
 export function webhookId(streamId: string, events: BatchEvent[]): string {
   return `${streamId}:${events[0].seq}-${events[events.length - 1].seq}`;
-}
-
-export interface OutgoingRequest {
-  method: "POST" | "PUT";
-  url: string;
-  headers: Record<string, string>;
-  body: BodyInit;
 }
 
 /** The request for a batch; range: the seqs (from, to] it covers (an object's key names them). */

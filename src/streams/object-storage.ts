@@ -18,7 +18,7 @@
  */
 import { AwsClient } from "aws4fetch";
 import { gzip } from "./encoding";
-import type { BatchEvent, Destination, OutgoingRequest } from "./formats";
+import type { BatchEvent, Destination, OutgoingRequest } from "./batch";
 
 /** What an s3 stream is created with (src/schemas/streams.ts validates it). */
 export interface S3Settings {

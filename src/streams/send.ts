@@ -15,10 +15,11 @@
  * platform: Cloudflare's egress for Workers does not route to private networks,
  * loopback or the link-local metadata range in the first place.
  */
-import { buildRequest, type BatchEvent, type Destination } from "./formats";
+import { buildRequest } from "./formats";
 import { s3ErrorText } from "./object-storage";
 import { checkStreamTarget, type TargetRules } from "./targets";
 import { streamPolicy } from "./transport";
+import type { BatchEvent, Destination } from "./batch";
 
 /** gone: never retried; the stream is disabled until a replay (a 410, or a host the allow-list no longer names). */
 export type SendOutcome = { kind: "ok" } | { kind: "gone" | "failed"; error: string };

@@ -1,5 +1,5 @@
+import type { StreamType } from "./batch";
 /** Stream rows in the control database (table streams, migrations/0008_streams.sql). */
-import type { StreamType } from "./formats";
 
 /** paused: by an admin (POST /v1/streams/:id/pause), until resumed; the cursor stays. */
 export type StreamStatus = "active" | "failing" | "disabled" | "paused";

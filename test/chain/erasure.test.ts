@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { scrubHotBatch, type ErasureRequest } from "../../src/chain/erasure";
+import { scrubHotBatch } from "../../src/chain/erasure";
 import type { ErasureRecords } from "../../src/chain/erasure-records";
 import { createProject, dbOf, interceptPrepare } from "../helpers";
+import type { ErasureRequest } from "../../src/chain/erasure-running";
 
 /** The project's D1, except that each scrub statement reports how many rows it rewrote. */
 function countingDb(db: D1Database, perStatement: number[]): D1Database {

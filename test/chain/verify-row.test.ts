@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/sealing/payload";
-import { checkRow, type ChainRow } from "../../src/chain/chain-check";
+import { checkRow } from "../../src/chain/chain-check";
 import { checkSignature, loadKeyring, sign } from "../../src/sealing/signing-keys";
 import { hexDecode, hexEncode } from "../../src/tlog/encoding";
 import { eventLeafHash } from "../../src/tlog/leaf-check";
 import { leafHash } from "../../src/tlog/merkle";
 import { K1, K2 } from "./verify-fixtures";
+import type { ChainRow } from "../../src/model/chain-row";
 
 /**
  * What checkRow must equal, from the reference functions the ledger's side is

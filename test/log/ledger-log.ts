@@ -1,12 +1,13 @@
 /** Helpers for tests of the ledger's transparency log: playing a pre-log ledger, a D1 writer, a log client. */
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { CHAIN_COLUMNS, chainRowOf, type ChainRow, type Head } from "../../src/chain/chain-check";
+import { type Head } from "../../src/chain/chain-check";
 import { sealRow } from "../../src/sealing/payload";
 import { loadKeyring } from "../../src/sealing/signing-keys";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
 import { leafDiffers, pageLeaves } from "../../src/tlog/leaf-check";
 import { ProjectLog } from "../../src/log/project-log";
+import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../../src/model/chain-row";
 
 export const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
 

@@ -1,8 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { CSV_COLUMNS } from "../../src/model/csv";
-import { deleteExpiredExports, deleteStagedExports, EXPORT_BATCH } from "../../src/reads/export-stream";
+import { EXPORT_BATCH } from "../../src/reads/export-stream";
 import { call, createProject, ingestMany, parseCsv } from "../helpers";
+import { deleteExpiredExports, deleteStagedExports } from "../../src/storage/staged-exports";
 
 const T = (minute: number) => new Date(Date.UTC(2026, 4, 5, 5, minute)).toISOString();
 const exportOf = (key: string, query: string) => call("GET", `/v1/exports?${query}`, { key });

@@ -1,4 +1,4 @@
-/** Helpers for the tests of retention in the cold tier (src/storage/archive-retention.ts). */
+/** Helpers for the tests of retention in the cold tier (src/chain/retention-archive.ts). */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
-import { CHAIN_COLUMNS } from "../../../src/chain/chain-check";
+
 import { readSealed } from "../../../src/storage/archive-segments";
 import { CryptoChain } from "./crypto-step";
+import { CHAIN_COLUMNS } from "../../../src/model/chain-row";
 
 type Bindings = { DB: D1Database; ARCHIVE: R2Bucket };
 const decoder = new TextDecoder();

@@ -2,11 +2,12 @@ import { Hono } from "hono";
 import { CSV_COLUMNS } from "../../../src/model/csv";
 import type { Cursor } from "../../../src/model/cursor";
 import { selectEvents, type Selection } from "../../../src/model/event-query";
-import { deleteExpiredExports, EXPORT_BATCH, STAGED_TTL_MS } from "../../../src/reads/export-stream";
+import { EXPORT_BATCH } from "../../../src/reads/export-stream";
 import { archivedExportFloor } from "./archived-export-floor";
 import { CryptoChain } from "./crypto-step";
 import { d1InsertFloor } from "./d1-insert-floor";
 import { verifyFloor } from "./verify-floor";
+import { deleteExpiredExports, STAGED_TTL_MS } from "../../../src/storage/staged-exports";
 
 const encoder = new TextEncoder();
 const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket; EXPORTS: R2Bucket; ARCHIVE: R2Bucket } }>();

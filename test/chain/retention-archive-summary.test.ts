@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { meterReport, resetMeterReport } from "../../src/lib/meter";
 import { element, actionPrefixElement, rowElements } from "../../src/storage/archive-summary";
 import { createProject, ingestMany } from "../helpers";
-import { archiveAll, segmentsOf } from "./archive-helpers";
-import { ago, archivedSeqs, batch, plan, purgeSteps, verify } from "./retention-helpers";
+import { archiveAll, segmentsOf } from "../storage/archive-helpers";
+import { ago, archivedSeqs, batch, plan, purgeSteps, verify } from "../storage/retention-helpers";
 
 /** Ten archived segments of four events; only the fifth holds debug events (without summaries, the first call reads four others before it). */
 async function project() {

@@ -1,14 +1,14 @@
-import { cutoffOf } from "../chain/retention-rules";
-import { expiryUnder, planPurge, type PurgePlan, type PurgeWrite } from "../chain/retention-runs";
+import { cutoffOf } from "./retention-rules";
+import { expiryUnder, planPurge, type PurgePlan, type PurgeWrite } from "./retention-runs";
 import type { SigningKeyring } from "../sealing/signing-keys";
-import { putSealed, resealWithCompanions, segmentObjects } from "./archive-companions";
-import { unindexRange } from "./archive-ids";
-import { ArchiveDamagedError, readSegment, type ArchivedRow, type Segment } from "./archive-segments";
-import type { ArchiveTier } from "./archive-walk";
-import type { CompanionRecords } from "./companion-records";
-import { actionPrefixElement, dropSummary, element, joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined, type SummaryRow } from "./archive-summary";
-import { SummaryProbe } from "./summary-probe";
-import { SEGMENT_COLUMNS } from "./shard-copy";
+import { putSealed, resealWithCompanions, segmentObjects } from "../storage/archive-companions";
+import { unindexRange } from "../storage/archive-ids";
+import { ArchiveDamagedError, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
+import type { ArchiveTier } from "../storage/archive-walk";
+import type { CompanionRecords } from "../storage/companion-records";
+import { actionPrefixElement, dropSummary, element, joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined, type SummaryRow } from "../storage/archive-summary";
+import { SummaryProbe } from "../storage/summary-probe";
+import { SEGMENT_COLUMNS } from "../storage/shard-copy";
 
 /**
  * Retention in the cold tier, without bringing anything back into D1 (a

@@ -4,10 +4,10 @@ import { ledgerOf } from "../../src/chain/ledger";
 import { purgeExpiredEvents } from "../../src/chain/retention";
 import { sha256Hex } from "../../src/lib/crypto";
 import { segmentObjects } from "../../src/storage/archive-companions";
-import { RETENTION_FAULT_KEY } from "../../src/storage/archive-retention";
+import { RETENTION_FAULT_KEY } from "../../src/chain/retention-archive";
 import { call, createProject, ingestMany } from "../helpers";
-import { archiveAll, gunzipText, gzipText, segmentsOf } from "./archive-helpers";
-import { ago, archivedSeqs, batch, count, gapRows, ledgerKv, objectKeys, plan, purgeSteps, verify, halfExpiredSegment } from "./retention-helpers";
+import { archiveAll, gunzipText, gzipText, segmentsOf } from "../storage/archive-helpers";
+import { ago, archivedSeqs, batch, count, gapRows, ledgerKv, objectKeys, plan, purgeSteps, verify, halfExpiredSegment } from "../storage/retention-helpers";
 
 /** Retention in the cold tier makes every check the hot purge makes, and survives a crash mid-step. */
 describe("retention of archived segments: what it keeps", () => {

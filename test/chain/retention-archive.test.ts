@@ -4,8 +4,8 @@ import { ledgerOf } from "../../src/chain/ledger";
 import { purgeExpiredEvents } from "../../src/chain/retention";
 import { segmentObjects } from "../../src/storage/archive-companions";
 import { call, createProject, ingestMany } from "../helpers";
-import { archiveAll, segmentsOf } from "./archive-helpers";
-import { ago, archivedSeqs, batch, count, gapRows, ledgerKv, objectKeys, plan, purgeSteps, verify, halfExpiredSegment } from "./retention-helpers";
+import { archiveAll, segmentsOf } from "../storage/archive-helpers";
+import { ago, archivedSeqs, batch, count, gapRows, ledgerKv, objectKeys, plan, purgeSteps, verify, halfExpiredSegment } from "../storage/retention-helpers";
 
 /** Tidy archive steps until the archiver is done: its backfills and sweep (src/storage/archive-run.ts). */
 async function tidySteps(projectId: string): Promise<number> {
