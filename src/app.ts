@@ -27,6 +27,7 @@ import retention from "./routes/retention";
 import streams from "./routes/streams";
 import stats from "./routes/stats";
 import { mountConsole } from "./routes/console";
+import { manageRoutes } from "./routes/console-manage";
 import wellKnown from "./routes/well-known";
 
 const app = router();
@@ -72,7 +73,7 @@ app.route("/v1/keys", keys);
 app.route("/v1/jobs", jobs);
 app.route("/v1/stats", stats);
 // The web console (HTML, not API operations): its pages call /v1 in-process as the signed-in key.
-mountConsole(app);
+mountConsole(app, manageRoutes);
 app.route("/v1/embed", embedTokens);
 app.route("/embed", embedAssets);
 // The public pages' stylesheet and script (src/pages/public).

@@ -4,7 +4,7 @@ import { ProjectLedger as Ledger } from "./durable/project-ledger.do";
 import { RateLimiter as Limiter } from "./durable/rate-limiter.do";
 import { StreamDelivery as Delivery } from "./durable/stream-delivery.do";
 import { VerifyChunk as Chunk } from "./durable/verify-chunk.do";
-import { JobWorkflow } from "./jobs/job-workflow";
+import { JobWorkflow } from "./durable/job-workflow";
 import { meteredHandlers, meteredObject } from "./lib/metered-entry";
 import { scheduled } from "./scheduled";
 
@@ -20,7 +20,7 @@ export type RateLimiter = Limiter;
 export type StreamDelivery = Delivery;
 export type VerifyChunk = Chunk;
 export type ExportPart = Part;
-// A Workflow: each of its steps meters itself (src/jobs/job-workflow.ts).
+// A Workflow: each of its steps meters itself (src/durable/job-workflow.ts).
 export { JobWorkflow };
 
 export default meteredHandlers<Env>({ fetch: app.fetch, scheduled }) satisfies ExportedHandler<Env>;

@@ -1,3 +1,10 @@
+/**
+ * src/auth/: who is calling and what they may do. Start here: Credential
+ * (this file); API keys (api-keys.ts, key-store.ts, key-audit.ts), scopes
+ * (scopes.ts), embed tokens (embed-token.ts), console sessions
+ * (console-session.ts), and the rate budget (rate-cost.ts, rate-lease.ts,
+ * project-walk.ts) that src/middleware/ applies per request.
+ */
 import type { Scope } from "./scopes";
 
 /** Who is calling: a project's API key, or an embed token (read-only, maybe one organization). */

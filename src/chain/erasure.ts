@@ -1,3 +1,13 @@
+/**
+ * Erasure, the entry point. DELETE /v1/actors/:id (src/routes/actors.ts) asks
+ * the project's ledger (erasure-coordinator.ts), which refuses one a legal hold
+ * forbids (erasure-holds.ts) or one naming only self-audit records
+ * (erasure-self-audit.ts), records it signed (erasure-records.ts) and keeps it
+ * running (erasure-running.ts). A job (src/jobs/erasure-job.ts) then applies it
+ * in bounded steps (erasure-steps.ts): hot rows here, archived segments through
+ * src/storage/archive-erase.ts. Until it ends, reads apply it themselves
+ * (src/model/pending-erasures.ts); src/model/erasable.ts says what it may touch.
+ */
 import { sha256Hex } from "../lib/crypto";
 import { reindexStatements } from "../model/search-index";
 import type { AuditOutbox } from "./audit-outbox";

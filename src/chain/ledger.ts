@@ -1,3 +1,13 @@
+/**
+ * src/chain/: the hash chain, written only by a project's ledger. Start here:
+ * ledgerOf and ledgerView (this file) are how everything above reaches a
+ * project's ledger. Appends: group-commit.ts (it reaches the transparency log
+ * only through the LogAppender it declares), seal-events.ts, event-insert.ts,
+ * idempotency*. Verify: verify.ts is its entry. Erasure: erasure.ts is its
+ * entry. Retention: retention.ts (plan, rules, runs, gap records, the archive's
+ * share in retention-archive.ts). Legal holds and self-audit records:
+ * legal-holds.ts, self-audit.ts, audit-outbox.ts.
+ */
 import type { Anchor, LedgerView } from "./chain-check";
 import type { NewEvent } from "../model/new-event";
 import { archiveTier } from "../storage/archive-walk";

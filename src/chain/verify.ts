@@ -1,3 +1,13 @@
+/**
+ * Verify, the entry point. One row's and one link's checks are
+ * chain-check.ts; a seq range is walked by verify-range.ts (hot rows and
+ * archived segments alike, each row against its leaf in the log,
+ * src/tlog/leaf-check.ts); this file walks a whole chain and checks its end
+ * against the ledger's head. GET /v1/events/verify runs it in chunks
+ * (verify-run.ts, verify-chunks.ts, each chunk in src/durable/verify-chunk.do.ts),
+ * a job through src/jobs/verify-job.ts, and an incremental verify from a
+ * checkpoint (verify-checkpoint.ts).
+ */
 import { CHAIN_START, checkLink, gapLookup, rowBefore, newestRowPastHead, type LedgerView, type FailureReason, type LinkStart } from "./chain-check";
 import { forgetShard, projectShard, shardDb } from "../storage/shards";
 import { ledgerView } from "./ledger";

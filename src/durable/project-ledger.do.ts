@@ -1,3 +1,10 @@
+/**
+ * src/durable/: the runtime. Durable Object and Workflow classes compose the
+ * layers below and hold no logic of their own. Start here: ProjectLedger (this
+ * file), the only writer of a project's chain and log; job-workflow.ts runs
+ * jobs; stream-delivery.do.ts, verify-chunk.do.ts, export-part.do.ts and
+ * rate-limiter.do.ts each host one service's state or work.
+ */
 import { RateWindows, type RateState } from "../lib/rate-window";
 import type { Anchor, Head } from "../chain/chain-check";
 import { unpackEvents, type PackedEvents } from "../chain/ledger";

@@ -1,4 +1,9 @@
 /**
+ * src/embed/: the feed customers embed in their own product: the custom
+ * element (this file), its subresource digest (digest.ts) and the local demo
+ * page (demo-page.ts).
+ */
+/**
  * Source of the <witness-feed> custom element, served as is by GET /embed/feed.js.
  * It is text, not a module of this worker: the only bundler here is wrangler's,
  * and the browser must get plain, dependency-free JavaScript. Rules that keep it

@@ -1,3 +1,10 @@
+/**
+ * src/jobs/: long work as durable jobs, one Workflow instance each
+ * (src/durable/job-workflow.ts). Start here: the job record (this file) that
+ * every step reads and advances; export-job.ts and export-walk.ts (exports,
+ * evidence.ts for evidence exports), verify-job.ts, erasure-job.ts; job-resume.ts
+ * restarts a lost or stalled one, job-owner.ts decides who may stop one.
+ */
 import type { JobRow } from "../db/schema";
 import { eventsDb } from "../storage/shards";
 

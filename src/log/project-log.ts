@@ -1,4 +1,12 @@
 /**
+ * src/log/: each project's transparency log, kept by its ledger on Durable
+ * Object storage (log-store.ts) in the formats of src/tlog/. Start here:
+ * ProjectLog (this file) appends the leaves a commit prepared, signs
+ * checkpoints and answers proofs; log-backfill.ts builds the log of a project
+ * older than it; published-tiles.ts and log-directory.ts serve it publicly;
+ * witness-client.ts collects cosignatures.
+ */
+/**
  * A project's transparency log, owned by its ledger (the Durable Object that
  * alone writes the chain). Leaf i is the event with seq i + 1; its data is the
  * 32 bytes of the event's hash. Each group commit extends the tree in two

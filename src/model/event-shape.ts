@@ -1,3 +1,12 @@
+/**
+ * src/model/: the event as every layer above sees it. The stored row
+ * (chain-row.ts), the event's JSON shape (this file, where to start),
+ * NewEvent as ingest hands it to the ledger (new-event.ts), selections and
+ * cursors (event-query.ts, cursor.ts), search terms (search-query.ts,
+ * search-index.ts), export line formats (csv.ts, export-formats.ts) and the
+ * overlay that applies an erasure still being applied (pending-erasures.ts,
+ * erasable.ts). Knows the database schema, nothing of storage or HTTP.
+ */
 import type { EventRow } from "../db/schema";
 import type { Reader, Statement } from "./event-query";
 import { PENDING_COLUMN, scrubByColumn } from "./pending-erasures";

@@ -1,9 +1,17 @@
+/**
+ * src/reads/: reading events without the ledger. Start here: list and search
+ * pages of the hot tier (this file); history-read.ts spans the archive too;
+ * export-stream.ts and export-part.ts stream GET /v1/exports; rollups.ts keeps
+ * the per-day counts behind stats.
+ */
 import { type Cursor, encodeCursor } from "../model/cursor";
 import { selectEvents, type Selection } from "../model/event-query";
 import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
 import { parsePending, PendingScrub, PENDING_COLUMN, wasScrubbed } from "../model/pending-erasures";
 import { SEARCH_TABLE, searchTag } from "../model/search-index";
 import { ftsExpression, matchesAll } from "../model/search-query";
+import { archivedEvent } from "../storage/archive-lookup";
+import { eventsDb } from "../storage/shards";
 
 export interface Page {
   rows: ShapeRow[];
@@ -159,4 +167,11 @@ export async function searchEvents(
   }
   const filtered = stillMatches(sel);
   return toPage(rows, limit, (row) => filtered() && matchesAll(terms, [row.action]));
+}
+
+/** The chain position of one of the project's events, hot or archived; null when it has no such event. */
+export async function eventSeq(env: Env, projectId: string, id: string): Promise<number | null> {
+  const db = await eventsDb(env, projectId);
+  const hot = await db.prepare("SELECT seq FROM events WHERE id = ? AND project_id = ?").bind(id, projectId).first<{ seq: number }>();
+  return (hot ?? (await archivedEvent(env, db, projectId, id)))?.seq ?? null;
 }

@@ -1,3 +1,8 @@
+/**
+ * src/receipts/: what a receipt proves about one event, checked the way verify
+ * checks it (src/chain/chain-check.ts) and signed with the log's key
+ * (src/sealing/receipt-signing.ts). The whole concept is this file.
+ */
 import { CHAIN_START, checkLink, checkRow, erasureVouches, gapLookup, rowAfter, rowBefore, type LedgerView } from "../chain/chain-check";
 import { ledgerView } from "../chain/ledger";
 import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";

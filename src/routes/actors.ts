@@ -6,7 +6,7 @@ import { access, auditActor, projectOf } from "../middleware/credential";
 import { startErasureJob } from "../jobs/erasure-job";
 import { actorParamSchema, erasureAcceptedSchema, erasureQuerySchema } from "../schemas/actors";
 import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
-import { requestContext } from "./ingest";
+import { requestContext } from "../middleware/ingest";
 
 const actors = router();
 const ADMIN = access("admin");

@@ -9,7 +9,7 @@ import { LacksPage, render } from "../pages/console/layout";
 import { RetentionPage } from "../pages/console/retention-page";
 import { StreamsPage, type Stream } from "../pages/console/streams-page";
 import { hotDays } from "../storage/archive-run";
-import { viewerOf, type ConsoleContext, type ConsoleEnv } from "./console";
+import { viewerOf, type ConsoleContext, type ConsoleEnv } from "../pages/console/console-env";
 
 const JOB_ID = /^[0-9a-f-]{36}$/;
 const EXPORT_FILTERS = ["organization", "actor_id", "action", "actions", "actions_exclude", "ip_address", "date_from", "date_to"] as const;

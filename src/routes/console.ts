@@ -1,22 +1,18 @@
 import { Hono, type Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
-import { csrfMatches, END_MESSAGES, endSession, openSession, resumeSession, SESSION_COOKIE, type ConsoleSession, type SessionEnd } from "../auth/console-session";
+import { csrfMatches, END_MESSAGES, endSession, openSession, resumeSession, SESSION_COOKIE, type SessionEnd } from "../auth/console-session";
 import { grants } from "../auth/scopes";
 import { callApi, queryOf, type ApiFetch } from "../pages/console/console-api";
 import { EventPage, NotFoundPage } from "../pages/console/event-page";
 import { EventsPage, FILTERS, type FilterValues } from "../pages/console/events-page";
-import { CONSOLE_CSP, LacksPage, render, type Viewer } from "../pages/console/layout";
+import { viewerOf, type ConsoleEnv } from "../pages/console/console-env";
+import { CONSOLE_CSP, LacksPage, render } from "../pages/console/layout";
 import { SignInPage } from "../pages/console/sign-in-page";
 import { ApiError, errorBody } from "../lib/errors";
 import { paidByPage } from "../middleware/rate-limit";
 import type { AppEnv } from "../middleware/app-env";
-import { manageRoutes } from "./console-manage";
 
-export type ConsoleEnv = { Bindings: Env; Variables: AppEnv["Variables"] & { session: ConsoleSession } };
-export type ConsoleContext = Context<ConsoleEnv>;
-
-export const viewerOf = (s: ConsoleSession): Viewer => ({ projectId: s.projectId, keyPrefix: s.keyPrefix, scopes: s.scopes, csrf: s.csrf, expiresAt: s.expiresAt });
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -68,9 +64,13 @@ const requireSession = createMiddleware<ConsoleEnv>(async (c, next) => {
  * The web console at /console: server-rendered pages that call the public API
  * in-process as the signed-in key (`api` is the Worker's own fetch), and
  * /console/api/v1/*, the same API for the pages' scripts, authenticated by
- * the session cookie instead of a bearer key.
+ * the session cookie instead of a bearer key. `more` adds the pages of
+ * other route files (src/routes/console-manage.ts), after the read pages and
+ * before the catch-all; src/app.ts passes them, so no route imports another.
  */
-export function consoleRoutes(api: ApiFetch) {
+export type ConsolePages = (app: Hono<ConsoleEnv>, api: ApiFetch) => void;
+
+export function consoleRoutes(api: ApiFetch, ...more: ConsolePages[]) {
   const app = new Hono<ConsoleEnv>().basePath("/console");
 
   app.use("*", async (c, next) => {
@@ -162,7 +162,7 @@ export function consoleRoutes(api: ApiFetch) {
     return c.html(render(EventPage({ viewer, event: res.data })));
   });
 
-  manageRoutes(app, api);
+  for (const add of more) add(app, api);
 
   app.all("*", (c) => c.html(render(NotFoundPage({ viewer: viewerOf(c.get("session")), what: "No such console page." })), 404));
   app.onError((error, c) => {
@@ -178,12 +178,12 @@ export function consoleRoutes(api: ApiFetch) {
  * operations (the OpenAPI document lists those), and it calls the app's own
  * fetch for every /v1 read or change it makes.
  */
-export function mountConsole(app: Hono<AppEnv>): void {
+export function mountConsole(app: Hono<AppEnv>, ...more: ConsolePages[]): void {
   const pages = consoleRoutes((request, env, ctx, page) => {
     // The page's request was counted against the caller's per-IP budget: its first /v1 call is not counted again.
     paidByPage(request, page);
     return app.fetch(request, env, ctx);
-  });
+  }, ...more);
   const handle = (c: Context<AppEnv>) => pages.fetch(c.req.raw, c.env, c.executionCtx);
   app.all("/console", handle);
   app.all("/console/*", handle);

@@ -11,6 +11,7 @@ import { readBodyBytes, readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
 import { access } from "../middleware/credential";
 import { demoQuerySchema, embedTokenRequestSchema } from "../schemas/embed";
+import { newestLiveKey } from "../auth/api-keys";
 
 /** POST /v1/embed/token: API keys mint short-lived, read-only tokens for the feed. */
 export const embedTokens = router();
@@ -86,14 +87,10 @@ embedAssets.get("/demo", validate("query", demoQuerySchema), async (c) => {
   const projectId = c.env.EMBED_DEMO_PROJECT;
   const url = new URL(c.req.url);
   if (!projectId || !LOCAL_HOSTS.has(url.hostname)) throw new ApiError("NOT_FOUND", "No such route");
-  const key = await c.env.DB.prepare(
-    "SELECT prefix FROM api_keys WHERE project_id = ? AND revoked_at IS NULL ORDER BY created_at DESC LIMIT 1",
-  )
-    .bind(projectId)
-    .first<{ prefix: string }>();
-  if (!key) throw new ApiError("NOT_FOUND", `Project ${projectId} has no live API key; npm run dev creates one`);
+  const keyPrefix = await newestLiveKey(c.env, projectId);
+  if (!keyPrefix) throw new ApiError("NOT_FOUND", `Project ${projectId} has no live API key; npm run dev creates one`);
   const organization = c.req.valid("query").organization ?? null;
-  const { token, expiresAt } = await mintEmbedToken(c.env, { projectId, keyPrefix: key.prefix, organization }, EMBED_TTL.default);
+  const { token, expiresAt } = await mintEmbedToken(c.env, { projectId, keyPrefix, organization }, EMBED_TTL.default);
   const page = await demoPage({ token, expiresAt, baseUrl: url.origin, projectId, organization });
   return c.html(page.html, 200, {
     "Content-Security-Policy": page.csp,

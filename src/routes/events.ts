@@ -4,14 +4,15 @@ import { hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
 import { eventWriter, pageJson, SHAPE_SELECT } from "../model/event-shape";
 import { ledgerOf } from "../chain/ledger";
-import { EMPTY_PAGE } from "../reads/event-read";
+import { EMPTY_PAGE, eventSeq } from "../reads/event-read";
 import { listHistory, searchHistory, TooManySegmentsError } from "../reads/history-read";
 import { selectionFor } from "../model/event-query";
-import { appendEvents, requestContext } from "./ingest";
-import { eventProof } from "./log";
+import { appendEvents, requestContext } from "../middleware/ingest";
+import type { Context } from "hono";
+import type { AppEnv } from "../middleware/app-env";
 import { readJsonBody } from "../lib/request-body";
 import { checkEvent, loadChainRow, receiptBody } from "../receipts/receipt";
-import { orArchiveDamaged } from "./receipts";
+
 import { loadReceiptKeys, signReceipt } from "../sealing/receipt-signing";
 import { MAX_TERMS, MIN_TERM_CHARS, searchTerms } from "../model/search-query";
 import { validate, validationError } from "../lib/validate";
@@ -26,6 +27,7 @@ import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/ope
 import { CAPS, eventInputSchema } from "../schemas/event";
 import { batchRequestSchema, eventBatchEnvelopeSchema, eventEnvelopeSchema, eventPageSchema, receiptSchema, verifyResultSchema, logProofSchema } from "../schemas/responses";
 import { shapeRows } from "../model/event-shape";
+import { orArchiveDamaged } from "../middleware/archive-damaged";
 
 export const MAX_BATCH = 100;
 /** What c.json() would set: pages are written as JSON text directly (pageJson). */
@@ -193,5 +195,35 @@ events.get("/:id", READ_OR_EMBED.guard, async (c) => {
   if (!row || hidden) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   return c.body(`{"data":${eventWriter(credential)(row)}}`, 200, JSON_TYPE);
 });
+
+/**
+ * GET /v1/events/:id/proof: the event's
+ * inclusion proof as c2sp.org/tlog-proof@v1 text against the newest checkpoint.
+ * Archiving never changes a leaf: an event in the cold tier has its proof too.
+ */
+async function eventProof(c: Context<AppEnv>) {
+  const projectId = projectOf(c.get("credential"));
+  const id = c.req.param("id") ?? "";
+  const seq = await orArchiveDamaged(eventSeq(c.env, projectId, id));
+  if (seq === null) throw new ApiError("NOT_FOUND", "No event with that id in this project");
+  const ledger = ledgerOf(c.env, projectId);
+  const proof = await ledger.logInclusion(seq);
+  if (!proof) throw logNotReady(await ledger.logInfo());
+  c.header("Cache-Control", "no-store");
+  return c.json({ data: proof });
+}
+
+function logNotReady(info: { status: string; built_size: number; head_seq: number; blocked: unknown }): ApiError {
+  const why =
+    info.status === "building"
+      ? `the project's transparency log is being built (${info.built_size} of ${info.head_seq} events); retry shortly`
+      : "the project's transparency log cannot be built (see GET /v1/log)";
+  return new ApiError("LOG_NOT_READY", `This event is not in the transparency log: ${why}`, {
+    status: info.status,
+    built_size: info.built_size,
+    head_seq: info.head_seq,
+    blocked: info.blocked,
+  });
+}
 
 export default events;

@@ -8,7 +8,7 @@ import { readJsonObject } from "../lib/request-body";
 import { toIssues, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";
 import { createKeySchema, keyCreatedSchema, keyListSchema, keyRevokedSchema } from "../schemas/keys";
-import { requestContext } from "./ingest";
+import { requestContext } from "../middleware/ingest";
 
 /**
  * The project's API keys, for admins: mint one per use with only the scopes it

@@ -7,7 +7,7 @@ import { readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";
 import { holdParamSchema, legalHoldListSchema, legalHoldResponseSchema, placeHoldSchema } from "../schemas/legal-holds";
-import { requestContext } from "./ingest";
+import { requestContext } from "../middleware/ingest";
 
 /**
  * Legal holds: events of an organization, an actor, or that actor in that

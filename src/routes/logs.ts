@@ -1,12 +1,15 @@
 import type { Context } from "hono";
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { documented, errors, router } from "../middleware/openapi";
 import { ledgerOf } from "../chain/ledger";
 import { forgetLogAddress, projectOfLog, tileObjectKey } from "../log/log-directory";
 import { checkedCopy, keepCopy } from "../log/published-tiles";
 import { TILE_WIDTH, parseTilePath } from "../tlog/tiles";
 import type { AppEnv } from "../middleware/app-env";
-import { mountLogPage } from "./public-pages";
+import { logPage, unknownLogPage } from "../pages/public/log-page";
+import { loadLogView } from "../pages/public/log-view";
+import { wantsHtml } from "../pages/public/negotiate";
+import { htmlResponse } from "../pages/public/layout";
 
 /**
  * Public tlog-tiles endpoints, /logs/<log_id>/checkpoint and /tile/..., for
@@ -121,6 +124,31 @@ logs.get("/:logId/tile/*", async (c) => {
   if (full) c.executionCtx.waitUntil(keepCopy(c.env.LOGS, key, bytes).catch(() => {}));
   return binary(c, bytes, full ? IMMUTABLE : FRESH);
 });
+
+
+/**
+ * GET /logs/<log_id>: a page about the log for
+ * a browser; every other client gets `fallback`, the answer it got before the
+ * page existed. The C2SP paths below the address are untouched.
+ */
+function mountLogPage(logs: OpenAPIHono<AppEnv>, fallback: (c: Context<AppEnv>) => Response): void {
+  documented(logs, createRoute({
+    method: "get", path: "/{logId}", tags: ["Public"], operationId: "viewLog", summary: "The log's page (browsers); not found as plain text for other clients", security: [],
+    description: "A browser (Accept preferring text/html) gets the log's size, checkpoint, cosignatures, verifier key and the log:monitor command.",
+    request: { params: z.object({ logId: z.string().meta({ description: "The log id, from GET /v1/log" }) }) },
+    responses: {
+      200: { description: "The log's page", content: { "text/html": { schema: z.string() } } },
+      404: { description: "Unknown log (a page for browsers), or any non-browser request", content: { "text/html": { schema: z.string() }, "text/plain": { schema: z.string() } } },
+      ...errors(),
+    },
+  }));
+  logs.get("/:logId", async (c) => {
+    if (!wantsHtml(c.req.header("Accept"))) return fallback(c);
+    const view = await loadLogView(c.env, c.req.param("logId"));
+    if (view.kind === "unknown") return htmlResponse(c, unknownLogPage(), { status: 404, negotiated: true });
+    return htmlResponse(c, logPage(view, new URL(c.req.url).origin), { negotiated: true });
+  });
+}
 
 // The log's address itself: a page for browsers (src/pages/public), "not found" as before for everyone else.
 mountLogPage(logs, (c) => plain(c, 404, "not found"));

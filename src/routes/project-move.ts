@@ -7,7 +7,7 @@ import { readJsonObject } from "../lib/request-body";
 import { toIssues, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";
 import type { MoveProgress } from "../storage/shard-move";
-import { requestContext } from "./ingest";
+import { requestContext } from "../middleware/ingest";
 
 /**
  * POST /v1/project/move {shard}: runs the project's shard move for up to a

@@ -4,7 +4,7 @@ import { recordAdminAction } from "../chain/self-audit";
 import { ApiError } from "../lib/errors";
 import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { access, auditActor, projectOf } from "../middleware/credential";
-import { requestContext } from "./ingest";
+import { requestContext } from "../middleware/ingest";
 
 /**
  * POST /v1/project/restore-archive: brings the project's archived events back

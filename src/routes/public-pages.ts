@@ -1,13 +1,10 @@
 import type { Context } from "hono";
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import { etag } from "hono/etag";
 import { documented, errors, router } from "../middleware/openapi";
 import { sha256Base64 } from "../embed/digest";
 import { CHECK_JS } from "../pages/public/check-script.gen";
 import { landingPage } from "../pages/public/landing";
-import { logPage, unknownLogPage } from "../pages/public/log-page";
-import { loadLogView } from "../pages/public/log-view";
-import { wantsHtml } from "../pages/public/negotiate";
 import { htmlResponse } from "../pages/public/layout";
 import { PUBLIC_CSS } from "../pages/public/styles";
 import type { AppEnv } from "../middleware/app-env";
@@ -49,28 +46,4 @@ export function landingResponse(c: Context<AppEnv>): Response {
 /** A documented 200 that answers JSON to API clients and a page to browsers. */
 export function orHtml<T extends { content: Record<string, unknown> }>(response: T): T {
   return { ...response, content: { ...response.content, "text/html": { schema: z.string() } } };
-}
-
-/**
- * GET /logs/<log_id> (mounted by src/routes/logs.ts): a page about the log for
- * a browser; every other client gets `fallback`, the answer it got before the
- * page existed. The C2SP paths below the address are untouched.
- */
-export function mountLogPage(logs: OpenAPIHono<AppEnv>, fallback: (c: Context<AppEnv>) => Response): void {
-  documented(logs, createRoute({
-    method: "get", path: "/{logId}", tags: ["Public"], operationId: "viewLog", summary: "The log's page (browsers); not found as plain text for other clients", security: [],
-    description: "A browser (Accept preferring text/html) gets the log's size, checkpoint, cosignatures, verifier key and the log:monitor command.",
-    request: { params: z.object({ logId: z.string().meta({ description: "The log id, from GET /v1/log" }) }) },
-    responses: {
-      200: { description: "The log's page", content: { "text/html": { schema: z.string() } } },
-      404: { description: "Unknown log (a page for browsers), or any non-browser request", content: { "text/html": { schema: z.string() }, "text/plain": { schema: z.string() } } },
-      ...errors(),
-    },
-  }));
-  logs.get("/:logId", async (c) => {
-    if (!wantsHtml(c.req.header("Accept"))) return fallback(c);
-    const view = await loadLogView(c.env, c.req.param("logId"));
-    if (view.kind === "unknown") return htmlResponse(c, unknownLogPage(), { status: 404, negotiated: true });
-    return htmlResponse(c, logPage(view, new URL(c.req.url).origin), { negotiated: true });
-  });
 }

@@ -6,7 +6,7 @@ import { toIssues, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";
 import { retentionPlanSchema, retentionStateSchema } from "../schemas/retention";
 import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
-import { requestContext } from "./ingest";
+import { requestContext } from "../middleware/ingest";
 
 /**
  * The project's retention plan. It lives in the project's ledger, so only a

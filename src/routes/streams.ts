@@ -13,12 +13,12 @@ import { createStreamSchema, replayStreamSchema } from "../schemas/streams";
 import { newWebhookSecret } from "../streams/formats";
 import { s3Credential, s3Public, s3Url } from "../streams/object-storage";
 import { openCredential, sealCredential } from "../streams/secrets";
-import { deliveryStub, listStreams, MAX_STREAMS_PER_PROJECT, projectStream, type StreamRow } from "../streams/store";
+import { countStreams, deleteStream, deliveryStub, insertStream, listStreams, MAX_STREAMS_PER_PROJECT, projectStream, type StreamRow } from "../streams/store";
 import { destinationAllowed, notAllowedReason, streamDestinations } from "../streams/destinations";
 import { checkStreamTarget, targetRules } from "../streams/targets";
 import { forgetStreams } from "../streams/wake";
 import type { AppEnv } from "../middleware/app-env";
-import { requestContext } from "./ingest";
+import { requestContext } from "../middleware/ingest";
 
 /**
  * Log streams: the project's events delivered in seq order to a webhook,
@@ -88,8 +88,7 @@ streams.post("/", ADMIN.guard, async (c) => {
   const s3 = input.type === "s3" ? input.s3! : null;
   const target = await checkStreamTarget(s3 ? s3Url(s3) : input.url!, targetRules(c.env));
   if (!target.ok) throw validationError([s3 ? { path: "s3.endpoint", message: target.reason.replace(/^url\b/, "endpoint") } : { path: "url", message: target.reason }]);
-  const count = await c.env.DB.prepare("SELECT count(*) AS n FROM streams WHERE project_id = ?").bind(projectId).first<{ n: number }>();
-  if ((count?.n ?? 0) >= MAX_STREAMS_PER_PROJECT) throw validationError([{ path: "", message: `a project has at most ${MAX_STREAMS_PER_PROJECT} streams` }]);
+  if ((await countStreams(c.env, projectId)) >= MAX_STREAMS_PER_PROJECT) throw validationError([{ path: "", message: `a project has at most ${MAX_STREAMS_PER_PROJECT} streams` }]);
 
   const id = `str_${randomAlphanumeric(20)}`;
   const secret = input.type === "webhook" ? newWebhookSecret() : s3 ? s3Credential(s3) : input.token!;
@@ -102,9 +101,7 @@ streams.post("/", ADMIN.guard, async (c) => {
     created_at: new Date().toISOString(),
   };
   const credential = await sealCredential(c.env, id, secret);
-  await c.env.DB.prepare("INSERT INTO streams (id, project_id, type, url, credential, filter, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-    .bind(id, projectId, row.type, row.url, credential, row.filter, row.status, row.created_at)
-    .run();
+  await insertStream(c.env, { ...row, project_id: projectId, credential });
   // Recorded before delivery starts, so no stream ever delivers without its record;
   // delivery starts with the events committed after the record; replay reaches back.
   let seq: number;
@@ -114,7 +111,7 @@ streams.post("/", ADMIN.guard, async (c) => {
     await deliveryStub(c.env, id).start(seq);
   } catch (error) {
     // A stream whose delivery never started would look active and deliver nothing.
-    await c.env.DB.prepare("DELETE FROM streams WHERE id = ?").bind(id).run();
+    await deleteStream(c.env, id);
     throw error;
   }
   forgetStreams(projectId);
@@ -152,7 +149,7 @@ streams.delete("/:id", ADMIN.guard, async (c) => {
   const projectId = projectOf(c.get("credential"));
   const row = await streamOf(c.env, projectId, c.req.param("id"));
   await deliveryStub(c.env, row.id).remove();
-  await c.env.DB.prepare("DELETE FROM streams WHERE id = ? AND project_id = ?").bind(row.id, projectId).run();
+  await deleteStream(c.env, row.id, projectId);
   forgetStreams(projectId);
   await recordStreamAction(c, "deleted", row);
   return c.body(null, 204);

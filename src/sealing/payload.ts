@@ -1,3 +1,10 @@
+/**
+ * src/sealing/: how an event is sealed, as pure functions a third party can
+ * re-run: RFC 8785 canonical JSON (canonical.ts), the canonical payload with its
+ * salted personal-data commitment, the chain hash and the HMAC signature (this
+ * file), the versioned HMAC keys (signing-keys.ts) and the log's Ed25519 keys
+ * (receipt-signing.ts). No bindings; start here.
+ */
 import { canonicalize } from "./canonical";
 import { sha256Hex } from "../lib/crypto";
 import type { scratchEncoder } from "../lib/scratch-encoder";

@@ -8,6 +8,14 @@ import { EVENT_COLUMNS } from "./shard-copy";
  * per line, every column but row_id), with an index row on the project's
  * shard (archive_segments). A segment is only rewritten by an erasure or a
  * purge, through the ledger, which also updates its index row.
+ *
+ * The archive's entry point. The ledger seals segments (archive-run.ts, on its
+ * alarm: archive-upkeep.ts) with their id index (archive-ids.ts), summaries
+ * (archive-summary.ts, summary-*.ts) and export companions
+ * (archive-companions.ts, companion-*.ts); reads walk them with the hot rows
+ * (archive-walk.ts, archive-lookup.ts, archive-export.ts); erasure rewrites
+ * them (archive-erase.ts), retention through src/chain/retention-archive.ts;
+ * archive-restore.ts, archive-sweep.ts and archive-check.ts repair and watch.
  */
 export type ArchivedRow = Omit<EventRow, "row_id">;
 

@@ -1,3 +1,10 @@
+/**
+ * src/storage/: where a project's events live. Start here: the shard a
+ * project's rows are on (this file; shard-move.ts and shard-copy*.ts move a
+ * project between shards, shard-pressure.ts watches their size). The cold tier
+ * is the archive: archive-segments.ts is its entry. Staged export objects are
+ * staged-exports.ts; projects.ts creates a project.
+ */
 import { TtlCache } from "../lib/ttl-cache";
 
 /**

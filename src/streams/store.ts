@@ -1,3 +1,11 @@
+/**
+ * src/streams/: pushing a project's events to a customer's SIEM or bucket.
+ * Start here: the stream rows (this file); batch-read.ts reads what to send,
+ * formats.ts and object-storage.ts build each destination's request, send.ts
+ * and transport.ts deliver and back off, targets.ts and destinations.ts keep
+ * delivery to allowed hosts, secrets.ts seals credentials. The per-stream
+ * Durable Object (src/durable/stream-delivery.do.ts) drives it.
+ */
 import type { StreamType } from "./batch";
 /** Stream rows in the control database (table streams, migrations/0008_streams.sql). */
 
@@ -35,6 +43,24 @@ export async function projectStream(env: Env, projectId: string, id: string): Pr
 export async function listStreams(env: Env, projectId: string): Promise<StreamRow[]> {
   const { results } = await env.DB.prepare("SELECT * FROM streams WHERE project_id = ? ORDER BY created_at, id").bind(projectId).all<StreamRow>();
   return results;
+}
+
+/** How many streams a project has (at most MAX_STREAMS_PER_PROJECT). */
+export async function countStreams(env: Env, projectId: string): Promise<number> {
+  const row = await env.DB.prepare("SELECT count(*) AS n FROM streams WHERE project_id = ?").bind(projectId).first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+export async function insertStream(env: Env, row: StreamRow): Promise<void> {
+  await env.DB.prepare("INSERT INTO streams (id, project_id, type, url, credential, filter, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    .bind(row.id, row.project_id, row.type, row.url, row.credential, row.filter, row.status, row.created_at)
+    .run();
+}
+
+/** Forgets a stream; with projectId, only that project's. */
+export async function deleteStream(env: Env, id: string, projectId?: string): Promise<void> {
+  if (projectId === undefined) await env.DB.prepare("DELETE FROM streams WHERE id = ?").bind(id).run();
+  else await env.DB.prepare("DELETE FROM streams WHERE id = ? AND project_id = ?").bind(id, projectId).run();
 }
 
 export async function setStreamStatus(env: Env, id: string, status: StreamStatus): Promise<void> {

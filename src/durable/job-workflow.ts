@@ -2,11 +2,11 @@ import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type Workflo
 import type { ChunkResult } from "../chain/verify-chunks";
 import { asInvocation, meterEnabled } from "../lib/meter";
 import { meterEnv, meterFetch } from "../lib/metered-bindings";
-import { erasureJobStep } from "./erasure-job";
-import { exportParts, planExport, writeManifest } from "./export-job";
-import { keepAlive } from "./job-resume";
-import { finishJob, getJob, neverFails, noteStepFailure, RETRYING, type JobType } from "./job-store";
-import { mergeVerifyJob, planVerifyJob, verifyChunkStep, verifyParallelism } from "./verify-job";
+import { erasureJobStep } from "../jobs/erasure-job";
+import { exportParts, planExport, writeManifest } from "../jobs/export-job";
+import { keepAlive } from "../jobs/job-resume";
+import { finishJob, getJob, neverFails, noteStepFailure, RETRYING, type JobType } from "../jobs/job-store";
+import { mergeVerifyJob, planVerifyJob, verifyChunkStep, verifyParallelism } from "../jobs/verify-job";
 
 export interface JobParams {
   jobId: string;

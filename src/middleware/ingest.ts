@@ -1,7 +1,7 @@
 import type { Context } from "hono";
-import { ingestLimit, rateLimited } from "../middleware/rate-limit";
+import { ingestLimit, rateLimited } from "./rate-limit";
 import type { NewEvent } from "../model/new-event";
-import type { AppEnv } from "../middleware/app-env";
+import type { AppEnv } from "./app-env";
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { ledgerOf, packEvents } from "../chain/ledger";
