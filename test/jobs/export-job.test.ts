@@ -21,7 +21,7 @@ async function sha256(bytes: Uint8Array) {
 }
 
 describe("export jobs", () => {
-  it("write files that concatenate to exactly GET /v1/exports' body, hot and archived, whole and filtered", { timeout: 30_000 }, async () => {
+  it("write files that concatenate to exactly GET /v1/exports' body, hot and archived, whole and filtered", async () => {
     const p = await createProject();
     await ingestMany(p.key, events(400));
     // Seqs 1-240 archived in segments of 80; 241-400 stay hot.

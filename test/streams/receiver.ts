@@ -78,7 +78,7 @@ export class Network {
 }
 
 /** Polls the stream's status until `done` holds (or fails after timeoutMs). */
-export async function waitFor(key: string, id: string, done: (s: any) => boolean, timeoutMs = 20_000): Promise<any> {
+export async function waitFor(key: string, id: string, done: (s: any) => boolean, timeoutMs = 60_000): Promise<any> {
   const end = Date.now() + timeoutMs;
   let last: any;
   while (Date.now() < end) {
