@@ -5,12 +5,11 @@ import { namesOnlySelfAudit } from "./erasure-self-audit";
 import { erasureStep, type ErasureHost, type ErasureStepResult } from "./erasure-steps";
 import type { ErasureRequest } from "./erasure-running";
 
-/** What the ledger lends its erasures besides the steps' host: its head, and where an erasure's job is recorded. */
-export interface ErasureLedger extends ErasureHost {
-  headSeq(): number;
+/** What the ledger lends its erasures besides the steps' host: where an erasure's job is recorded. */
+export type ErasureLedger = ErasureHost & {
   /** Records the pending entry and the job (src/jobs/erasure-job.ts); idempotent. */
   ensureJob(running: RunningErasure): Promise<void>;
-}
+};
 
 /**
  * The ledger's part in erasures: accepting one (refused first, outside the
@@ -28,7 +27,7 @@ export class ErasureCoordinator {
     const request = { ...req, projectId: ledger.projectId };
     if (await namesOnlySelfAudit(ledger.env, ledger.db(), request)) return { status: "self_audit_only" };
     const outcome = await ledger.exclusive(() =>
-      acceptErasure(ledger.env, ledger.db(), ledger.records, request, { holds: ledger.holds, outbox: ledger.outbox, by, origin, headSeq: ledger.headSeq() }),
+      acceptErasure(ledger.env, ledger.db(), ledger.records, request, { holds: ledger.holds, outbox: ledger.outbox, by, origin, headSeq: ledger.head().seq }),
     );
     if (outcome.status !== "applying") return outcome;
     await ledger.ensureJob(outcome.running);

@@ -12,6 +12,7 @@ import type { ErasurePhase, ErasureState, RunningErasure } from "./erasure-runni
 import type { LegalHolds } from "./legal-holds";
 import { loadKeyring } from "../sealing/signing-keys";
 import { deleteStagedExports } from "../storage/staged-exports";
+import type { LedgerHost } from "../storage/ledger-host";
 
 /**
  * An accepted erasure applied in bounded steps, each one call of its job
@@ -30,20 +31,16 @@ import { deleteStagedExports } from "../storage/staged-exports";
  * is idempotent, so a step repeated after a crash duplicates and loses
  * nothing; the count is the erasure record's covered rows, each once.
  */
-export interface ErasureHost {
-  env: Env;
-  projectId: string;
-  db(): D1Database;
+/** The ledger an erasure step runs in (src/storage/ledger-host.ts), and the erasure state it keeps. */
+export type ErasureHost = LedgerHost & {
   records: ErasureRecords;
   outbox: AuditOutbox;
   holds: LegalHolds;
-  kv: SyncKvStorage;
-  exclusive<T>(work: () => Promise<T>): Promise<T>;
   /** The companions of a segment this step rendered and switched in (the ledger vouches for them to exports). */
   recordCompanions(segmentSha256: string, hashes: { csv: string; json: string }): void;
   drainAudit(): Promise<void>;
   deleteJobFiles(db: D1Database): Promise<unknown>;
-}
+};
 
 export interface ErasureStepResult {
   done: boolean;
@@ -88,7 +85,8 @@ export function erasureStep(host: ErasureHost, erasureId: number): Promise<Erasu
 }
 
 async function step(host: ErasureHost, erasureId: number): Promise<ErasureStepResult> {
-  const { records, kv } = host;
+  const { records } = host;
+  const kv = host.storage.kv;
   const r = records.running.get(erasureId);
   if (!r) {
     // Already finished (a repeated last step): its record says how many.
@@ -188,7 +186,7 @@ async function archiveStep(host: ErasureHost, r: RunningErasure, state: ErasureS
       rewrite = null;
     }
     if (rewrite) {
-      fault(host.kv, "archive");
+      fault(host.storage.kv, "archive");
       const done = rewrite;
       const switched = await host.exclusive(async () => {
         host.records.cover(r.erasure_id, done.seqs);

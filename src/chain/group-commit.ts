@@ -4,6 +4,7 @@ import type { Head } from "./chain-check";
 import { insertEventsStatements } from "./event-insert";
 import { idempotencyStatements, sealEvents } from "./seal-events";
 import { loadKeyring } from "../sealing/signing-keys";
+import type { LedgerHost } from "../storage/ledger-host";
 
 /** Bound on one group commit, so one D1 batch stays well inside its limits. */
 export const MAX_GROUP_EVENTS = 1000;
@@ -27,11 +28,8 @@ export interface LogAppender<Prepared = unknown> {
 }
 
 /** What the ledger lends its group commit: its chain, its log and its head. */
-export interface CommitHost {
-  env: Env;
-  projectId: string;
-  db(): D1Database;
-  head(): Head;
+/** What the ledger lends its group commit (src/storage/ledger-host.ts): its log, and what happens around a commit. */
+export type CommitHost = LedgerHost & {
   log(): LogAppender;
   /** Records the new head (and the rows' activity rollups); called with no await after the log's apply, so one storage transaction keeps them all. */
   advance(head: Head, rows: readonly EventRow[]): void;
@@ -39,7 +37,7 @@ export interface CommitHost {
   committed(): void;
   /** After a failed batch: reload the head, in case the commit landed and only its answer was lost. */
   recover(): Promise<void>;
-}
+};
 
 /**
  * The ledger's commit lock and group commit. Concurrent appends queue up and

@@ -41,6 +41,7 @@ import { wakeStreams } from "../streams/wake";
 import { deleteProjectJobFiles } from "../jobs/job-files";
 import { ensureErasureJob } from "../jobs/erasure-job";
 import type { ErasureRequest } from "../chain/erasure-running";
+import type { LedgerHost } from "../storage/ledger-host";
 
 /** The only writer of one project's chain: a coordinator; the logic of what it does lives in the domain folders. */
 export class ProjectLedger extends LedgerLogRpc {
@@ -62,6 +63,8 @@ export class ProjectLedger extends LedgerLogRpc {
   private readonly rates = new RateWindows();
   /** Events per hour and action, for the console's chart (src/reads/rollups.ts). */
   private readonly rollups: Rollups;
+  /** What this ledger lends everything that works on its behalf (src/storage/ledger-host.ts). */
+  private readonly host: LedgerHost;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -72,20 +75,26 @@ export class ProjectLedger extends LedgerLogRpc {
     this.audit = new AuditOutbox(ctx.storage.sql);
     this.holds = new LegalHolds(ctx.storage);
     this.rollups = new Rollups(ctx.storage.sql);
-    this.erasing = new ErasureCoordinator({
-      env, projectId: this.projectId, db: () => this.db, records: this.erasures, outbox: this.audit, holds: this.holds, kv: ctx.storage.kv,
+    this.host = {
+      env,
+      projectId: this.projectId,
+      storage: ctx.storage,
+      db: () => this.db,
+      head: () => this.current,
       exclusive: (work) => this.commits.exclusive(work),
+    };
+    this.erasing = new ErasureCoordinator({
+      ...this.host,
+      records: this.erasures,
+      outbox: this.audit,
+      holds: this.holds,
       recordCompanions: (sha, hashes) => this.companions.record(sha, hashes),
       drainAudit: () => this.drainAudit(),
       deleteJobFiles: (db) => deleteProjectJobFiles(env, db, this.projectId),
-      headSeq: () => this.current.seq,
       ensureJob: (running) => ensureErasureJob(this.db, this.projectId, running),
     });
     this.commits = new GroupCommit({
-      env,
-      projectId: this.projectId,
-      db: () => this.db,
-      head: () => this.current,
+      ...this.host,
       log: () => this.log,
       advance: (head, rows) => {
         this.current = head;
@@ -227,7 +236,7 @@ export class ProjectLedger extends LedgerLogRpc {
 
   /** One bounded step of an operator-requested shard move (src/storage/shard-move.ts), under the commit lock; hooks: tests only. */
   async moveShard(shard: number, hooks: MoveHooks = {}): Promise<MoveProgress> {
-    const host = { env: this.env, projectId: this.projectId, kv: this.ctx.storage.kv, head: () => this.current.seq, switchTo: (db: D1Database) => (this.db = db) };
+    const host = { ...this.host, switchTo: (db: D1Database) => (this.db = db) };
     const progress = await this.commits.exclusive(() => moveStep(host, shard, hooks));
     await scheduleMoveFinish(this.ctx.storage, progress);
     return progress;
@@ -262,8 +271,8 @@ export class ProjectLedger extends LedgerLogRpc {
     await logAlarm(this.log, this.logDeps());
     await moveAlarm(this.ctx.storage, (shard) => this.moveShard(shard));
     await retentionAlarm(this.ctx.storage, (at, afterSeq) => this.purgeExpired(at, afterSeq));
-    await archiveAlarm({ env: this.env, projectId: this.projectId, storage: this.ctx.storage, db: () => this.db, step: (now, mode) => this.archiveSegment(now, { mode }) });
-    await rollupBackfillAlarm({ storage: this.ctx.storage, rollups: this.rollups, db: () => this.db, projectId: this.projectId, exclusive: (work) => this.commits.exclusive(work) });
+    await archiveAlarm({ ...this.host, step: (now, mode) => this.archiveSegment(now, { mode }) });
+    await rollupBackfillAlarm({ ...this.host, rollups: this.rollups });
   }
 
   /**
@@ -289,6 +298,6 @@ export class ProjectLedger extends LedgerLogRpc {
   }
 
   private logDeps(): UpkeepDeps {
-    return { db: this.db, projectId: this.projectId, head: () => this.current, exclusive: (work) => this.commits.exclusive(work), storage: this.ctx.storage, env: this.env };
+    return this.host;
   }
 }

@@ -12,23 +12,19 @@
  * change their hash); only the store runs under it, so an append never waits
  * on a page read, and no commit is in flight when the log turns ready.
  */
-import { checkRow, type Head } from "../chain/chain-check";
+import { checkRow } from "../chain/chain-check";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import type { BuildState } from "./log-store.ts";
 import type { ProjectLog } from "./project-log.ts";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
+import type { LedgerHost } from "../storage/ledger-host";
 
 export const BACKFILL_PAGE = 2000;
 /** No HMAC keys: checkRow then checks hashes only. Signatures do not anchor the tree; the head does. */
 const HASH_ONLY: SigningKeyring = { newest: 0, keys: new Map() };
 
-export interface BackfillDeps {
-  db: D1Database;
-  projectId: string;
-  head: () => Head;
-  /** Runs work under the ledger's commit lock. */
-  exclusive: <T>(work: () => Promise<T>) => Promise<T>;
-}
+/** The ledger the backfill runs in (src/storage/ledger-host.ts). */
+export type BackfillDeps = LedgerHost;
 
 /** The first problem in a page that should continue the tree after `lastHash`, if any. */
 async function firstProblem(rows: ChainRow[], start: number, lastHash: string | null): Promise<BuildState["blocked"] | null> {
@@ -52,7 +48,7 @@ export async function backfillStep(log: ProjectLog, deps: BackfillDeps, pageSize
   const headSeq = deps.head().seq;
   const cells =
     start < headSeq
-      ? await deps.db
+      ? await deps.db()
           .prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`)
           .bind(deps.projectId, start, headSeq, pageSize)
           .raw()

@@ -9,12 +9,10 @@ import { type BackfillDeps, backfill } from "./log-backfill.ts";
 import type { ProjectLog } from "./project-log.ts";
 import { type WitnessConfig, cosignRound, nextRoundAt, parseWitnesses } from "./witness-client.ts";
 
-export interface UpkeepDeps extends BackfillDeps {
-  storage: DurableObjectStorage;
-  env: Env;
+export type UpkeepDeps = BackfillDeps & {
   /** Outbound fetch for witnesses; the tests pass one that reaches a witness they run. */
   fetcher?: typeof fetch;
-}
+};
 
 function witnessesOf(env: Env): WitnessConfig[] {
   try {

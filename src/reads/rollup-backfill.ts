@@ -11,6 +11,7 @@
  */
 import { alarmNoLaterThan } from "../lib/alarm";
 import type { Rollups, RollupRow } from "./rollups";
+import type { LedgerHost } from "../storage/ledger-host";
 
 interface BackfillState {
   /** Every event with seq <= through is counted. */
@@ -40,13 +41,10 @@ export async function beginRollupBackfill(storage: DurableObjectStorage, rollups
 }
 
 
-export interface BackfillHost {
-  storage: DurableObjectStorage;
+/** The ledger the backfill runs in (src/storage/ledger-host.ts), and the rollups it fills. */
+export type BackfillHost = LedgerHost & {
   rollups: Rollups;
-  db: () => D1Database;
-  projectId: string;
-  exclusive: <T>(work: () => Promise<T>) => Promise<T>;
-}
+};
 
 /** From the ledger's alarm: steps until done or out of budget, then asks for another alarm if work is left. */
 export async function rollupBackfillAlarm(host: BackfillHost): Promise<void> {

@@ -3,6 +3,7 @@ import { LimitExceededError } from "../lib/meter";
 import { hotDays, PARTIAL_AFTER_MS, SEGMENT_ROWS, type ArchiveMode } from "./archive-run";
 import { relievePressure, WARN_FRACTION, warnIfFull } from "./shard-pressure";
 import { projectShard } from "./shards";
+import type { LedgerHost } from "./ledger-host";
 
 /**
  * Continuous archiving, from each project's ledger alarm (the daily cron only
@@ -37,14 +38,10 @@ interface UpkeepState {
   mark: number | null;
 }
 
-export interface UpkeepHost {
-  env: Env;
-  projectId: string;
-  storage: DurableObjectStorage;
-  db: () => D1Database;
-  /** One archive step under the ledger's commit lock. */
+/** The ledger the archive's alarm runs in (./ledger-host.ts), and its one archive step under the commit lock. */
+export type UpkeepHost = LedgerHost & {
   step: (now: string, mode: ArchiveMode) => Promise<{ archived: number; done: boolean }>;
-}
+};
 
 function load(storage: DurableObjectStorage): UpkeepState {
   return storage.kv.get<UpkeepState>(KEY) ?? { checkedAt: 0, nextDueAt: null, tidy: false, size: null, mark: null };

@@ -1,6 +1,7 @@
 import { copyArchiveIds, copyEvents, copyGaps, copyKeys, copyKeysSince, CopyMismatchError, deleteBatch, rowCounts } from "./shard-copy";
 import { copyRecords, deleteRecords } from "./shard-copy-records";
 import { eventsDb, forgetShard, rememberShard, SHARD_CACHE_SECONDS, shardDb, UnknownShardError } from "./shards";
+import type { LedgerHost } from "./ledger-host";
 
 /**
  * Moving a project to another event shard, online, driven by its ledger (the
@@ -60,13 +61,10 @@ export interface MoveHooks {
 }
 
 /** What the ledger lends a step: its storage, its head and the switch of its own database. */
-export interface MoveHost {
-  env: Env;
-  projectId: string;
-  kv: SyncKvStorage;
-  head(): number;
+/** The ledger a move step runs in (./ledger-host.ts); switchTo points it at the shard the project now lives on. */
+export type MoveHost = LedgerHost & {
   switchTo(db: D1Database): void;
-}
+};
 
 class InjectedCrash extends Error {}
 
@@ -83,9 +81,10 @@ export async function moveStep(host: MoveHost, shard: number, hooks: MoveHooks =
 }
 
 async function step(host: MoveHost, shard: number, hooks: MoveHooks): Promise<MoveProgress> {
-  const { env, projectId, kv } = host;
+  const { env, projectId } = host;
+  const kv = host.storage.kv;
   const dir = await env.DB.prepare("SELECT shard, move_to FROM projects WHERE id = ?").bind(projectId).first<{ shard: number; move_to: number | null }>();
-  const head = host.head();
+  const head = host.head().seq;
   let state = kv.get<MoveState>(MOVE_STATE_KEY) ?? null;
   const wasSwitched = state?.switchedAt != null;
   const report = (status: MoveStatus, extra: Partial<MoveProgress> = {}): MoveProgress => ({
