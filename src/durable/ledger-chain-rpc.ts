@@ -1,0 +1,67 @@
+import type { RateState } from "../lib/rate-window";
+import type { Head } from "../chain/chain-check";
+import { unpackEvents, type PackedEvents } from "../chain/ledger";
+import type { ErasureAnswer } from "../chain/erasure";
+import type { ErasureStepResult } from "../chain/erasure-steps";
+import type { AppendRequest, AppendResult } from "../chain/idempotent-appends";
+import type { AuditActor, AuditOrigin } from "../chain/self-audit";
+import { eventJson } from "../model/event-shape";
+import type { Activity, Bucket } from "../reads/rollups";
+import type { TrustedCompanions } from "../storage/companion-records";
+import { LedgerHistoryRpc } from "./ledger-history-rpc";
+import type { ErasureRequest } from "../chain/erasure-running";
+
+/**
+ * The ledger's RPC facet for the chain itself: appends (plain, keyed and
+ * self-audit), erasures, and what verify and exports ask of it (the anchor,
+ * the committed head, erasure records, trusted companions, activity).
+ */
+export abstract class LedgerChainRpc extends LedgerHistoryRpc {
+  /** The head after every commit queued before this call has finished (verify: committed, or planted?). */
+  committedHead(): Promise<Head> {
+    return this.commits.exclusive(async () => ({ ...this.current }));
+  }
+
+  /** Admin actions recorded in the chain (src/chain/self-audit.ts): appended like events, never rate limited. */
+  async selfAudit(events: PackedEvents): Promise<string[]> {
+    return (await this.commits.enqueue(unpackEvents(events))).map(eventJson);
+  }
+
+  async append(request: AppendRequest): Promise<AppendResult> {
+    const rate = this.rates.hit(request.keyPrefix, request.rateLimit);
+    if (!rate.allowed) return { status: "rate_limited", rate };
+    const events = unpackEvents(request.events);
+    if (request.idempotencyKey === null) return { status: "appended", events: (await this.commits.enqueue(events)).map(eventJson), rate };
+    return { ...(await this.keyed.run(events, request.idempotencyKey, request.requestHash)), rate };
+  }
+
+  /** Counts an ingest request that failed before it could be appended. */
+  countRequest(keyPrefix: string, limit: number): RateState {
+    return this.rates.hit(keyPrefix, limit);
+  }
+
+  /** DELETE /v1/actors/:id: answers at once; a job applies it (src/chain/erasure-coordinator.ts). */
+  erase(req: Omit<ErasureRequest, "projectId">, by: AuditActor, origin: AuditOrigin): Promise<ErasureAnswer> {
+    return this.erasing.accept(req, by, origin);
+  }
+
+  /** One bounded step of an erasure's job; each holds the commit lock for one batch or one segment's switch. */
+  erasureStep(erasureId: number): Promise<ErasureStepResult> {
+    return this.erasing.step(erasureId);
+  }
+
+  /** For exports and verify: the companion hashes this ledger recorded for these archive segments (by the segment's SHA-256). */
+  companionHashes(segmentSha256s: string[]): TrustedCompanions {
+    return this.companions.lookup(segmentSha256s);
+  }
+
+  /** For verify: the anonymized_at an erasure record gives each of these seqs (absent: no erasure covers it). */
+  erasedAt(seqs: number[]): Record<number, string> {
+    return this.erasures.erasedAt(seqs);
+  }
+
+  /** GET /v1/stats/activity: events per bucket and top action, from the rollups (never the events). */
+  activity(from: string, to: string, bucket: Bucket): Activity {
+    return this.rollups.read(from, to, bucket);
+  }
+}

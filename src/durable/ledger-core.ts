@@ -1,0 +1,165 @@
+import { RateWindows } from "../lib/rate-window";
+import type { Anchor, Head } from "../chain/chain-check";
+import { AuditOutbox } from "../chain/audit-outbox";
+import { ErasureCoordinator } from "../chain/erasure-coordinator";
+import { ErasureRecords } from "../chain/erasure-records";
+import { GroupCommit, MAX_GROUP_EVENTS } from "../chain/group-commit";
+import { recoverHead } from "../chain/head-recovery";
+import { IdempotentAppends } from "../chain/idempotent-appends";
+import { LegalHolds } from "../chain/legal-holds";
+import { loadKeyring } from "../sealing/signing-keys";
+import { Rollups } from "../reads/rollups";
+import { beginRollupBackfill } from "../reads/rollup-backfill";
+import { hasWitnesses, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
+import { ProjectLog } from "../log/project-log";
+import type { NewEvent } from "../model/new-event";
+import { afterCommit } from "../storage/archive-upkeep";
+import { CompanionRecords } from "../storage/companion-records";
+import { moveCopying } from "../storage/shard-move";
+import { eventsDb } from "../storage/shards";
+import { LedgerLogRpc } from "./ledger-log-rpc";
+import { wakeStreams } from "../streams/wake";
+import { deleteProjectJobFiles } from "../jobs/job-files";
+import { ensureErasureJob } from "../jobs/erasure-job";
+import type { LedgerHost } from "../storage/ledger-host";
+
+/**
+ * The ledger's state and wiring: the head, the commit lock and group commit,
+ * the records it keeps in its own storage, and the one LedgerHost
+ * (src/storage/ledger-host.ts) it lends to every step that works for it.
+ * The RPC facets (ledger-log-rpc.ts, ledger-history-rpc.ts,
+ * ledger-chain-rpc.ts) and ProjectLedger build on it.
+ */
+export abstract class LedgerCore extends LedgerLogRpc {
+  protected readonly projectId: string;
+  /** The project's event shard, resolved once: the ledger is the only writer of its events. */
+  protected db!: D1Database;
+  /** The commit lock and the group commit (src/chain/group-commit.ts). */
+  protected readonly commits: GroupCommit;
+  /** Appends under an Idempotency-Key (src/chain/idempotent-appends.ts). */
+  protected readonly keyed: IdempotentAppends;
+  protected readonly erasures: ErasureRecords;
+  /** Erasures: accepted at once, applied by a job's bounded steps (src/chain/erasure-coordinator.ts). */
+  protected readonly erasing: ErasureCoordinator;
+  /** Self-audit events of the actions this ledger performs, staged with the change they record (src/chain/audit-outbox.ts). */
+  protected readonly audit: AuditOutbox;
+  protected readonly holds: LegalHolds;
+  /** Hashes of the archive's export companions, which exports and verify trust (src/storage/companion-records.ts). */
+  protected readonly companions: CompanionRecords;
+  protected readonly rates = new RateWindows();
+  /** Events per hour and action, for the console's chart (src/reads/rollups.ts). */
+  protected readonly rollups: Rollups;
+  /** What this ledger lends everything that works on its behalf (src/storage/ledger-host.ts). */
+  protected readonly host: LedgerHost;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    if (!ctx.id.name) throw new Error("ProjectLedger must be addressed by project id (idFromName)");
+    this.projectId = ctx.id.name;
+    this.erasures = new ErasureRecords(ctx.storage.sql);
+    this.companions = new CompanionRecords(ctx.storage.sql);
+    this.audit = new AuditOutbox(ctx.storage.sql);
+    this.holds = new LegalHolds(ctx.storage);
+    this.rollups = new Rollups(ctx.storage.sql);
+    this.host = {
+      env,
+      projectId: this.projectId,
+      storage: ctx.storage,
+      db: () => this.db,
+      head: () => this.current,
+      exclusive: (work) => this.commits.exclusive(work),
+    };
+    this.erasing = new ErasureCoordinator({
+      ...this.host,
+      records: this.erasures,
+      outbox: this.audit,
+      holds: this.holds,
+      recordCompanions: (sha, hashes) => this.companions.record(sha, hashes),
+      drainAudit: () => this.drainAudit(),
+      deleteJobFiles: (db) => deleteProjectJobFiles(env, db, this.projectId),
+      ensureJob: (running) => ensureErasureJob(this.db, this.projectId, running),
+    });
+    this.commits = new GroupCommit({
+      ...this.host,
+      log: () => this.log,
+      advance: (head, rows) => {
+        this.current = head;
+        this.ctx.storage.kv.put("head", head);
+        this.rollups.add(rows);
+      },
+      committed: () => {
+        // Log streams deliver on their own; the ledger only wakes them, never waits.
+        this.ctx.waitUntil(wakeStreams(this.env, this.projectId).catch(() => {}));
+        if (hasWitnesses(this.env)) void scheduleLog(this.log, this.logDeps()).catch(() => {});
+        // Continuous archiving and the shard's size check run from the alarm (src/storage/archive-upkeep.ts).
+        void afterCommit(this.ctx.storage).catch(() => {});
+      },
+      recover: () => this.loadHead(),
+    });
+    this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash) => this.commits.enqueue(events, key, requestHash));
+    // Once started, append any self-audit event a crash left staged.
+    ctx.blockConcurrencyWhile(() => this.loadHead()).then(() => this.drainAudit()).then(() => this.erasing.resume());
+  }
+
+  /**
+   * The head lives in this object's own storage, never taken from D1. Rows
+   * found past it are adopted only after recoverHead checked them (a commit
+   * whose answer was lost); planted rows are refused and left for verify.
+   */
+  protected async loadHead() {
+    this.db = await eventsDb(this.env, this.projectId);
+    if (this.ctx.storage.kv.get<number>("signed_from") === undefined) this.ctx.storage.kv.put("signed_from", 1);
+    const stored = this.ctx.storage.kv.get<Head>("head") ?? { seq: 0, hash: null };
+    this.log ??= new ProjectLog(this.ctx.storage, this.env, this.projectId);
+    this.log.init(stored);
+    const recovered = await recoverHead(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, stored, MAX_GROUP_EVENTS);
+    this.current = recovered.head;
+    // Adopted rows are a commit whose head was never recorded, so neither were its leaves.
+    const leaves = await this.log.prepare(recovered.adopted);
+    this.log.apply(leaves);
+    if (recovered.adopted.length > 0) {
+      this.ctx.storage.kv.put("head", this.current);
+      this.rollups.add(recovered.adopted);
+    }
+    // Rollups older than the console's: rebuilt once from the hot events, by the alarm.
+    await beginRollupBackfill(this.ctx.storage, this.rollups, this.current.seq);
+    // Pin the log's id on first wake, before anything asks for it: a D1 log_id changed later cannot move this log.
+    await this.log.logId().catch(() => {});
+    await scheduleLog(this.log, this.logDeps());
+  }
+
+  /**
+   * Purges and archiving wait while the log's tree is still being built (it
+   * reads old rows from D1: taking them first would leave it unbuildable) and
+   * while a shard move copies the hot rows and gap records once.
+   */
+  protected historyBusy(): boolean {
+    return this.log.status === "building" || moveCopying(this.ctx.storage.kv);
+  }
+
+  /** An action this ledger performs and self-audits: under the commit lock, then its staged record appended. */
+  protected async audited<T>(work: () => Promise<T>): Promise<T> {
+    const result = await this.commits.exclusive(work);
+    await this.drainAudit();
+    return result;
+  }
+
+  /** Appends the staged self-audit events; one that fails waits in storage for the next drain (or the next start). */
+  protected async drainAudit(): Promise<void> {
+    const append = (events: NewEvent[], idempotencyKey: string) => this.commits.enqueue(events, idempotencyKey);
+    await this.audit.drain(this.env, () => this.db, this.projectId, append).catch((error) => console.error(`ledger ${this.projectId}: self-audit append failed; retried later`, error));
+  }
+
+  protected logDeps(): UpkeepDeps {
+    return this.host;
+  }
+
+  /**
+   * What verification anchors on: the head as this ledger committed it and the
+   * seq from which every row is signed (1 for every project this code made; an
+   * operator importing an older, unsigned history would record a later one).
+   */
+  anchor(): Anchor {
+    return { ...this.current, signedFrom: this.ctx.storage.kv.get<number>("signed_from") ?? 1 };
+  }
+}
