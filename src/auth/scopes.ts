@@ -19,11 +19,6 @@ export function grants(held: readonly Scope[], needed: Scope): boolean {
   return held.includes(needed) || held.includes("admin");
 }
 
-/** Every scope `held` grants, admin expanded: what a key holding them can do. */
-export function effectiveScopes(held: readonly Scope[]): Scope[] {
-  return SCOPES.filter((s) => grants(held, s));
-}
-
 /** The stored form (api_keys.scopes): sorted, deduplicated, comma-separated. */
 export function formatScopes(scopes: readonly Scope[]): string {
   return SCOPES.filter((s) => scopes.includes(s)).join(",");

@@ -110,6 +110,3 @@ export const exportQuerySchema = z
   .refine(dateOrder.check, dateOrder.params).refine(targetPair.check, targetPair.params);
 
 export type Filters = z.infer<z.ZodObject<typeof filterShape>>;
-export type ListQuery = z.infer<typeof listQuerySchema>;
-export type SearchQuery = z.infer<typeof searchQuerySchema>;
-export type ExportQuery = z.infer<typeof exportQuerySchema>;

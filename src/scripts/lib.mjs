@@ -1,9 +1,10 @@
 // Shared helpers of the operator scripts (plain Node, run through npm scripts on Node 22).
 import { spawnSync } from "node:child_process";
-import { createHash, randomBytes, randomInt } from "node:crypto";
+import { createHash, randomInt } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { localD1File, pendingMigrations, runLocal, sqliteAvailable } from "./local-d1.mjs";
+import { hotDaysSetting, newProjectValues, PROJECT_INSERT } from "../storage/project-row.ts";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 export const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
@@ -145,11 +146,9 @@ export function leastFullShard(where = {}) {
   return measured.reduce((best, m) => (m.free > best.free ? m : best)).shard;
 }
 
-/** DEFAULT_HOT_DAYS as the service reads it (src/storage/projects.ts): a new project's hot window, null for all hot. */
+/** DEFAULT_HOT_DAYS as the service reads it (src/storage/project-row.ts): a new project's hot window, null for all hot. */
 function defaultHotDays() {
-  const raw = (wranglerVar("DEFAULT_HOT_DAYS") ?? "").trim();
-  if (raw === "" || raw === "off") return null;
-  return /^\d+$/.test(raw) && Number(raw) <= 36500 ? Number(raw) : 30;
+  return hotDaysSetting(wranglerVar("DEFAULT_HOT_DAYS")).days;
 }
 
 /** Every database gets the same migrations (shard 0 is the control database itself). */
@@ -212,9 +211,10 @@ export function createKey(projectId, where = {}, { scopes = ["admin"], label = n
   const now = new Date().toISOString();
   const exists = sql(`SELECT 1 AS ok FROM projects WHERE id = ${quote(projectId)}`, where).length > 0;
   const shard = exists ? 0 : leastFullShard(where);
+  // The project's row as the worker makes it (src/storage/project-row.ts), its values written as literals for wrangler d1 execute.
+  const values = newProjectValues(projectId, shard, defaultHotDays(), new Date(now)).map((v) => (v === null ? "NULL" : typeof v === "number" ? v : quote(v)));
   sql(
-    // log_id: the project's public transparency log address, 128 random bits.
-    `INSERT OR IGNORE INTO projects (id, created_at, shard, log_id, hot_days) VALUES (${quote(projectId)}, ${quote(now)}, ${shard}, ${quote(randomBytes(16).toString("hex"))}, ${defaultHotDays() ?? "NULL"}); ` +
+    `${PROJECT_INSERT.replace("(?, ?, ?, ?, ?)", `(${values.join(", ")})`)}; ` +
       `INSERT INTO api_keys (prefix, project_id, secret_hash, created_at, scopes, label) ` +
       `VALUES (${quote(prefix)}, ${quote(projectId)}, ${quote(secretHash)}, ${quote(now)}, ${quote(scopes.join(","))}, ${quote(label)});`,
     where,

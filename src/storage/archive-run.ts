@@ -23,8 +23,6 @@ import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
 /** Rows per segment: one D1 read and one object of roughly 0.2-1 MB compressed. */
 export const SEGMENT_ROWS = 2000;
 
-/** tiering: how many days of events stay hot; null keeps them all (new projects get DEFAULT_HOT_DAYS). */
-export const MAX_HOT_DAYS = 36500;
 /** routine: a segment of fewer than SEGMENT_ROWS due rows waits until its oldest row has been due this long. */
 export const PARTIAL_AFTER_MS = 86_400_000;
 
