@@ -4,6 +4,14 @@ import { erasableSql, isErasable } from "../model/erasable";
 import type { ErasureRequest } from "./erasure-running";
 
 const SCAN_PAGE = 200;
+/**
+ * What the look may cost on the request path: a long-lived admin key's
+ * records can sit in thousands of segments, and an invocation has a bounded
+ * number of subrequests. Past these it lets the erasure through, which
+ * scrubs no self-audit record anyway; only the clearer 400 is given up.
+ */
+const MAX_SEGMENT_READS = 20;
+const MAX_SCAN_PAGES = 10;
 
 /**
  * True when the id names only API keys or sessions: some self-audit record
@@ -33,12 +41,15 @@ export async function namesOnlySelfAudit(env: Env, db: D1Database, req: ErasureR
   if (hot!.people) return false;
   let keys = hot!.keys === 1;
   const probe = actorProbe(env, "id", req.value, req.organization);
-  for (let after = 0; ; ) {
+  let reads = 0;
+  for (let after = 0, pages = 0; ; pages++) {
+    if (pages === MAX_SCAN_PAGES) return false;
     const segments = await segmentsToErase(db, req.projectId, after, Number.MAX_SAFE_INTEGER, SCAN_PAGE);
     if (segments.length === 0) return keys;
     after = segments[segments.length - 1].first_seq;
     for (const segment of segments) {
       if (!(await probe.admits(segment.summary))) continue;
+      if (++reads > MAX_SEGMENT_READS) return false;
       let rows: ArchivedRow[];
       try {
         rows = await readSegment(env, segment);

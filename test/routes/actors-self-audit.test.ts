@@ -57,6 +57,26 @@ describe("DELETE /v1/actors/:id and Witness's own records", () => {
     expect(res.json.error.code).toBe("VALIDATION_ERROR");
   });
 
+  it("lets the erasure through once the look at archived segments passes its bound, and still scrubs no self-audit record", async () => {
+    const p = await createProject();
+    const admin = await createScopedKey(p.id, ["admin"]);
+    // The admin key's records spread over more archived segments than one request may read.
+    for (let i = 0; i < 22; i++) {
+      await ingest(p.key, { action: "doc.read", actor: { id: `u_${i}` } });
+      await adminAct(admin.key);
+    }
+    await archiveAll(p.id, 2);
+    const segments = await segmentsOf(p.db, p.id);
+    expect(segments.length).toBeGreaterThan(20);
+
+    expect((await eraseApplied(p.key, `/v1/actors/${admin.prefix}`)).status).toBe(202);
+    const archived = (await Promise.all((await segmentsOf(p.db, p.id)).map((s) => readSegment(env, s)))).flat();
+    const records = [...archived, ...(await rows(p.id))].filter((r) => r.action === "witness.key.created");
+    expect(records.length).toBe(22);
+    expect(records.every((r) => r.actor_id === admin.prefix && r.anonymized_at === null)).toBe(true);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, anonymized: 0 });
+  });
+
   it("still accepts an id that matches nothing at all", async () => {
     const p = await createProject();
     await adminAct(p.key);
