@@ -26,6 +26,7 @@ import projectRestore from "./routes/project-restore";
 import retention from "./routes/retention";
 import streams from "./routes/streams";
 import stats from "./routes/stats";
+import actions from "./routes/actions";
 import { mountConsole } from "./routes/console";
 import { manageRoutes } from "./routes/console-manage";
 import wellKnown from "./routes/well-known";
@@ -72,6 +73,7 @@ app.route("/v1/project", projectRestore);
 app.route("/v1/keys", keys);
 app.route("/v1/jobs", jobs);
 app.route("/v1/stats", stats);
+app.route("/v1/actions", actions);
 // The web console (HTML, not API operations): its pages call /v1 in-process as the signed-in key.
 mountConsole(app, manageRoutes);
 app.route("/v1/embed", embedTokens);

@@ -6,7 +6,7 @@ import type { ErasureStepResult } from "../chain/erasure-steps";
 import type { AppendRequest, AppendResult } from "../chain/idempotent-appends";
 import type { AuditActor, AuditOrigin } from "../chain/self-audit";
 import { eventJson } from "../model/event-shape";
-import type { Activity, Bucket } from "../reads/rollups";
+import type { ActionSeen, Activity, Bucket } from "../reads/rollups";
 import type { TrustedCompanions } from "../storage/companion-records";
 import { LedgerHistoryRpc } from "./ledger-history-rpc";
 import type { ErasureRequest } from "../chain/erasure-running";
@@ -63,5 +63,10 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
   /** GET /v1/stats/activity: events per bucket and top action, from the rollups (never the events). */
   activity(from: string, to: string, bucket: Bucket): Activity {
     return this.rollups.read(from, to, bucket);
+  }
+
+  /** GET /v1/actions: every action recorded, with its count and first and last hour, from the rollups (never the events). */
+  actions(prefix: string, after: string | null, limit: number): ActionSeen[] {
+    return this.rollups.actions(prefix, after, limit);
   }
 }

@@ -33,6 +33,19 @@ export interface Activity {
   total: number;
 }
 
+/** One action of GET /v1/actions: how often it was recorded and the hours (of occurred_at) it was first and last seen in. */
+export interface ActionSeen {
+  action: string;
+  count: number;
+  /** Start of the first hour holding the action, ISO 8601. */
+  first_seen: string;
+  /** End of the last hour holding the action (its last millisecond), ISO 8601. */
+  last_seen: string;
+}
+
+/** Actions per page of GET /v1/actions, at most. */
+export const MAX_ACTIONS_PAGE = 200;
+
 export class Rollups {
   constructor(private readonly sql: SqlStorage) {
     sql.exec("CREATE TABLE IF NOT EXISTS activity_rollups (hour INTEGER NOT NULL, action TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (hour, action)) WITHOUT ROWID");
@@ -74,6 +87,29 @@ export class Rollups {
     for (const { day, action, n } of days.values()) {
       this.sql.exec("INSERT INTO activity_rollups_daily (day, action, n) VALUES (?, ?, ?) ON CONFLICT (day, action) DO UPDATE SET n = n + excluded.n", day, action, n);
     }
+  }
+
+  /**
+   * The actions recorded, in name order after `after`, those starting with
+   * `prefix` only: counts from the daily rollups, first and last hour from the
+   * hourly ones within the first and last day (24 rows per action each).
+   */
+  actions(prefix: string, after: string | null, limit: number): ActionSeen[] {
+    const days = this.sql
+      .exec<{ action: string; count: number; first_day: number; last_day: number }>(
+        "SELECT action, SUM(n) AS count, MIN(day) AS first_day, MAX(day) AS last_day FROM activity_rollups_daily " +
+          "WHERE substr(action, 1, length(?1)) = ?1 AND (?2 IS NULL OR action > ?2) GROUP BY action ORDER BY action LIMIT ?3",
+        prefix, after, Math.min(limit, MAX_ACTIONS_PAGE + 1),
+      )
+      .toArray();
+    const hour = (fn: "MIN" | "MAX", action: string, day: number) =>
+      this.sql.exec<{ h: number }>(`SELECT ${fn}(hour) AS h FROM activity_rollups WHERE hour >= ? AND hour < ? AND action = ?`, day * 24, day * 24 + 24, action).one().h;
+    return days.map(({ action, count, first_day, last_day }) => ({
+      action,
+      count,
+      first_seen: new Date(hour("MIN", action, first_day) * HOUR_MS).toISOString(),
+      last_seen: new Date((hour("MAX", action, last_day) + 1) * HOUR_MS - 1).toISOString(),
+    }));
   }
 
   /** Counts per bucket in [from, to] (both ISO 8601, whole buckets), the top actions apart. */

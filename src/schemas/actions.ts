@@ -1,0 +1,61 @@
+import { z } from "zod";
+import { MAX_ACTIONS_PAGE } from "../reads/rollups";
+
+const DEFAULT_ACTIONS_PAGE = 100;
+const MAX_PREFIX = 200;
+
+// As list-query's parameters: an empty one counts as absent.
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
+
+/** nextCursor: the last action of a page, opaque to clients. */
+export function encodeActionCursor(action: string): string {
+  return btoa(String.fromCharCode(...new TextEncoder().encode(action))).replace(/=+$/, "");
+}
+
+function decodeActionCursor(cursor: string): string | null {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(atob(cursor), (ch) => ch.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+}
+
+/** GET /v1/actions. */
+export const actionsQuery = z.object({
+  prefix: optional(z.string("prefix must be given once").max(MAX_PREFIX, `prefix must be at most ${MAX_PREFIX} characters`))
+    .transform((v) => v ?? "")
+    .meta({ description: "Only actions starting with this text (for example `member.`)" }),
+  limit: optional(
+    z
+      .string("limit must be given once")
+      .regex(/^\d+$/, `limit must be a whole number from 1 to ${MAX_ACTIONS_PAGE}`)
+      .transform(Number)
+      .pipe(z.number().min(1, `limit must be from 1 to ${MAX_ACTIONS_PAGE}`).max(MAX_ACTIONS_PAGE, `limit must be from 1 to ${MAX_ACTIONS_PAGE}`)),
+  )
+    .transform((v) => v ?? DEFAULT_ACTIONS_PAGE)
+    .meta({ description: `Actions per page, 1 to ${MAX_ACTIONS_PAGE} (default ${DEFAULT_ACTIONS_PAGE})` }),
+  cursor: optional(
+    z.string("cursor must be given once").transform((v, ctx) => {
+      const after = decodeActionCursor(v);
+      if (after === null) {
+        ctx.addIssue({ code: "custom", message: "cursor must be a nextCursor from an earlier page" });
+        return z.NEVER;
+      }
+      return after;
+    }),
+  ).meta({ description: "nextCursor from the previous page" }),
+});
+
+export const actionPageSchema = z
+  .object({
+    data: z.array(
+      z.object({
+        action: z.string(),
+        count: z.int().meta({ description: "Events recorded with this action (committed; later purges and erasures do not uncount them)" }),
+        first_seen: z.string().meta({ description: "Start of the first hour (of occurred_at, UTC) holding the action" }),
+        last_seen: z.string().meta({ description: "End of the last hour (of occurred_at, UTC) holding the action" }),
+      }),
+    ),
+    nextCursor: z.string().nullable(),
+  })
+  .meta({ id: "ActionPage" });
