@@ -1,6 +1,5 @@
 import { recordUnauditedKeys } from "./auth/key-audit";
 import { IDEMPOTENCY_WINDOW_MS } from "./chain/idempotency";
-
 import { sweepExpiredJobFiles } from "./jobs/job-files";
 import { resumeLostJobs } from "./jobs/job-resume";
 import { purgeExpiredEvents } from "./chain/retention";

@@ -1,7 +1,6 @@
 import { actorProbe, segmentsToErase } from "../storage/archive-erase";
 import { readSegment } from "../storage/archive-segments";
 import { erasableSql, isErasable } from "../model/erasable";
-
 import { heldSql, isHeld, type LegalHold } from "./legal-holds";
 import type { ErasureRequest } from "./erasure-running";
 

@@ -85,8 +85,13 @@ export function access(scope: Scope, options: { allowEmbed?: boolean } = {}) {
   return { scope, security, guard: requireScope(scope, options) };
 }
 
+/** The caller as an API key; an embed token (or none) is a 403 saying `why` a key is needed. */
+export function apiKeyOf(credential: Credential | null | undefined, why: string): Extract<Credential, { kind: "api_key" }> {
+  if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", why);
+  return credential;
+}
+
 /** The self-audit actor of a request: the calling API key, by prefix. */
 export function auditActor(credential: Credential | null): AuditActor {
-  if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Admin actions need an API key");
-  return { type: "api_key", id: credential.prefix };
+  return { type: "api_key", id: apiKeyOf(credential, "Admin actions need an API key").prefix };
 }

@@ -6,6 +6,7 @@ import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { ledgerOf, packEvents } from "../chain/ledger";
 import { validationError } from "../lib/validate";
+import { apiKeyOf } from "./credential";
 
 export function requestContext(req: Request) {
   return { ip_address: req.headers.get("CF-Connecting-IP"), user_agent: req.headers.get("User-Agent") };
@@ -22,8 +23,7 @@ function idempotencyKey(c: Context<AppEnv>): string | null {
 
 /** Hands validated events to the project's ledger, which chains and stores them; returns each one's JSON. */
 export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyText: string): Promise<string[]> {
-  const credential = c.get("credential");
-  if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Ingest needs an API key");
+  const credential = apiKeyOf(c.get("credential"), "Ingest needs an API key");
   const ledger = ledgerOf(c.env, credential.projectId);
   const key = idempotencyKey(c);
   const result = await ledger.append({

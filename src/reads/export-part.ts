@@ -1,7 +1,6 @@
 import { keepsEveryRow, selectEvents, type Selection } from "../model/event-query";
 import { narrowExclusions } from "./event-read";
 import { FORMATS } from "../model/export-formats";
-
 import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "../model/pending-erasures";
 import { companionBytes, matches } from "../storage/archive-export";
 import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";

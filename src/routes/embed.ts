@@ -9,7 +9,7 @@ import { EMBED_TTL, mintEmbedToken } from "../auth/embed-token";
 import { ApiError } from "../lib/errors";
 import { readBodyBytes, readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
-import { access } from "../middleware/credential";
+import { access, apiKeyOf } from "../middleware/credential";
 import { demoQuerySchema, embedTokenRequestSchema } from "../schemas/embed";
 import { newestLiveKey } from "../auth/api-keys";
 
@@ -32,8 +32,7 @@ const FIELDS_NOTE =
   "and metadata set to null unless include_metadata is true.";
 
 embedTokens.post("/token", MINT.guard, async (c) => {
-  const credential = c.get("credential");
-  if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Only an API key can mint embed tokens");
+  const credential = apiKeyOf(c.get("credential"), "Only an API key can mint embed tokens");
   // Every field is optional, so an empty POST (no body, no Content-Type) asks for the defaults.
   const empty = c.req.header("Content-Type") === undefined && (await readBodyBytes(c)).byteLength === 0;
   const parsed = embedTokenRequestSchema.safeParse(empty ? {} : await readJsonObject(c));

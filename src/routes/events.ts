@@ -12,7 +12,6 @@ import type { Context } from "hono";
 import type { AppEnv } from "../middleware/app-env";
 import { readJsonBody } from "../lib/request-body";
 import { checkEvent, loadChainRow, receiptBody } from "../receipts/receipt";
-
 import { loadReceiptKeys, signReceipt } from "../sealing/receipt-signing";
 import { MAX_TERMS, MIN_TERM_CHARS, searchTerms } from "../model/search-query";
 import { validate, validationError } from "../lib/validate";

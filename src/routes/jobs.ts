@@ -12,7 +12,8 @@ import { ApiError } from "../lib/errors";
 import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
-import { access, auditActor, projectOf } from "../middleware/credential";
+import { access, apiKeyOf, auditActor, projectOf } from "../middleware/credential";
+import { requestContext } from "../middleware/ingest";
 import { createJobSchema, exportJobSchema, jobEnvelopeSchema, jobListQuery, jobPageSchema, verifyJobSchema } from "../schemas/jobs";
 
 /**
@@ -28,14 +29,8 @@ const idParam = z.object({ id: z.string() });
 /** Retry-After of a POST refused at the cap: when a running job ends is not known, so a guess that does not hammer. */
 const FULL_RETRY_S = 30;
 
-/** Where a stop came from, for its self-audit record: the caller's address and client. */
-const originOf = (req: Request) => ({ ip_address: req.headers.get("CF-Connecting-IP"), user_agent: req.headers.get("User-Agent") });
-
 /** Routes behind READ.guard: an API key, never an embed token. */
-function keyOf<C extends { kind: string }>(credential: C | null | undefined): Extract<C, { kind: "api_key" }> {
-  if (credential?.kind !== "api_key") throw new ApiError("FORBIDDEN", "Jobs need an API key");
-  return credential as Extract<C, { kind: "api_key" }>;
-}
+const KEY_NEEDED = "Jobs need an API key";
 
 documented(jobs, createRoute({
   method: "post", path: "/", tags: ["Jobs"], operationId: "createJob", summary: "Start an export or verify job", security: READ.security,
@@ -51,7 +46,7 @@ documented(jobs, createRoute({
   },
 }));
 jobs.post("/", READ.guard, async (c) => {
-  const credential = keyOf(c.get("credential"));
+  const credential = apiKeyOf(c.get("credential"), KEY_NEEDED);
   const projectId = projectOf(credential);
   const body = await readJsonObject(c);
   const schema = body.type === "export" ? exportJobSchema : body.type === "verify" ? verifyJobSchema : null;
@@ -132,7 +127,7 @@ documented(jobs, createRoute({
   responses: { 200: json(jobEnvelopeSchema, "The job after"), ...errors(...AUTH_ERRORS, "NOT_FOUND", "VALIDATION_ERROR") },
 }));
 jobs.delete("/:id", READ.guard, async (c) => {
-  const credential = keyOf(c.get("credential"));
+  const credential = apiKeyOf(c.get("credential"), KEY_NEEDED);
   const projectId = projectOf(credential);
   const id = c.req.param("id");
   const job = await getJob(c.env, projectId, id);
@@ -143,7 +138,7 @@ jobs.delete("/:id", READ.guard, async (c) => {
   if (refusal) throw new ApiError("FORBIDDEN", refusal.message, { required_scope: refusal.scope, key_scopes: credential.scopes });
   // Recorded before anything goes: a stop that fails after it is at worst recorded twice when retried, never not at all.
   const kind = stopKind(job);
-  if (kind) await recordJobStop(c.env, job, kind, auditActor(credential), originOf(c.req.raw));
+  if (kind) await recordJobStop(c.env, job, kind, auditActor(credential), requestContext(c.req.raw));
   // The record first: a step still under way then records nothing and deletes what it wrote.
   await cancelJob(c.env, projectId, id);
   if (job.status === "queued" || job.status === "running") {

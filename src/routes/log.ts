@@ -4,7 +4,6 @@ import { validate, validationError } from "../lib/validate";
 import { publicLogUrl } from "../log/log-identity";
 import { access, projectOf } from "../middleware/credential";
 import { consistencyQuery, logConsistencySchema, logInfoSchema } from "../schemas/log";
-
 import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 
 /** The key's project's transparency log: identity, newest checkpoint, proofs. API keys only. */

@@ -1,11 +1,9 @@
 import { z } from "zod";
 import { MAX_ACTIONS_PAGE } from "../reads/rollups";
+import { limitParam, optional } from "./list-query";
 
 const DEFAULT_ACTIONS_PAGE = 100;
 const MAX_PREFIX = 200;
-
-// As list-query's parameters: an empty one counts as absent.
-const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
 
 /** nextCursor: the last action of a page, opaque to clients. */
 export function encodeActionCursor(action: string): string {
@@ -25,15 +23,7 @@ export const actionsQuery = z.object({
   prefix: optional(z.string("prefix must be given once").max(MAX_PREFIX, `prefix must be at most ${MAX_PREFIX} characters`))
     .transform((v) => v ?? "")
     .meta({ description: "Only actions starting with this text (for example `member.`)" }),
-  limit: optional(
-    z
-      .string("limit must be given once")
-      .regex(/^\d+$/, `limit must be a whole number from 1 to ${MAX_ACTIONS_PAGE}`)
-      .transform(Number)
-      .pipe(z.number().min(1, `limit must be from 1 to ${MAX_ACTIONS_PAGE}`).max(MAX_ACTIONS_PAGE, `limit must be from 1 to ${MAX_ACTIONS_PAGE}`)),
-  )
-    .transform((v) => v ?? DEFAULT_ACTIONS_PAGE)
-    .meta({ description: `Actions per page, 1 to ${MAX_ACTIONS_PAGE} (default ${DEFAULT_ACTIONS_PAGE})` }),
+  limit: limitParam(MAX_ACTIONS_PAGE, DEFAULT_ACTIONS_PAGE, "Actions"),
   cursor: optional(
     z.string("cursor must be given once").transform((v, ctx) => {
       const after = decodeActionCursor(v);

@@ -8,8 +8,20 @@ export const MAX_QUERY_LENGTH = 255;
 
 // An empty parameter (`?organization=`) counts as absent: forms and clients that
 // always send every field should not turn a blank box into a filter or a 400.
-const optional = <T extends z.ZodType>(schema: T) =>
+export const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
+
+/** A page's `limit`: a whole number from 1 to max, `fallback` when absent; `what` names what a page holds. */
+export const limitParam = (max: number, fallback: number, what: string) =>
+  optional(
+    z
+      .string("limit must be given once")
+      .regex(/^\d+$/, `limit must be a whole number from 1 to ${max}`)
+      .transform(Number)
+      .pipe(z.number().min(1, `limit must be from 1 to ${max}`).max(max, `limit must be from 1 to ${max}`)),
+  )
+    .transform((v) => v ?? fallback)
+    .meta({ description: `${what} per page, 1 to ${max} (default ${fallback})` });
 
 const text = (name: string, max: number, description?: string) =>
   optional(z.string(`${name} must be given once`).max(max, `${name} must be at most ${max} characters`)).meta({ description });
@@ -67,15 +79,7 @@ export const targetPair = {
 };
 
 const pageShape = {
-  limit: optional(
-    z
-      .string("limit must be given once")
-      .regex(/^\d+$/, `limit must be a whole number from 1 to ${MAX_LIMIT}`)
-      .transform(Number)
-      .pipe(z.number().min(1, `limit must be from 1 to ${MAX_LIMIT}`).max(MAX_LIMIT, `limit must be from 1 to ${MAX_LIMIT}`)),
-  )
-    .transform((v) => v ?? DEFAULT_LIMIT)
-    .meta({ description: `Events per page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT})` }),
+  limit: limitParam(MAX_LIMIT, DEFAULT_LIMIT, "Events"),
   cursor: optional(
     z.string("cursor must be given once").transform((v, ctx) => {
       const cursor = decodeCursor(v);

@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-
 import { readSealed } from "../../../src/storage/archive-segments";
 import { CryptoChain } from "./crypto-step";
 import { CHAIN_COLUMNS } from "../../../src/model/chain-row";
