@@ -27,6 +27,7 @@ import retention from "./routes/retention";
 import streams from "./routes/streams";
 import stats from "./routes/stats";
 import actions from "./routes/actions";
+import { catalogSettings, schemas } from "./routes/schemas";
 import { mountConsole } from "./routes/console";
 import { manageRoutes } from "./routes/console-manage";
 import wellKnown from "./routes/well-known";
@@ -74,6 +75,8 @@ app.route("/v1/keys", keys);
 app.route("/v1/jobs", jobs);
 app.route("/v1/stats", stats);
 app.route("/v1/actions", actions);
+app.route("/v1/schemas", schemas);
+app.route("/v1/catalog", catalogSettings);
 // The web console (HTML, not API operations): its pages call /v1 in-process as the signed-in key.
 mountConsole(app, manageRoutes);
 app.route("/v1/embed", embedTokens);

@@ -12,6 +12,7 @@ const LAYERS: string[][] = [
   ["tlog", "sealing", "client"],
   ["db"],
   ["model"],
+  ["catalog"],
   ["storage"],
   ["chain"],
   ["log"],

@@ -5,7 +5,7 @@ import { searchIndexStatements } from "../model/search-index.ts";
 export const COLUMNS = [
   "id", "project_id", "seq", "action", "organization", "actor_id", "actor_type", "actor_name",
   "actor_email", "targets", "metadata", "occurred_at", "received_at", "ip_address", "user_agent",
-  "pii_salt", "pii_commitment", "hash", "prev_hash", "signature",
+  "pii_salt", "pii_commitment", "hash", "prev_hash", "signature", "changes", "schema_version", "schema_valid",
 ] as const;
 
 const INSERT_SQL =
@@ -22,7 +22,7 @@ export function columnValues(r: EventRow): unknown[] {
   return [
     r.id, r.project_id, r.seq, r.action, r.organization, r.actor_id, r.actor_type, r.actor_name,
     r.actor_email, r.targets, r.metadata, r.occurred_at, r.received_at, r.ip_address, r.user_agent,
-    r.pii_salt, r.pii_commitment, r.hash, r.prev_hash, r.signature,
+    r.pii_salt, r.pii_commitment, r.hash, r.prev_hash, r.signature, r.changes, r.schema_version, r.schema_valid,
   ];
 }
 

@@ -1,6 +1,6 @@
 import type { RateState } from "../lib/rate-window";
 import type { EventRow } from "../db/schema";
-import { eventJson } from "../model/event-shape";
+import { eventJson, type Display } from "../model/event-shape";
 import type { NewEvent } from "../model/new-event";
 import { findIdempotent } from "./idempotency";
 import type { PackedEvents } from "./ledger";
@@ -14,6 +14,8 @@ export interface AppendRequest {
   /** API key prefix and its per-minute budget: ingest is rate limited per key. */
   keyPrefix: string;
   rateLimit: number;
+  /** The catalog revision the worker checked the events against (src/catalog/catalog-cache.ts). */
+  catalogRevision: number;
 }
 
 /**
@@ -24,7 +26,8 @@ export interface AppendRequest {
 export type AppendResult =
   | { status: "appended" | "replayed"; events: string[]; rate: RateState }
   | { status: "rate_limited"; rate: RateState }
-  | { status: "key_reused"; rate: RateState };
+  | { status: "key_reused"; rate: RateState }
+  | { status: "catalog_stale"; revision: number };
 
 type Outcome = { status: "appended" | "replayed" | "key_reused"; events: string[] };
 
@@ -44,7 +47,7 @@ export class IdempotentAppends {
     private readonly enqueue: (events: NewEvent[], idempotencyKey: string, requestHash: string | null) => Promise<EventRow[]>,
   ) {}
 
-  run(events: NewEvent[], key: string, requestHash: string | null): Promise<Outcome> {
+  run(events: NewEvent[], key: string, requestHash: string | null, display?: Display): Promise<Outcome> {
     const running = this.inFlight.get(key);
     if (running) {
       if (!sameBody(running.requestHash, requestHash)) return Promise.resolve({ status: "key_reused", events: [] });
@@ -53,8 +56,8 @@ export class IdempotentAppends {
     const attempt = (async (): Promise<Outcome> => {
       const earlier = await findIdempotent(this.env, this.db(), this.projectId, key);
       if (earlier && !sameBody(earlier.requestHash, requestHash)) return { status: "key_reused", events: [] };
-      if (earlier) return { status: "replayed", events: earlier.rows.map(eventJson) };
-      return { status: "appended", events: (await this.enqueue(events, key, requestHash)).map(eventJson) };
+      if (earlier) return { status: "replayed", events: earlier.rows.map((row) => eventJson(row, display)) };
+      return { status: "appended", events: (await this.enqueue(events, key, requestHash)).map((row) => eventJson(row, display)) };
     })();
     this.inFlight.set(key, { requestHash, attempt });
     return attempt.finally(() => this.inFlight.delete(key));

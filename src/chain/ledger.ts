@@ -47,7 +47,7 @@ export async function ledgerView(env: Env, projectId: string, options: { publish
 
 /**
  * A batch's events as they cross the RPC boundary to the ledger: their
- * values in one flat array, eleven per event. Serializing a hundred objects
+ * values in one flat array, fourteen per event. Serializing a hundred objects
  * writes every field name of every event; a flat array of strings costs about
  * half as much to write and read back (measured with V8's serializer, which
  * RPC uses), and ingest pays it on every request.
@@ -59,17 +59,23 @@ export interface PackedEvents {
 export function packEvents(events: NewEvent[]): PackedEvents {
   const values: Array<string | null> = [];
   for (const e of events) {
-    values.push(e.action, e.organization, e.actor_id, e.actor_type, e.actor_name, e.actor_email, e.targets, e.metadata, e.occurred_at, e.ip_address, e.user_agent);
+    const version = e.schema_version == null ? null : String(e.schema_version);
+    const valid = e.schema_valid == null ? null : e.schema_valid ? "1" : "0";
+    values.push(
+      e.action, e.organization, e.actor_id, e.actor_type, e.actor_name, e.actor_email, e.targets, e.metadata, e.occurred_at, e.ip_address, e.user_agent,
+      e.changes ?? null, version, valid,
+    );
   }
   return { values };
 }
 
 export function unpackEvents({ values: v }: PackedEvents): NewEvent[] {
   const events: NewEvent[] = [];
-  for (let i = 0; i + 11 <= v.length; i += 11) {
+  for (let i = 0; i + 14 <= v.length; i += 14) {
     events.push({
       action: v[i]!, organization: v[i + 1], actor_id: v[i + 2], actor_type: v[i + 3], actor_name: v[i + 4], actor_email: v[i + 5],
       targets: v[i + 6]!, metadata: v[i + 7]!, occurred_at: v[i + 8], ip_address: v[i + 9], user_agent: v[i + 10],
+      changes: v[i + 11], schema_version: v[i + 12] === null ? null : Number(v[i + 12]), schema_valid: v[i + 13] === null ? null : v[i + 13] === "1",
     });
   }
   return events;

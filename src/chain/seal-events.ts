@@ -50,6 +50,9 @@ export async function sealEvents(ring: SigningKeyring, projectId: string, head: 
       prev_hash: prevHash,
       signature: null,
       anonymized_at: null,
+      changes: e.changes ?? null,
+      schema_version: e.schema_version ?? null,
+      schema_valid: e.schema_valid == null ? null : e.schema_valid ? 1 : 0,
     };
     const digests = rowDigests(scratch, prevHash, canonicalPayload(row, commitment), key);
     const [hash, mac] = await Promise.all([digests.hash, digests.mac!]);

@@ -295,7 +295,7 @@ function parseJsonStrict(text) {
 
 // src/scripts/evidence-check.mjs
 var EVIDENCE_TYPE = "witness.evidence.v1";
-var ROW_KEYS = [
+var OLD_KEYS = [
   "id",
   "project_id",
   "seq",
@@ -313,7 +313,8 @@ var ROW_KEYS = [
   "pii_commitment",
   "anonymized_at",
   "pii_salt"
-].sort().join();
+];
+var ROW_KEYS = [OLD_KEYS.sort().join(), [...OLD_KEYS, "changes", "schema_version", "schema_valid", "display"].sort().join()];
 var utf82 = new TextEncoder();
 var hex = (bytes) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 var sha2562 = async (bytes) => new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
@@ -344,7 +345,7 @@ ${digest}
   return body;
 }
 async function rowLeaf(row, projectId) {
-  if (!row || typeof row !== "object" || Object.keys(row).sort().join() !== ROW_KEYS) fail(`row ${row?.seq ?? "?"} does not have the evidence row's fields`);
+  if (!row || typeof row !== "object" || !ROW_KEYS.includes(Object.keys(row).sort().join())) fail(`row ${row?.seq ?? "?"} does not have the evidence row's fields`);
   if (row.project_id !== projectId) fail(`row ${row.seq} belongs to project ${JSON.stringify(row.project_id)}`);
   const actor = row.actor ?? { id: null, type: null, name: null, email: null };
   const pii = { actor_email: actor.email, actor_id: actor.id, actor_name: actor.name, ip_address: row.ip_address, user_agent: row.user_agent };
@@ -354,6 +355,10 @@ async function rowLeaf(row, projectId) {
   } else if (row.pii_salt === null && Object.values(pii).every((v) => v === null)) {
     erased = true;
   } else fail(`row ${row.seq}: personal data without the salt that proves it`);
+  const catalog = {
+    ...row.changes == null ? {} : { changes: row.changes },
+    ...row.schema_version == null ? {} : { schema_version: row.schema_version, schema_valid: row.schema_valid === true }
+  };
   const payload = canonicalize({
     action: row.action,
     actor_type: actor.type,
@@ -365,7 +370,8 @@ async function rowLeaf(row, projectId) {
     project_id: row.project_id,
     seq: row.seq,
     targets: row.targets,
-    v: 1
+    v: 1,
+    ...catalog
   });
   if (hex(await sha2562(utf82.encode((row.prev_hash ?? "") + payload))) !== row.hash) fail(`row ${row.seq}: its fields do not give its hash (altered)`);
   return { leaf: await leafHash(hexDecode(row.hash)), erased };

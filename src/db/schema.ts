@@ -64,6 +64,12 @@ export const events = sqliteTable(
     prev_hash: text("prev_hash"),
     signature: text("signature"),
     anonymized_at: text("anonymized_at"),
+    /** Before/after values (canonical JSON text of an array), NULL when none were sent; hashed when present (migration 0021). */
+    changes: text("changes"),
+    /** The catalog schema version checked at ingest, NULL when none was; hashed when present. */
+    schema_version: integer("schema_version"),
+    /** 1 passed, 0 broke schema_version and was stored anyway (catalog mode warn); hashed when present. */
+    schema_valid: integer("schema_valid"),
   },
   (t) => [
     // One seq per project: a second writer can never fork the chain.

@@ -24,15 +24,19 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
 
   /** Admin actions recorded in the chain (src/chain/self-audit.ts): appended like events, never rate limited. */
   async selfAudit(events: PackedEvents): Promise<string[]> {
-    return (await this.commits.enqueue(unpackEvents(events))).map(eventJson);
+    const display = this.compiled().display;
+    return (await this.commits.enqueue(unpackEvents(events))).map((row) => eventJson(row, display));
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
+    // Checked against another catalog than the current one: the worker checks them again (src/catalog/catalog-cache.ts).
+    if (request.catalogRevision !== this.catalog.revision()) return { status: "catalog_stale", revision: this.catalog.revision() };
     const rate = this.rates.hit(request.keyPrefix, request.rateLimit);
     if (!rate.allowed) return { status: "rate_limited", rate };
     const events = unpackEvents(request.events);
-    if (request.idempotencyKey === null) return { status: "appended", events: (await this.commits.enqueue(events)).map(eventJson), rate };
-    return { ...(await this.keyed.run(events, request.idempotencyKey, request.requestHash)), rate };
+    const display = this.compiled().display;
+    if (request.idempotencyKey === null) return { status: "appended", events: (await this.commits.enqueue(events)).map((row) => eventJson(row, display)), rate };
+    return { ...(await this.keyed.run(events, request.idempotencyKey, request.requestHash, display)), rate };
   }
 
   /** Counts an ingest request that failed before it could be appended. */
@@ -67,6 +71,8 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
 
   /** GET /v1/actions: every action recorded, with its count and first and last hour, from the rollups (never the events). */
   actions(prefix: string, after: string | null, limit: number): ActionSeen[] {
-    return this.rollups.actions(prefix, after, limit);
+    const seen = this.rollups.actions(prefix, after, limit);
+    const versions = this.catalog.newestVersions(seen.map((a) => a.action));
+    return seen.map((a) => ({ ...a, schema_version: versions.get(a.action) ?? null }));
   }
 }

@@ -22,6 +22,8 @@ import { wakeStreams } from "../streams/wake";
 import { deleteProjectJobFiles } from "../jobs/job-files";
 import { ensureErasureJob } from "../jobs/erasure-job";
 import type { LedgerHost } from "../storage/ledger-host";
+import { Catalog } from "../catalog/catalog-cache";
+import { CatalogStore } from "../catalog/catalog-store";
 
 /**
  * The ledger's state and wiring: the head, the commit lock and group commit,
@@ -51,6 +53,9 @@ export abstract class LedgerCore extends LedgerLogRpc {
   protected readonly rollups: Rollups;
   /** What this ledger lends everything that works on its behalf (src/storage/ledger-host.ts). */
   protected readonly host: LedgerHost;
+  /** The action catalog: schemas, versions, validation settings (src/catalog/). */
+  protected readonly catalog: CatalogStore;
+  private compiledCatalog: Catalog | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -61,6 +66,7 @@ export abstract class LedgerCore extends LedgerLogRpc {
     this.audit = new AuditOutbox(ctx.storage.sql);
     this.holds = new LegalHolds(ctx.storage);
     this.rollups = new Rollups(ctx.storage.sql);
+    this.catalog = new CatalogStore(ctx.storage.sql, ctx.storage.kv);
     this.host = {
       env,
       projectId: this.projectId,
@@ -148,6 +154,12 @@ export abstract class LedgerCore extends LedgerLogRpc {
   protected async drainAudit(): Promise<void> {
     const append = (events: NewEvent[], idempotencyKey: string) => this.commits.enqueue(events, idempotencyKey);
     await this.audit.drain(this.env, () => this.db, this.projectId, append).catch((error) => console.error(`ledger ${this.projectId}: self-audit append failed; retried later`, error));
+  }
+
+  /** The catalog compiled, for the sentences of the events this ledger answers with; compiled again after each change. */
+  protected compiled(): Catalog {
+    if (this.compiledCatalog?.revision !== this.catalog.revision()) this.compiledCatalog = new Catalog(this.catalog.snapshot());
+    return this.compiledCatalog;
   }
 
   protected logDeps(): UpkeepDeps {

@@ -10,18 +10,19 @@ import { rollupBackfillAlarm } from "../reads/rollup-backfill";
 import { logAlarm } from "../log/log-upkeep";
 import { archiveAlarm } from "../storage/archive-upkeep";
 import { moveAlarm } from "../storage/move-upkeep";
-import { LedgerChainRpc } from "./ledger-chain-rpc";
+import { LedgerCatalogRpc } from "./ledger-catalog-rpc";
 
 /**
  * The only writer of one project's chain, one Durable Object per project
  * (idFromName(projectId)). It holds no logic of its own: its state and wiring
- * are LedgerCore (ledger-core.ts), its RPC surface three facets by concern
+ * are LedgerCore (ledger-core.ts), its RPC surface four facets by concern
  * (ledger-log-rpc.ts: the transparency log and verify's reads;
  * ledger-history-rpc.ts: retention, holds, archive, moves; ledger-chain-rpc.ts:
- * appends, erasures, verify's anchor), and the domain folders do the work.
+ * appends, erasures, verify's anchor; ledger-catalog-rpc.ts: the action
+ * catalog), and the domain folders do the work.
  * Its alarm runs each concern's background work in turn.
  */
-export class ProjectLedger extends LedgerChainRpc {
+export class ProjectLedger extends LedgerCatalogRpc {
   /** Background work: the log's (building the tree of an older project, witness rounds), then continuous archiving. */
   async alarm() {
     await logAlarm(this.log, this.logDeps());

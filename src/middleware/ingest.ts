@@ -5,8 +5,10 @@ import type { AppEnv } from "./app-env";
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { ledgerOf, packEvents } from "../chain/ledger";
+import type { AppendResult } from "../chain/idempotent-appends";
 import { validationError } from "../lib/validate";
 import { apiKeyOf } from "./credential";
+import { catalogFor, checkEvents, forgetCatalog, UnknownVersionError, type Catalog } from "../catalog/catalog-cache";
 
 export function requestContext(req: Request) {
   return { ip_address: req.headers.get("CF-Connecting-IP"), user_agent: req.headers.get("User-Agent") };
@@ -21,19 +23,67 @@ function idempotencyKey(c: Context<AppEnv>): string | null {
   return key;
 }
 
+/** How often ingest checks again after the catalog changed under it before answering 503. */
+const CATALOG_TRIES = 3;
+
+/**
+ * Checks the events against the project's catalog (src/catalog/), refusing
+ * them under `enforce` with the issues of the first that breaks its schema.
+ * In a batch the paths name the event (`events.3.metadata.role`).
+ */
+async function checkAgainst(c: Context<AppEnv>, projectId: string, catalog: Catalog, events: NewEvent[], asked: Array<number | null>, batch: boolean): Promise<void> {
+  const at = (index: number) => (batch ? `events.${index}.` : "");
+  try {
+    const refusal = await checkEvents(c.env, projectId, catalog, events, asked);
+    if (refusal === null) return;
+    const issues = refusal.issues.map((i) => ({ path: at(refusal.index) + i.path, message: i.message }));
+    const first = issues[0];
+    const action = events[refusal.index].action;
+    const against = refusal.schema_version === null ? "its project's catalog" : `version ${refusal.schema_version} of its schema`;
+    throw new ApiError("VALIDATION_ERROR", `${first.path}: ${first.message} (the event breaks ${against}; ${action})`, {
+      issues,
+      schema_version: refusal.schema_version,
+      action,
+      ...(batch ? { index: refusal.index } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof UnknownVersionError)) throw error;
+    throw validationError([{ path: `${at(error.index)}version`, message: error.message }]);
+  }
+}
+
 /** Hands validated events to the project's ledger, which chains and stores them; returns each one's JSON. */
-export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyText: string): Promise<string[]> {
+export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyText: string, batch = false): Promise<string[]> {
   const credential = apiKeyOf(c.get("credential"), "Ingest needs an API key");
   const ledger = ledgerOf(c.env, credential.projectId);
   const key = idempotencyKey(c);
-  const result = await ledger.append({
-    events: packEvents(events),
-    idempotencyKey: key,
-    // Only a keyed request needs it: a retry must send the body it was first sent with.
-    requestHash: key === null ? null : await sha256Hex(bodyText),
-    keyPrefix: credential.prefix,
-    rateLimit: ingestLimit(c.env),
-  });
+  // Only a keyed request needs it: a retry must send the body it was first sent with.
+  const requestHash = key === null ? null : await sha256Hex(bodyText);
+  // Any cached copy will do: the ledger refuses one older than its own, and then it is fetched again.
+  let catalog = await catalogFor(c.env, credential.projectId, Number.POSITIVE_INFINITY);
+  // parseEvent left each event's requested `version` where the checked one goes.
+  const asked = events.map((e) => e.schema_version ?? null);
+  for (let tries = 1; ; tries++) {
+    await checkAgainst(c, credential.projectId, catalog, events, asked, batch);
+    const result = await ledger.append({
+      events: packEvents(events),
+      idempotencyKey: key,
+      requestHash,
+      keyPrefix: credential.prefix,
+      rateLimit: ingestLimit(c.env),
+      catalogRevision: catalog.revision,
+    });
+    if (result.status !== "catalog_stale") return answered(c, result, key);
+    forgetCatalog(credential.projectId);
+    if (tries === CATALOG_TRIES) {
+      c.header("Retry-After", "1");
+      throw new ApiError("CONFLICT", "The project's action catalog changed while this request was being checked against it, again and again; nothing was stored, retry in a second");
+    }
+    catalog = await catalogFor(c.env, credential.projectId, 0);
+  }
+}
+
+function answered(c: Context<AppEnv>, result: Exclude<AppendResult, { status: "catalog_stale" }>, key: string | null): string[] {
   c.set("rate", result.rate);
   if (result.status === "rate_limited") throw rateLimited(result.rate);
   if (result.status === "key_reused") {

@@ -3,7 +3,8 @@ import type { EventRow } from "../db/schema";
 /** Everything the hash, the signature and the links cover; nothing else is read. */
 export const CHAIN_COLUMNS =
   "id, project_id, seq, action, organization, actor_id, actor_type, actor_name, actor_email, targets, metadata, " +
-  "occurred_at, ip_address, user_agent, pii_salt, pii_commitment, hash, prev_hash, signature, anonymized_at";
+  "occurred_at, ip_address, user_agent, pii_salt, pii_commitment, hash, prev_hash, signature, anonymized_at, " +
+  "changes, schema_version, schema_valid";
 
 export type ChainRow = Omit<EventRow, "row_id" | "received_at">;
 
@@ -34,5 +35,8 @@ export function chainRowOf(r: unknown[]): ChainRow {
     prev_hash: r[17] as string | null,
     signature: r[18] as string | null,
     anonymized_at: r[19] as string | null,
+    changes: r[20] as string | null,
+    schema_version: r[21] as number | null,
+    schema_valid: r[22] as number | null,
   };
 }

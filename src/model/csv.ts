@@ -1,10 +1,16 @@
 import type { EventRow } from "../db/schema";
 
-/** The export's columns: the event shape, with the actor spread over four columns; targets and metadata as their JSON text. */
+/**
+ * The export's columns: the event shape, with the actor spread over four
+ * columns; targets, metadata and changes as their JSON text. The catalog's
+ * columns (issue 35) come last, so a reader of the earlier columns by position
+ * reads them as before.
+ */
 export const CSV_COLUMNS = [
   "id", "project_id", "seq", "occurred_at", "action", "organization",
   "actor_id", "actor_type", "actor_name", "actor_email", "targets", "metadata",
   "ip_address", "user_agent", "hash", "prev_hash", "signature", "pii_commitment", "anonymized_at",
+  "changes", "schema_version", "schema_valid",
 ] as const satisfies ReadonlyArray<keyof EventRow>;
 
 /**

@@ -32,6 +32,9 @@ export const SHAPE_COLUMNS = [
   "signature",
   "pii_commitment",
   "anonymized_at",
+  "changes",
+  "schema_version",
+  "schema_valid",
 ] as const satisfies ReadonlyArray<keyof EventRow>;
 
 export type ShapeRow = Pick<EventRow, (typeof SHAPE_COLUMNS)[number]>;
@@ -46,6 +49,7 @@ export function shapeRowOf(c: unknown[]): ShapeRow {
     id: c[0], project_id: c[1], seq: c[2], action: c[3], organization: c[4], actor_id: c[5], actor_type: c[6],
     actor_name: c[7], actor_email: c[8], targets: c[9], metadata: c[10], occurred_at: c[11], ip_address: c[12],
     user_agent: c[13], hash: c[14], prev_hash: c[15], signature: c[16], pii_commitment: c[17], anonymized_at: c[18],
+    changes: c[19] ?? null, schema_version: c[20] ?? null, schema_valid: c[21] ?? null,
   } as ShapeRow;
 }
 
@@ -64,9 +68,17 @@ export const PENDING_AT = SHAPE_COLUMNS.length;
  * event of every page. test/unit/event-shape.test.ts holds it equal to
  * JSON.stringify of the shape built as an object.
  */
-export function eventJson(row: ShapeRow): string {
-  return writeEvent(row, row.actor_email, row.ip_address, row.user_agent, row.metadata);
+export function eventJson(row: ShapeRow, display?: Display): string {
+  return writeEvent(row, row.actor_email, row.ip_address, row.user_agent, row.metadata, row.changes ?? null, display);
 }
+
+/**
+ * The event's display sentence (issue 35), rendered at read time from its
+ * action's catalog template (src/catalog/), never stored or hashed; null when
+ * the action has none. It sees the event as the reader does: `view` holds the
+ * e-mail, metadata and changes this reader may see (null when withheld).
+ */
+export type Display = (row: ShapeRow, view: { actor_email: string | null; metadata: string; changes: string | null }) => string | null;
 
 /**
  * The reduced event shape of embed tokens: a feed shown to one customer's
@@ -75,18 +87,26 @@ export function eventJson(row: ShapeRow): string {
  * keep their keys with null (metadata too), so clients parse one shape; the
  * actor stays an object whenever the full shape has one.
  */
-export function reducedEventJson(row: ShapeRow, includeMetadata: boolean): string {
-  return writeEvent(row, null, null, null, includeMetadata ? row.metadata : "null");
+export function reducedEventJson(row: ShapeRow, includeMetadata: boolean, display?: Display): string {
+  return writeEvent(row, null, null, null, includeMetadata ? row.metadata : "null", includeMetadata ? (row.changes ?? null) : null, display);
 }
 
-/** The event shape a credential may read. */
-export function eventWriter(credential: Reader): (row: ShapeRow) => string {
-  if (credential.kind !== "embed") return eventJson;
+/** The event shape a credential may read, with display sentences when the catalog has templates. */
+export function eventWriter(credential: Reader, display?: Display): (row: ShapeRow) => string {
+  if (credential.kind !== "embed") return (row) => eventJson(row, display);
   const includeMetadata = credential.includeMetadata;
-  return (row) => reducedEventJson(row, includeMetadata);
+  return (row) => reducedEventJson(row, includeMetadata, display);
 }
 
-function writeEvent(row: ShapeRow, email: string | null, ip: string | null, userAgent: string | null, metadata: string): string {
+function writeEvent(
+  row: ShapeRow,
+  email: string | null,
+  ip: string | null,
+  userAgent: string | null,
+  metadata: string,
+  changes: string | null,
+  display: Display | undefined,
+): string {
   const s = JSON.stringify;
   const hasActor = row.actor_id !== null || row.actor_type !== null || row.actor_name !== null || row.actor_email !== null;
   const actor = hasActor
@@ -95,9 +115,12 @@ function writeEvent(row: ShapeRow, email: string | null, ip: string | null, user
   return (
     `{"id":${s(row.id)},"project_id":${s(row.project_id)},"seq":${s(row.seq)},"action":${s(row.action)},` +
     `"organization":${s(row.organization)},"actor":${actor},"targets":${row.targets},"metadata":${metadata},` +
+    `"changes":${changes ?? "null"},` +
     `"occurred_at":${s(row.occurred_at)},"ip_address":${s(ip)},"user_agent":${s(userAgent)},` +
     `"hash":${s(row.hash)},"prev_hash":${s(row.prev_hash)},"signature":${s(row.signature)},` +
-    `"pii_commitment":${s(row.pii_commitment)},"anonymized_at":${s(row.anonymized_at)}}`
+    `"pii_commitment":${s(row.pii_commitment)},"anonymized_at":${s(row.anonymized_at)},` +
+    `"schema_version":${s(row.schema_version ?? null)},"schema_valid":${row.schema_valid == null ? "null" : row.schema_valid === 1},` +
+    `"display":${s(display?.(row, { actor_email: email, metadata, changes }) ?? null)}}`
   );
 }
 
@@ -107,7 +130,7 @@ function writeEvent(row: ShapeRow, email: string | null, ip: string | null, user
  */
 export function pageJson(rows: ShapeRow[], nextCursor: string | null, write: (row: ShapeRow) => string = eventJson, hotSince: string | null = null): string {
   const hot = hotSince === null ? "" : `,"hot_since":${JSON.stringify(hotSince)}`;
-  return `{"data":[${rows.map(write).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}${hot}}`;
+  return `{"data":[${rows.map((row) => write(row)).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}${hot}}`;
 }
 
 /**

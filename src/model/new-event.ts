@@ -11,4 +11,9 @@ export interface NewEvent {
   occurred_at: string | null;
   ip_address: string | null;
   user_agent: string | null;
+  /** Canonical JSON text of the before/after array; absent or null when none was sent. */
+  changes?: string | null;
+  /** The catalog schema version the event was checked against, and whether it passed (src/catalog/). */
+  schema_version?: number | null;
+  schema_valid?: boolean | null;
 }

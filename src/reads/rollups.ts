@@ -41,6 +41,8 @@ export interface ActionSeen {
   first_seen: string;
   /** End of the last hour holding the action (its last millisecond), ISO 8601. */
   last_seen: string;
+  /** The newest version of the action's catalog schema, null when it has none (filled in by the ledger). */
+  schema_version?: number | null;
 }
 
 /** Actions per page of GET /v1/actions, at most. */

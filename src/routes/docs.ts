@@ -78,6 +78,7 @@ export function apiDocs(app: OpenAPIHono<AppEnv>): void {
 
 const TAGS = [
   { name: "Events", description: "Record, read and search audit events" },
+  { name: "Catalog", description: "What each action carries: schemas, versions, display sentences, validation at ingest" },
   { name: "Verification", description: "Check the chain" },
   { name: "Receipts", description: "Signed, offline-checkable receipts" },
   { name: "Exports", description: "Everything, streamed" },

@@ -27,6 +27,7 @@ import { CAPS, eventInputSchema } from "../schemas/event";
 import { batchRequestSchema, eventBatchEnvelopeSchema, eventEnvelopeSchema, eventPageSchema, receiptSchema, verifyResultSchema, logProofSchema } from "../schemas/responses";
 import { shapeRows } from "../model/event-shape";
 import { orArchiveDamaged } from "../middleware/archive-damaged";
+import { catalogFor } from "../catalog/catalog-cache";
 
 export const MAX_BATCH = 100;
 /** What c.json() would set: pages are written as JSON text directly (pageJson). */
@@ -92,7 +93,7 @@ events.post("/batch", INGEST.guard, async (c) => {
   }
   const ctx = requestContext(c.req.raw);
   const parsed = list.map((raw, i) => parseEvent(raw, ctx, `events.${i}.`));
-  const events = await appendEvents(c, parsed, text);
+  const events = await appendEvents(c, parsed, text, true);
   return c.body(`{"data":[${events.join(",")}]}`, 201, JSON_TYPE);
 });
 
@@ -140,11 +141,12 @@ events.get("/", READ_OR_EMBED.guard, validate("query", listQuerySchema), async (
   const credential = c.get("credential")!;
   const sel = selectionFor(credential, query);
   const db = await eventsDb(c.env, projectOf(credential));
+  const catalog = catalogFor(c.env, projectOf(credential));
   // Hot and archived events, one order and one cursor (src/reads/history-read.ts); segments are looked for only when there are some.
   const since = hotSince(db, projectOf(credential));
   const archived = since.then((s) => s !== null, () => true);
   const page = sel ? await historyAnswer(listHistory(c.env, db, sel, query.cursor ?? null, query.limit, archived)) : EMPTY_PAGE;
-  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), await since), 200, JSON_TYPE);
+  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential, (await catalog).display), await since), 200, JSON_TYPE);
 });
 
 documented(events, createRoute({
@@ -162,10 +164,11 @@ events.get("/search", READ_OR_EMBED.guard, validate("query", searchQuerySchema),
     throw validationError([{ path: "q", message: `q must have at most ${MAX_TERMS} different words of ${MIN_TERM_CHARS} or more characters` }]);
   }
   const db = await eventsDb(c.env, projectOf(credential));
+  const catalog = catalogFor(c.env, projectOf(credential));
   const since = hotSince(db, projectOf(credential));
   const archived = since.then((s) => s !== null, () => true);
   const page = sel && terms.length > 0 ? await historyAnswer(searchHistory(c.env, db, sel, terms, query.cursor ?? null, query.limit, archived)) : EMPTY_PAGE;
-  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential), await since), 200, JSON_TYPE);
+  return c.body(pageJson(page.rows, page.nextCursor, eventWriter(credential, (await catalog).display), await since), 200, JSON_TYPE);
 });
 
 documented(events, createRoute({
@@ -184,6 +187,7 @@ events.get("/:id", READ_OR_EMBED.guard, async (c) => {
   const credential = c.get("credential")!;
   const projectId = projectOf(credential);
   const db = await eventsDb(c.env, projectId);
+  const catalog = catalogFor(c.env, projectId);
   const [hot] = await shapeRows(db, {
     sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.id = ? AND e.project_id = ?`,
     params: [c.req.param("id"), projectId],
@@ -192,7 +196,7 @@ events.get("/:id", READ_OR_EMBED.guard, async (c) => {
   const row = hot ?? (await orArchiveDamaged(archivedEvent(c.env, db, projectId, c.req.param("id"))));
   const hidden = credential.kind === "embed" && credential.organization !== null && row?.organization !== credential.organization;
   if (!row || hidden) throw new ApiError("NOT_FOUND", "No event with that id in this project");
-  return c.body(`{"data":${eventWriter(credential)(row)}}`, 200, JSON_TYPE);
+  return c.body(`{"data":${eventWriter(credential, (await catalog).display)(row)}}`, 200, JSON_TYPE);
 });
 
 /**

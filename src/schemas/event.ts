@@ -15,6 +15,8 @@ export const CAPS = {
   metadata: 8192,
   targets: 4096,
   targetEntries: 20,
+  changes: 8192,
+  changeEntries: 50,
   "actor.id": 255,
   "actor.name": 255,
   "actor.email": 255,
@@ -54,6 +56,13 @@ export const targetSchema = z.strictObject({
   name: z.string().nullish(),
 });
 
+/** One before/after pair (issue 35); an absent side means the field had no value then (created, or removed). */
+export const changeSchema = z.strictObject({
+  field: z.string(required("field")).min(1, "field must not be empty").max(255, "field must be at most 255 characters"),
+  before: z.unknown().optional(),
+  after: z.unknown().optional(),
+});
+
 export const eventInputSchema = z.strictObject({
   action: z.string(required("action")).min(1, "action must not be empty"),
   organization: z.string().min(1, "organization must not be empty").nullish(),
@@ -61,6 +70,17 @@ export const eventInputSchema = z.strictObject({
   targets: z.array(targetSchema).nullish(),
   // The body came from JSON.parse, so its values are JSON already; only the object shape needs checking.
   metadata: z.record(z.string(), z.unknown(), "metadata must be a JSON object").nullish(),
+  changes: z
+    .array(changeSchema, "changes must be an array of objects with a string field")
+    .nullish()
+    .refine((v) => v == null || new Set(v.map((c) => c.field)).size === v.length, { message: "changes must name each field at most once" })
+    .meta({ description: "Before/after values of what the action changed; inside the hash. At most 50 entries and 8192 bytes" }),
+  version: z
+    .number("version must be a whole number")
+    .int("version must be a whole number")
+    .min(1, "version must be at least 1")
+    .nullish()
+    .meta({ description: "Check against this version of the action's catalog schema instead of the newest (catalog mode warn or enforce)" }),
   occurred_at: z
     .string()
     .nullish()
@@ -126,10 +146,15 @@ export function checkCaps(raw: Record<string, unknown>, at = ""): void {
     const size = utf8Length(JSON.stringify(raw.metadata));
     if (size > CAPS.metadata) throw tooLarge("metadata", size, CAPS.metadata, "bytes", at);
   }
+  if (Array.isArray(raw.changes)) {
+    if (raw.changes.length > CAPS.changeEntries) throw tooLarge("changes", raw.changes.length, CAPS.changeEntries, "entries", at);
+    const size = utf8Length(JSON.stringify(raw.changes));
+    if (size > CAPS.changes) throw tooLarge("changes", size, CAPS.changes, "bytes", at);
+  }
 }
 
 /** The first field holding an unpaired surrogate: one rule for every string an event carries. */
-function loneSurrogateField(e: EventInput, metadata: string, targets: string): string | null {
+function loneSurrogateField(e: EventInput, metadata: string, targets: string, changes: string | null): string | null {
   const texts: Array<[string, string | null | undefined]> = [
     ["action", e.action],
     ["organization", e.organization],
@@ -139,7 +164,11 @@ function loneSurrogateField(e: EventInput, metadata: string, targets: string): s
     ["actor.email", e.actor?.email],
   ];
   for (const [field, text] of texts) if (text && hasLoneSurrogate(text)) return field;
-  return loneSurrogatePath(e.targets, targets, "targets") ?? loneSurrogatePath(e.metadata, metadata, "metadata");
+  return (
+    loneSurrogatePath(e.targets, targets, "targets") ??
+    loneSurrogatePath(e.metadata, metadata, "metadata") ??
+    (changes === null ? null : loneSurrogatePath(e.changes, changes, "changes"))
+  );
 }
 
 export interface RequestContext {
@@ -160,16 +189,19 @@ export function parseEvent(raw: unknown, ctx: RequestContext, at = ""): NewEvent
   const e = result.data;
   let metadata: string;
   let targets: string;
+  let changes: string | null = null;
   try {
     metadata = canonicalize(e.metadata ?? {});
     targets = canonicalize((e.targets ?? []).map((t) => ({ type: t.type, id: t.id, name: t.name ?? null })));
+    // No entries is no changes: the same payload as an event that sent none.
+    if (e.changes && e.changes.length > 0) changes = canonicalize(e.changes);
   } catch {
     throw validationError([{ path: `${at}metadata`, message: "metadata must hold finite JSON values" }]);
   }
   if (e.action.startsWith(SELF_AUDIT_PREFIX)) {
     throw validationError([{ path: `${at}action`, message: `actions starting with "${SELF_AUDIT_PREFIX}" are Witness's own records of admin actions; use another name` }]);
   }
-  const unpaired = loneSurrogateField(e, metadata, targets);
+  const unpaired = loneSurrogateField(e, metadata, targets, changes);
   if (unpaired) {
     throw validationError([
       { path: at + unpaired, message: "must not hold an unpaired UTF-16 surrogate (text cut in the middle of a character, like an emoji's first half)" },
@@ -187,5 +219,9 @@ export function parseEvent(raw: unknown, ctx: RequestContext, at = ""): NewEvent
     occurred_at: e.occurred_at ? normalizeTimestamp(e.occurred_at) : null,
     ip_address: ctx.ip_address,
     user_agent: ctx.user_agent,
+    changes,
+    // The version asked for; the catalog check (src/catalog/catalog-cache.ts) keeps it only when it checks the event.
+    schema_version: e.version ?? null,
+    schema_valid: null,
   };
 }

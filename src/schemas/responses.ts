@@ -48,6 +48,10 @@ export const eventSchema = z
       .record(z.string(), z.unknown())
       .nullable()
       .meta({ description: "null only for embed tokens minted without include_metadata" }),
+    changes: z
+      .array(z.object({ field: z.string(), before: z.unknown().optional(), after: z.unknown().optional() }).meta({ id: "Change" }))
+      .nullable()
+      .meta({ description: "Before/after values the event sent, inside its hash; null when it sent none (and for embed tokens without include_metadata)" }),
     occurred_at: z.string(),
     ip_address: nullableString,
     user_agent: nullableString,
@@ -56,6 +60,9 @@ export const eventSchema = z
     signature: nullableString,
     pii_commitment: nullableString,
     anonymized_at: nullableString,
+    schema_version: z.int().nullable().meta({ description: "The catalog schema version the event was checked against at ingest (inside its hash); null when none was" }),
+    schema_valid: z.boolean().nullable().meta({ description: "false: it broke that version and was stored anyway (catalog mode warn); inside its hash" }),
+    display: nullableString.meta({ description: "The sentence its action's catalog template renders, at read time (not hashed); null when the action has no template" }),
   })
   .meta({
     id: "Event",

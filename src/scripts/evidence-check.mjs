@@ -12,10 +12,12 @@ import { parseVkey, verifyNote } from "../tlog/note.ts";
 import { canonicalize, parseJsonStrict } from "./receipt-check.mjs";
 
 export const EVIDENCE_TYPE = "witness.evidence.v1";
-const ROW_KEYS = [
+const OLD_KEYS = [
   "id", "project_id", "seq", "action", "organization", "actor", "targets", "metadata", "occurred_at", "ip_address",
   "user_agent", "hash", "prev_hash", "signature", "pii_commitment", "anonymized_at", "pii_salt",
-].sort().join();
+];
+// Exports made since the action catalog (issue 35) also carry these; earlier ones keep checking.
+const ROW_KEYS = [OLD_KEYS.sort().join(), [...OLD_KEYS, "changes", "schema_version", "schema_valid", "display"].sort().join()];
 
 const utf8 = new TextEncoder();
 const hex = (bytes) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -48,7 +50,7 @@ async function openManifest(text, verifier) {
 
 /** A row's hash and leaf, recomputed from its fields as Witness computed them at ingest. */
 async function rowLeaf(row, projectId) {
-  if (!row || typeof row !== "object" || Object.keys(row).sort().join() !== ROW_KEYS) fail(`row ${row?.seq ?? "?"} does not have the evidence row's fields`);
+  if (!row || typeof row !== "object" || !ROW_KEYS.includes(Object.keys(row).sort().join())) fail(`row ${row?.seq ?? "?"} does not have the evidence row's fields`);
   if (row.project_id !== projectId) fail(`row ${row.seq} belongs to project ${JSON.stringify(row.project_id)}`);
   const actor = row.actor ?? { id: null, type: null, name: null, email: null };
   const pii = { actor_email: actor.email, actor_id: actor.id, actor_name: actor.name, ip_address: row.ip_address, user_agent: row.user_agent };
@@ -58,9 +60,15 @@ async function rowLeaf(row, projectId) {
   } else if (row.pii_salt === null && Object.values(pii).every((v) => v === null)) {
     erased = true; // lawfully erased: the commitment stands in for the data, as the chain allows
   } else fail(`row ${row.seq}: personal data without the salt that proves it`);
+  // The catalog's fields are in the payload only when present (src/sealing/payload.ts).
+  const catalog = {
+    ...(row.changes == null ? {} : { changes: row.changes }),
+    ...(row.schema_version == null ? {} : { schema_version: row.schema_version, schema_valid: row.schema_valid === true }),
+  };
   const payload = canonicalize({
     action: row.action, actor_type: actor.type, id: row.id, metadata: row.metadata, occurred_at: row.occurred_at,
     organization: row.organization, pii: row.pii_commitment, project_id: row.project_id, seq: row.seq, targets: row.targets, v: 1,
+    ...catalog,
   });
   if (hex(await sha256(utf8.encode((row.prev_hash ?? "") + payload))) !== row.hash) fail(`row ${row.seq}: its fields do not give its hash (altered)`);
   return { leaf: await leafHash(hexDecode(row.hash)), erased };

@@ -32,6 +32,16 @@ export interface ChainFields {
   /** Canonical (RFC 8785) JSON text of the metadata object, as stored. */
   metadata: string;
   occurred_at: string;
+  /**
+   * The catalog's fields (issue 35): canonical JSON text of the before/after
+   * array, the schema version checked at ingest and whether the event passed
+   * it (1 or 0). Each enters the payload only when present (not null), so
+   * every hash made before them stays valid. Rows read from segments archived
+   * before them lack the keys: undefined counts as absent.
+   */
+  changes?: string | null;
+  schema_version?: number | null;
+  schema_valid?: number | null;
 }
 
 export const PAYLOAD_VERSION = 1;
@@ -66,10 +76,13 @@ export function personalDataText(pii: PersonalData): string {
  */
 export function canonicalPayload(e: ChainFields, pii: string): string {
   const s = JSON.stringify;
+  // Keys in code-unit order: changes sorts after actor_type, schema_valid and schema_version before seq.
+  const changes = e.changes == null ? "" : `"changes":${e.changes},`;
+  const schema = e.schema_version == null ? "" : `"schema_valid":${e.schema_valid === 1},"schema_version":${e.schema_version},`;
   return (
-    `{"action":${s(e.action)},"actor_type":${s(e.actor_type)},"id":${s(e.id)},` +
+    `{"action":${s(e.action)},"actor_type":${s(e.actor_type)},${changes}"id":${s(e.id)},` +
     `"metadata":${e.metadata},"occurred_at":${s(e.occurred_at)},"organization":${s(e.organization)},` +
-    `"pii":${s(pii)},"project_id":${s(e.project_id)},"seq":${e.seq},"targets":${e.targets},` +
+    `"pii":${s(pii)},"project_id":${s(e.project_id)},${schema}"seq":${e.seq},"targets":${e.targets},` +
     `"v":${PAYLOAD_VERSION}}`
   );
 }

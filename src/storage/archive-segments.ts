@@ -141,7 +141,16 @@ export async function readSegment(env: Env, segment: Segment, keep?: (line: stri
   const text = UTF8.decode(bytes);
   if (text === "") return [];
   const lines = text.split("\n");
-  return (keep ? lines.filter(keep) : lines).map((line) => JSON.parse(line) as ArchivedRow);
+  return (keep ? lines.filter(keep) : lines).map(parseLine);
+}
+
+/** A stored line as a row; lines sealed before the catalog's columns (migration 0021) lack them, which means null. */
+function parseLine(line: string): ArchivedRow {
+  const row = JSON.parse(line) as ArchivedRow;
+  row.changes ??= null;
+  row.schema_version ??= null;
+  row.schema_valid ??= null;
+  return row;
 }
 
 /** What a stored line holds when its `column` is exactly `value` (sealSegment writes JSON.stringify of the row, keys as named). */

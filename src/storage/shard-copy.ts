@@ -11,7 +11,7 @@ import { searchIndexStatements } from "../model/search-index";
 export const EVENT_COLUMNS = [
   "id", "project_id", "seq", "action", "organization", "actor_id", "actor_type", "actor_name",
   "actor_email", "targets", "metadata", "occurred_at", "received_at", "ip_address", "user_agent",
-  "pii_salt", "pii_commitment", "hash", "prev_hash", "signature", "anonymized_at",
+  "pii_salt", "pii_commitment", "hash", "prev_hash", "signature", "anonymized_at", "changes", "schema_version", "schema_valid",
 ] as const;
 const GAP_COLUMNS = ["project_id", "before_hash", "last_hash", "first_seq", "last_seq", "purged_count", "purged_at", "signature", "rules"] as const;
 export const SEGMENT_COLUMNS = [

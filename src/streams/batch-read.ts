@@ -1,4 +1,5 @@
 /** What a log stream's delivery reads: its next batch from either tier, and how far behind it is. */
+import { catalogFor } from "../catalog/catalog-cache";
 import { eventJson, PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../model/event-shape";
 import { scrubArchived, scrubByColumn } from "../model/pending-erasures";
 import { archivedRows } from "../storage/archive-segments";
@@ -36,6 +37,8 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
   const { projectId, type } = config.dest;
   const limits = BATCH_LIMITS[type];
   const db = await eventsDb(env, projectId);
+  // Sentences as the catalog renders them now (a retried batch may read differently if a template changed meanwhile).
+  const display = (await catalogFor(env, projectId)).display;
   const retry = pending && pending.from === cursor ? pending : null;
   const cells = retry
     ? await db
@@ -67,7 +70,7 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
     const matches = matchesFilter(config.filter, row.action, row.organization);
     if (!retry && matches) {
       const event = { seq: row.seq, occurredAt: row.occurred_at, json: "" };
-      event.json = eventJson(row);
+      event.json = eventJson(row, display);
       const size = entryBytes(type, event, projectId);
       if (events.length >= limits.events || (events.length > 0 && bytes + size > limits.bytes)) break;
       bytes += size;
@@ -75,7 +78,7 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
       events.push(event);
     } else {
       if (row.seq > expected) gaps.push({ first_seq: expected, last_seq: row.seq - 1 });
-      if (matches) events.push({ seq: row.seq, occurredAt: row.occurred_at, json: eventJson(row) });
+      if (matches) events.push({ seq: row.seq, occurredAt: row.occurred_at, json: eventJson(row, display) });
     }
     expected = row.seq + 1;
     to = row.seq;

@@ -19,7 +19,7 @@ function event(fields: Partial<NewEvent>): NewEvent {
  * sent, stored by D1 with U+FFFD in its place).
  */
 async function appendAsEarlierBuilds(p: { id: string; prefix: string }, events: NewEvent[]) {
-  const res = await ledgerOf(env, p.id).append({ events: packEvents(events), idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1200 });
+  const res = await ledgerOf(env, p.id).append({ events: packEvents(events), idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1200, catalogRevision: 0 });
   if (res.status !== "appended") throw new Error(res.status);
   return res.events.map((e) => JSON.parse(e));
 }

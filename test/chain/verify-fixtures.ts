@@ -58,6 +58,9 @@ export async function appendRows(projectId: string, keys: string, specs: Array<{
         pii_commitment: await piiCommitment(salt, pii),
         prev_hash: prev,
         anonymized_at: null,
+        changes: null,
+        schema_version: null,
+        schema_valid: null,
       },
       ring,
     );

@@ -49,6 +49,9 @@ async function signedRow(keys: string, overrides: Partial<ChainRow>): Promise<Ch
     prev_hash: "ab".repeat(32),
     signature: null,
     anonymized_at: null,
+    changes: null,
+    schema_version: null,
+    schema_valid: null,
     ...overrides,
   };
   const commitment = (await rowCommitment({ ...row, pii_salt: row.pii_salt ?? "0f".repeat(16) }))!;

@@ -27,6 +27,7 @@ async function rowAfter(projectId: string, prev: { seq: number; hash: string }, 
       row_id: null as unknown as number, id: crypto.randomUUID(), project_id: projectId, seq: prev.seq + 1, action,
       organization: null, actor_type: null, ...pii, targets: "[]", metadata: "{}", occurred_at: now, received_at: now,
       pii_salt: salt, pii_commitment: await piiCommitment(salt, pii), prev_hash: prev.hash, anonymized_at: null,
+      changes: null, schema_version: null, schema_valid: null,
     },
     await loadKeyring(keys),
   );

@@ -66,6 +66,7 @@ describe("event lines", () => {
       targets: '[{"id":"d1","name":"Plan, v2","type":"document"}]', metadata: '{"note":"=cmd"}',
       occurred_at: "2026-05-05T05:05:05.000Z", received_at: "2026-05-05T05:05:06.000Z", ip_address: "203.0.113.9",
       user_agent: "curl/8", pii_salt: "s", pii_commitment: "c", hash: "h", prev_hash: null, signature: "v1:x", anonymized_at: null,
+      changes: '[{"after":"admin","before":"viewer","field":"role"}]', schema_version: 2, schema_valid: 0,
     } satisfies EventRow;
     const [fields] = parseCsv(csvLine(CSV_COLUMNS.map((c) => row[c])));
     expect(Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, fields[i]]))).toEqual({
@@ -73,6 +74,7 @@ describe("event lines", () => {
       actor_id: "u_1", actor_type: "user", actor_name: 'Ann "The Hammer"', actor_email: "ann@example.com",
       targets: '[{"id":"d1","name":"Plan, v2","type":"document"}]', metadata: '{"note":"=cmd"}', ip_address: "203.0.113.9",
       user_agent: "curl/8", hash: "h", prev_hash: "", signature: "v1:x", pii_commitment: "c", anonymized_at: "",
+      changes: '[{"after":"admin","before":"viewer","field":"role"}]', schema_version: "2", schema_valid: "0",
     });
   });
 });

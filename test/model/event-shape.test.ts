@@ -15,6 +15,7 @@ function toEvent(row: ShapeRow) {
     actor: hasActor ? { id: row.actor_id, type: row.actor_type, name: row.actor_name, email: row.actor_email } : null,
     targets: JSON.parse(row.targets),
     metadata: JSON.parse(row.metadata),
+    changes: row.changes === null ? null : JSON.parse(row.changes),
     occurred_at: row.occurred_at,
     ip_address: row.ip_address,
     user_agent: row.user_agent,
@@ -23,6 +24,9 @@ function toEvent(row: ShapeRow) {
     signature: row.signature,
     pii_commitment: row.pii_commitment,
     anonymized_at: row.anonymized_at,
+    schema_version: row.schema_version,
+    schema_valid: row.schema_valid === null ? null : row.schema_valid === 1,
+    display: null,
   };
 }
 
@@ -33,6 +37,7 @@ function toReduced(row: ShapeRow, includeMetadata: boolean) {
     ...event,
     actor: event.actor && { ...event.actor, email: null },
     metadata: includeMetadata ? event.metadata : null,
+    changes: includeMetadata ? event.changes : null,
     ip_address: null,
     user_agent: null,
   };
@@ -59,6 +64,9 @@ function row(overrides: Partial<ShapeRow> = {}): ShapeRow {
     signature: "v1:" + "ef".repeat(32),
     pii_commitment: "01".repeat(32),
     anonymized_at: null,
+    changes: null,
+    schema_version: null,
+    schema_valid: null,
     ...overrides,
   };
 }
@@ -75,6 +83,8 @@ describe("eventJson", () => {
         metadata: canonicalize({ n: [1e21, 0.1, -0, 1.5e-7, 2 ** 53], s: "</script>", deep: { z: null, a: [true, false, {}] } }),
         targets: canonicalize([]),
       }),
+      row({ changes: canonicalize([{ field: "role", before: "viewer", after: "</script>" }]), schema_version: 3, schema_valid: 1 }),
+      row({ changes: canonicalize([{ field: "plan", after: { seats: 5 } }]), schema_version: 1, schema_valid: 0 }),
       row({
         anonymized_at: "2026-06-01T00:00:00.000Z",
         actor_id: null,
@@ -107,6 +117,7 @@ describe("reducedEventJson", () => {
     // Only an e-mail: the actor stays an object, as in the full shape, with the e-mail withheld.
     row({ actor_id: null, actor_type: null, actor_name: null, actor_email: "only@example.com" }),
     row({ actor_name: "多字节 😀 \u2028 lone \ud800", metadata: canonicalize({ s: "</script>", n: [1e21, -0] }) }),
+    row({ changes: canonicalize([{ field: "secret", before: "old", after: "new" }]), schema_version: 2, schema_valid: 1 }),
   ];
 
   it("writes exactly JSON.stringify of the reduced object, with and without metadata", () => {

@@ -73,6 +73,8 @@ describe("the OpenAPI document, driven by openapi-fetch", () => {
         width: 1,
         prefix: "nosuchkey",
         name: "events.csv",
+        action: "member.role.changed",
+        version: 1,
       };
       if (!(name in values)) throw new Error(`no value for path parameter ${name} of ${template}`);
       return values[name];

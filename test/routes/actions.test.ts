@@ -17,9 +17,9 @@ describe("GET /v1/actions", () => {
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
       data: [
-        { action: "doc.read", count: 1, first_seen: "2026-03-03T23:00:00.000Z", last_seen: "2026-03-03T23:59:59.999Z" },
-        { action: "member.invited", count: 1, first_seen: "2026-03-02T00:00:00.000Z", last_seen: "2026-03-02T00:59:59.999Z" },
-        { action: "member.role.changed", count: 3, first_seen: "2026-02-27T17:00:00.000Z", last_seen: "2026-03-04T08:59:59.999Z" },
+        { action: "doc.read", count: 1, first_seen: "2026-03-03T23:00:00.000Z", last_seen: "2026-03-03T23:59:59.999Z", schema_version: null },
+        { action: "member.invited", count: 1, first_seen: "2026-03-02T00:00:00.000Z", last_seen: "2026-03-02T00:59:59.999Z", schema_version: null },
+        { action: "member.role.changed", count: 3, first_seen: "2026-02-27T17:00:00.000Z", last_seen: "2026-03-04T08:59:59.999Z", schema_version: null },
       ],
       nextCursor: null,
     });

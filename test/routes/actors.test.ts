@@ -323,7 +323,7 @@ describe("DELETE /v1/actors/:id at scale", () => {
     const ctx = { ip_address: client.ip, user_agent: "AdaBrowser/1.0" };
     for (let sent = 0; sent < total; sent += 1000) {
       const events = Array.from({ length: 1000 }, (_, i) => parseEvent({ action: "report.viewed", actor: ada, metadata: { i: sent + i } }, ctx));
-      const res = await ledger.append({ events: packEvents(events), idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1_000_000 });
+      const res = await ledger.append({ events: packEvents(events), idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1_000_000, catalogRevision: 0 });
       expect(res.status).toBe("appended");
     }
     const res = await erase(p.key, "u_ada");

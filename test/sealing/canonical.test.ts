@@ -38,4 +38,29 @@ describe("canonicalPayload", () => {
     const parsed = { ...fields, targets: JSON.parse(targets), metadata: JSON.parse(metadata), pii, v: 1 };
     expect(canonicalPayload(fields, pii)).toBe(canonicalize(parsed));
   });
+
+  it("adds the catalog's fields only when present, in key order, as canonicalize() would", () => {
+    const base = {
+      id: "0b6c3c6e-0000-4000-8000-000000000001",
+      project_id: "demo",
+      seq: 8,
+      action: "member.role.changed",
+      organization: "org_42",
+      actor_type: "user",
+      targets: canonicalize([{ type: "user", id: "u_81", name: "Bob" }]),
+      metadata: canonicalize({ role: "admin" }),
+      occurred_at: "2026-05-05T05:05:05.000Z",
+    };
+    const pii = "b".repeat(64);
+    const plain = { ...base, targets: JSON.parse(base.targets), metadata: JSON.parse(base.metadata), pii, v: 1 };
+    // Absent and null are the same payload as before the catalog: old hashes stay valid.
+    expect(canonicalPayload({ ...base, changes: null, schema_version: null, schema_valid: null }, pii)).toBe(canonicalize(plain));
+    const changes = canonicalize([{ field: "role", before: "viewer", after: "admin" }]);
+    for (const valid of [1, 0]) {
+      const fields = { ...base, changes, schema_version: 3, schema_valid: valid };
+      const parsed = { ...plain, changes: JSON.parse(changes), schema_version: 3, schema_valid: valid === 1 };
+      expect(canonicalPayload(fields, pii)).toBe(canonicalize(parsed));
+    }
+    expect(canonicalPayload({ ...base, changes }, pii)).toBe(canonicalize({ ...plain, changes: JSON.parse(changes) }));
+  });
 });

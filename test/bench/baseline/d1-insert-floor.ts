@@ -58,6 +58,9 @@ export async function d1InsertFloor(c: Context<{ Bindings: { DB: D1Database } }>
     prev_hash: DIGEST,
     signature: SIGNATURE,
     anonymized_at: null,
+    changes: null,
+    schema_version: null,
+    schema_valid: null,
   }));
   await c.env.DB.batch(insertEventsStatements(c.env.DB, rows));
   return c.json({ data: { inserted: rows.length } }, 201);
