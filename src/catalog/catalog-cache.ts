@@ -37,6 +37,11 @@ export class Catalog {
     this.display = snapshot.schemas.some((s) => s.document.display) ? (row, view) => this.render(row, view) : undefined;
   }
 
+  /** The newest version of every action with a schema. */
+  schemas(): StoredSchema[] {
+    return [...this.newest.values()].map((c) => c.schema);
+  }
+
   schema(action: string): StoredSchema | null {
     return this.newest.get(action)?.schema ?? null;
   }

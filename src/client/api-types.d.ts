@@ -62,7 +62,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List events, newest first */
+        /**
+         * List events, newest first
+         * @description Also `metadata.<key>=<value>` (at most 4): only events of the actions whose catalog schema declares <key> filterable, whose metadata holds that value (typed as declared: a number, true or false, or text). A key no schema declares is a 400 naming it.
+         */
         get: operations["listEvents"];
         put?: never;
         /**
@@ -137,7 +140,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Full-text search over events */
+        /**
+         * Full-text search over events
+         * @description Also `metadata.<key>=<value>` (at most 4): only events of the actions whose catalog schema declares <key> filterable, whose metadata holds that value (typed as declared: a number, true or false, or text). A key no schema declares is a 400 naming it.
+         */
         get: operations["searchEvents"];
         put?: never;
         post?: never;

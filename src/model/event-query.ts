@@ -16,6 +16,20 @@ export interface Selection {
   /** Only events with a target of this type (and this id, when set); optional so selections stored by older jobs still read. */
   targetType?: string | null;
   targetId?: string | null;
+  /** Declared metadata fields that must equal these values (src/catalog/metadata-filters.ts); optional, like the target. */
+  metadata?: MetadataMatch[] | null;
+}
+
+/** One `metadata.<key>=<value>` filter, the value typed as the key's schema declares it. */
+export interface MetadataMatch {
+  key: string;
+  value: string | number | boolean;
+}
+
+/** What a row's metadata holds at a top-level key, as SQLite's json_extract and JSON.parse both see it. */
+export function metadataMatches(metadata: string, matches: MetadataMatch[]): boolean {
+  const object = JSON.parse(metadata) as Record<string, unknown> | null;
+  return object !== null && matches.every((m) => Object.hasOwn(object, m.key) && object[m.key] === m.value);
 }
 
 /**
@@ -78,7 +92,10 @@ export function selectionFor(credential: Reader, filters: SelectionFilters): Sel
 
 /** Whether the selection keeps every event of its date window (exports then copy archived segments whole). */
 export function keepsEveryRow(sel: Selection): boolean {
-  return sel.organization === null && sel.actorId === null && sel.ipAddress === null && sel.actions === null && sel.exclude.length === 0 && (sel.targetType ?? null) === null;
+  return (
+    sel.organization === null && sel.actorId === null && sel.ipAddress === null && sel.actions === null && sel.exclude.length === 0 &&
+    (sel.targetType ?? null) === null && (sel.metadata?.length ?? 0) === 0
+  );
 }
 
 export interface Statement {
@@ -148,6 +165,10 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     );
   } else if (sel.dateTo !== null) {
     where.push(`e.occurred_at <= ${bind(sel.dateTo)}`);
+  }
+  // Keys are [A-Za-z0-9_-] (src/catalog/schema-document.ts); booleans are 1 and 0 to json_extract.
+  for (const m of sel.metadata ?? []) {
+    where.push(`json_extract(e.metadata, ${bind(`$."${m.key}"`)}) = ${bind(typeof m.value === "boolean" ? Number(m.value) : m.value)}`);
   }
   const exclude = sel.exclude.length > 0 ? `e.action NOT IN (${sel.exclude.map(bind).join(", ")})` : null;
   const targetType = sel.targetType ?? null;

@@ -28,6 +28,7 @@ import { batchRequestSchema, eventBatchEnvelopeSchema, eventEnvelopeSchema, even
 import { shapeRows } from "../model/event-shape";
 import { orArchiveDamaged } from "../middleware/archive-damaged";
 import { catalogFor } from "../catalog/catalog-cache";
+import { metadataParams, withMetadata } from "../middleware/metadata-filters";
 
 export const MAX_BATCH = 100;
 /** What c.json() would set: pages are written as JSON text directly (pageJson). */
@@ -66,6 +67,9 @@ const INGEST_ERRORS = [...AUTH_ERRORS, "VALIDATION_ERROR", "EVENT_TOO_LARGE", "U
 const INGEST = access("ingest");
 const READ = access("read");
 const READ_OR_EMBED = access("read", { allowEmbed: true });
+const METADATA_FILTERS =
+  "Also `metadata.<key>=<value>` (at most 4): only events of the actions whose catalog schema declares <key> filterable, whose metadata holds that value " +
+  "(typed as declared: a number, true or false, or text). A key no schema declares is a 400 naming it.";
 
 documented(events, createRoute({
   method: "post", path: "/", tags: ["Events"], operationId: "createEvent", summary: "Record one event", security: INGEST.security, description: CAPS_TEXT,
@@ -132,14 +136,14 @@ events.get("/:id/receipt", READ.guard, async (c) => {
 });
 
 documented(events, createRoute({
-  method: "get", path: "/", tags: ["Events"], operationId: "listEvents", summary: "List events, newest first", security: READ_OR_EMBED.security,
+  method: "get", path: "/", tags: ["Events"], operationId: "listEvents", summary: "List events, newest first", security: READ_OR_EMBED.security, description: METADATA_FILTERS,
   request: { query: listQuerySchema },
   responses: { 200: json(eventPageSchema, "One page of events"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "ARCHIVE_DAMAGED", "QUERY_TOO_BROAD") },
 }));
 events.get("/", READ_OR_EMBED.guard, validate("query", listQuerySchema), async (c) => {
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
-  const sel = selectionFor(credential, query);
+  const sel = await withMetadata(c, credential, selectionFor(credential, query), metadataParams(c));
   const db = await eventsDb(c.env, projectOf(credential));
   const catalog = catalogFor(c.env, projectOf(credential));
   // Hot and archived events, one order and one cursor (src/reads/history-read.ts); segments are looked for only when there are some.
@@ -150,14 +154,14 @@ events.get("/", READ_OR_EMBED.guard, validate("query", listQuerySchema), async (
 });
 
 documented(events, createRoute({
-  method: "get", path: "/search", tags: ["Events"], operationId: "searchEvents", summary: "Full-text search over events", security: READ_OR_EMBED.security,
+  method: "get", path: "/search", tags: ["Events"], operationId: "searchEvents", summary: "Full-text search over events", security: READ_OR_EMBED.security, description: METADATA_FILTERS,
   request: { query: searchQuerySchema },
   responses: { 200: json(eventPageSchema, "One page of matching events"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "ARCHIVE_DAMAGED", "QUERY_TOO_BROAD") },
 }));
 events.get("/search", READ_OR_EMBED.guard, validate("query", searchQuerySchema), async (c) => {
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
-  const sel = selectionFor(credential, query);
+  const sel = await withMetadata(c, credential, selectionFor(credential, query), metadataParams(c));
   // Text with no word of MIN_TERM_CHARS or more (one-letter words, punctuation, emoji) matches nothing.
   const terms = searchTerms(query.q);
   if (terms.length > MAX_TERMS) {

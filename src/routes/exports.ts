@@ -5,6 +5,7 @@ import { exportStream } from "../reads/export-stream";
 import { validate } from "../lib/validate";
 import { access } from "../middleware/credential";
 import { projectWalk } from "../middleware/project-walk";
+import { metadataParams, withMetadata } from "../middleware/metadata-filters";
 import { exportQuerySchema } from "../schemas/list-query";
 import { AUTH_ERRORS, documented, errors, router } from "../middleware/openapi";
 import { eventSchema } from "../schemas/responses";
@@ -35,7 +36,8 @@ exports.get("/", READ.guard, validate("query", exportQuerySchema), projectWalk({
   const format = FORMATS[query.format];
   const date = new Date().toISOString().slice(0, 10);
   const name = `witness-${credential.projectId.replace(/[^A-Za-z0-9._-]/g, "_")}-${date}.${format.extension}`;
-  return c.body(exportStream(c.env, credential.projectId, selectionFor(credential, query), format), 200, {
+  const sel = await withMetadata(c, credential, selectionFor(credential, query), metadataParams(c));
+  return c.body(exportStream(c.env, credential.projectId, sel, format), 200, {
     "Content-Type": format.contentType,
     "Content-Disposition": `attachment; filename="${name}"`,
     // Audit data: no shared cache may keep a copy.

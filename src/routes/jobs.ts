@@ -14,6 +14,7 @@ import { readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
 import { access, apiKeyOf, auditActor, projectOf } from "../middleware/credential";
 import { requestContext } from "../middleware/ingest";
+import { metadataFields, withMetadata } from "../middleware/metadata-filters";
 import { createJobSchema, exportJobSchema, jobEnvelopeSchema, jobListQuery, jobPageSchema, verifyJobSchema } from "../schemas/jobs";
 
 /**
@@ -51,13 +52,16 @@ jobs.post("/", READ.guard, async (c) => {
   const body = await readJsonObject(c);
   const schema = body.type === "export" ? exportJobSchema : body.type === "verify" ? verifyJobSchema : null;
   if (!schema) throw validationError([{ path: "type", message: "type must be export or verify" }]);
-  const parsed = schema.safeParse(body);
+  // metadata.<key> filters are named by the catalog, not the schema (src/middleware/metadata-filters.ts).
+  const metadata = body.type === "export" ? metadataFields(body) : [];
+  const parsed = schema.safeParse(body.type === "export" ? Object.fromEntries(Object.entries(body).filter(([k]) => !k.startsWith("metadata."))) : body);
   if (!parsed.success) throw validationError(toIssues(parsed.error));
   const id = crypto.randomUUID();
   let params: Record<string, unknown>;
   if (parsed.data.type === "export") {
     const { type: _type, format, part_rows, evidence, ...filters } = parsed.data;
-    params = { format, part_rows: part_rows ?? PART_ROWS, filters, selection: selectionFor(credential, filters), evidence: evidence === true };
+    const selection = await withMetadata(c, credential, selectionFor(credential, filters), metadata);
+    params = { format, part_rows: part_rows ?? PART_ROWS, filters: { ...filters, ...Object.fromEntries(metadata.map(([k, v]) => [`metadata.${k}`, v])) }, selection, evidence: evidence === true };
   } else {
     params = { window: { from: parsed.data.from ?? null, to: parsed.data.to ?? null }, since: parsed.data.since ?? null };
   }

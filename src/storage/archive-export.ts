@@ -1,4 +1,4 @@
-import type { Selection } from "../model/event-query";
+import { metadataMatches, type Selection } from "../model/event-query";
 import { companionKey, readSealed, type ArchivedRow, type CompanionFormat, type Segment } from "./archive-segments";
 
 /**
@@ -17,6 +17,7 @@ export function matches(sel: Selection, r: ArchivedRow): boolean {
   if (sel.dateTo !== null && r.occurred_at > sel.dateTo) return false;
   if (sel.actions !== null && !sel.actions.includes(r.action)) return false;
   if (sel.targetType != null && !hasTarget(r.targets, sel.targetType, sel.targetId ?? null)) return false;
+  if (sel.metadata && sel.metadata.length > 0 && !metadataMatches(r.metadata, sel.metadata)) return false;
   return !sel.exclude.includes(r.action);
 }
 
