@@ -116,6 +116,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every event in chain order, for collectors that poll
+         * @description Oldest first, in seq order, over hot and archived history: every event exactly once, whatever it was backdated to, across any number of restarts of a collector that saves nextCursor (also in `Link: <...>; rel="next"`). nextCursor is never null: at the head it points past the last event. Seqs with no event are listed in gaps. One answer reads at most 1,000 seqs past the cursor: with a selective filter it may hold fewer events than limit, even none, and at_head false says to ask again at once. A cursor from another project, altered, or of another format is a 400. Also `metadata.<key>=<value>` (at most 4): only events of the actions whose catalog schema declares <key> filterable, whose metadata holds that value (typed as declared: a number, true or false, or text). A key no schema declares is a 400 naming it.
+         */
+        get: operations["feedEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events/{id}/receipt": {
         parameters: {
             query?: never;
@@ -1058,6 +1078,24 @@ export interface components {
                     root_hash: string;
                 };
             };
+        };
+        FeedPage: {
+            /** @description Matching events in chain (seq) order, oldest first */
+            data: components["schemas"]["Event"][];
+            /** @description Seqs this answer passed that hold no event, never silent holes */
+            gaps: {
+                first_seq: number;
+                last_seq: number;
+                /**
+                 * @description retention: purged under a signed retention record; missing: no record covers it (see GET /v1/events/verify)
+                 * @enum {string}
+                 */
+                kind: "retention" | "missing";
+            }[];
+            /** @description Pass as after for the next answer; also in the Link: <...>; rel="next" header */
+            nextCursor: string;
+            /** @description true: nothing more was committed when this answer was read; poll again later (or with wait). false: ask again at once */
+            at_head: boolean;
         };
         /** @description A signed receipt; check it offline with the keys at /.well-known/witness-keys.json. */
         Receipt: {
@@ -2271,6 +2309,131 @@ export interface operations {
             };
             /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
             403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    feedEvents: {
+        parameters: {
+            query?: {
+                /** @description Only this organization's events */
+                organization?: string;
+                /** @description Only this actor's events */
+                actor_id?: string;
+                /** @description Only this exact action */
+                action?: string;
+                /** @description Comma-separated actions (at most 50) */
+                actions?: string;
+                /** @description Comma-separated actions (at most 50) */
+                actions_exclude?: string;
+                /** @description Only events sent from this address */
+                ip_address?: string;
+                /** @description Only events with a target of this type */
+                target_type?: string;
+                /** @description Only events with this target (needs target_type: an id is only unique within its type) */
+                target_id?: string;
+                /** @description ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive */
+                date_from?: string;
+                /** @description ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive */
+                date_to?: string;
+                /** @description nextCursor of the previous answer: the feed goes on right after it. Never null; at the head it points past the last event */
+                after?: string;
+                /** @description Start at the first event committed at or after this time (ISO 8601 with a zone); not with after. Neither: from the first event */
+                since?: string;
+                /** @description Events per page, 1 to 1000 (default 100) */
+                limit?: string;
+                /** @description Long poll: at the head, hold the request up to this many seconds (0 to 25) until an event is committed */
+                wait?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the feed */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedPage"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter or the body is invalid (details.issues) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description ARCHIVE_DAMAGED: the event's archived copy is missing or damaged; retrying does not help */
+            410: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

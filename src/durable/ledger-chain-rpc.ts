@@ -22,6 +22,11 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
     return this.commits.exclusive(async () => ({ ...this.current }));
   }
 
+  /** GET /v1/events/feed?wait=: the head's seq once it passes afterSeq, or after at most 25 s with the head as it is. */
+  waitForHead(afterSeq: number, ms: number): Promise<number> {
+    return this.heads.wait(afterSeq, () => this.current.seq, Math.min(ms, 25_000));
+  }
+
   /** Admin actions recorded in the chain (src/chain/self-audit.ts): appended like events, never rate limited. */
   async selfAudit(events: PackedEvents): Promise<string[]> {
     const display = this.compiled().display;

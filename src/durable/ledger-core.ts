@@ -6,6 +6,7 @@ import { ErasureRecords } from "../chain/erasure-records";
 import { GroupCommit, MAX_GROUP_EVENTS } from "../chain/group-commit";
 import { recoverHead } from "../chain/head-recovery";
 import { IdempotentAppends } from "../chain/idempotent-appends";
+import { HeadWaiters } from "../chain/head-waiters";
 import { LegalHolds } from "../chain/legal-holds";
 import { loadKeyring } from "../sealing/signing-keys";
 import { Rollups } from "../reads/rollups";
@@ -49,6 +50,8 @@ export abstract class LedgerCore extends LedgerLogRpc {
   /** Hashes of the archive's export companions, which exports and verify trust (src/storage/companion-records.ts). */
   protected readonly companions: CompanionRecords;
   protected readonly rates = new RateWindows();
+  /** Feed readers long-polling for the next commit (src/chain/head-waiters.ts). */
+  protected readonly heads = new HeadWaiters();
   /** Events per hour and action, for the console's chart (src/reads/rollups.ts). */
   protected readonly rollups: Rollups;
   /** What this ledger lends everything that works on its behalf (src/storage/ledger-host.ts). */
@@ -94,6 +97,7 @@ export abstract class LedgerCore extends LedgerLogRpc {
         this.rollups.add(rows);
       },
       committed: () => {
+        this.heads.advanced(this.current.seq);
         // Log streams deliver on their own; the ledger only wakes them, never waits.
         this.ctx.waitUntil(wakeStreams(this.env, this.projectId).catch(() => {}));
         if (hasWitnesses(this.env)) void scheduleLog(this.log, this.logDeps()).catch(() => {});

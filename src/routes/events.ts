@@ -28,6 +28,8 @@ import { batchRequestSchema, eventBatchEnvelopeSchema, eventEnvelopeSchema, even
 import { shapeRows } from "../model/event-shape";
 import { orArchiveDamaged } from "../middleware/archive-damaged";
 import { catalogFor } from "../catalog/catalog-cache";
+import { decodeFeedCursor, encodeFeedCursor, readFeed, seqBefore } from "../reads/feed";
+import { feedPageSchema, feedQuerySchema } from "../schemas/feed";
 import { metadataParams, withMetadata } from "../middleware/metadata-filters";
 
 export const MAX_BATCH = 100;
@@ -114,6 +116,46 @@ events.get("/verify", READ.guard, validate("query", verifyQuery), projectWalk({ 
   // Chunked (src/chain/verify-chunks.ts): each chunk its own invocation, this request only coordinates.
   const checkpoint = since === "checkpoint" ? await ledgerOf(c.env, projectId).verifyCheckpoint() : null;
   return c.json({ data: await verifyChunked(c.env, projectId, window, { since: checkpoint }) });
+});
+
+documented(events, createRoute({
+  method: "get", path: "/feed", tags: ["Events"], operationId: "feedEvents", summary: "Every event in chain order, for collectors that poll", security: READ.security,
+  description:
+    "Oldest first, in seq order, over hot and archived history: every event exactly once, whatever it was backdated to, across any number of restarts " +
+    "of a collector that saves nextCursor (also in `Link: <...>; rel=\"next\"`). nextCursor is never null: at the head it points past the last event. " +
+    "Seqs with no event are listed in gaps. One answer reads at most 1,000 seqs past the cursor: with a selective filter it may hold fewer events " +
+    "than limit, even none, and at_head false says to ask again at once. A cursor from another project, altered, or of another format is a 400. " +
+    METADATA_FILTERS,
+  request: { query: feedQuerySchema },
+  responses: { 200: json(feedPageSchema, "One page of the feed"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR", "ARCHIVE_DAMAGED") },
+}));
+events.get("/feed", READ.guard, validate("query", feedQuerySchema), async (c) => {
+  const query = c.req.valid("query");
+  const credential = c.get("credential")!;
+  const projectId = projectOf(credential);
+  const db = await eventsDb(c.env, projectId);
+  let after = 0;
+  if (query.after !== undefined) {
+    const decoded = await decodeFeedCursor(c.env, projectId, query.after);
+    if (typeof decoded === "string") throw validationError([{ path: "after", message: `this cursor ${decoded}` }]);
+    after = decoded;
+  } else if (query.since !== undefined) after = await orArchiveDamaged(seqBefore(c.env, db, projectId, query.since));
+  const sel = await withMetadata(c, credential, selectionFor(credential, query), metadataParams(c));
+  const { display } = await catalogFor(c.env, projectId);
+  const read = () => orArchiveDamaged(readFeed(c.env, db, sel, projectId, after, query.limit, display));
+  let page = await read();
+  // Long poll: nothing new yet; the ledger answers at its next commit (src/chain/head-waiters.ts), or when the wait is over.
+  if (page.atHead && page.events.length === 0 && page.gaps.length === 0 && query.wait > 0) {
+    const head = await ledgerOf(c.env, projectId).waitForHead(page.through, query.wait * 1000);
+    if (head > page.through) page = await read();
+  }
+  const nextCursor = await encodeFeedCursor(c.env, projectId, page.through);
+  const next = new URL(c.req.url);
+  next.searchParams.delete("since");
+  next.searchParams.set("after", nextCursor);
+  c.header("Link", `<${next.pathname}${next.search}>; rel="next"`);
+  c.header("Cache-Control", "no-store");
+  return c.body(`{"data":[${page.events.join(",")}],"gaps":${JSON.stringify(page.gaps)},"nextCursor":${JSON.stringify(nextCursor)},"at_head":${page.atHead}}`, 200, JSON_TYPE);
 });
 
 documented(events, createRoute({

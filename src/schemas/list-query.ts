@@ -67,7 +67,7 @@ export const filterShape = {
   date_to: timestamp("date_to"),
 };
 
-const dateOrder = {
+export const dateOrder = {
   check: (q: { date_from?: string; date_to?: string }) => !q.date_from || !q.date_to || q.date_from <= q.date_to,
   params: { message: "date_from must not be after date_to", path: ["date_from"] },
 };
