@@ -30,6 +30,7 @@ import actions from "./routes/actions";
 import { catalogSettings, schemas } from "./routes/schemas";
 import { mountConsole } from "./routes/console";
 import { manageRoutes } from "./routes/console-manage";
+import { catalogRoutes } from "./routes/console-catalog";
 import wellKnown from "./routes/well-known";
 
 const app = router();
@@ -78,7 +79,7 @@ app.route("/v1/actions", actions);
 app.route("/v1/schemas", schemas);
 app.route("/v1/catalog", catalogSettings);
 // The web console (HTML, not API operations): its pages call /v1 in-process as the signed-in key.
-mountConsole(app, manageRoutes);
+mountConsole(app, manageRoutes, catalogRoutes);
 app.route("/v1/embed", embedTokens);
 app.route("/embed", embedAssets);
 // The public pages' stylesheet and script (src/pages/public).

@@ -14,6 +14,61 @@ function Row(props: { name: string; children: Child }) {
 
 const orNone = (v: unknown) => (v === null || v === undefined || v === "" ? <em>none</em> : <code>{String(v)}</code>);
 
+/** Which schema version ingest checked the event against, and the verdict, in words. */
+function SchemaCheck(props: { event: Json }) {
+  const { schema_version: version, schema_valid: valid, action } = props.event;
+  if (typeof version !== "number") return <em>not checked (the catalog was off, or the action had no schema, when it was recorded)</em>;
+  return (
+    <>
+      checked against <a href={`/console/catalog/${encodeURIComponent(action)}?version=${version}`}>version {String(version)}</a> of its schema:{" "}
+      {valid === false ? <strong class="badge bad">broke it</strong> : <span class="badge ok">passed</span>}
+    </>
+  );
+}
+
+type Change = { field: string; before?: unknown; after?: unknown };
+
+const valueText = (v: unknown) => JSON.stringify(v) ?? String(v);
+
+/**
+ * Before and after of each changed field. The change is said in words and
+ * marked with del/ins (struck through, underlined), so colour is never the
+ * only sign of it.
+ */
+export function ChangesTable(props: { changes: Change[] }) {
+  return (
+    <table class="diff">
+      <caption>{`${props.changes.length} field${props.changes.length === 1 ? "" : "s"} in the event's changes, as its sender recorded them`}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Field</th>
+          <th scope="col">Before</th>
+          <th scope="col">After</th>
+          <th scope="col">Change</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.changes.map((c) => {
+          const hasBefore = Object.hasOwn(c, "before");
+          const hasAfter = Object.hasOwn(c, "after");
+          const same = hasBefore && hasAfter && valueText(c.before) === valueText(c.after);
+          const kind = same ? "unchanged" : hasBefore && hasAfter ? "changed" : hasAfter ? "added" : hasBefore ? "removed" : "named only";
+          return (
+            <tr>
+              <th scope="row">
+                <code>{c.field}</code>
+              </th>
+              <td>{!hasBefore ? <em>(none)</em> : same ? <code>{valueText(c.before)}</code> : <del><code>{valueText(c.before)}</code></del>}</td>
+              <td>{!hasAfter ? <em>(removed)</em> : same ? <code>{valueText(c.after)}</code> : <ins><code>{valueText(c.after)}</code></ins>}</td>
+              <td>{kind}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
 /**
  * One event: every field as text (JSX escapes all of it), its place in the
  * chain, its receipt, and a panel the page's script fills with the check of
@@ -30,6 +85,7 @@ export function EventPage(props: { viewer: Viewer; event: Json }) {
       <h1>
         <code>{e.action}</code>
       </h1>
+      {e.display ? <p class="sentence lead">{e.display}</p> : null}
       <section
         id="proof"
         class="proof pending"
@@ -44,6 +100,14 @@ export function EventPage(props: { viewer: Viewer; event: Json }) {
         </p>
         <ul id="proof-steps"></ul>
       </section>
+      {Array.isArray(e.changes) && e.changes.length > 0 ? (
+        <section class="card" aria-labelledby="changes-title">
+          <h2 id="changes-title">Changes</h2>
+          <div class="table-wrap">
+            <ChangesTable changes={e.changes} />
+          </div>
+        </section>
+      ) : null}
       <div class="grid2">
         <section aria-labelledby="fields-title">
           <h2 id="fields-title">Fields</h2>
@@ -81,6 +145,9 @@ export function EventPage(props: { viewer: Viewer; event: Json }) {
             <Row name="User agent">{orNone(e.user_agent)}</Row>
             <Row name="Personal data erased">{orNone(e.anonymized_at)}</Row>
             <Row name="Metadata">{e.metadata ? <pre>{JSON.stringify(e.metadata, null, 2)}</pre> : <em>none</em>}</Row>
+            <Row name="Schema">
+              <SchemaCheck event={e} />
+            </Row>
           </dl>
         </section>
         <section aria-labelledby="chain-title">

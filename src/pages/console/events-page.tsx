@@ -27,6 +27,8 @@ export interface EventRow {
   targets: { type?: string | null; id?: string | null; name?: string | null }[];
   occurred_at: string;
   ip_address: string | null;
+  /** The sentence its action's display template renders (null without one). */
+  display?: string | null;
 }
 
 function actorText(a: EventRow["actor"]): string {
@@ -114,6 +116,7 @@ export function EventsPage(props: {
                   <a href={`/console/events/${encodeURIComponent(e.id)}`} class="action">
                     {e.action}
                   </a>
+                  {e.display ? <span class="sentence">{e.display}</span> : null}
                 </td>
                 <td data-label="Actor">{actorText(e.actor)}</td>
                 <td data-label="Targets">{targetsText(e.targets)}</td>

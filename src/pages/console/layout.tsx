@@ -20,10 +20,11 @@ export interface Viewer {
   expiresAt: string;
 }
 
-export type Section = "events" | "integrity" | "exports" | "streams" | "retention" | "keys";
+export type Section = "events" | "catalog" | "integrity" | "exports" | "streams" | "retention" | "keys";
 
 const NAV: { id: Section; label: string; needs: Scope }[] = [
   { id: "events", label: "Events", needs: "read" },
+  { id: "catalog", label: "Catalog", needs: "read" },
   { id: "integrity", label: "Integrity", needs: "read" },
   { id: "exports", label: "Exports", needs: "read" },
   { id: "streams", label: "Streams", needs: "read" },
@@ -105,13 +106,27 @@ export function Lacks(props: { scope: Scope; viewer: Viewer }) {
 }
 
 /** An error the API answered, shown as text. */
-export function ApiProblem(props: { error: { code?: string; message?: string } | null }) {
+export function ApiProblem(props: { error: { code?: string; message?: string; details?: Record<string, unknown> } | null }) {
   if (!props.error) return null;
+  // The message names only the first problem; a refused document usually has several.
+  const issues = props.error.details?.issues;
+  const list = Array.isArray(issues) && issues.length > 1 ? (issues as { path?: string; message?: string }[]) : [];
   return (
     <div class="notice bad" role="alert">
       <p>
         <strong>{props.error.code ?? "ERROR"}</strong>: {props.error.message ?? "The request failed"}
       </p>
+      {list.length > 0 ? (
+        <ul>
+          {list.map((i) => (
+            <li>
+              {i.path ? <code>{i.path}</code> : null}
+              {i.path ? ": " : null}
+              {i.message ?? ""}
+            </li>
+          ))}
+        </ul>
+      ) : null}
     </div>
   );
 }
