@@ -28,6 +28,7 @@ import streams from "./routes/streams";
 import stats from "./routes/stats";
 import actions from "./routes/actions";
 import { catalogSettings, schemas } from "./routes/schemas";
+import alerts from "./routes/alerts";
 import { mountConsole } from "./routes/console";
 import { manageRoutes } from "./routes/console-manage";
 import { catalogRoutes } from "./routes/console-catalog";
@@ -78,6 +79,7 @@ app.route("/v1/stats", stats);
 app.route("/v1/actions", actions);
 app.route("/v1/schemas", schemas);
 app.route("/v1/catalog", catalogSettings);
+app.route("/v1/alerts", alerts);
 // The web console (HTML, not API operations): its pages call /v1 in-process as the signed-in key.
 mountConsole(app, manageRoutes, catalogRoutes);
 app.route("/v1/embed", embedTokens);

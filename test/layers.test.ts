@@ -17,7 +17,7 @@ const LAYERS: string[][] = [
   ["chain"],
   ["log"],
   ["reads", "streams", "receipts", "auth", "embed"],
-  ["jobs"],
+  ["jobs", "alerts"],
   ["durable"],
   ["schemas"],
   ["middleware"],

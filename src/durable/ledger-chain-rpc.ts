@@ -27,6 +27,11 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
     return this.heads.wait(afterSeq, () => this.current.seq, Math.min(ms, 25_000));
   }
 
+  /** How many alert rules the project has: the ledger wakes its evaluator after commits only when there are some (src/alerts/wake.ts). */
+  setAlertRules(count: number): void {
+    this.ctx.storage.kv.put("alert_rules", count);
+  }
+
   /** Admin actions recorded in the chain (src/chain/self-audit.ts): appended like events, never rate limited. */
   async selfAudit(events: PackedEvents): Promise<string[]> {
     const display = this.compiled().display;

@@ -20,6 +20,7 @@ import { moveCopying } from "../storage/shard-move";
 import { eventsDb } from "../storage/shards";
 import { LedgerLogRpc } from "./ledger-log-rpc";
 import { wakeStreams } from "../streams/wake";
+import { wakeAlerts } from "../alerts/wake";
 import { deleteProjectJobFiles } from "../jobs/job-files";
 import { ensureErasureJob } from "../jobs/erasure-job";
 import type { LedgerHost } from "../storage/ledger-host";
@@ -100,6 +101,8 @@ export abstract class LedgerCore extends LedgerLogRpc {
         this.heads.advanced(this.current.seq);
         // Log streams deliver on their own; the ledger only wakes them, never waits.
         this.ctx.waitUntil(wakeStreams(this.env, this.projectId).catch(() => {}));
+        // Alert rules are evaluated by their own object, from a cursor (src/alerts/), never inside the commit.
+        if ((this.ctx.storage.kv.get<number>("alert_rules") ?? 0) > 0) this.ctx.waitUntil(wakeAlerts(this.env, this.projectId).catch(() => {}));
         if (hasWitnesses(this.env)) void scheduleLog(this.log, this.logDeps()).catch(() => {});
         // Continuous archiving and the shard's size check run from the alarm (src/storage/archive-upkeep.ts).
         void afterCommit(this.ctx.storage).catch(() => {});

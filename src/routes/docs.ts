@@ -86,6 +86,7 @@ const TAGS = [
   { name: "Retention", description: "What the daily purge deletes" },
   { name: "Transparency log", description: "The project's C2SP tlog" },
   { name: "Embed", description: "Tokens for the <witness-feed> component" },
+  { name: "Alerts", description: "Tell people when something happens: rules, channels, firings" },
   { name: "Streams", description: "Deliver every event, in order, to a webhook, Splunk or Datadog" },
   { name: "Operations", description: "Operator-requested work on a project, such as a shard move" },
   { name: "Public", description: "No credential needed" },

@@ -23,8 +23,10 @@ async function objectsOf(projectId: string): Promise<Map<string, string>> {
   const listed = await env.ARCHIVE.list({ prefix: `archive/${projectId}/` });
   const out = new Map<string, string>();
   for (const o of listed.objects) {
-    const body = (await env.ARCHIVE.get(o.key))!.body.pipeThrough(new DecompressionStream("gzip"));
-    out.set(o.key, await new Response(body).text());
+    // The sweep may delete an object between the listing and this read (alarmsUntil polls while it runs): gone is gone.
+    const object = await env.ARCHIVE.get(o.key);
+    if (!object) continue;
+    out.set(o.key, await new Response(object.body.pipeThrough(new DecompressionStream("gzip"))).text());
   }
   return out;
 }

@@ -1,0 +1,113 @@
+/**
+ * src/alerts/: alert rules on a project's events (issue 36). A rule matches
+ * events (rules.ts, this file: where to start), an evaluator per project reads
+ * every event once in seq order from a cursor and records firings and their
+ * deliveries in one storage step (engine.ts, hosted by
+ * src/durable/alert-evaluator.do.ts), and channels carry them out: a signed
+ * webhook, Slack, Microsoft Teams, PagerDuty Events v2 (channels.ts). The
+ * ledger only wakes the evaluator after a commit (wake.ts); evaluation never
+ * runs inside the commit.
+ */
+import type { ShapeRow } from "../model/event-shape";
+
+export const MAX_RULES = 100;
+export const MAX_CHANNELS = 5;
+export const MAX_WINDOW_SECONDS = 86_400;
+export const CHANNEL_TYPES = ["webhook", "slack", "teams", "pagerduty"] as const;
+export type ChannelType = (typeof CHANNEL_TYPES)[number];
+export const GROUP_BY = ["actor_id", "organization", "ip_address"] as const;
+
+export interface Match {
+  /** Exact actions, or prefixes ending in `*`; absent: every action. */
+  actions?: string[];
+  organization?: string;
+  actor_id?: string;
+  actor_type?: string;
+  target_type?: string;
+  /** Declared filterable metadata fields (the catalog) and the values they must hold. */
+  metadata?: Record<string, string | number | boolean>;
+}
+
+export interface Threshold {
+  count: number;
+  window_seconds: number;
+  group_by?: (typeof GROUP_BY)[number];
+}
+
+/** A channel as stored: its secret (webhook signing secret, Slack or Teams URL, PagerDuty routing key) sealed. */
+export interface StoredChannel {
+  type: ChannelType;
+  /** Where it posts; for Slack and Teams the URL is the secret, so only its origin is shown. */
+  url: string;
+  sealed: string;
+  severity?: "critical" | "error" | "warning" | "info";
+}
+
+export interface Rule {
+  id: string;
+  name: string;
+  match: Match;
+  threshold: Threshold | null;
+  cooldown_seconds: number;
+  enabled: boolean;
+  channels: StoredChannel[];
+  /** The console the creating request came through: where a notification links its events. */
+  console_origin: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const actionMatches = (patterns: string[], action: string) =>
+  patterns.some((p) => (p.endsWith("*") ? action.startsWith(p.slice(0, -1)) : action === p));
+
+/** Whether the event is one the rule is about. Metadata is parsed only when the rule tests it. */
+export function ruleMatches(match: Match, row: ShapeRow): boolean {
+  if (match.actions && !actionMatches(match.actions, row.action)) return false;
+  if (match.organization !== undefined && row.organization !== match.organization) return false;
+  if (match.actor_id !== undefined && row.actor_id !== match.actor_id) return false;
+  if (match.actor_type !== undefined && row.actor_type !== match.actor_type) return false;
+  if (match.target_type !== undefined && !(JSON.parse(row.targets) as Array<{ type: string }>).some((t) => t.type === match.target_type)) return false;
+  if (match.metadata && Object.keys(match.metadata).length > 0) {
+    const metadata = JSON.parse(row.metadata) as Record<string, unknown> | null;
+    if (!metadata || !Object.entries(match.metadata).every(([k, v]) => Object.hasOwn(metadata, k) && metadata[k] === v)) return false;
+  }
+  return true;
+}
+
+/** The group a thresholded event counts in ("" when the rule does not group, or the event lacks the field). */
+export function groupOf(threshold: Threshold | null, row: ShapeRow): string {
+  return threshold?.group_by ? (row[threshold.group_by] ?? "") : "";
+}
+
+/** A pattern is an action, or a prefix with one trailing `*`: nothing else, so every rule reads the same to everyone. */
+export function patternProblem(pattern: string): string | null {
+  if (pattern.length === 0 || pattern.length > 255) return "must be 1 to 255 characters";
+  const star = pattern.indexOf("*");
+  if (star !== -1 && star !== pattern.length - 1) return "may hold `*` only at its end (a prefix)";
+  return null;
+}
+
+/** What GET shows of a channel: never its secret. */
+export function channelView(c: StoredChannel, state: ChannelState | undefined) {
+  return {
+    type: c.type,
+    url: c.url,
+    ...(c.severity ? { severity: c.severity } : {}),
+    status: state?.failures ? "failing" : state?.last_success_at ? "ok" : "pending",
+    last_success_at: state?.last_success_at ?? null,
+    last_error: state?.last_error ?? null,
+    last_error_at: state?.last_error_at ?? null,
+  };
+}
+
+export interface ChannelState {
+  failures: number;
+  last_success_at: string | null;
+  last_error: string | null;
+  last_error_at: string | null;
+}
+
+export function ruleView(rule: Rule, states: Array<ChannelState | undefined>) {
+  const { channels, console_origin: _origin, ...rest } = rule;
+  return { ...rest, channels: channels.map((c, i) => channelView(c, states[i])) };
+}

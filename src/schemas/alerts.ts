@@ -1,0 +1,139 @@
+import { z } from "zod";
+import { CHANNEL_TYPES, GROUP_BY, MAX_CHANNELS, MAX_WINDOW_SECONDS, patternProblem } from "../alerts/rules";
+
+const pattern = z.string().superRefine((p, ctx) => {
+  const problem = patternProblem(p);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+export const matchSchema = z
+  .strictObject({
+    actions: z.array(pattern).min(1).max(20).optional().meta({ description: "Actions, or prefixes ending in `*` (`auth.login.*`); absent: every action" }),
+    organization: z.string().min(1).max(128).optional(),
+    actor_id: z.string().min(1).max(255).optional(),
+    actor_type: z.string().min(1).max(64).optional(),
+    target_type: z.string().min(1).max(64).optional(),
+    metadata: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+      .refine((m) => Object.keys(m).length <= 4, "at most 4 metadata fields")
+      .optional()
+      .meta({ description: "Declared filterable metadata fields (the action catalog) and the value each must hold" }),
+  })
+  .meta({ id: "AlertMatch" });
+
+export const thresholdSchema = z
+  .strictObject({
+    count: z.int().min(1).max(10_000),
+    window_seconds: z.int().min(1).max(MAX_WINDOW_SECONDS, `window_seconds must be at most ${MAX_WINDOW_SECONDS} (24 h)`),
+    group_by: z.enum(GROUP_BY).optional(),
+  })
+  .meta({ id: "AlertThreshold", description: "Fire when count matching events are committed within window_seconds (per group)" });
+
+export const channelInputSchema = z
+  .strictObject({
+    type: z.enum(CHANNEL_TYPES, `type must be one of ${CHANNEL_TYPES.join(", ")}`),
+    url: z.string().max(2048).optional().meta({ description: "webhook, slack (incoming webhook), teams (workflow webhook); pagerduty: the Events API v2 URL (default https://events.pagerduty.com/v2/enqueue)" }),
+    routing_key: z.string().optional().meta({ description: "pagerduty: the integration's 32-character routing key (sealed, never shown again)" }),
+    severity: z.enum(["critical", "error", "warning", "info"]).optional().meta({ description: "pagerduty: the incident's severity (default warning)" }),
+  })
+  .meta({ id: "AlertChannelInput" });
+
+const ruleFields = {
+  name: z.string().min(1).max(100),
+  match: matchSchema,
+  threshold: thresholdSchema.nullable(),
+  channels: z.array(channelInputSchema).max(MAX_CHANNELS, `at most ${MAX_CHANNELS} channels`),
+  cooldown_seconds: z.int().min(0).max(MAX_WINDOW_SECONDS).meta({ description: "After a firing, the rule (per group) stays quiet this long" }),
+  enabled: z.boolean(),
+};
+
+export const createAlertSchema = z
+  .strictObject({
+    ...ruleFields,
+    match: matchSchema.default({}),
+    threshold: ruleFields.threshold.optional(),
+    cooldown_seconds: ruleFields.cooldown_seconds.default(0),
+    enabled: ruleFields.enabled.default(true),
+  })
+  .meta({ id: "AlertRuleInput" });
+
+export const patchAlertSchema = z.strictObject({
+  name: ruleFields.name.optional(),
+  match: matchSchema.optional(),
+  threshold: ruleFields.threshold.optional(),
+  channels: ruleFields.channels.optional(),
+  cooldown_seconds: ruleFields.cooldown_seconds.optional(),
+  enabled: ruleFields.enabled.optional(),
+}).meta({ id: "AlertRulePatch" });
+
+export const alertIdParam = z.object({ id: z.string().regex(/^al_[0-9a-f]{20}$/, "not an alert rule id") });
+
+const channelView = z.object({
+  type: z.enum(CHANNEL_TYPES),
+  url: z.string().meta({ description: "Slack and Teams: only the origin (the URL is the secret)" }),
+  severity: z.string().optional(),
+  status: z.enum(["pending", "ok", "failing"]).meta({ description: "failing: its last delivery failed (see last_error); it is retried with backoff" }),
+  last_success_at: z.string().nullable(),
+  last_error: z.string().nullable(),
+  last_error_at: z.string().nullable(),
+  secret: z.string().optional().meta({ description: "A webhook channel's signing secret (Standard Webhooks), in the answer that created it only" }),
+});
+
+export const alertRuleSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    match: matchSchema,
+    threshold: thresholdSchema.nullable(),
+    cooldown_seconds: z.int(),
+    enabled: z.boolean(),
+    channels: z.array(channelView),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: "AlertRule" });
+
+export const alertRuleResponse = z.object({ data: alertRuleSchema });
+export const alertRuleList = z.object({ data: z.array(alertRuleSchema) });
+
+const firedEvent = z.object({
+  id: z.string(),
+  seq: z.int(),
+  action: z.string(),
+  display: z.string().nullable(),
+  occurred_at: z.string(),
+  organization: z.string().nullable(),
+  url: z.string().meta({ description: "The event in the console" }),
+});
+
+export const firingSchema = z
+  .object({
+    id: z.int(),
+    rule_id: z.string(),
+    rule_name: z.string(),
+    project_id: z.string(),
+    fired_at: z.string(),
+    reason: z.string(),
+    group: z.string().nullable(),
+    count: z.int().meta({ description: "Matching events behind this firing (events lists the first 20)" }),
+    events: z.array(firedEvent),
+    test: z.boolean(),
+    deliveries: z.array(
+      z.object({
+        channel: z.int(),
+        status: z.enum(["pending", "retrying", "delivered", "failed", "dropped"]),
+        attempts: z.int(),
+        last_error: z.string().nullable(),
+        delivered_at: z.string().nullable(),
+        next_attempt_at: z.string().nullable(),
+      }),
+    ),
+  })
+  .meta({ id: "AlertFiring" });
+
+export const firingResponse = z.object({ data: firingSchema });
+export const firingPage = z.object({ data: z.array(firingSchema), nextCursor: z.string().nullable() }).meta({ id: "AlertFiringPage" });
+export const firingQuery = z.object({
+  cursor: z.string().regex(/^\d+$/, "cursor must be a nextCursor of an earlier page").optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
