@@ -1,4 +1,5 @@
 import { recordUnauditedKeys } from "./auth/key-audit";
+import { signalExpiringKeys } from "./alerts/integrity";
 import { IDEMPOTENCY_WINDOW_MS } from "./chain/idempotency";
 import { sweepExpiredJobFiles } from "./jobs/job-files";
 import { resumeLostJobs } from "./jobs/job-resume";
@@ -29,4 +30,6 @@ export async function scheduled(controller: ScheduledController, env: Env, _ctx:
   await deleteExpiredExports(env, new Date());
   await sweepExpiredJobFiles(env, new Date());
   await resumeLostJobs(env, new Date());
+  // Integrity alerts: keys about to expire (src/alerts/integrity.ts).
+  await signalExpiringKeys(env, new Date());
 }

@@ -6,6 +6,7 @@ import { eventsDb } from "../storage/shards";
 import { targetRules } from "../streams/targets";
 import { backoffMs } from "../streams/transport";
 import { sendToChannel, type FiredEvent, type Firing } from "./channels";
+import type { IntegritySignal } from "./integrity";
 import { groupOf, ruleMatches, type ChannelState, type Rule } from "./rules";
 
 /**
@@ -104,7 +105,7 @@ export class AlertEngine {
 
   /** Evaluates the next events after the cursor; true when more are waiting. */
   async evaluate(): Promise<{ read: number; more: boolean }> {
-    const rules = this.rules().filter((r) => r.enabled);
+    const rules = this.rules().filter((r) => r.enabled && r.kind === "events");
     const cursor = this.kv.get<number>("cursor");
     if (rules.length === 0 || cursor === undefined) return { read: 0, more: false };
     const rows = await this.read(cursor);
@@ -164,7 +165,7 @@ export class AlertEngine {
       project_id: this.projectId,
       fired_at: new Date().toISOString(),
       reason,
-      group: rule.threshold?.group_by ? grp : null,
+      group: rule.threshold?.group_by || rule.kind === "integrity" ? grp : null,
       count,
       events,
       test,
@@ -172,6 +173,54 @@ export class AlertEngine {
     this.sql.exec("UPDATE alert_firings SET body = ? WHERE id = ?", JSON.stringify(firing), id);
     rule.channels.forEach((_, channel) => this.sql.exec("INSERT INTO alert_deliveries (firing_id, channel, status, next_at) VALUES (?, ?, 'pending', ?)", id, channel, Date.now()));
     return id;
+  }
+
+  /**
+   * The built-in integrity rule, made once per project (on its first look or
+   * signal): deleting it is respected, it is not made again.
+   */
+  ensureIntegrityRule(): void {
+    if (this.kv.get("integrity_rule_made")) return;
+    const now = new Date().toISOString();
+    const rule: Rule = {
+      id: `al_${[...crypto.getRandomValues(new Uint8Array(10))].map((b) => b.toString(16).padStart(2, "0")).join("")}`,
+      name: "Integrity of the trail",
+      kind: "integrity",
+      match: {},
+      threshold: null,
+      cooldown_seconds: 86_400,
+      enabled: true,
+      channels: [],
+      console_origin: "",
+      created_at: now,
+      updated_at: now,
+    };
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("INSERT INTO alert_rules (id, body, created_at) VALUES (?, ?, ?)", rule.id, JSON.stringify(rule), rule.created_at);
+      this.kv.put("integrity_rule_made", true);
+    });
+  }
+
+  /** An integrity signal: a firing on each enabled integrity rule, at most once per cooldown per kind and subject. */
+  signal(signal: IntegritySignal): number {
+    this.ensureIntegrityRule();
+    const rules = this.rules().filter((r) => r.enabled && r.kind === "integrity");
+    const at = Date.now();
+    const grp = `${signal.kind}:${signal.subject}`;
+    let fired = 0;
+    this.ctx.storage.transactionSync(() => {
+      for (const rule of rules) {
+        if (!this.cooledDown(rule, grp, at)) continue;
+        this.fire(rule, grp, 0, [], `${signal.message} Next: ${signal.next_step}`, at);
+        fired++;
+      }
+    });
+    return fired;
+  }
+
+  /** Whether an integrity rule has somewhere to send: then the evaluator runs the daily verify. */
+  watchesIntegrity(): boolean {
+    return this.rules().some((r) => r.enabled && r.kind === "integrity" && r.channels.length > 0);
   }
 
   /** POST /v1/alerts/:id/test: a firing marked as a test, sent at once on every channel. */

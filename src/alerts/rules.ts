@@ -43,9 +43,13 @@ export interface StoredChannel {
   severity?: "critical" | "error" | "warning" | "info";
 }
 
+export const RULE_KINDS = ["events", "integrity"] as const;
+
 export interface Rule {
   id: string;
   name: string;
+  /** events: matches events (match, threshold); integrity: the trail itself in danger (src/alerts/integrity.ts). Absent on none: made with it. */
+  kind: (typeof RULE_KINDS)[number];
   match: Match;
   threshold: Threshold | null;
   cooldown_seconds: number;

@@ -1773,6 +1773,8 @@ export interface components {
         AlertRule: {
             id: string;
             name: string;
+            /** @enum {string} */
+            kind: "events" | "integrity";
             match: components["schemas"]["AlertMatch"];
             threshold: components["schemas"]["AlertThreshold"];
             cooldown_seconds: number;
@@ -1828,6 +1830,12 @@ export interface components {
             cooldown_seconds: number;
             /** @default true */
             enabled: boolean;
+            /**
+             * @description events: matches events. integrity: the trail itself in danger (a verify that fails, a stream failing or disabled, a key expiring within 7 days); match and threshold do not apply
+             * @default events
+             * @enum {string}
+             */
+            kind: "events" | "integrity";
         };
         AlertChannelInput: {
             /** @enum {string} */

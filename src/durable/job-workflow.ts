@@ -7,6 +7,7 @@ import { exportParts, planExport, writeManifest } from "../jobs/export-job";
 import { keepAlive } from "../jobs/job-resume";
 import { finishJob, getJob, neverFails, noteStepFailure, RETRYING, type JobType } from "../jobs/job-store";
 import { mergeVerifyJob, planVerifyJob, verifyChunkStep, verifyParallelism } from "../jobs/verify-job";
+import { signalIntegrity, verifySignal } from "../alerts/integrity";
 
 export interface JobParams {
   jobId: string;
@@ -69,6 +70,8 @@ export class JobWorkflow extends WorkflowEntrypoint<Env, JobParams> {
         const result = await metered(`${tag}merge`, (env) => mergeVerifyJob(env, plan, results));
         if (!whole && plan.since && result.failure?.reason === "chain_broken") continue;
         await metered("finish", (env) => finishJob(env, projectId, jobId, { status: "succeeded", result }));
+        const found = verifySignal(result, jobId, `Verify job ${jobId}`);
+        if (found) await metered("integrity-alert", (env) => signalIntegrity(env, projectId, found));
         return;
       }
     } catch (error) {

@@ -6,6 +6,7 @@ import { sendBatch } from "../streams/send";
 import { targetRules } from "../streams/targets";
 import { backoffMs, streamPolicy } from "../streams/transport";
 import { WAKE_CACHE_MS } from "../streams/wake";
+import { signalIntegrity } from "../alerts/integrity";
 
 /** What GET /v1/streams/:id shows of the delivery. */
 export interface DeliveryStatus {
@@ -229,12 +230,30 @@ export class StreamDelivery extends DurableObject<Env> {
     this.kv.put("status", "failing");
     await this.ctx.storage.setAlarm(next);
     if (changed) await this.mirrorStatus().catch(() => {});
+    if (changed) await this.alertIntegrity("failing");
   }
 
   private async setStatus(status: StreamStatus) {
     const before = this.kv.get<StreamStatus>("status");
     this.kv.put("status", status);
     if (before !== status) await this.mirrorStatus();
+    if (before !== status && status === "disabled") await this.alertIntegrity("disabled");
+  }
+
+  /** A stream that stops delivering is the trail in danger: the project's integrity rules hear of it (src/alerts/integrity.ts). */
+  private async alertIntegrity(status: "failing" | "disabled") {
+    const projectId = this.config?.dest.projectId ?? (await getStream(this.env, this.streamId))?.project_id;
+    if (!projectId) return;
+    const error = this.kv.get<string>("last_error") ?? "no answer";
+    await signalIntegrity(this.env, projectId, {
+      kind: status === "failing" ? "stream_failing" : "stream_disabled",
+      subject: this.streamId,
+      message: `Log stream ${this.streamId} is ${status}: ${error}.`,
+      next_step:
+        status === "failing"
+          ? "It retries with backoff; fix the destination (GET /v1/streams/{id} shows the last error) and it catches up on its own."
+          : "It no longer delivers: fix the destination, then POST /v1/streams/{id}/replay to deliver what it missed.",
+    }).catch((e) => console.error(`integrity alert for stream ${this.streamId} failed`, e));
   }
 
   /** The control database's copy (lists, wakes) follows this object's status as it is when written, so a pause racing a failure ends paused in both. */

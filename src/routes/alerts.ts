@@ -81,14 +81,14 @@ alerts.post("/", ADMIN.guard, async (c) => {
   const input = parsed.data;
   await checkMetadata(c, projectId, input.match.metadata);
   const evaluator = alertEvaluator(c.env, projectId);
-  const count = await evaluator.count();
-  if (count >= MAX_RULES) throw validationError([{ path: "", message: `a project has at most ${MAX_RULES} alert rules; delete one first` }]);
+  if ((await evaluator.total()) >= MAX_RULES) throw validationError([{ path: "", message: `a project has at most ${MAX_RULES} alert rules; delete one first` }]);
   const id = `al_${randomHex(10)}`;
   const sealed = await sealAll(c, id, input.channels);
   const now = new Date().toISOString();
   const rule: Rule = {
     id,
     name: input.name,
+    kind: input.kind,
     match: input.match,
     threshold: input.threshold ?? null,
     cooldown_seconds: input.cooldown_seconds,
@@ -100,7 +100,7 @@ alerts.post("/", ADMIN.guard, async (c) => {
   };
   const ledger = ledgerOf(c.env, projectId);
   const view = await evaluator.save(rule, (await ledger.anchor()).seq);
-  await ledger.setAlertRules(count + 1);
+  await ledger.setAlertRules(await evaluator.count());
   await recorded(c, "witness.alert.created", rule);
   return c.json({ data: withSecrets(view, sealed) }, 201);
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CHANNEL_TYPES, GROUP_BY, MAX_CHANNELS, MAX_WINDOW_SECONDS, patternProblem } from "../alerts/rules";
+import { CHANNEL_TYPES, GROUP_BY, MAX_CHANNELS, MAX_WINDOW_SECONDS, patternProblem, RULE_KINDS } from "../alerts/rules";
 
 const pattern = z.string().superRefine((p, ctx) => {
   const problem = patternProblem(p);
@@ -50,6 +50,9 @@ const ruleFields = {
 export const createAlertSchema = z
   .strictObject({
     ...ruleFields,
+    kind: z.enum(RULE_KINDS).default("events").meta({
+      description: "events: matches events. integrity: the trail itself in danger (a verify that fails, a stream failing or disabled, a key expiring within 7 days); match and threshold do not apply",
+    }),
     match: matchSchema.default({}),
     threshold: ruleFields.threshold.optional(),
     cooldown_seconds: ruleFields.cooldown_seconds.default(0),
@@ -83,6 +86,7 @@ export const alertRuleSchema = z
   .object({
     id: z.string(),
     name: z.string(),
+    kind: z.enum(RULE_KINDS),
     match: matchSchema,
     threshold: thresholdSchema.nullable(),
     cooldown_seconds: z.int(),

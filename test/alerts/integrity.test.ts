@@ -1,0 +1,90 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { call, createProject, createScopedKey, ingestMany } from "../helpers";
+import { waitForJob } from "../jobs/job-helpers";
+import { Network } from "../streams/receiver";
+
+const HOOK = "hooks.acme-integrity.com";
+let net: Network;
+let restore: () => void;
+beforeEach(() => {
+  net = new Network();
+  for (const h of [HOOK, "dead.acme-integrity.com"]) net.dns.set(h, ["93.184.216.34"]);
+  restore = net.install();
+});
+afterEach(() => restore());
+
+async function integrityRule(key: string) {
+  const rules = (await call("GET", "/v1/alerts", { key })).json.data;
+  const rule = rules.find((r: any) => r.kind === "integrity");
+  expect(rule, "every project has an integrity rule").toBeTruthy();
+  return rule;
+}
+
+async function firings(key: string, id: string) {
+  return (await call("GET", `/v1/alerts/${id}/firings`, { key })).json.data;
+}
+
+async function until<T>(what: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await what();
+    if (got) return got;
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("integrity alerts", () => {
+  it("a project has one integrity rule pointed at nothing; a failing stream is recorded in its history", async () => {
+    const p = await createProject();
+    const rule = await integrityRule(p.key);
+    expect(rule).toMatchObject({ name: "Integrity of the trail", channels: [], enabled: true });
+    net.modes.set("dead.acme-integrity.com", 500);
+    const stream = await call("POST", "/v1/streams", { key: p.key, body: { type: "webhook", url: "https://dead.acme-integrity.com/x" } });
+    expect(stream.status).toBe(201);
+    await ingestMany(p.key, [{ action: "a" }]);
+    const [fired] = await until(async () => {
+      const list = await firings(p.key, rule.id);
+      return list.length > 0 && list;
+    });
+    expect(fired.group).toBe(`stream_failing:${stream.json.data.id}`);
+    expect(fired.reason).toMatch(/is failing: HTTP 500.*Next: /);
+    expect(fired.deliveries).toEqual([]);
+  });
+
+  it("a verify job that finds tampering pages the integrity channel", async () => {
+    const p = await createProject();
+    const rule = await integrityRule(p.key);
+    const patched = await call("PATCH", `/v1/alerts/${rule.id}`, { key: p.key, body: { channels: [{ type: "webhook", url: `https://${HOOK}/integrity` }] } });
+    expect(patched.status).toBe(200);
+    const stored = await ingestMany(p.key, [{ action: "a" }, { action: "b" }, { action: "c" }]);
+    await p.db.prepare("UPDATE events SET action = 'forged' WHERE id = ?").bind(stored[1].id).run();
+    const created = await call("POST", "/v1/jobs", { key: p.key, body: { type: "verify" } });
+    const job = await waitForJob(p.key, created.json.data.id);
+    expect(job.result.ok).toBe(false);
+    const [sent] = await until(async () => net.at(HOOK).length > 0 && net.at(HOOK));
+    const body = JSON.parse(sent.body);
+    expect(body.firing.reason).toContain(`Verify job ${job.id} found hash_mismatch at event ${stored[1].id}`);
+    expect(body.firing.group).toBe(`verify_failed:${job.id}`);
+  });
+
+  it("the daily cron warns of keys that expire within 7 days, once a day", async () => {
+    const p = await createProject();
+    const soon = await createScopedKey(p.id, ["read"], { expiresAt: new Date(Date.now() + 3 * 86_400_000).toISOString() });
+    await createScopedKey(p.id, ["read"], { expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString() });
+    const rule = await integrityRule(p.key);
+    const daily = async () => {
+      const ctx = createExecutionContext();
+      await worker.scheduled!(createScheduledController({ scheduledTime: new Date(), cron: "17 3 * * *" }), env, ctx);
+      await waitOnExecutionContext(ctx);
+    };
+    await daily();
+    await daily();
+    const list = await firings(p.key, rule.id);
+    expect(list.map((f: any) => f.group)).toEqual([`key_expiring:${soon.prefix}`]);
+    expect(list[0].reason).toMatch(/expires at .*Next: Create its replacement/);
+  });
+});
