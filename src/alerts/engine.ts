@@ -7,6 +7,7 @@ import { targetRules } from "../streams/targets";
 import { backoffMs } from "../streams/transport";
 import { sendToChannel, type FiredEvent, type Firing } from "./channels";
 import type { IntegritySignal } from "./integrity";
+import { hoursToRead, judge } from "./anomaly";
 import { groupOf, ruleMatches, type ChannelState, type Rule } from "./rules";
 
 /**
@@ -216,6 +217,27 @@ export class AlertEngine {
       }
     });
     return fired;
+  }
+
+  /** Anomaly rules: this hour's count of their actions against the same hour of the last 7 days (src/alerts/anomaly.ts). */
+  async checkAnomalies(): Promise<void> {
+    const rules = this.rules().filter((r) => r.enabled && r.kind === "anomaly" && r.match.actions);
+    if (rules.length === 0) return;
+    const now = Date.now();
+    const ledger = this.env.LEDGER.get(this.env.LEDGER.idFromName(this.projectId));
+    const verdicts = await Promise.all(rules.map(async (rule) => ({ rule, verdict: judge(rule, now, await ledger.hourCounts(rule.match.actions!, hoursToRead(now))) })));
+    this.ctx.storage.transactionSync(() => {
+      for (const { rule, verdict } of verdicts) {
+        const grp = `hour:${verdict.hour}`;
+        if (!verdict.fires || this.sql.exec("SELECT 1 FROM alert_groups WHERE rule_id = ? AND grp = ?", rule.id, grp).toArray().length > 0) continue;
+        if (!this.cooledDown(rule, "", now)) continue;
+        const usual = verdict.baseline.join(", ");
+        const reason = `${verdict.count} events of ${rule.match.actions!.join(", ")} this hour (${new Date(verdict.hour * 3_600_000).toISOString().slice(0, 13)}:00 UTC), at or above ${verdict.limit}; the same hour of the last 7 days had ${usual}`;
+        this.fire(rule, "", verdict.count, [], reason, now);
+        // Once per hour, whatever the cooldown.
+        this.sql.exec("INSERT OR REPLACE INTO alert_groups (rule_id, grp, last_fired_at) VALUES (?, ?, ?)", rule.id, grp, now);
+      }
+    });
   }
 
   /** Whether an integrity rule has somewhere to send: then the evaluator runs the daily verify. */

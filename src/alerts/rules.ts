@@ -43,7 +43,7 @@ export interface StoredChannel {
   severity?: "critical" | "error" | "warning" | "info";
 }
 
-export const RULE_KINDS = ["events", "integrity"] as const;
+export const RULE_KINDS = ["events", "integrity", "anomaly"] as const;
 
 export interface Rule {
   id: string;
@@ -52,6 +52,8 @@ export interface Rule {
   kind: (typeof RULE_KINDS)[number];
   match: Match;
   threshold: Threshold | null;
+  /** kind anomaly: how far above the usual level an hour must be (src/alerts/anomaly.ts); absent: the defaults. */
+  anomaly?: { min_count?: number; sensitivity?: number } | null;
   cooldown_seconds: number;
   enabled: boolean;
   channels: StoredChannel[];

@@ -1774,9 +1774,13 @@ export interface components {
             id: string;
             name: string;
             /** @enum {string} */
-            kind: "events" | "integrity";
+            kind: "events" | "integrity" | "anomaly";
             match: components["schemas"]["AlertMatch"];
             threshold: components["schemas"]["AlertThreshold"];
+            anomaly?: {
+                min_count?: number;
+                sensitivity?: number;
+            } | null;
             cooldown_seconds: number;
             enabled: boolean;
             channels: {
@@ -1835,7 +1839,12 @@ export interface components {
              * @default events
              * @enum {string}
              */
-            kind: "events" | "integrity";
+            kind: "events" | "integrity" | "anomaly";
+            /** @description kind anomaly: fire when this hour's count of the actions reaches max(min_count, mean + sensitivity * max(sd, sqrt(mean), 1)) of the same hour over the last 7 days (defaults 20 and 4) */
+            anomaly?: {
+                min_count?: number;
+                sensitivity?: number;
+            } | null;
         };
         AlertChannelInput: {
             /** @enum {string} */
@@ -1858,6 +1867,10 @@ export interface components {
             /** @description After a firing, the rule (per group) stays quiet this long */
             cooldown_seconds?: number;
             enabled?: boolean;
+            anomaly?: {
+                min_count?: number;
+                sensitivity?: number;
+            } | null;
         };
         AlertFiring: {
             id: number;

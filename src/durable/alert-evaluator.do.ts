@@ -95,6 +95,7 @@ export class AlertEvaluator extends DurableObject<Env> {
       if (found) this.engine.signal(found);
     }
     const { read, more } = await this.engine.evaluate();
+    await this.engine.checkAnomalies();
     const nextDelivery = await this.engine.deliverDue(RUN_BUDGET_MS);
     const now = Date.now();
     const candidates = [
@@ -102,7 +103,7 @@ export class AlertEvaluator extends DurableObject<Env> {
       // It found events: look again soon, for a commit whose wake the ledger skipped (src/alerts/wake.ts).
       read > 0 ? now + 2 * COALESCE_MS : null,
       nextDelivery,
-      this.engine.rules().some((r) => r.enabled && r.kind === "events") ? now + IDLE_POLL_MS : null,
+      this.engine.rules().some((r) => r.enabled && r.kind !== "integrity") ? now + IDLE_POLL_MS : null,
       this.engine.watchesIntegrity() ? (this.ctx.storage.kv.get<number>("next_verify_at") ?? null) : null,
     ].filter((t): t is number => t !== null);
     if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(now, Math.min(...candidates)));

@@ -79,6 +79,11 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
     return this.rollups.read(from, to, bucket);
   }
 
+  /** Anomaly alert rules: events per hour of the actions these patterns name, from the rollups (never the events). */
+  hourCounts(patterns: string[], hours: number[]): Record<number, number> {
+    return this.rollups.hourCounts(patterns, hours);
+  }
+
   /** GET /v1/actions: every action recorded, with its count and first and last hour, from the rollups (never the events). */
   actions(prefix: string, after: string | null, limit: number): ActionSeen[] {
     const seen = this.rollups.actions(prefix, after, limit);

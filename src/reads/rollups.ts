@@ -92,6 +92,22 @@ export class Rollups {
   }
 
   /**
+   * Events per hour (of occurred_at, hours since the epoch) of the actions
+   * these patterns name (exact, or a prefix ending in `*`), for anomaly rules
+   * (src/alerts/anomaly.ts): one indexed read per hour asked for.
+   */
+  hourCounts(patterns: string[], hours: number[]): Record<number, number> {
+    const exact = patterns.filter((p) => !p.endsWith("*"));
+    const prefixes = patterns.filter((p) => p.endsWith("*")).map((p) => p.slice(0, -1));
+    const out: Record<number, number> = {};
+    for (const hour of hours) {
+      const rows = this.sql.exec<{ action: string; n: number }>("SELECT action, n FROM activity_rollups WHERE hour = ?", hour).toArray();
+      out[hour] = rows.filter((r) => exact.includes(r.action) || prefixes.some((p) => r.action.startsWith(p))).reduce((sum, r) => sum + r.n, 0);
+    }
+    return out;
+  }
+
+  /**
    * The actions recorded, in name order after `after`, those starting with
    * `prefix` only: counts from the daily rollups, first and last hour from the
    * hourly ones within the first and last day (24 rows per action each).

@@ -79,6 +79,9 @@ alerts.post("/", ADMIN.guard, async (c) => {
   const parsed = createAlertSchema.safeParse(await readJsonObject(c));
   if (!parsed.success) throw validationError(toIssues(parsed.error));
   const input = parsed.data;
+  if (input.kind === "anomaly" && (!input.match.actions || Object.keys(input.match).length > 1 || input.threshold)) {
+    throw validationError([{ path: "match", message: "an anomaly rule counts actions per hour: give match.actions (and nothing else of match, no threshold)" }]);
+  }
   await checkMetadata(c, projectId, input.match.metadata);
   const evaluator = alertEvaluator(c.env, projectId);
   if ((await evaluator.total()) >= MAX_RULES) throw validationError([{ path: "", message: `a project has at most ${MAX_RULES} alert rules; delete one first` }]);
@@ -91,6 +94,7 @@ alerts.post("/", ADMIN.guard, async (c) => {
     kind: input.kind,
     match: input.match,
     threshold: input.threshold ?? null,
+    anomaly: input.kind === "anomaly" ? (input.anomaly ?? {}) : null,
     cooldown_seconds: input.cooldown_seconds,
     enabled: input.enabled,
     channels: sealed.map((s) => s.channel),
@@ -145,6 +149,7 @@ alerts.patch("/:id", ADMIN.guard, validate("param", alertIdParam), async (c) => 
     ...(patch.threshold !== undefined ? { threshold: patch.threshold } : {}),
     ...(patch.cooldown_seconds !== undefined ? { cooldown_seconds: patch.cooldown_seconds } : {}),
     ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
+    ...(patch.anomaly !== undefined && rule.kind === "anomaly" ? { anomaly: patch.anomaly ?? {} } : {}),
     ...(patch.channels ? { channels: sealed.map((s) => s.channel) } : {}),
     updated_at: new Date().toISOString(),
   };

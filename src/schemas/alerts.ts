@@ -55,6 +55,11 @@ export const createAlertSchema = z
     }),
     match: matchSchema.default({}),
     threshold: ruleFields.threshold.optional(),
+    anomaly: z
+      .strictObject({ min_count: z.int().min(1).max(1_000_000).optional(), sensitivity: z.number().min(1).max(20).optional() })
+      .nullable()
+      .optional()
+      .meta({ description: "kind anomaly: fire when this hour's count of the actions reaches max(min_count, mean + sensitivity * max(sd, sqrt(mean), 1)) of the same hour over the last 7 days (defaults 20 and 4)" }),
     cooldown_seconds: ruleFields.cooldown_seconds.default(0),
     enabled: ruleFields.enabled.default(true),
   })
@@ -67,6 +72,7 @@ export const patchAlertSchema = z.strictObject({
   channels: ruleFields.channels.optional(),
   cooldown_seconds: ruleFields.cooldown_seconds.optional(),
   enabled: ruleFields.enabled.optional(),
+  anomaly: z.strictObject({ min_count: z.int().min(1).max(1_000_000).optional(), sensitivity: z.number().min(1).max(20).optional() }).nullable().optional(),
 }).meta({ id: "AlertRulePatch" });
 
 export const alertIdParam = z.object({ id: z.string().regex(/^al_[0-9a-f]{20}$/, "not an alert rule id") });
@@ -89,6 +95,7 @@ export const alertRuleSchema = z
     kind: z.enum(RULE_KINDS),
     match: matchSchema,
     threshold: thresholdSchema.nullable(),
+    anomaly: z.object({ min_count: z.int().optional(), sensitivity: z.number().optional() }).nullable().optional(),
     cooldown_seconds: z.int(),
     enabled: z.boolean(),
     channels: z.array(channelView),
