@@ -48,7 +48,7 @@ try {
     await reportMeter(service.url, title);
   };
   // Benches that make their own projects.
-  for (const m of ["ingest", "streams"]) if (want(m)) await metered(m, async () => (await import(`./${m}.bench.mjs`)).default(ctx));
+  for (const m of ["ingest", "streams", "alerts"]) if (want(m)) await metered(m, async () => (await import(`./${m}.bench.mjs`)).default(ctx));
 
   const modules = ["reads", "verify", "log", "console", "catalog"].filter(want);
   if (modules.length > 0) {
