@@ -20,12 +20,29 @@ export type Scope = Schemas["ApiKeyInfo"]["scopes"][number];
 export type ApiKeyRequest = Schemas["ApiKeyCreateRequest"];
 export type ApiKey = Schemas["ApiKeyInfo"];
 export type ApiKeyCreated = Schemas["ApiKeyCreated"]["data"];
+/** One before/after value an event sent in `changes` (either side may be absent). */
+export type Change = Schemas["Change"];
+/** An action the project has recorded: its count, first and last hour, and newest schema version (null: none). */
+export type ActionSummary = Schemas["ActionPage"]["data"][number];
+/** What PUT /v1/schemas/{action} takes: a metadata JSON Schema, targets, actor types, changes fields, display template. */
+export type SchemaDocument = Schemas["SchemaDocument"];
+/** One immutable version of an action's schema. */
+export type ActionSchema = Schemas["ActionSchema"];
+/** An action's newest schema, with `versions`: every version (oldest first), without its document. */
+export type SchemaDetail = operations["getSchema"]["responses"][200]["content"]["application/json"]["data"];
+export type SchemaVersionInfo = SchemaDetail["versions"][number];
+export type CatalogMode = Schemas["CatalogSettings"]["mode"];
+export type CatalogSettings = Schemas["CatalogSettings"];
+/** unknown_actions may be left out: it is then "allow". */
+export type CatalogSettingsInput = Omit<CatalogSettings, "unknown_actions"> & Partial<Pick<CatalogSettings, "unknown_actions">>;
 type Paging = { cursor?: string; limit?: number | string };
 export type ListQuery = Omit<Query<"listEvents">, "cursor" | "limit"> & Paging;
 export type SearchQuery = Omit<Query<"searchEvents">, "q" | "cursor" | "limit"> & Paging;
 export type VerifyQuery = Query<"verifyEvents">;
 export type ExportQuery = Query<"exportEvents">;
 export type EraseOptions = Query<"eraseActor">;
+export type ActionsQuery = Omit<Query<"listActions">, "cursor" | "limit"> & Paging;
+export type SchemaListQuery = Omit<Query<"listSchemas">, "cursor" | "limit"> & Paging;
 
 export interface ClientOptions {
   /** The deployment, e.g. https://witness.example.com; a trailing /v1 or slash is dropped. */
@@ -97,6 +114,41 @@ export interface WitnessClient {
   };
   embed: {
     createToken(request?: EmbedTokenRequest): Promise<EmbedToken>;
+  };
+  actions: {
+    /** Every action the project has recorded, in name order (prefix: only those starting with it), page after page. */
+    list(query?: ActionsQuery): AsyncIterable<ActionSummary>;
+  };
+  /**
+   * The action catalog: per-action schemas, each change an immutable version
+   * recorded in the chain (witness.schema.changed). An action is one path
+   * segment, dots and all; "", "." and ".." are refused before sending
+   * (VALIDATION_ERROR), since a URL cannot name them.
+   */
+  schemas: {
+    /**
+     * Adds version n+1 (admin); a document the API refuses is a VALIDATION_ERROR naming
+     * each path. Not retried after a 5xx or a lost answer (each PUT makes a version):
+     * compare `get(action)`'s sha256 before sending it again.
+     */
+    put(action: string, document: SchemaDocument): Promise<ActionSchema>;
+    /** Every action with a schema, its newest version each, in action order, page after page. */
+    list(query?: SchemaListQuery): AsyncIterable<ActionSchema>;
+    /** The newest version, with every version; NOT_FOUND when the action has none. */
+    get(action: string): Promise<SchemaDetail>;
+    /** One version, from 1; NOT_FOUND when there is no such version. */
+    version(action: string, version: number): Promise<ActionSchema>;
+  };
+  /** How ingest checks events against their action's schema. */
+  catalog: {
+    /** mode "off" until changed. */
+    settings(): Promise<CatalogSettings>;
+    /**
+     * Admin. off: nothing is checked; warn: every event is stored, with schema_version
+     * and schema_valid; enforce: an event that breaks its schema is refused (and, with
+     * unknown_actions "reject", one whose action has none). Answers the settings now in force.
+     */
+    setSettings(settings: CatalogSettingsInput): Promise<CatalogSettings>;
   };
   /** The project's API keys; every method needs an admin key. */
   keys: {

@@ -7,6 +7,11 @@ import { loadCrypto } from "./web-crypto.js";
 
 export { backoffMs, retryAfterMs, WitnessError } from "./http.js";
 
+/** A parameter the client refuses before sending, with the API's VALIDATION_ERROR (details.issues). */
+function invalid(path, message) {
+  throw new WitnessError(400, "VALIDATION_ERROR", `${path}: ${message}`, { issues: [{ path, message }] });
+}
+
 async function randomKey() {
   // Plain-http browser pages have getRandomValues without crypto.subtle: the global first.
   const crypto = globalThis.crypto?.getRandomValues ? globalThis.crypto : await loadCrypto();
@@ -29,14 +34,26 @@ export function createClient(options) {
     return (await send(method, path, { ...init, as: "envelope" })).data;
   }
 
-  const enc = encodeURIComponent;
+  /**
+   * One path segment: percent-encoded (an action's dots stay, its "/", "?", "#" and
+   * "%" are escaped), and never empty, "." or "..": URL parsing drops or resolves
+   * those (%2E too), so the request would reach another route (GET /v1/schemas/..
+   * is GET /v1) and answer something else. Refused before sending, as the API
+   * refuses an invalid parameter.
+   */
+  const enc = (value, name = "id") => {
+    const text = String(value);
+    if (text === "") invalid(name, `${name} must not be empty`);
+    if (text === "." || text === "..") invalid(name, `${name} "${text}" cannot be named in a URL path`);
+    return encodeURIComponent(text);
+  };
 
   async function* pages(path, query) {
     let cursor = query.cursor;
     for (;;) {
       const page = await send("GET", path, { query: { ...query, cursor }, as: "envelope" });
       if (!Array.isArray(page.data)) throw new WitnessError(200, "BAD_RESPONSE", `GET ${path} answered a page without a data list`, {});
-      for (const event of page.data) yield event;
+      for (const item of page.data) yield item;
       if (!page.nextCursor) return;
       cursor = page.nextCursor;
     }
@@ -54,7 +71,7 @@ export function createClient(options) {
         const key = opts.idempotencyKey ?? (await randomKey());
         return data("POST", "/v1/events/batch", { body: { events }, headers: { "Idempotency-Key": key } });
       },
-      get: (id) => data("GET", `/v1/events/${enc(id)}`),
+      get: async (id) => data("GET", `/v1/events/${enc(id)}`),
       list: (query = {}) => pages("/v1/events", query),
       search: (q, query = {}) => pages("/v1/events/search", { ...query, q }),
       verify: (query = {}) => data("GET", "/v1/events/verify", { query }),
@@ -67,9 +84,9 @@ export function createClient(options) {
     },
     receipts: {
       /** The signed receipt of one of the project's events. */
-      get: (eventId) => data("GET", `/v1/events/${enc(eventId)}/receipt`),
+      get: async (eventId) => data("GET", `/v1/events/${enc(eventId)}/receipt`),
       /** The public check of an event (no credential needed). */
-      status: (eventId) => data("GET", `/v1/receipts/${enc(eventId)}`, { auth: false }),
+      status: async (eventId) => data("GET", `/v1/receipts/${enc(eventId)}`, { auth: false }),
       /**
        * Checks a receipt's Ed25519 proof and transparency log proof locally, and
        * that it says the event was intact (valid: true). receipt: preferably the
@@ -87,10 +104,34 @@ export function createClient(options) {
       },
     },
     actors: {
-      erase: (id, opts = {}) => data("DELETE", `/v1/actors/${enc(id)}`, { query: { by: opts.by, organization: opts.organization } }),
+      erase: async (id, opts = {}) => data("DELETE", `/v1/actors/${enc(id)}`, { query: { by: opts.by, organization: opts.organization } }),
     },
     embed: {
       createToken: (request = {}) => data("POST", "/v1/embed/token", { body: request }),
+    },
+    actions: {
+      /** Every action the project has recorded, in name order, with its count and first and last hour, page after page. */
+      list: (query = {}) => pages("/v1/actions", query),
+    },
+    schemas: {
+      /**
+       * Adds the next version of an action's schema (admin). Every PUT makes a new
+       * version, so it is not retried after a 5xx or a lost answer: read the action's
+       * newest version (its sha256) before sending it again.
+       */
+      put: async (action, document) => data("PUT", `/v1/schemas/${enc(action, "action")}`, { body: document, once: true }),
+      /** Every action with a schema, its newest version each, in action order, page after page. */
+      list: (query = {}) => pages("/v1/schemas", query),
+      /** An action's newest schema, with every version (oldest first). */
+      get: async (action) => data("GET", `/v1/schemas/${enc(action, "action")}`),
+      /** One version of an action's schema, from 1. */
+      version: async (action, version) => data("GET", `/v1/schemas/${enc(action, "action")}/versions/${enc(version, "version")}`),
+    },
+    catalog: {
+      /** How ingest checks events against the catalog (mode off until changed). */
+      settings: () => data("GET", "/v1/catalog/settings"),
+      /** Sets the mode (and unknown_actions, "allow" unless given); answers the settings now in force. Admin. */
+      setSettings: (settings) => data("PUT", "/v1/catalog/settings", { body: settings }),
     },
     keys: {
       /** A new key ({ scopes, label?, expires_at? }); the answer's `key` is its only showing. Needs an admin key. */
@@ -98,7 +139,7 @@ export function createClient(options) {
       /** Every key of the project, newest first, revoked ones included; never a secret. */
       list: () => data("GET", "/v1/keys"),
       /** Revokes a key by its prefix; it stops working within 10 seconds. */
-      revoke: (prefix) => data("DELETE", `/v1/keys/${enc(prefix)}`),
+      revoke: async (prefix) => data("DELETE", `/v1/keys/${enc(prefix, "prefix")}`),
     },
   };
 }

@@ -2,7 +2,7 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { backoffMs, createClient, retryAfterMs, WitnessError } from "../../src/client/index.js";
 import { checkResponse } from "../openapi/contract";
-import { BASE, call, createProject, onEveryShard, openApiDocument } from "../helpers";
+import { BASE, call, createProject, createScopedKey, onEveryShard, openApiDocument } from "../helpers";
 
 /** The worker's own fetch handler as the client's fetch, with a log of what was sent. */
 function workerFetch(log: Request[] = []) {
@@ -229,6 +229,180 @@ describe("@witness/client: scopes and keys", () => {
     expect(await flaky.keys.create({ scopes: ["ingest"] }).catch((e) => e)).toMatchObject({ status: 502 });
     expect(calls).toBe(1);
     expect(await admin.keys.list()).toHaveLength(3);
+  });
+});
+
+/** A realistic schema: what member.role.changed carries, and its sentence. */
+const ROLE_CHANGED = {
+  description: "A member's role in an organization changed",
+  metadata: {
+    type: "object",
+    properties: { role: { enum: ["viewer", "admin", "owner"] } },
+    required: ["role"],
+  },
+  targets: [{ type: "user", required: true }],
+  actor_types: ["user"],
+  changes: { fields: ["role"] },
+  display: "{actor.name|actor.id} changed {targets.user.name|targets.user.id}'s role from {changes.role.before|\"nothing\"} to {changes.role.after}",
+};
+
+const roleChanged = (role: string, extra: Record<string, unknown> = {}) => ({
+  action: "member.role.changed",
+  actor: { id: "u_1", type: "user", name: "Ada" },
+  targets: [{ type: "user", id: "u_81", name: "Bob" }],
+  metadata: { role },
+  changes: [{ field: "role", before: "viewer", after: role }],
+  ...extra,
+});
+
+describe("@witness/client: action catalog", () => {
+  it("puts schema versions and reads them back: newest with its versions, one version, every schema page after page", async () => {
+    const { client, project } = await clientFor();
+    const v1 = await client.schemas.put("member.role.changed", ROLE_CHANGED);
+    expect(v1).toMatchObject({ action: "member.role.changed", version: 1, created_by: project.prefix, document: ROLE_CHANGED });
+    expect(v1.sha256).toMatch(/^[0-9a-f]{64}$/);
+    const v2 = await client.schemas.put("member.role.changed", { ...ROLE_CHANGED, description: "Role changed (v2)" });
+    expect(v2.version).toBe(2);
+    await client.schemas.put("doc.read", { description: "Someone read a document" });
+
+    const newest = await client.schemas.get("member.role.changed");
+    expect(newest).toMatchObject({ action: "member.role.changed", version: 2, sha256: v2.sha256, document: { description: "Role changed (v2)" } });
+    expect(newest.versions.map((v) => [v.version, v.sha256])).toEqual([[1, v1.sha256], [2, v2.sha256]]);
+    const first = await client.schemas.version("member.role.changed", 1);
+    expect(first).toEqual(v1);
+    const listed = await all(client.schemas.list({ limit: 1 }));
+    expect(listed.map((s) => [s.action, s.version])).toEqual([["doc.read", 1], ["member.role.changed", 2]]);
+
+    // The API's errors, as every other call gives them.
+    expect(await client.schemas.get("never.seen").catch((e) => e)).toMatchObject({ status: 404, code: "NOT_FOUND" });
+    const missing = await client.schemas.version("member.role.changed", 3).catch((e) => e);
+    expect(missing).toBeInstanceOf(WitnessError);
+    expect(missing).toMatchObject({ status: 404, code: "NOT_FOUND" });
+    const refused = await client.schemas.put("a.b", { metadata: { type: "object", properties: { role: { type: "strnig" } } } }).catch((e) => e);
+    expect(refused).toBeInstanceOf(WitnessError);
+    expect(refused).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+    expect(refused.details.issues.map((i: { path: string }) => i.path).join(" ")).toMatch(/metadata\.properties\.role\.type/);
+    const own = await client.schemas.put("witness.key.created", {}).catch((e) => e);
+    expect(own).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+    const reader = createClient({ baseUrl: BASE, apiKey: (await createScopedKey(project.id, ["read"])).key, fetch: workerFetch() });
+    expect(await reader.schemas.put("a.b", {}).catch((e) => e)).toMatchObject({ status: 403, code: "FORBIDDEN", requiredScope: "admin" });
+    expect((await reader.schemas.get("doc.read")).version).toBe(1);
+  });
+
+  it("changes the catalog settings and reads them back; enforce refuses, warn marks, and events carry changes and their sentence", async () => {
+    const { client, project } = await clientFor();
+    expect(await client.catalog.settings()).toEqual({ mode: "off", unknown_actions: "allow" });
+    await client.schemas.put("member.role.changed", ROLE_CHANGED);
+    expect(await client.catalog.setSettings({ mode: "enforce" })).toEqual({ mode: "enforce", unknown_actions: "allow" });
+    expect(await client.catalog.settings()).toEqual({ mode: "enforce", unknown_actions: "allow" });
+
+    const stored = await client.events.create(roleChanged("admin"));
+    expect(stored).toMatchObject({
+      changes: [{ field: "role", before: "viewer", after: "admin" }],
+      schema_version: 1,
+      schema_valid: true,
+      display: "Ada changed Bob's role from viewer to admin",
+    });
+    expect(await client.events.get(stored.id)).toMatchObject({ changes: stored.changes, schema_version: 1, schema_valid: true, display: stored.display });
+    const broken = await client.events.create(roleChanged("emperor")).catch((e) => e);
+    expect(broken).toBeInstanceOf(WitnessError);
+    expect(broken).toMatchObject({ status: 400, code: "VALIDATION_ERROR", details: { schema_version: 1 } });
+    expect(broken.details.issues[0].path).toBe("metadata.role");
+
+    // Version 2 adds "guest"; warn stores an event that breaks the version it names.
+    const v2 = { ...ROLE_CHANGED, metadata: { ...ROLE_CHANGED.metadata, properties: { role: { enum: ["viewer", "admin", "owner", "guest"] } } } };
+    await client.schemas.put("member.role.changed", v2);
+    expect(await client.catalog.setSettings({ mode: "warn", unknown_actions: "allow" })).toEqual({ mode: "warn", unknown_actions: "allow" });
+    const [guest, asV1] = await client.events.createBatch([roleChanged("guest"), roleChanged("guest", { version: 1, changes: [{ field: "role", after: "guest" }] })]);
+    expect(guest).toMatchObject({ schema_version: 2, schema_valid: true });
+    expect(asV1).toMatchObject({ schema_version: 1, schema_valid: false, changes: [{ field: "role", after: "guest" }], display: "Ada changed Bob's role from nothing to guest" });
+    const listed = await all(client.events.list({ action: "member.role.changed", limit: 2 }));
+    expect(listed.map((e) => [e.schema_version, e.schema_valid, e.display])).toEqual([
+      [1, false, "Ada changed Bob's role from nothing to guest"],
+      [2, true, "Ada changed Bob's role from viewer to guest"],
+      [1, true, "Ada changed Bob's role from viewer to admin"],
+    ]);
+    expect((await client.events.verify()).ok).toBe(true);
+
+    const bad = await client.catalog.setSettings({ mode: "strict" } as never).catch((e) => e);
+    expect(bad).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+    expect(await client.catalog.settings()).toEqual({ mode: "warn", unknown_actions: "allow" });
+    const reader = createClient({ baseUrl: BASE, apiKey: (await createScopedKey(project.id, ["read"])).key, fetch: workerFetch() });
+    expect(await reader.catalog.setSettings({ mode: "off" }).catch((e) => e)).toMatchObject({ status: 403, requiredScope: "admin" });
+    expect(await reader.catalog.settings()).toEqual({ mode: "warn", unknown_actions: "allow" });
+  });
+
+  it("lists the recorded actions with their counts and schema version, by prefix, page after page", async () => {
+    const { client } = await clientFor();
+    await client.schemas.put("doc.read", { description: "Someone read a document" });
+    await client.events.createBatch([
+      { action: "doc.read", occurred_at: "2025-03-01T10:15:00Z" },
+      { action: "doc.read", occurred_at: "2025-03-02T08:05:00Z" },
+      { action: "doc.deleted", occurred_at: "2025-03-01T10:20:00Z" },
+      { action: "user.login", occurred_at: "2025-03-01T11:00:00Z" },
+    ]);
+    const docs = await all(client.actions.list({ prefix: "doc.", limit: 1 }));
+    expect(docs).toEqual([
+      { action: "doc.deleted", count: 1, first_seen: "2025-03-01T10:00:00.000Z", last_seen: "2025-03-01T10:59:59.999Z", schema_version: null },
+      { action: "doc.read", count: 2, first_seen: "2025-03-01T10:00:00.000Z", last_seen: "2025-03-02T08:59:59.999Z", schema_version: 1 },
+    ]);
+    const every = await all(client.actions.list());
+    expect(every.filter((a) => !a.action.startsWith("witness.")).map((a) => [a.action, a.count])).toEqual([["doc.deleted", 1], ["doc.read", 2], ["user.login", 1]]);
+    expect(await all(client.actions.list({ prefix: "nothing." }))).toEqual([]);
+    const invalid = await all(client.actions.list({ limit: 0 })).catch((e) => e);
+    expect(invalid).toBeInstanceOf(WitnessError);
+    expect(invalid).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+  });
+
+  it("names any action in the path, one segment whatever it holds; refuses one no URL can name before sending it", async () => {
+    const sent: Request[] = [];
+    const project = await createProject();
+    const client = createClient({ baseUrl: BASE, apiKey: project.key, fetch: workerFetch(sent) });
+    const names = ["billing/invoice.paid", "50%.off", "q?x#y.z", "a b+c", "ünï.cödé", "a%2Fb", "..a", "x/../y"];
+    for (const name of names) {
+      const put = await client.schemas.put(name, { description: name });
+      expect(put).toMatchObject({ action: name, version: 1 });
+      expect(await client.schemas.get(name)).toMatchObject({ action: name, document: { description: name } });
+      expect(await client.schemas.version(name, 1)).toMatchObject({ action: name, version: 1 });
+    }
+    expect((await all(client.schemas.list())).map((s) => s.action)).toEqual([...names].sort());
+    expect(new URL(sent[0].url).pathname).toBe("/v1/schemas/billing%2Finvoice.paid");
+
+    const before = sent.length;
+    for (const name of ["", ".", ".."]) {
+      for (const attempt of [client.schemas.get(name), client.schemas.put(name, {}), client.schemas.version(name, 1), client.events.get(name)]) {
+        const error = await attempt.catch((e) => e);
+        expect(error).toBeInstanceOf(WitnessError);
+        expect(error).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+        expect(error.details.issues).toHaveLength(1);
+      }
+    }
+    expect(await client.schemas.version("doc.read", ".." as never).catch((e) => e)).toMatchObject({ code: "VALIDATION_ERROR", details: { issues: [{ path: "version" }] } });
+    expect(sent.length).toBe(before);
+  });
+
+  it("never retries a schema put whose answer may be lost (each makes a version); retries reads", async () => {
+    const project = await createProject();
+    const inner = workerFetch();
+    let calls = 0;
+    const flaky = createClient({
+      baseUrl: BASE,
+      apiKey: project.key,
+      sleep: async () => {},
+      // Each request reaches the worker, then its answer is lost on the way back.
+      fetch: async (url, init) => (calls++, await inner(url, init), new Response("", { status: 502 })),
+    });
+    expect(await flaky.schemas.put("a.b", { description: "once" }).catch((e) => e)).toMatchObject({ status: 502, code: "HTTP_ERROR" });
+    expect(calls).toBe(1);
+    const client = createClient({ baseUrl: BASE, apiKey: project.key, fetch: workerFetch() });
+    expect((await client.schemas.get("a.b")).versions).toHaveLength(1);
+    // A settings change is the same whichever attempt lands: it is retried.
+    calls = 0;
+    expect(await flaky.catalog.setSettings({ mode: "warn" }).catch((e) => e)).toMatchObject({ status: 502 });
+    expect(calls).toBe(5);
+    expect(await client.catalog.settings()).toEqual({ mode: "warn", unknown_actions: "allow" });
+    const changes = await all(client.events.list({ action: "witness.catalog.changed" }));
+    expect(changes).toHaveLength(1);
   });
 });
 

@@ -33,8 +33,23 @@ async function exec(file, args, cwd) {
   }
 }
 
-const GOOD = `import { createClient, WitnessError, type Event, type OfflineCheck } from "${NAME}";
+const GOOD = `import { createClient, WitnessError, type ActionSchema, type ActionSummary, type CatalogSettings, type Change, type Event, type OfflineCheck, type SchemaDetail } from "${NAME}";
 const client = createClient({ baseUrl: "https://witness.example.com/v1", apiKey: "wtn_live_x" });
+export async function catalog(): Promise<string | null> {
+  const put: ActionSchema = await client.schemas.put("member.role.changed", { metadata: { type: "object" }, changes: { fields: ["role"] }, display: "{actor.id} changed a role" });
+  const detail: SchemaDetail = await client.schemas.get(put.action);
+  const old: ActionSchema = await client.schemas.version(put.action, detail.versions[0].version);
+  for await (const schema of client.schemas.list({ limit: 10 })) if (schema.sha256 === old.sha256) break;
+  const settings: CatalogSettings = await client.catalog.setSettings({ mode: "warn" });
+  if ((await client.catalog.settings()).unknown_actions !== settings.unknown_actions) return null;
+  for await (const action of client.actions.list({ prefix: "member.", limit: "50" })) {
+    const summary: ActionSummary = action;
+    if (summary.schema_version === null) return summary.first_seen;
+  }
+  const changes: Change[] = [{ field: "role", before: "viewer", after: "admin" }];
+  const event = await client.events.create({ action: put.action, changes, version: old.version });
+  return event.schema_valid === false ? String(event.schema_version) : event.display ?? event.changes?.[0]?.field ?? null;
+}
 export async function run(): Promise<string> {
   const event: Event = await client.events.create({ action: "invoice.paid", actor: { id: "u_1" } });
   const check: OfflineCheck = await client.receipts.verifyOffline(await client.receipts.get(event.id));
@@ -54,6 +69,9 @@ export async function run(error: WitnessError) {
   await client.events.create({ action: 42 }); // TS2322
   const event = await client.events.get("id");
   if (error.code === "NO_SUCH_CODE") return 1; // TS2367
+  await client.catalog.setSettings({ mode: "strict" }); // TS2322
+  await client.schemas.put("a.b", { colour: "blue" }); // TS2353
+  await client.events.create({ action: "a.b", changes: [{ before: 1 }] }); // TS2741
   return event.no_such_field; // TS2339
 }
 `;
