@@ -86,7 +86,7 @@ export default async function catalogBench({ url, runtimeUrl, persistDir, key, p
     await catalogOf(runtimeUrl, key, { display: true, mode: "off" });
     phases.display.push((await latencies([list], ITERATIONS))[0]);
   }
-  const sample = await send(runtimeUrl, key, "GET", "/v1/events?limit=1");
+  const sample = await send(runtimeUrl, key, "GET", `/v1/events?limit=1&action=${ACTIONS[0]}`);
   const p95 = (list) => mean(list.map((l) => l.p95));
 
   // 3. GET /v1/actions over 500 actions.
