@@ -35,6 +35,24 @@ export type CatalogMode = Schemas["CatalogSettings"]["mode"];
 export type CatalogSettings = Schemas["CatalogSettings"];
 /** unknown_actions may be left out: it is then "allow". */
 export type CatalogSettingsInput = Omit<CatalogSettings, "unknown_actions"> & Partial<Pick<CatalogSettings, "unknown_actions">>;
+/** One answer of GET /v1/events/feed: events in seq order, the seqs it passed with no event, where the next starts. */
+export type FeedPage = Schemas["FeedPage"];
+/** Seqs with no event: retention (purged under a signed retention record) or missing (see events.verify). */
+export type FeedGap = FeedPage["gaps"][number];
+/** What onPage is told after a page's events: nextCursor (save it to resume there), gaps, at_head. */
+export type FeedPosition = Omit<FeedPage, "data">;
+/** An alert rule, its channels (webhook, Slack, Teams, PagerDuty) each with its delivery state; never a secret but in create and update answers. */
+export type AlertRule = Schemas["AlertRule"];
+export type AlertChannel = AlertRule["channels"][number];
+export type AlertMatch = Schemas["AlertMatch"];
+export type AlertThreshold = Schemas["AlertThreshold"];
+export type AlertChannelInput = Schemas["AlertChannelInput"];
+type AlertDefaults = "cooldown_seconds" | "enabled" | "kind";
+/** cooldown_seconds (0), enabled (true) and kind ("events") may be left out. */
+export type AlertRuleInput = Omit<Schemas["AlertRuleInput"], AlertDefaults> & Partial<Pick<Schemas["AlertRuleInput"], AlertDefaults>>;
+export type AlertRulePatch = Schemas["AlertRulePatch"];
+/** One firing of a rule: why, the first 20 events behind it, and each channel's delivery. */
+export type AlertFiring = Schemas["AlertFiring"];
 type Paging = { cursor?: string; limit?: number | string };
 export type ListQuery = Omit<Query<"listEvents">, "cursor" | "limit"> & Paging;
 export type SearchQuery = Omit<Query<"searchEvents">, "q" | "cursor" | "limit"> & Paging;
@@ -43,6 +61,18 @@ export type ExportQuery = Query<"exportEvents">;
 export type EraseOptions = Query<"eraseActor">;
 export type ActionsQuery = Omit<Query<"listActions">, "cursor" | "limit"> & Paging;
 export type SchemaListQuery = Omit<Query<"listSchemas">, "cursor" | "limit"> & Paging;
+export type AlertFiringsQuery = Omit<Query<"listAlertFirings">, "cursor" | "limit"> & Paging;
+/** The list filters, and after (a saved nextCursor) or since (a time); wait: long poll at the head, 0 to 25 seconds. */
+export type FeedQuery = Omit<Query<"feedEvents">, "limit" | "wait"> & { limit?: number | string; wait?: number | string };
+export type FeedOptions = FeedQuery & {
+  /**
+   * Called after each page's events were yielded (and so handled), even a page with none:
+   * save nextCursor here and a restart resumes right after them. Awaited before the next request.
+   */
+  onPage?: (page: FeedPosition) => void | Promise<void>;
+  /** Keep polling at the head (long polls of wait seconds, default 25; with wait 0, one request a second) until the consumer breaks. */
+  follow?: boolean;
+};
 
 export interface ClientOptions {
   /** The deployment, e.g. https://witness.example.com; a trailing /v1 or slash is dropped. */
@@ -56,7 +86,7 @@ export interface ClientOptions {
   /** Backoff: the first step (default 250 ms) doubles up to maxDelayMs (default 20 s), with jitter. */
   minDelayMs?: number;
   maxDelayMs?: number;
-  /** For tests: how to wait between attempts. */
+  /** For tests: how to wait between attempts (and between the polls of a feed followed with wait 0). */
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -95,6 +125,16 @@ export interface WitnessClient {
     list(query?: ListQuery): AsyncIterable<Event>;
     search(q: string, query?: SearchQuery): AsyncIterable<Event>;
     verify(query?: VerifyQuery): Promise<VerifyReport>;
+    /**
+     * Every matching event in chain (seq) order, oldest first, whatever it was backdated to,
+     * from after (a saved nextCursor), since, or the first event; page after page until an
+     * answer says at_head, or with follow forever (break to stop). Each event once across
+     * restarts of a collector that saves onPage's nextCursor; one that stops mid-page gets
+     * the page's events again. A cursor altered or of another project is a VALIDATION_ERROR.
+     */
+    feed(options?: FeedOptions): AsyncIterable<Event>;
+    /** One answer of the feed as it came, to page by hand (after: the previous nextCursor). */
+    feedPage(query?: FeedQuery): Promise<FeedPage>;
   };
   exports: {
     /** The export as a stream of bytes (CSV or JSON). */
@@ -149,6 +189,32 @@ export interface WitnessClient {
      * unknown_actions "reject", one whose action has none). Answers the settings now in force.
      */
     setSettings(settings: CatalogSettingsInput): Promise<CatalogSettings>;
+  };
+  /**
+   * Alert rules: what to watch for in the project's events (or, kind integrity, in the
+   * trail itself) and whom to tell. Changes need an admin key, reads a read key; each
+   * change is recorded in the chain (witness.alert.*). Ids are al_ and 20 hex digits.
+   */
+  alerts: {
+    /**
+     * A webhook channel's `secret` is in this answer only. Not retried after a 5xx or a
+     * lost answer (each call makes a rule): list the rules before sending it again.
+     */
+    create(rule: AlertRuleInput): Promise<AlertRule>;
+    /** Every rule, oldest first, with each channel's state; every project has one integrity rule. */
+    list(): Promise<AlertRule[]>;
+    get(id: string): Promise<AlertRule>;
+    /**
+     * Fields given replace the rule's; channels, when given, replace all of them, their new
+     * webhook secrets in this answer (after a retry, the last attempt's: the ones in force).
+     */
+    update(id: string, patch: AlertRulePatch): Promise<AlertRule>;
+    /** The rule as it was; its undelivered notifications are dropped. After a lost answer the retry may say NOT_FOUND: it is gone. */
+    delete(id: string): Promise<AlertRule>;
+    /** A firing marked test: true, sent on every channel at once, with each delivery. Never retried. */
+    test(id: string): Promise<AlertFiring>;
+    /** When the rule fired, newest first, page after page. */
+    firings(id: string, query?: AlertFiringsQuery): AsyncIterable<AlertFiring>;
   };
   /** The project's API keys; every method needs an admin key. */
   keys: {

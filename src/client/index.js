@@ -7,6 +7,11 @@ import { loadCrypto } from "./web-crypto.js";
 
 export { backoffMs, retryAfterMs, WitnessError } from "./http.js";
 
+/** feed({ follow: true }) long-polls this long (the API's most) unless given a wait. */
+const FOLLOW_WAIT_S = 25;
+/** feed({ follow: true, wait: 0 }): the pause between answers at the head. */
+const IDLE_POLL_MS = 1000;
+
 /** A parameter the client refuses before sending, with the API's VALIDATION_ERROR (details.issues). */
 function invalid(path, message) {
   throw new WitnessError(400, "VALIDATION_ERROR", `${path}: ${message}`, { issues: [{ path, message }] });
@@ -29,6 +34,7 @@ async function randomKey() {
 export function createClient(options) {
   if (!options?.baseUrl) throw new TypeError("createClient needs a baseUrl");
   const send = createTransport(options);
+  const pause = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
 
   async function data(method, path, init = {}) {
     return (await send(method, path, { ...init, as: "envelope" })).data;
@@ -59,6 +65,40 @@ export function createClient(options) {
     }
   }
 
+  /** One answer of the feed, checked: a page without its cursor would start the feed over. */
+  async function feedPage(query = {}) {
+    const page = await send("GET", "/v1/events/feed", { query, as: "envelope" });
+    if (!Array.isArray(page.data) || typeof page.nextCursor !== "string" || typeof page.at_head !== "boolean") {
+      throw new WitnessError(200, "BAD_RESPONSE", "GET /v1/events/feed answered a page without data, nextCursor and at_head", {});
+    }
+    return page;
+  }
+
+  /**
+   * The feed, page after page from `after` (or `since`, or the first event): each
+   * page's events, then onPage with where the next page starts, so a collector that
+   * saves nextCursor there has handled every event before it. Ends at the head, or
+   * with follow polls on (long polls of `wait` seconds) until the consumer stops.
+   */
+  async function* feed({ onPage, follow = false, ...query } = {}) {
+    if (follow) query.wait ??= FOLLOW_WAIT_S;
+    for (;;) {
+      const page = await feedPage(query);
+      for (const event of page.data) yield event;
+      if (onPage) await onPage({ nextCursor: page.nextCursor, gaps: page.gaps ?? [], at_head: page.at_head });
+      if (page.at_head && !follow) return;
+      // Right after this answer; since only says where the first one starts.
+      query = { ...query, after: page.nextCursor, since: undefined };
+      // wait 0: the API answers at once, so an idle follower asks once a second, not in a busy loop.
+      if (page.at_head && page.data.length === 0 && Number(query.wait) === 0) await pause(IDLE_POLL_MS);
+    }
+  }
+
+  /** Lazily, so an id no URL can name is refused when iterating starts, as the other methods refuse it when called. */
+  async function* firings(id, query) {
+    yield* pages(`/v1/alerts/${enc(id)}/firings`, query);
+  }
+
   const publicKeys = () => send("GET", "/.well-known/witness-keys.json", { auth: false, as: "text" });
 
   return {
@@ -75,6 +115,10 @@ export function createClient(options) {
       list: (query = {}) => pages("/v1/events", query),
       search: (q, query = {}) => pages("/v1/events/search", { ...query, q }),
       verify: (query = {}) => data("GET", "/v1/events/verify", { query }),
+      /** Every event in chain order, resuming from a saved nextCursor (after); see feed above. */
+      feed: (options = {}) => feed(options),
+      /** One answer of the feed as it came: { data, gaps, nextCursor, at_head }. */
+      feedPage: (query = {}) => feedPage(query),
     },
     exports: {
       async download(query) {
@@ -132,6 +176,24 @@ export function createClient(options) {
       settings: () => data("GET", "/v1/catalog/settings"),
       /** Sets the mode (and unknown_actions, "allow" unless given); answers the settings now in force. Admin. */
       setSettings: (settings) => data("PUT", "/v1/catalog/settings", { body: settings }),
+    },
+    alerts: {
+      /**
+       * A new rule (admin); a webhook channel's `secret` is in this answer only. Not retried
+       * after a 5xx or a lost answer (each POST makes a rule): list the rules before sending it again.
+       */
+      create: (rule) => data("POST", "/v1/alerts", { body: rule, once: true }),
+      /** Every rule, the project's integrity rule included, oldest first; not paged. */
+      list: () => data("GET", "/v1/alerts"),
+      get: async (id) => data("GET", `/v1/alerts/${enc(id)}`),
+      /** Fields given replace the rule's; channels, when given, replace all of them (new secrets, in this answer). */
+      update: async (id, patch) => data("PATCH", `/v1/alerts/${enc(id)}`, { body: patch }),
+      /** Answers the rule as it was. */
+      delete: async (id) => data("DELETE", `/v1/alerts/${enc(id)}`),
+      /** A test notification on every channel, sent at once; never retried (each call notifies). */
+      test: async (id) => data("POST", `/v1/alerts/${enc(id)}/test`, { once: true }),
+      /** When the rule fired, newest first, page after page. */
+      firings: (id, query = {}) => firings(id, query),
     },
     keys: {
       /** A new key ({ scopes, label?, expires_at? }); the answer's `key` is its only showing. Needs an admin key. */

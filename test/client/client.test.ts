@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { backoffMs, createClient, retryAfterMs, WitnessError } from "../../src/client/index.js";
 import { checkResponse } from "../openapi/contract";
 import { BASE, call, createProject, createScopedKey, onEveryShard, openApiDocument } from "../helpers";
+import { Network } from "../streams/receiver";
 
 /** The worker's own fetch handler as the client's fetch, with a log of what was sent. */
 function workerFetch(log: Request[] = []) {
@@ -404,6 +405,229 @@ describe("@witness/client: action catalog", () => {
     const changes = await all(client.events.list({ action: "witness.catalog.changed" }));
     expect(changes).toHaveLength(1);
   });
+});
+
+/** Backdated out of order: the list would put them anywhere, the feed keeps chain order. */
+const backdated = (n: number, action: string) =>
+  Array.from({ length: n }, (_, i) => ({ action, occurred_at: new Date(Date.UTC(2024, 0, 1) + ((i * 7919) % 97) * 86_400_000).toISOString() }));
+
+async function until<T>(what: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await what();
+    if (got) return got;
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("@witness/client: event feed", () => {
+  it("yields every event in chain order, then tells onPage where to resume; from the saved cursor only the new ones come", async () => {
+    const { client } = await clientFor();
+    await client.events.createBatch(backdated(5, "doc.read"));
+    const log: string[] = [];
+    let saved: string | undefined;
+    for await (const event of client.events.feed({ limit: 2, onPage: (page) => void (log.push(`page ${page.at_head}`), (saved = page.nextCursor)) })) {
+      log.push(`seq ${event.seq}`);
+    }
+    // Each page's events before its onPage: a cursor saved there never passes an unhandled event.
+    expect(log.filter((l) => l.startsWith("seq"))).toEqual(["seq 1", "seq 2", "seq 3", "seq 4", "seq 5"]);
+    expect(log.indexOf("page false")).toBe(2);
+    expect(log.at(-1)).toBe("page true");
+    expect(saved).toEqual(expect.any(String));
+
+    // The collector restarts later, after more events, some backdated before everything.
+    await client.events.createBatch([...backdated(3, "doc.edit"), { action: "late", occurred_at: "2020-01-01T00:00:00Z" }]);
+    const pages: Array<{ nextCursor: string; gaps: unknown[]; at_head: boolean }> = [];
+    const resumed = await all(client.events.feed({ after: saved, limit: 3, onPage: async (page) => void pages.push(page) }));
+    expect(resumed.map((e) => [e.seq, e.action])).toEqual([[6, "doc.edit"], [7, "doc.edit"], [8, "doc.edit"], [9, "late"]]);
+    expect(pages.at(-1)).toMatchObject({ at_head: true, gaps: [] });
+    expect(await all(client.events.feed({ after: pages.at(-1)!.nextCursor }))).toEqual([]);
+
+    // Filters, and one raw page.
+    expect((await all(client.events.feed({ action: "doc.edit", limit: 1 }))).map((e) => e.seq)).toEqual([6, 7, 8]);
+    const page = await client.events.feedPage({ after: saved, limit: 2 });
+    expect(page.data.map((e) => e.seq)).toEqual([6, 7]);
+    expect(page).toMatchObject({ gaps: [], at_head: false, nextCursor: expect.any(String) });
+
+    // A consumer that stops mid-page is not told to save a cursor past what it did not handle.
+    let told = 0;
+    for await (const event of client.events.feed({ limit: 4, onPage: () => void told++ })) if (event.seq === 2) break;
+    expect(told).toBe(0);
+  });
+
+  it("with follow, long-polls at the head and yields an event committed while it waits", async () => {
+    const sent: Request[] = [];
+    const project = await createProject();
+    const client = createClient({ baseUrl: BASE, apiKey: project.key, fetch: workerFetch(sent) });
+    await client.events.create({ action: "first" });
+    const seen: string[] = [];
+    const idle: boolean[] = [];
+    for await (const event of client.events.feed({
+      follow: true,
+      wait: 1,
+      onPage: (page) => {
+        idle.push(page.at_head);
+        // The first empty answer is the wait running out: commit while the next one waits.
+        if (idle.length === 2) setTimeout(() => void client.events.create({ action: "while.waiting" }), 300);
+      },
+    })) {
+      seen.push(event.action);
+      if (event.action === "while.waiting") break;
+    }
+    expect(seen).toEqual(["first", "while.waiting"]);
+    expect(idle.slice(0, 2)).toEqual([true, true]);
+    const feedQueries = sent.filter((r) => new URL(r.url).pathname === "/v1/events/feed").map((r) => new URL(r.url).searchParams);
+    expect(feedQueries.every((q) => q.get("wait") === "1")).toBe(true);
+    expect(feedQueries[0].has("after")).toBe(false);
+    expect(feedQueries.slice(1).every((q) => q.has("after"))).toBe(true);
+
+    // Without a wait, follow long-polls for the API's most, 25 seconds.
+    const urls: string[] = [];
+    const answer = { data: [], gaps: [], nextCursor: "wf1.0.x", at_head: true };
+    const stub = createClient({ baseUrl: BASE, apiKey: "k", fetch: async (url) => (urls.push(url), Response.json(answer)) });
+    // No event ever comes, so no break: an onPage that throws ends it (as it would end a collector).
+    const stop = () => {
+      if (urls.length >= 3) throw new Error("enough");
+    };
+    await expect(all(stub.events.feed({ follow: true, onPage: stop }))).rejects.toThrow("enough");
+    expect(urls).toHaveLength(3);
+    expect(urls.map((u) => new URL(u).searchParams.get("wait"))).toEqual(["25", "25", "25"]);
+    expect(urls.map((u) => new URL(u).searchParams.get("after"))).toEqual([null, "wf1.0.x", "wf1.0.x"]);
+    // wait 0: the API answers at once, so the client pauses a second between idle answers.
+    const pauses: number[] = [];
+    urls.length = 0;
+    const polling = createClient({ baseUrl: BASE, apiKey: "k", sleep: async (ms) => void pauses.push(ms), fetch: async (url) => (urls.push(url), Response.json(answer)) });
+    await expect(all(polling.events.feed({ follow: true, wait: 0, onPage: stop }))).rejects.toThrow("enough");
+    expect(urls.map((u) => new URL(u).searchParams.get("wait"))).toEqual(["0", "0", "0"]);
+    expect(pauses).toEqual([1000, 1000]);
+  });
+
+  it("surfaces a tampered cursor as WitnessError 400, and a page without its cursor as BAD_RESPONSE", async () => {
+    const { client } = await clientFor();
+    await client.events.create({ action: "a.b" });
+    const { nextCursor } = await client.events.feedPage();
+    const tampered = nextCursor.slice(0, -2) + (nextCursor.endsWith("A") ? "BB" : "AA");
+    const error = await all(client.events.feed({ after: tampered })).catch((e) => e);
+    expect(error).toBeInstanceOf(WitnessError);
+    expect(error).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+    expect(error.details.issues[0].path).toBe("after");
+    expect(await client.events.feedPage({ after: nextCursor, since: "2024-01-01T00:00:00Z" }).catch((e) => e)).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+
+    const stub = createClient({ baseUrl: BASE, apiKey: "k", fetch: async () => Response.json({ data: [], gaps: [], nextCursor: null, at_head: false }) });
+    expect(await all(stub.events.feed()).catch((e) => e)).toMatchObject({ code: "BAD_RESPONSE" });
+  });
+});
+
+describe("@witness/client: alerts", () => {
+  const HOOK = "hooks.acme-client.com";
+  async function withNetwork<T>(body: (net: Network) => Promise<T>): Promise<T> {
+    const net = new Network();
+    net.dns.set(HOOK, ["93.184.216.34"]);
+    const restore = net.install();
+    try {
+      return await body(net);
+    } finally {
+      restore();
+    }
+  }
+
+  it("creates a rule (its webhook secret shown once), lists it beside the integrity rule, updates, tests, gets and deletes it", () =>
+    withNetwork(async (net) => {
+      const { client, project } = await clientFor();
+      const rule = await client.alerts.create({ name: "Admin granted", match: { actions: ["member.role.*"] }, channels: [{ type: "webhook", url: `https://${HOOK}/alerts` }] });
+      expect(rule).toMatchObject({ name: "Admin granted", kind: "events", enabled: true, cooldown_seconds: 0, threshold: null, match: { actions: ["member.role.*"] } });
+      expect(rule.id).toMatch(/^al_[0-9a-f]{20}$/);
+      const secret = rule.channels[0].secret!;
+      expect(secret).toMatch(/^whsec_/);
+
+      const listed = await client.alerts.list();
+      expect(listed.map((r) => r.kind).sort()).toEqual(["events", "integrity"]);
+      expect(listed.find((r) => r.id === rule.id)).toMatchObject({ name: "Admin granted", channels: [{ type: "webhook", status: "pending" }] });
+      expect(JSON.stringify(listed)).not.toContain(secret);
+      expect((await client.alerts.get(rule.id)).channels[0].secret).toBeUndefined();
+
+      const updated = await client.alerts.update(rule.id, { name: "Roles changed", threshold: { count: 2, window_seconds: 60 }, enabled: false });
+      expect(updated).toMatchObject({ id: rule.id, name: "Roles changed", threshold: { count: 2, window_seconds: 60 }, enabled: false });
+      expect(updated.channels[0].secret).toBeUndefined();
+      expect(await client.alerts.get(rule.id)).toMatchObject({ name: "Roles changed", enabled: false });
+
+      const test = await client.alerts.test(rule.id);
+      expect(test).toMatchObject({ rule_id: rule.id, test: true, deliveries: [{ channel: 0, status: "delivered" }] });
+      expect(JSON.parse(net.at(HOOK)[0].body).type).toBe("witness.alert.test");
+
+      expect((await client.alerts.delete(rule.id)).id).toBe(rule.id);
+      expect(await client.alerts.get(rule.id).catch((e) => e)).toMatchObject({ status: 404, code: "NOT_FOUND" });
+      expect((await client.alerts.list()).map((r) => r.kind)).toEqual(["integrity"]);
+      expect((await all(client.events.list({ actions: "witness.alert.created,witness.alert.updated,witness.alert.deleted" }))).map((e) => e.action)).toEqual([
+        "witness.alert.deleted",
+        "witness.alert.updated",
+        "witness.alert.created",
+      ]);
+
+      // A read key reads; every change needs admin.
+      const reader = createClient({ baseUrl: BASE, apiKey: (await createScopedKey(project.id, ["read"])).key, fetch: workerFetch() });
+      const integrity = (await reader.alerts.list())[0];
+      expect(await reader.alerts.get(integrity.id)).toMatchObject({ kind: "integrity" });
+      const changes = [
+        () => reader.alerts.create({ name: "x", channels: [] }),
+        () => reader.alerts.update(integrity.id, { enabled: false }),
+        () => reader.alerts.delete(integrity.id),
+        () => reader.alerts.test(integrity.id),
+      ];
+      for (const change of changes) {
+        const error = await change().catch((e) => e);
+        expect(error).toBeInstanceOf(WitnessError);
+        expect(error).toMatchObject({ status: 403, code: "FORBIDDEN", requiredScope: "admin" });
+      }
+      // An id no URL can name is refused before sending.
+      expect(await all(client.alerts.firings("..")).catch((e) => e)).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+    }));
+
+  it("pages through a rule's firings, newest first, as matching events are committed", async () => {
+    const { client } = await clientFor();
+    const rule = await client.alerts.create({ name: "Invoices", match: { actions: ["invoice.paid"] }, channels: [] });
+    await client.events.createBatch([{ action: "invoice.paid", organization: "org_1" }, { action: "doc.read" }]);
+    const [first] = await until(async () => {
+      const got = await all(client.alerts.firings(rule.id));
+      return got.length > 0 && got;
+    });
+    expect(first).toMatchObject({ rule_id: rule.id, rule_name: "Invoices", test: false, count: 1, deliveries: [] });
+    expect(first.events.map((e) => [e.action, e.organization])).toEqual([["invoice.paid", "org_1"]]);
+    await client.events.create({ action: "invoice.paid", organization: "org_2" });
+    const both = await until(async () => {
+      const got = await all(client.alerts.firings(rule.id, { limit: 1 }));
+      return got.length > 1 && got;
+    });
+    expect(both.map((f) => f.events[0].organization)).toEqual(["org_2", "org_1"]);
+    expect(both[0].id).toBeGreaterThan(both[1].id);
+  });
+
+  it("never retries a rule creation or a test notification whose answer may be lost", () =>
+    withNetwork(async (net) => {
+      const project = await createProject();
+      const inner = workerFetch();
+      let calls = 0;
+      const flaky = createClient({
+        baseUrl: BASE,
+        apiKey: project.key,
+        sleep: async () => {},
+        fetch: async (url, init) => (calls++, await inner(url, init), new Response("", { status: 502 })),
+      });
+      expect(await flaky.alerts.create({ name: "once", channels: [{ type: "webhook", url: `https://${HOOK}/a` }] }).catch((e) => e)).toMatchObject({ status: 502 });
+      expect(calls).toBe(1);
+      const client = createClient({ baseUrl: BASE, apiKey: project.key, fetch: workerFetch() });
+      const rules = await client.alerts.list();
+      expect(rules.map((r) => r.name).sort()).toEqual(["Integrity of the trail", "once"]);
+      calls = 0;
+      expect(await flaky.alerts.test(rules.find((r) => r.name === "once")!.id).catch((e) => e)).toMatchObject({ status: 502 });
+      expect(calls).toBe(1);
+      expect(net.at(HOOK)).toHaveLength(1);
+      // A read is retried.
+      calls = 0;
+      expect(await flaky.alerts.list().catch((e) => e)).toMatchObject({ status: 502 });
+      expect(calls).toBe(5);
+    }));
 });
 
 describe("backoff", () => {

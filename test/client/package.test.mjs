@@ -33,7 +33,7 @@ async function exec(file, args, cwd) {
   }
 }
 
-const GOOD = `import { createClient, WitnessError, type ActionSchema, type ActionSummary, type CatalogSettings, type Change, type Event, type OfflineCheck, type SchemaDetail } from "${NAME}";
+const GOOD = `import { createClient, WitnessError, type ActionSchema, type ActionSummary, type AlertFiring, type AlertRule, type AlertRuleInput, type CatalogSettings, type Change, type Event, type FeedGap, type FeedPage, type OfflineCheck, type SchemaDetail } from "${NAME}";
 const client = createClient({ baseUrl: "https://witness.example.com/v1", apiKey: "wtn_live_x" });
 export async function catalog(): Promise<string | null> {
   const put: ActionSchema = await client.schemas.put("member.role.changed", { metadata: { type: "object" }, changes: { fields: ["role"] }, display: "{actor.id} changed a role" });
@@ -49,6 +49,25 @@ export async function catalog(): Promise<string | null> {
   const changes: Change[] = [{ field: "role", before: "viewer", after: "admin" }];
   const event = await client.events.create({ action: put.action, changes, version: old.version });
   return event.schema_valid === false ? String(event.schema_version) : event.display ?? event.changes?.[0]?.field ?? null;
+}
+export async function collect(saved: string | undefined, save: (cursor: string) => Promise<void>): Promise<number> {
+  let seq = 0;
+  const gaps: FeedGap[] = [];
+  for await (const event of client.events.feed({ after: saved, limit: 500, actions: "invoice.paid,invoice.voided", onPage: async (page) => (gaps.push(...page.gaps), save(page.nextCursor)) })) seq = event.seq;
+  for await (const event of client.events.feed({ since: "2026-01-01T00:00:00Z", follow: true, wait: 10, onPage: ({ at_head }) => void at_head })) if (event.seq > seq) break;
+  const page: FeedPage = await client.events.feedPage({ after: saved, wait: "5" });
+  return page.at_head ? seq : page.data.length + gaps.length;
+}
+export async function alerts(): Promise<string | null> {
+  const input: AlertRuleInput = { name: "Admin granted", match: { actions: ["member.role.*"] }, threshold: { count: 3, window_seconds: 60, group_by: "actor_id" }, channels: [{ type: "webhook", url: "https://hooks.example.com/a" }] };
+  const rule: AlertRule = await client.alerts.create(input);
+  const secret: string | undefined = rule.channels[0].secret;
+  const rules: AlertRule[] = await client.alerts.list();
+  const updated = await client.alerts.update(rule.id, { enabled: false, channels: [{ type: "pagerduty", routing_key: "x", severity: "critical" }] });
+  const test: AlertFiring = await client.alerts.test((await client.alerts.get(updated.id)).id);
+  for await (const firing of client.alerts.firings(rule.id, { limit: 10 })) if (firing.deliveries[0]?.status === "failed") return firing.reason;
+  await client.alerts.delete(rule.id);
+  return rules.find((r) => r.kind === "integrity")?.name ?? secret ?? (test.test ? test.events[0]?.url ?? null : null);
 }
 export async function run(): Promise<string> {
   const event: Event = await client.events.create({ action: "invoice.paid", actor: { id: "u_1" } });
@@ -72,6 +91,8 @@ export async function run(error: WitnessError) {
   await client.catalog.setSettings({ mode: "strict" }); // TS2322
   await client.schemas.put("a.b", { colour: "blue" }); // TS2353
   await client.events.create({ action: "a.b", changes: [{ before: 1 }] }); // TS2741
+  await client.alerts.create({ name: "no channels key" }); // TS2345
+  for await (const e of client.events.feed({ follow: "yes" })) void e; // TS2322
   return event.no_such_field; // TS2339
 }
 `;
