@@ -32,6 +32,7 @@ import alerts from "./routes/alerts";
 import { mountConsole } from "./routes/console";
 import { manageRoutes } from "./routes/console-manage";
 import { catalogRoutes } from "./routes/console-catalog";
+import { alertRoutes } from "./routes/console-alerts";
 import wellKnown from "./routes/well-known";
 
 const app = router();
@@ -81,7 +82,7 @@ app.route("/v1/schemas", schemas);
 app.route("/v1/catalog", catalogSettings);
 app.route("/v1/alerts", alerts);
 // The web console (HTML, not API operations): its pages call /v1 in-process as the signed-in key.
-mountConsole(app, manageRoutes, catalogRoutes);
+mountConsole(app, manageRoutes, catalogRoutes, alertRoutes);
 app.route("/v1/embed", embedTokens);
 app.route("/embed", embedAssets);
 // The public pages' stylesheet and script (src/pages/public).

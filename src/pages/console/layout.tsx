@@ -20,7 +20,7 @@ export interface Viewer {
   expiresAt: string;
 }
 
-export type Section = "events" | "catalog" | "integrity" | "exports" | "streams" | "retention" | "keys";
+export type Section = "events" | "catalog" | "integrity" | "exports" | "streams" | "alerts" | "retention" | "keys";
 
 const NAV: { id: Section; label: string; needs: Scope }[] = [
   { id: "events", label: "Events", needs: "read" },
@@ -28,6 +28,7 @@ const NAV: { id: Section; label: string; needs: Scope }[] = [
   { id: "integrity", label: "Integrity", needs: "read" },
   { id: "exports", label: "Exports", needs: "read" },
   { id: "streams", label: "Streams", needs: "read" },
+  { id: "alerts", label: "Alerts", needs: "read" },
   { id: "retention", label: "Retention", needs: "read" },
   { id: "keys", label: "Keys", needs: "admin" },
 ];
