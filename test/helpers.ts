@@ -149,3 +149,14 @@ export function interceptPrepare(
     },
   });
 }
+
+/** Polls `what` until it answers something truthy (which it returns), or fails after timeoutMs. */
+export async function until<T>(what: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await what();
+    if (got) return got;
+    if (Date.now() > end) throw new Error(`still not there after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

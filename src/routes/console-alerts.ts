@@ -1,25 +1,12 @@
 import type { Hono } from "hono";
-import { grants, type Scope } from "../auth/scopes";
 import { AlertsPage, alertsHref, RulePage, ruleHref, type AlertRule, type Done, type Draft, type Firing, type Revealed } from "../pages/console/alerts-page";
 import { callApi, queryOf, type ApiError, type ApiFetch, type ApiResult } from "../pages/console/console-api";
 import { viewerOf, type ConsoleContext, type ConsoleEnv } from "../pages/console/console-env";
 import { NotFoundPage } from "../pages/console/event-page";
 import { LacksPage, render } from "../pages/console/layout";
+import { lacks, form, statusOf } from "../pages/console/page-guards";
 
 const FIRINGS_PER_PAGE = 20;
-
-function lacks(c: ConsoleContext, scope: Scope) {
-  const session = c.get("session");
-  return grants(session.scopes, scope) ? null : c.html(LacksPage({ viewer: viewerOf(session), scope }), 403);
-}
-
-async function form(c: ConsoleContext): Promise<Record<string, string>> {
-  const body = await c.req.parseBody();
-  return Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === "string")) as Record<string, string>;
-}
-
-/** The page's status for an API refusal: the caller's mistake stays a 4xx, anything else is the API failing us. */
-const statusOf = (res: ApiResult<unknown> | null) => (!res || res.ok ? 200 : res.status === 400 || res.status === 404 ? res.status : 502);
 
 const text = (v: string | undefined) => (v ?? "").trim();
 

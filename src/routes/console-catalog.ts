@@ -1,25 +1,12 @@
 import type { Hono } from "hono";
-import { grants, type Scope } from "../auth/scopes";
 import { ActionPage, actionHref, CatalogPage, draftOf, type Preview } from "../pages/console/catalog-page";
-import { callApi, queryOf, type ApiError, type ApiFetch, type ApiResult } from "../pages/console/console-api";
+import { callApi, queryOf, type ApiError, type ApiFetch } from "../pages/console/console-api";
 import { viewerOf, type ConsoleContext, type ConsoleEnv } from "../pages/console/console-env";
 import { previewSentence, templateIssues } from "../pages/console/display-preview";
-import { LacksPage, render } from "../pages/console/layout";
+import { render } from "../pages/console/layout";
+import { lacks, form, statusOf } from "../pages/console/page-guards";
 
 const WHOLE = /^[1-9]\d{0,8}$/;
-
-function lacks(c: ConsoleContext, scope: Scope) {
-  const session = c.get("session");
-  return grants(session.scopes, scope) ? null : c.html(LacksPage({ viewer: viewerOf(session), scope }), 403);
-}
-
-async function form(c: ConsoleContext): Promise<Record<string, string>> {
-  const body = await c.req.parseBody();
-  return Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === "string")) as Record<string, string>;
-}
-
-/** The page's status for an API refusal: the caller's mistake stays a 4xx, anything else is the API failing us. */
-const statusOf = (res: ApiResult<unknown> | null) => (!res || res.ok ? 200 : res.status === 400 || res.status === 404 ? res.status : 502);
 
 /**
  * The action catalog's pages: /console/catalog (actions, schemas, validation

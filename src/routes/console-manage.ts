@@ -1,5 +1,4 @@
 import type { Hono } from "hono";
-import { grants, type Scope } from "../auth/scopes";
 import { callApi, type ApiFetch } from "../pages/console/console-api";
 import { ExportsPage } from "../pages/console/exports-page";
 import { IntegrityPage } from "../pages/console/integrity-page";
@@ -10,20 +9,10 @@ import { RetentionPage } from "../pages/console/retention-page";
 import { StreamsPage, type Stream } from "../pages/console/streams-page";
 import { hotDays } from "../storage/archive-run";
 import { viewerOf, type ConsoleContext, type ConsoleEnv } from "../pages/console/console-env";
+import { lacks, form } from "../pages/console/page-guards";
 
 const JOB_ID = /^[0-9a-f-]{36}$/;
 const EXPORT_FILTERS = ["organization", "actor_id", "action", "actions", "actions_exclude", "ip_address", "date_from", "date_to"] as const;
-
-/** The page a key lacking `scope` gets instead (null: it may see it). */
-function lacks(c: ConsoleContext, scope: Scope) {
-  const session = c.get("session");
-  return grants(session.scopes, scope) ? null : c.html(LacksPage({ viewer: viewerOf(session), scope }), 403);
-}
-
-async function form(c: ConsoleContext): Promise<Record<string, string>> {
-  const body = await c.req.parseBody();
-  return Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === "string")) as Record<string, string>;
-}
 
 /** Integrity, exports, streams, retention and keys: each its own page, each what the API allows the key. */
 export function manageRoutes(app: Hono<ConsoleEnv>, api: ApiFetch) {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { call, createProject, createScopedKey, ingest, ingestMany } from "../helpers";
+import { call, createProject, createScopedKey, ingest, ingestMany, until } from "../helpers";
 import { Network } from "../streams/receiver";
 import { verifyStandardWebhook } from "../streams/standard-webhooks";
 
@@ -23,15 +23,6 @@ async function createRule(key: string, body: unknown) {
   return res.json.data;
 }
 
-async function until<T>(what: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await what();
-    if (got) return got;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const bodies = (host: string) => net.at(host).map((r) => JSON.parse(r.body));
 

@@ -2,7 +2,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { call, createProject, createScopedKey, ingestMany } from "../helpers";
+import { call, createProject, createScopedKey, ingestMany, until } from "../helpers";
 import { waitForJob } from "../jobs/job-helpers";
 import { Network } from "../streams/receiver";
 
@@ -27,15 +27,6 @@ async function firings(key: string, id: string) {
   return (await call("GET", `/v1/alerts/${id}/firings`, { key })).json.data;
 }
 
-async function until<T>(what: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await what();
-    if (got) return got;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("integrity alerts", () => {
   it("a project has one integrity rule pointed at nothing; a failing stream is recorded in its history", async () => {

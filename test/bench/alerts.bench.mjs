@@ -5,28 +5,12 @@
 // The worst invocation of evaluation and delivery against the platform limits is in the meter
 // report run.mjs prints after this bench.
 import http from "node:http";
-import { batchLoad, createKey, fmt, percentile, sampleEvent } from "./lib.mjs";
+import { apiCall, batchLoad, createKey, fmt, percentile, sampleEvent } from "./lib.mjs";
 
+const api = (url, key, method, path, body) => apiCall(url, key, method, path, body, { ip: "127.0.0.21" });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const live = (i) => ({ ...sampleEvent(i), occurred_at: undefined });
 
-function api(url, key, method, path, body) {
-  return new Promise((resolve, reject) => {
-    const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "CF-Connecting-IP": "127.0.0.21" };
-    http
-      .request(`${url}${path}`, { method, headers, agent: false }, (res) => {
-        const chunks = [];
-        res.on("data", (c) => chunks.push(c));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          if (res.statusCode >= 300) return reject(new Error(`${method} ${path} answered ${res.statusCode}: ${text}`));
-          resolve(text ? JSON.parse(text).data : null);
-        });
-      })
-      .on("error", reject)
-      .end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
 
 /** A webhook receiver: every firing's events with the time they arrived. */
 async function receiver() {

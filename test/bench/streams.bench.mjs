@@ -6,8 +6,10 @@
 // witness.stream.created: each stream is expected from its delivered_seq (or a replay's from_seq)
 // to the project's head, those records included; the lag figures count the bench's events only.
 import http from "node:http";
-import { batchLoad, createKey, fmt, percentile, sampleEvent, wrk } from "./lib.mjs";
+import { apiCall, batchLoad, createKey, fmt, percentile, sampleEvent, wrk } from "./lib.mjs";
 import { startReceiver } from "./stream-receiver.mjs";
+
+const api = (url, key, method, path, body, agent = false) => apiCall(url, key, method, path, body, { agent });
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const backlog = Number(process.env.BENCH_STREAM_EVENTS ?? 50_000);
@@ -17,25 +19,6 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // Live events carry no occurred_at: the ledger sets it to the event's received_at, the time it
 // seals the batch it commits, which the lag figures count from.
 const live = (i) => ({ ...sampleEvent(i), occurred_at: undefined });
-
-/** One API request on a connection of its own (no idle pooled connection the dev proxy dropped). */
-function api(url, key, method, path, body, agent = false) {
-  return new Promise((resolve, reject) => {
-    const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "CF-Connecting-IP": "127.0.0.4" };
-    http
-      .request(`${url}${path}`, { method, headers, agent }, (res) => {
-        const chunks = [];
-        res.on("data", (c) => chunks.push(c));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          if (res.statusCode >= 300) return reject(new Error(`${method} ${path} answered ${res.statusCode}: ${text}`));
-          resolve(text ? JSON.parse(text).data : null);
-        });
-      })
-      .on("error", reject)
-      .end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
 
 export default async function streamsBench({ url, persistDir, report }) {
   const receiver = await startReceiver();

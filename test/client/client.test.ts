@@ -2,7 +2,7 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { backoffMs, createClient, retryAfterMs, WitnessError } from "../../src/client/index.js";
 import { checkResponse } from "../openapi/contract";
-import { BASE, call, createProject, createScopedKey, onEveryShard, openApiDocument } from "../helpers";
+import { BASE, call, createProject, createScopedKey, onEveryShard, openApiDocument, until } from "../helpers";
 import { Network } from "../streams/receiver";
 
 /** The worker's own fetch handler as the client's fetch, with a log of what was sent. */
@@ -411,15 +411,6 @@ describe("@witness/client: action catalog", () => {
 const backdated = (n: number, action: string) =>
   Array.from({ length: n }, (_, i) => ({ action, occurred_at: new Date(Date.UTC(2024, 0, 1) + ((i * 7919) % 97) * 86_400_000).toISOString() }));
 
-async function until<T>(what: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await what();
-    if (got) return got;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("@witness/client: event feed", () => {
   it("yields every event in chain order, then tells onPage where to resume; from the saved cursor only the new ones come", async () => {

@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BASE, call, createProject, createScopedKey, ingestMany } from "../helpers";
+import { BASE, call, createProject, createScopedKey, ingestMany, until } from "../helpers";
 import { Network } from "../streams/receiver";
 import { verifyStandardWebhook } from "../streams/standard-webhooks";
 import { consoleFetch, signIn } from "./console-helpers";
@@ -28,15 +28,6 @@ async function createRule(key: string, body: unknown) {
 
 const rules = async (key: string) => (await call("GET", "/v1/alerts", { key })).json.data as any[];
 
-async function until<T>(what: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await what();
-    if (got) return got;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The text of an HTML fragment: tags dropped, entities decoded, spaces collapsed. */
 const textOf = (html: string) =>
