@@ -11,7 +11,6 @@ const api = (url, key, method, path, body) => apiCall(url, key, method, path, bo
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const live = (i) => ({ ...sampleEvent(i), occurred_at: undefined });
 
-
 /** A webhook receiver: every firing's events with the time they arrived. */
 async function receiver() {
   const arrivals = [];
