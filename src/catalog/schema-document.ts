@@ -10,6 +10,7 @@
 import { dereference, Validator, type Schema } from "@cfworker/json-schema";
 import { utf8Length } from "../lib/crypto";
 import type { Issue } from "../lib/validate";
+import { OCSF_CLASSES, type OcsfClass } from "../model/ocsf";
 import { checkTemplate } from "./display-template";
 
 export const MAX_SCHEMA_BYTES = 16384;
@@ -23,13 +24,15 @@ export interface SchemaDocument {
   changes: { fields: string[] } | null;
   filterable: string[];
   display: string | null;
+  /** The OCSF class (and activity) `format=ocsf` writes the action's events as; null: API Activity, the activity derived from the action. */
+  ocsf: OcsfClass | null;
 }
 
 export type JsonSchema = boolean | { [keyword: string]: {} | null };
 
 export type ParsedSchemaDocument = { ok: true; document: SchemaDocument } | { ok: false; issues: Issue[]; tooLarge?: { size: number; limit: number } };
 
-const FIELDS = new Set(["description", "metadata", "targets", "actor_types", "changes", "filterable", "display"]);
+const FIELDS = new Set(["description", "metadata", "targets", "actor_types", "changes", "filterable", "display", "ocsf"]);
 const FILTER_KEY = /^[A-Za-z0-9_-]{1,64}$/;
 const SCALAR_TYPES = new Set(["string", "number", "integer", "boolean"]);
 
@@ -68,7 +71,7 @@ export function parseSchemaDocument(raw: unknown): ParsedSchemaDocument {
   const issues: Issue[] = [];
   for (const key of Object.keys(raw)) if (!FIELDS.has(key)) issues.push({ path: key, message: "unknown field" });
   const has = (key: string) => raw[key] !== undefined && raw[key] !== null;
-  const doc: SchemaDocument = { description: null, metadata: null, targets: [], actor_types: null, changes: null, filterable: [], display: null };
+  const doc: SchemaDocument = { description: null, metadata: null, targets: [], actor_types: null, changes: null, filterable: [], display: null, ocsf: null };
 
   if (has("description")) {
     if (typeof raw.description !== "string" || raw.description.length > 1000) issues.push({ path: "description", message: "must be a string of at most 1000 characters" });
@@ -124,7 +127,26 @@ export function parseSchemaDocument(raw: unknown): ParsedSchemaDocument {
       doc.display = raw.display;
     }
   }
+  if (has("ocsf")) doc.ocsf = ocsfClass(raw.ocsf, issues);
   return issues.length > 0 ? { ok: false, issues } : { ok: true, document: doc };
+}
+
+/** Only the classes src/model/ocsf.ts maps: any other would export events that class's required attributes are missing from. */
+function ocsfClass(value: unknown, issues: Issue[]): OcsfClass | null {
+  if (!isObject(value)) return void issues.push({ path: "ocsf", message: "must be an object {class_uid, activity_id}" }), null;
+  for (const key of Object.keys(value)) if (key !== "class_uid" && key !== "activity_id") issues.push({ path: `ocsf.${key}`, message: "unknown field" });
+  const uid = value.class_uid;
+  if (typeof uid !== "number" || !Object.hasOwn(OCSF_CLASSES, uid)) {
+    const supported = Object.entries(OCSF_CLASSES).map(([id, c]) => `${id} (${c.caption})`).join(", ");
+    return void issues.push({ path: "ocsf.class_uid", message: `must be one of the supported OCSF classes: ${supported}` }), null;
+  }
+  const cls = OCSF_CLASSES[uid];
+  const activity = value.activity_id ?? null;
+  if (activity !== null && !(typeof activity === "number" && Object.hasOwn(cls.activities, activity))) {
+    const activities = Object.entries(cls.activities).map(([id, caption]) => `${id} (${caption})`).join(", ");
+    issues.push({ path: "ocsf.activity_id", message: `must be an activity of class ${uid} (${cls.caption}): ${activities}; or null to derive it from the action` });
+  }
+  return { class_uid: uid, activity_id: activity as number | null };
 }
 
 /** Keywords holding one subschema, an array of them, or an object of them. */

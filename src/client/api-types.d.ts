@@ -1750,6 +1750,11 @@ export interface components {
             } | null;
             /** @description Up to 8 top-level metadata keys, declared as scalars in `metadata`, that list, search and exports may filter on (`metadata.<key>=`) */
             filterable?: string[] | null;
+            /** @description The OCSF class (and activity) format=ocsf writes this action's events as; absent: API Activity (6003), the activity derived from the action's last word */
+            ocsf?: {
+                class_uid: number;
+                activity_id?: number | null;
+            } | null;
             /** @description The event's sentence: text with `{path}` placeholders (`{actor.name|actor.id}`, `{targets.user.name}`, `{metadata.role}`, `{changes.role.before}`, a quoted default `{actor.name|"someone"}`; `{{` and `}}` are literal braces) */
             display?: string | null;
         };

@@ -53,6 +53,10 @@ export const schemaDocumentSchema = z
       .max(8)
       .nullish()
       .meta({ description: "Up to 8 top-level metadata keys, declared as scalars in `metadata`, that list, search and exports may filter on (`metadata.<key>=`)" }),
+    ocsf: z
+      .strictObject({ class_uid: z.int(), activity_id: z.int().nullable().optional() })
+      .nullish()
+      .meta({ description: "The OCSF class (and activity) format=ocsf writes this action's events as; absent: API Activity (6003), the activity derived from the action's last word" }),
     display: z
       .string()
       .max(MAX_TEMPLATE_CHARS)

@@ -29,6 +29,7 @@ describe("parseSchemaDocument", () => {
       changes: { fields: ["role"] },
       filterable: ["role", "seats", "sso", "plan", "region"],
       display: "{actor.name} made {targets.user.name} {metadata.role}",
+      ocsf: { class_uid: 3001, activity_id: 99 },
     });
     expect(parsed).toEqual({
       ok: true,
@@ -40,12 +41,13 @@ describe("parseSchemaDocument", () => {
         changes: { fields: ["role"] },
         filterable: ["role", "seats", "sso", "plan", "region"],
         display: "{actor.name} made {targets.user.name} {metadata.role}",
+        ocsf: { class_uid: 3001, activity_id: 99 },
       },
     });
   });
 
   it("takes an empty document, and explicit nulls as absent fields (a document read back can be PUT again)", () => {
-    const empty = { description: null, metadata: null, targets: [], actor_types: null, changes: null, filterable: [], display: null };
+    const empty = { description: null, metadata: null, targets: [], actor_types: null, changes: null, filterable: [], display: null, ocsf: null };
     expect(parseSchemaDocument({})).toEqual({ ok: true, document: empty });
     expect(parseSchemaDocument(empty)).toEqual({ ok: true, document: empty });
   });
@@ -73,6 +75,36 @@ describe("parseSchemaDocument", () => {
     expect(issuesOf({ changes: { fields: [] } })).toEqual(["changes.fields: must have 1 to 50 entries"]);
     expect(issuesOf({ changes: { fields: ["role"], extra: 1 } })).toEqual(["changes.extra: unknown field"]);
     expect(issuesOf({ changes: ["role"] })).toEqual(["changes: must be an object {fields}"]);
+  });
+
+  it("takes an OCSF class format=ocsf supports, with an activity of that class or none", () => {
+    const ocsfOf = (ocsf: unknown) => {
+      const parsed = parseSchemaDocument({ ocsf });
+      return parsed.ok ? parsed.document.ocsf : parsed.issues.map((i) => `${i.path}: ${i.message}`);
+    };
+    const issueOf = (ocsf: unknown) => (ocsfOf(ocsf) as string[])[0];
+    expect(ocsfOf({ class_uid: 6003 })).toEqual({ class_uid: 6003, activity_id: null });
+    expect(ocsfOf({ class_uid: 3002, activity_id: null })).toEqual({ class_uid: 3002, activity_id: null });
+    expect(ocsfOf({ class_uid: 3002, activity_id: 1 })).toEqual({ class_uid: 3002, activity_id: 1 });
+    expect(ocsfOf({ class_uid: 6001, activity_id: 8 })).toEqual({ class_uid: 6001, activity_id: 8 });
+    expect(ocsfOf({ class_uid: 3001, activity_id: 0 })).toEqual({ class_uid: 3001, activity_id: 0 });
+    expect(ocsfOf(null)).toBeNull();
+
+    const supported = "3001 (Account Change), 3002 (Authentication), 6001 (Web Resources Activity), 6003 (API Activity)";
+    expect(ocsfOf({ class_uid: 4002, activity_id: 1 })).toEqual([`ocsf.class_uid: must be one of the supported OCSF classes: ${supported}`]);
+    expect(ocsfOf({ class_uid: "6003" })).toEqual([`ocsf.class_uid: must be one of the supported OCSF classes: ${supported}`]);
+    expect(ocsfOf({ activity_id: 1 })).toEqual([`ocsf.class_uid: must be one of the supported OCSF classes: ${supported}`]);
+    // Inherited names are not classes.
+    expect(ocsfOf({ class_uid: "constructor" })).toEqual([`ocsf.class_uid: must be one of the supported OCSF classes: ${supported}`]);
+    expect(ocsfOf({ class_uid: 3002, activity_id: 7 })).toEqual([
+      "ocsf.activity_id: must be an activity of class 3002 (Authentication): 0 (Unknown), 1 (Logon), 2 (Logoff), 3 (Authentication Ticket), " +
+        "4 (Service Ticket Request), 5 (Service Ticket Renew), 6 (Preauth), 99 (Other); or null to derive it from the action",
+    ]);
+    expect(issueOf({ class_uid: 6003, activity_id: 1.5 })).toMatch(/^ocsf\.activity_id: must be an activity of class 6003 \(API Activity\): 0 \(Unknown\), 1 \(Create\)/);
+    expect(issueOf({ class_uid: 6003, activity_id: "1" })).toMatch(/^ocsf\.activity_id: /);
+    expect(ocsfOf({ class_uid: 6003, activity: 1 })).toEqual(["ocsf.activity: unknown field"]);
+    expect(ocsfOf(6003)).toEqual(["ocsf: must be an object {class_uid, activity_id}"]);
+    expect(ocsfOf([6003])).toEqual(["ocsf: must be an object {class_uid, activity_id}"]);
   });
 
   it("allows filtering only on scalar top-level metadata properties", () => {
