@@ -42,6 +42,13 @@ export class Catalog {
     return [...this.newest.values()].map((c) => c.schema);
   }
 
+  /** Each action's OCSF class, where its newest schema names one (format=ocsf). */
+  ocsfClasses(): Map<string, NonNullable<StoredSchema["document"]["ocsf"]>> {
+    const out = new Map<string, NonNullable<StoredSchema["document"]["ocsf"]>>();
+    for (const { schema } of this.newest.values()) if (schema.document.ocsf) out.set(schema.action, schema.document.ocsf);
+    return out;
+  }
+
   schema(action: string): StoredSchema | null {
     return this.newest.get(action)?.schema ?? null;
   }

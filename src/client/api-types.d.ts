@@ -1163,8 +1163,10 @@ export interface components {
             };
         };
         FeedPage: {
-            /** @description Matching events in chain (seq) order, oldest first */
-            data: components["schemas"]["Event"][];
+            /** @description Matching events in chain (seq) order, oldest first: Event objects, or OCSF events with format=ocsf */
+            data: (components["schemas"]["Event"] | {
+                [key: string]: unknown;
+            })[];
             /** @description Seqs this answer passed that hold no event, never silent holes */
             gaps: {
                 first_seq: number;
@@ -1417,6 +1419,11 @@ export interface components {
                  */
                 status: "active" | "failing" | "disabled" | "paused";
                 filter: components["schemas"]["StreamFilter"];
+                /**
+                 * @description What each event is written as
+                 * @enum {string}
+                 */
+                format: "json" | "ocsf";
                 created_at: string;
                 /** @description The project's head at creation: delivery starts after it (replay reaches back) */
                 delivered_seq: number;
@@ -1437,6 +1444,11 @@ export interface components {
             token?: string;
             s3?: components["schemas"]["S3Destination"];
             filter?: components["schemas"]["StreamFilter"];
+            /**
+             * @description json (default): each event in the API's event shape. ocsf: each event as an OCSF 1.3.0 event (API Activity, or the class its action's catalog schema names)
+             * @enum {string}
+             */
+            format?: "json" | "ocsf";
         };
         /** @description S3-compatible object storage (S3, R2, GCS XML API): one gzip NDJSON object per batch, signed with SigV4. */
         S3Destination: {
@@ -1476,6 +1488,11 @@ export interface components {
              */
             status: "active" | "failing" | "disabled" | "paused";
             filter: components["schemas"]["StreamFilter"];
+            /**
+             * @description What each event is written as
+             * @enum {string}
+             */
+            format: "json" | "ocsf";
             created_at: string;
         };
         StreamResponse: {
@@ -1505,6 +1522,11 @@ export interface components {
              */
             status: "active" | "failing" | "disabled" | "paused";
             filter: components["schemas"]["StreamFilter"];
+            /**
+             * @description What each event is written as
+             * @enum {string}
+             */
+            format: "json" | "ocsf";
             created_at: string;
             /** @description Events up to this seq are delivered (or filtered out, or skipped) */
             delivered_seq: number;
@@ -1647,7 +1669,7 @@ export interface components {
             /** @enum {string} */
             type: "export";
             /** @enum {string} */
-            format: "csv" | "json";
+            format: "csv" | "json" | "ocsf";
             /** @description Only this organization's events */
             organization?: string;
             /** @description Only this actor's events */
@@ -2600,6 +2622,8 @@ export interface operations {
                 since?: string;
                 /** @description Events per page, 1 to 1000 (default 100) */
                 limit?: string;
+                /** @description json: the event shape (default). ocsf: each event as an OCSF 1.3.0 event (API Activity, or the class its action's catalog schema names) */
+                format?: "json" | "ocsf";
                 /** @description Long poll: at the head, hold the request up to this many seconds (0 to 25) until an event is committed */
                 wait?: string;
             };
@@ -3165,7 +3189,8 @@ export interface operations {
                 date_from?: string;
                 /** @description ISO 8601 timestamp with a zone, like 2026-05-05T05:05:05.000Z; compared with occurred_at, inclusive */
                 date_to?: string;
-                format: "csv" | "json";
+                /** @description csv; json (an array of events); ocsf (an array of OCSF 1.3.0 events: API Activity, or the class the action's catalog schema names) */
+                format: "csv" | "json" | "ocsf";
             };
             header?: never;
             path?: never;
@@ -3180,7 +3205,9 @@ export interface operations {
                 };
                 content: {
                     "text/csv": string;
-                    "application/json": components["schemas"]["Event"][];
+                    "application/json": (components["schemas"]["Event"] | {
+                        [key: string]: unknown;
+                    })[];
                 };
             };
             /** @description VALIDATION_ERROR: a parameter or the body is invalid (details.issues) */

@@ -278,6 +278,7 @@ export class StreamDelivery extends DurableObject<Env> {
         host: this.env.LOG_ORIGIN_HOST || "witness",
       },
       filter: JSON.parse(row.filter) as StreamFilter,
+      format: row.format ?? "json",
       loadedAt: Date.now(),
     };
     return this.config;

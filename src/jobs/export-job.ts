@@ -1,6 +1,7 @@
 import { selectEvents, type Selection } from "../model/event-query";
 import { narrowExclusions } from "../reads/event-read";
-import { FORMATS } from "../model/export-formats";
+import { exportFormat, FORMATS, type ExportFormatName } from "../model/export-formats";
+import { catalogFor } from "../catalog/catalog-cache";
 import { archivedThrough } from "../storage/archive-segments";
 import { eventsDb } from "../storage/shards";
 import { EvidenceRefused, evidenceManifest, evidencePart, MANIFEST_NAME, pinAnchor, withSalt, type EvidenceAnchor } from "./evidence";
@@ -16,7 +17,7 @@ import { finishJob, getJob, recordPart, startJob } from "./job-store";
  * array, "[" opening the first file and "]" closing the last).
  */
 export interface ExportParams {
-  format: "csv" | "json";
+  format: ExportFormatName;
   part_rows: number;
   /** The filters as resolved at POST; null when nothing can match (an empty export). */
   selection: Selection | null;
@@ -71,7 +72,8 @@ export async function exportPart(env: Env, projectId: string, jobId: string): Pr
   const job = await getJob(env, projectId, jobId);
   if (!job || job.status !== "running") return { last: true, stopped: true };
   const params = job.params as unknown as ExportParams;
-  const format = FORMATS[params.format];
+  const catalog = params.format === "ocsf" ? await catalogFor(env, projectId) : null;
+  const format = exportFormat(params.format, catalog ? { classes: catalog.ocsfClasses(), display: catalog.display } : undefined);
   const index = job.files.length;
   const state = job.state as PartState;
   const anchor = params.evidence ? state.anchor : undefined;

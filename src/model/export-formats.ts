@@ -6,7 +6,8 @@
  */
 import type { EventRow } from "../db/schema";
 import { CSV_COLUMNS, CSV_HEADER, csvLine, type CsvValue } from "./csv";
-import { eventJson, SHAPE_COLUMNS, shapeRowOf } from "./event-shape";
+import { eventJson, SHAPE_COLUMNS, shapeRowOf, type Display } from "./event-shape";
+import { ocsfJson, type OcsfClass } from "./ocsf";
 
 export interface ExportFormat {
   contentType: string;
@@ -42,3 +43,30 @@ export const FORMATS: Record<"csv" | "json", ExportFormat> = {
     tail: "]",
   },
 };
+
+export type ExportFormatName = "csv" | "json" | "ocsf";
+
+/** What the OCSF lines need of the project's catalog: each action's class, and the sentence for `message`. */
+export interface OcsfView {
+  classes: ReadonlyMap<string, OcsfClass>;
+  display?: Display;
+}
+
+/**
+ * A format by name. `ocsf` (issue 37): a JSON array of OCSF events
+ * (src/model/ocsf.ts), each action in the class its catalog schema names. It
+ * has no export companions: archived segments are written row by row.
+ */
+export function exportFormat(name: ExportFormatName, view: OcsfView = { classes: new Map() }): ExportFormat {
+  if (name !== "ocsf") return FORMATS[name];
+  const { classes, display } = view;
+  return {
+    ...FORMATS.json,
+    extension: "ocsf.json",
+    line: (cells, first) => {
+      const row = shapeRowOf(cells);
+      const sentence = display?.(row, { actor_email: row.actor_email, metadata: row.metadata, changes: row.changes ?? null }) ?? null;
+      return (first ? "" : ",") + ocsfJson(row, { display: sentence, cls: classes.get(row.action) ?? null });
+    },
+  };
+}

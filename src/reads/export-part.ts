@@ -1,6 +1,7 @@
 import { keepsEveryRow, selectEvents, type Selection } from "../model/event-query";
 import { narrowExclusions } from "./event-read";
-import { FORMATS } from "../model/export-formats";
+import { exportFormat, type ExportFormatName } from "../model/export-formats";
+import { catalogFor } from "../catalog/catalog-cache";
 import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "../model/pending-erasures";
 import { companionBytes, matches } from "../storage/archive-export";
 import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
@@ -23,7 +24,7 @@ import { stagedKey } from "../storage/staged-exports";
 export interface ExportPartState {
   exportId: string;
   projectId: string;
-  format: "csv" | "json";
+  format: ExportFormatName;
   phase: "plan" | "hot" | "archive" | "done";
   sel: Selection | null;
   /** The selection narrowed for the hot reads; null when no hot event can match. */
@@ -78,7 +79,7 @@ const pendingIn = (g: Segment) => parsePending((g as Segment & { _pending?: unkn
 
 export async function exportPart(env: Env, start: ExportPartState): Promise<ExportPartResult> {
   const s: ExportPartState = { ...start, marks: [...start.marks] };
-  const format = FORMATS[s.format];
+  const format = exportFormat(s.format, s.format === "ocsf" ? await ocsfView(env, s.projectId) : undefined);
   const encoder = new TextEncoder();
   const db = await eventsDb(env, s.projectId);
   const chunks: Uint8Array[] = [];
@@ -177,8 +178,9 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
         s.skip = 0;
         continue;
       }
-      const expected = whole(g) ? (trusted[g.sha256]?.[s.format] ?? null) : null;
-      const companion = await companionBytes(env, g, s.format, expected);
+      // OCSF has no companions: its segments are written row by row.
+      const expected = whole(g) && s.format !== "ocsf" ? (trusted[g.sha256]?.[s.format] ?? null) : null;
+      const companion = s.format === "ocsf" ? null : await companionBytes(env, g, s.format, expected);
       if (companion !== null) {
         const head = encoder.encode(s.n === 0 ? format.head : format.between);
         const bytes = new Uint8Array(head.length + companion.length);
@@ -222,4 +224,9 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
   flush();
   await Promise.all(puts);
   return { chunks, state: s, last: s.phase === "done" };
+}
+
+async function ocsfView(env: Env, projectId: string) {
+  const catalog = await catalogFor(env, projectId);
+  return { classes: catalog.ocsfClasses(), display: catalog.display };
 }

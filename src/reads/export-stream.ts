@@ -1,5 +1,5 @@
 import type { Selection } from "../model/event-query";
-import type { ExportFormat } from "../model/export-formats";
+import type { ExportFormatName } from "../model/export-formats";
 import type { ExportPartResult, ExportPartState } from "./export-part";
 
 /** Rows per D1 page and per staged object: bounded memory, and few enough queries for a million rows. */
@@ -16,7 +16,7 @@ export const exportTuning = { batch: EXPORT_BATCH, pages: 10 };
  * two parts whatever the export's size. A failure mid-way errors the stream:
  * the client sees a broken download, never a file that silently ends early.
  */
-export function exportStream(env: Env, projectId: string, sel: Selection | null, format: ExportFormat): ReadableStream<Uint8Array> {
+export function exportStream(env: Env, projectId: string, sel: Selection | null, format: ExportFormatName): ReadableStream<Uint8Array> {
   const call = (state: ExportPartState): Promise<ExportPartResult> => {
     const result = env.EXPORT_PART.get(env.EXPORT_PART.newUniqueId()).run(state) as unknown as Promise<ExportPartResult>;
     result.catch(() => {});
@@ -25,7 +25,7 @@ export function exportStream(env: Env, projectId: string, sel: Selection | null,
   const plan: ExportPartState = {
     exportId: crypto.randomUUID(),
     projectId,
-    format: format.extension as "csv" | "json",
+    format,
     phase: "plan",
     sel,
     hot: null,

@@ -1,5 +1,5 @@
 import { hmacHex, timingSafeEqual } from "../lib/crypto";
-import { eventJson, PENDING_AT, SHAPE_SELECT, shapeRowOf, type Display, type ShapeRow } from "../model/event-shape";
+import { PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../model/event-shape";
 import type { Selection } from "../model/event-query";
 import { scrubArchived, scrubByColumn } from "../model/pending-erasures";
 import { loadKeyring } from "../sealing/signing-keys";
@@ -63,7 +63,7 @@ export interface FeedPage {
 }
 
 /** One page after `after`: at most `limit` matching events among the next SCAN seqs. */
-export async function readFeed(env: Env, db: D1Database, sel: Selection | null, projectId: string, after: number, limit: number, display?: Display): Promise<FeedPage> {
+export async function readFeed(env: Env, db: D1Database, sel: Selection | null, projectId: string, after: number, limit: number, write: (row: ShapeRow) => string): Promise<FeedPage> {
   // The head first: every seq up to it was committed before the rows are read, so a seq up to it that
   // the rows lack is a hole (purged, or deleted), never an event still being written.
   // The newest seq in any tier, or purged (a retention record's end).
@@ -95,7 +95,7 @@ export async function readFeed(env: Env, db: D1Database, sel: Selection | null, 
       full = true;
       break;
     }
-    if (wanted) events.push(eventJson(row, display));
+    if (wanted) events.push(write(row));
     through = row.seq;
   }
   // Every row of the scan was taken: the seqs after the last one, up to the head (within the scan), hold no event.

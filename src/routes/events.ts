@@ -2,7 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { archivedEvent } from "../storage/archive-lookup";
 import { hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
-import { eventWriter, pageJson, SHAPE_SELECT } from "../model/event-shape";
+import { eventJson, eventWriter, pageJson, SHAPE_SELECT, type ShapeRow } from "../model/event-shape";
+import { ocsfJson } from "../model/ocsf";
 import { ledgerOf } from "../chain/ledger";
 import { EMPTY_PAGE, eventSeq } from "../reads/event-read";
 import { listHistory, searchHistory, TooManySegmentsError } from "../reads/history-read";
@@ -141,8 +142,14 @@ events.get("/feed", READ.guard, validate("query", feedQuerySchema), async (c) =>
     after = decoded;
   } else if (query.since !== undefined) after = await orArchiveDamaged(seqBefore(c.env, db, projectId, query.since));
   const sel = await withMetadata(c, credential, selectionFor(credential, query), metadataParams(c));
-  const { display } = await catalogFor(c.env, projectId);
-  const read = () => orArchiveDamaged(readFeed(c.env, db, sel, projectId, after, query.limit, display));
+  const catalog = await catalogFor(c.env, projectId);
+  const { display } = catalog;
+  const classes = query.format === "ocsf" ? catalog.ocsfClasses() : null;
+  const write = classes
+    ? (row: ShapeRow) =>
+        ocsfJson(row, { display: display?.(row, { actor_email: row.actor_email, metadata: row.metadata, changes: row.changes ?? null }) ?? null, cls: classes.get(row.action) ?? null })
+    : (row: ShapeRow) => eventJson(row, display);
+  const read = () => orArchiveDamaged(readFeed(c.env, db, sel, projectId, after, query.limit, write));
   let page = await read();
   // Long poll: nothing new yet; the ledger answers at its next commit (src/chain/head-waiters.ts), or when the wait is over.
   if (page.atHead && page.events.length === 0 && page.gaps.length === 0 && query.wait > 0) {

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { selectionFor } from "../model/event-query";
-import { FORMATS } from "../model/export-formats";
+import { exportFormat } from "../model/export-formats";
 import { exportStream } from "../reads/export-stream";
 import { validate } from "../lib/validate";
 import { access } from "../middleware/credential";
@@ -22,7 +22,7 @@ documented(exports, createRoute({
       description: "A download (Content-Disposition: attachment), streamed",
       content: {
         "text/csv": { schema: z.string().meta({ description: "RFC 4180, CRLF rows, a header row" }) },
-        "application/json": { schema: z.array(eventSchema) },
+        "application/json": { schema: z.array(z.union([eventSchema, z.record(z.string(), z.unknown())])).meta({ description: "format=json: Event objects; format=ocsf: OCSF 1.3.0 events" }) },
       },
     },
     ...errors(...AUTH_ERRORS, "VALIDATION_ERROR"),
@@ -33,11 +33,11 @@ documented(exports, createRoute({
 exports.get("/", READ.guard, validate("query", exportQuerySchema), projectWalk({ untilBodyEnds: true }), async (c) => {
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
-  const format = FORMATS[query.format];
+  const format = exportFormat(query.format);
   const date = new Date().toISOString().slice(0, 10);
   const name = `witness-${credential.projectId.replace(/[^A-Za-z0-9._-]/g, "_")}-${date}.${format.extension}`;
   const sel = await withMetadata(c, credential, selectionFor(credential, query), metadataParams(c));
-  return c.body(exportStream(c.env, credential.projectId, sel, format), 200, {
+  return c.body(exportStream(c.env, credential.projectId, sel, query.format), 200, {
     "Content-Type": format.contentType,
     "Content-Disposition": `attachment; filename="${name}"`,
     // Audit data: no shared cache may keep a copy.

@@ -14,6 +14,9 @@ export const feedQuerySchema = z
     }),
     since: timestampParam("since", "Start at the first event committed at or after this time (ISO 8601 with a zone); not with after. Neither: from the first event"),
     limit: limitParam(MAX_FEED_LIMIT, 100, "Events"),
+    format: optional(z.enum(["json", "ocsf"], "format must be json or ocsf"))
+      .transform((v) => v ?? "json")
+      .meta({ description: "json: the event shape (default). ocsf: each event as an OCSF 1.3.0 event (API Activity, or the class its action's catalog schema names)" }),
     wait: optional(
       z
         .string("wait must be given once")
@@ -30,7 +33,7 @@ export const feedQuerySchema = z
 
 export const feedPageSchema = z
   .object({
-    data: z.array(eventSchema).meta({ description: "Matching events in chain (seq) order, oldest first" }),
+    data: z.array(z.union([eventSchema, z.record(z.string(), z.unknown())])).meta({ description: "Matching events in chain (seq) order, oldest first: Event objects, or OCSF events with format=ocsf" }),
     gaps: z
       .array(
         z.object({

@@ -9,7 +9,7 @@ const dateOrder = (q: { date_from?: string; date_to?: string }) => !q.date_from 
 export const exportJobSchema = z
   .object({
     type: z.literal("export"),
-    format: z.enum(["csv", "json"], "format must be csv or json"),
+    format: z.enum(["csv", "json", "ocsf"], "format must be csv, json or ocsf"),
     ...filterShape,
     part_rows: z
       .number("part_rows must be a number")

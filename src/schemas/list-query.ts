@@ -109,7 +109,9 @@ export const searchQuerySchema = z
 export const exportQuerySchema = z
   .object({
     ...filterShape,
-    format: z.enum(["csv", "json"], "format must be csv or json"),
+    format: z.enum(["csv", "json", "ocsf"], "format must be csv, json or ocsf").meta({
+      description: "csv; json (an array of events); ocsf (an array of OCSF 1.3.0 events: API Activity, or the class the action's catalog schema names)",
+    }),
   })
   .refine(dateOrder.check, dateOrder.params).refine(targetPair.check, targetPair.params);
 

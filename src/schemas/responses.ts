@@ -240,6 +240,7 @@ export const streamSchema = z
     s3: s3SettingsViewSchema.optional().meta({ description: "s3 streams only" }),
     status: streamStatusSchema,
     filter: streamFilterSchema,
+    format: z.enum(["json", "ocsf"]).meta({ description: "What each event is written as" }),
     created_at: z.string(),
   })
   .meta({ id: "Stream", description: "A log stream. Its credential (webhook secret, Splunk or Datadog token, S3 secret key) is never shown here." });

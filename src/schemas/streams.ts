@@ -83,6 +83,9 @@ export const createStreamSchema = z
       .optional(),
     s3: s3SettingsSchema.optional(),
     filter: streamFilterSchema.optional(),
+    format: z.enum(["json", "ocsf"], "format is json or ocsf").optional().meta({
+      description: "json (default): each event in the API's event shape. ocsf: each event as an OCSF 1.3.0 event (API Activity, or the class its action's catalog schema names)",
+    }),
   })
   .strict()
   .superRefine((s, ctx) => {

@@ -1,5 +1,6 @@
 /** What a log stream's delivery reads: its next batch from either tier, and how far behind it is. */
 import { catalogFor } from "../catalog/catalog-cache";
+import { ocsfJson } from "../model/ocsf";
 import { eventJson, PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../model/event-shape";
 import { scrubArchived, scrubByColumn } from "../model/pending-erasures";
 import { archivedRows } from "../storage/archive-segments";
@@ -11,6 +12,7 @@ import type { BatchEvent, Destination } from "./batch";
 export interface DeliveryConfig {
   dest: Destination;
   filter: StreamFilter;
+  format: "json" | "ocsf";
   /** When the row was read (a long-lived object reads it again now and then). Addresses are checked at every attempt (send.ts). */
   loadedAt: number;
 }
@@ -38,7 +40,12 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
   const limits = BATCH_LIMITS[type];
   const db = await eventsDb(env, projectId);
   // Sentences as the catalog renders them now (a retried batch may read differently if a template changed meanwhile).
-  const display = (await catalogFor(env, projectId)).display;
+  const catalog = await catalogFor(env, projectId);
+  const display = catalog.display;
+  const classes = config.format === "ocsf" ? catalog.ocsfClasses() : null;
+  const write = classes
+    ? (row: ShapeRow) => ocsfJson(row, { display: display?.(row, { actor_email: row.actor_email, metadata: row.metadata, changes: row.changes ?? null }) ?? null, cls: classes.get(row.action) ?? null })
+    : (row: ShapeRow) => eventJson(row, display);
   const retry = pending && pending.from === cursor ? pending : null;
   const cells = retry
     ? await db
@@ -70,7 +77,7 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
     const matches = matchesFilter(config.filter, row.action, row.organization);
     if (!retry && matches) {
       const event = { seq: row.seq, occurredAt: row.occurred_at, json: "" };
-      event.json = eventJson(row, display);
+      event.json = write(row);
       const size = entryBytes(type, event, projectId);
       if (events.length >= limits.events || (events.length > 0 && bytes + size > limits.bytes)) break;
       bytes += size;
@@ -78,7 +85,7 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
       events.push(event);
     } else {
       if (row.seq > expected) gaps.push({ first_seq: expected, last_seq: row.seq - 1 });
-      if (matches) events.push({ seq: row.seq, occurredAt: row.occurred_at, json: eventJson(row, display) });
+      if (matches) events.push({ seq: row.seq, occurredAt: row.occurred_at, json: write(row) });
     }
     expected = row.seq + 1;
     to = row.seq;

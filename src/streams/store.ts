@@ -26,6 +26,8 @@ export interface StreamRow {
   /** AES-GCM ciphertext (secrets.ts); never leaves the service. */
   credential: string;
   filter: string;
+  /** What each event is written as: null or "json" the API's event shape, "ocsf" an OCSF 1.3.0 event (migration 0022). */
+  format: "json" | "ocsf" | null;
   status: StreamStatus;
   created_at: string;
 }
@@ -52,8 +54,8 @@ export async function countStreams(env: Env, projectId: string): Promise<number>
 }
 
 export async function insertStream(env: Env, row: StreamRow): Promise<void> {
-  await env.DB.prepare("INSERT INTO streams (id, project_id, type, url, credential, filter, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-    .bind(row.id, row.project_id, row.type, row.url, row.credential, row.filter, row.status, row.created_at)
+  await env.DB.prepare("INSERT INTO streams (id, project_id, type, url, credential, filter, format, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    .bind(row.id, row.project_id, row.type, row.url, row.credential, row.filter, row.format, row.status, row.created_at)
     .run();
 }
 

@@ -44,7 +44,7 @@ describe("reads while an erasure is pending", () => {
     expect(exported.filter((e) => e.organization === "org_b" && e.actor.id === grace.id).length).toBe(2);
 
     // A log stream's next batches, from the archive and then the hot rows.
-    const config = { dest: { streamId: "s", projectId: p.id, type: "webhook" as const, url: "https://x.test", credential: "", host: "x.test" }, filter: { organization: "org_a" }, loadedAt: Date.now() };
+    const config = { dest: { streamId: "s", projectId: p.id, type: "webhook" as const, url: "https://x.test", credential: "", host: "x.test" }, filter: { organization: "org_a" }, format: "json" as const, loadedAt: Date.now() };
     let streamed = "";
     for (let cursor = 0, i = 0; i < 10; i++) {
       const batch = await readBatch(env, config, cursor, undefined);
