@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import {
-  actions, API_KEY, api, DEMO_API_KEY, embedToken, expiredToken, feedPage, expectActions, feedState, ingest, launchBrowser,
-  sha256Base64, startHost, unique, WITNESS,
+  actions, API_KEY, api, DEMO_API_KEY, embedToken, expectAccessible, expiredToken, feedPage, expectActions, feedState, ingest, launchBrowser,
+  screenshots, sha256Base64, startHost, unique, WITNESS,
 } from "./support.mjs";
 
 let browser;
@@ -104,6 +104,65 @@ describe("<witness-feed> on a customer's page", () => {
     await page.waitForTimeout(300);
     assert.equal(await page.evaluate(() => window.__xss), undefined);
     await page.close();
+  });
+
+  it("headlines an event with its catalog sentence, keeps the action in view, and lists its changes as text", async () => {
+    const org = unique("org");
+    const action = unique("user.role_changed");
+    await api("PUT", `/v1/schemas/${encodeURIComponent(action)}`, {
+      display: "{actor.name|actor.id} changed {targets.user.name}'s role from {changes.role.before} to {changes.role.after}",
+    });
+    const img = '<img src=x onerror="window.__xss=(window.__xss||0)+1">';
+    const script = "<script>window.__xss=(window.__xss||0)+1</script>";
+    const long = "\u{1F600}".repeat(100);
+    await ingest([
+      {
+        action, organization: org, actor: { id: "u_ada", name: "Ada" }, targets: [{ type: "user", id: "u_bob", name: "Bob" }],
+        changes: [{ field: "role", before: "viewer", after: "admin" }, { field: "mfa", after: true }, { field: "nickname", before: "Bobby" }, { field: "bio", before: null, after: long }],
+      },
+      {
+        action, organization: org, actor: { id: "u_eve", name: img }, targets: [{ type: "user", id: "u_mal", name: script }],
+        changes: [{ field: "role", before: script, after: img }, { field: img, after: { html: script } }],
+      },
+      { action: "no.template.here", organization: org, actor: { id: "u_cy", name: "Cy" } },
+    ]);
+    const { page, errors } = await open(host.page(feedPage({ token: await embedToken({ organization: org, include_metadata: true }) })));
+    assert.equal(await feedState(page), "ready");
+    const rows = page.locator("witness-feed li");
+    const headlines = () => page.locator("witness-feed li .head > span").allTextContents();
+    assert.deepEqual(await headlines(), ["no.template.here", `${img} changed ${script}'s role from ${script} to ${img}`, "Ada changed Bob's role from viewer to admin"]);
+    assert.deepEqual(await actions(page), ["no.template.here", action, action]);
+    assert.equal(await rows.nth(2).locator(".detail").textContent(), `${action} \u00b7 Ada \u00b7 user: Bob`);
+    assert.equal(await rows.nth(0).locator(".detail").textContent(), "Cy");
+
+    const cells = (table) => table.evaluate((t) => [...t.tBodies[0].rows].map((r) => [...r.cells].map((c) => c.textContent)));
+    await rows.nth(2).locator("button.row").click();
+    const table = page.getByRole("table", { name: "Changes" });
+    assert.deepEqual(await table.locator("thead th").allTextContents(), ["Field", "Before", "After"]);
+    assert.equal(await table.getByRole("rowheader").count(), 4);
+    const bio = `"${"\u{1F600}".repeat(78)}\u2026`;
+    assert.deepEqual(await cells(table), [["role", '"viewer"', '"admin"'], ["mfa", "(none)", "true"], ["nickname", '"Bobby"', "(removed)"], ["bio", "null", bio]]);
+    await expectAccessible(page, "feed with an open changes table");
+    await screenshots(page, "feed-changes");
+    await rows.nth(2).locator("button.row").click();
+
+    await rows.nth(1).locator("button.row").click();
+    assert.deepEqual(await cells(page.getByRole("table", { name: "Changes" })), [["role", JSON.stringify(script), JSON.stringify(img)], [img, "(none)", JSON.stringify({ html: script })]]);
+    await rows.nth(0).locator("button.row").click();
+    assert.equal(await rows.nth(0).locator("table").count(), 0);
+    const planted = await page.evaluate(() => document.querySelector("witness-feed").shadowRoot.querySelectorAll("img, script").length);
+    assert.equal(planted, 0);
+    await page.waitForTimeout(300);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.deepEqual(errors, []);
+    await page.close();
+
+    // A token without include_metadata gets no changes, so the feed has none to list.
+    const { page: reduced } = await open(host.page(feedPage({ token: await embedToken({ organization: org }) })));
+    assert.equal(await feedState(reduced), "ready");
+    await reduced.locator("witness-feed li button.row").nth(2).click();
+    assert.equal(await reduced.locator("witness-feed table").count(), 0);
+    await reduced.close();
   });
 
   it("shows the expired state for an expired or tampered token, and tells the host page", async () => {

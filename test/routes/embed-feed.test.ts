@@ -49,6 +49,37 @@ describe("GET /embed/feed.js", () => {
   });
 });
 
+describe("what the feed reads with an embed token", () => {
+  const TEMPLATE = "{actor.name|actor.id} changed {targets.user.name}'s role from {changes.role.before} to {changes.role.after}";
+
+  it("carries the display sentence on list and search, and changes only for a token minted with include_metadata", async () => {
+    const p = await createProject();
+    // Straight to the worker, not through call(): the catalog's answer is the catalog tests' to check, not this one's.
+    const put = new Request("http://localhost/v1/schemas/user.role_changed", {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${p.key}`, "Content-Type": "application/json", "CF-Connecting-IP": "10.9.9.8" },
+      body: JSON.stringify({ display: TEMPLATE }),
+    });
+    const ctx = createExecutionContext();
+    expect((await app.fetch(put, env, ctx)).status).toBe(201);
+    await waitOnExecutionContext(ctx);
+    const changes = [{ field: "role", before: "viewer", after: "admin" }, { field: "mfa", after: true }];
+    await ingest(p.key, { action: "user.role_changed", actor: { id: "u_ada", name: "Ada" }, targets: [{ type: "user", id: "u_bob", name: "Bob" }], changes });
+    // Without include_metadata the sentence is rendered without the changes too, so it cannot leak them.
+    const cases = [
+      { include_metadata: true, display: "Ada changed Bob's role from viewer to admin", changes },
+      { include_metadata: false, display: "Ada changed Bob's role from  to ", changes: null },
+    ];
+    for (const { include_metadata, ...expected } of cases) {
+      const token = (await call("POST", "/v1/embed/token", { key: p.key, body: { include_metadata } })).json.data.token;
+      for (const path of ["/v1/events?limit=5", "/v1/events/search?q=role_changed&limit=5"]) {
+        const [event] = (await call("GET", path, { key: token })).json.data;
+        expect(event, `${path}, include_metadata ${include_metadata}`).toMatchObject({ action: "user.role_changed", ...expected });
+      }
+    }
+  });
+});
+
 describe("GET /embed/demo", () => {
   it("does not exist unless EMBED_DEMO_PROJECT is set", async () => {
     const res = await call("GET", "/embed/demo");
