@@ -1412,6 +1412,11 @@ export interface components {
                     prefix: string;
                     /** @description null if the stored settings can no longer be decrypted */
                     access_key_id: string | null;
+                    /**
+                     * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz, the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
+                     * @enum {string}
+                     */
+                    partition?: "none" | "date";
                 };
                 /**
                  * @description active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay; paused: stopped by an admin until resumed
@@ -1460,6 +1465,11 @@ export interface components {
             access_key_id: string;
             /** @description Stored encrypted, never shown again */
             secret_access_key: string;
+            /**
+             * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz, the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
+             * @enum {string}
+             */
+            partition?: "none" | "date";
         };
         StreamList: {
             data: components["schemas"]["Stream"][];
@@ -1481,6 +1491,11 @@ export interface components {
                 prefix: string;
                 /** @description null if the stored settings can no longer be decrypted */
                 access_key_id: string | null;
+                /**
+                 * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz, the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
+                 * @enum {string}
+                 */
+                partition?: "none" | "date";
             };
             /**
              * @description active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay; paused: stopped by an admin until resumed
@@ -1515,6 +1530,11 @@ export interface components {
                 prefix: string;
                 /** @description null if the stored settings can no longer be decrypted */
                 access_key_id: string | null;
+                /**
+                 * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz, the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
+                 * @enum {string}
+                 */
+                partition?: "none" | "date";
             };
             /**
              * @description active: delivering; failing: retrying with backoff; disabled: stopped (the destination refused for good) until a replay; paused: stopped by an admin until resumed

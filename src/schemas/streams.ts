@@ -55,6 +55,13 @@ export const s3SettingsSchema = z
       .string("secret_access_key must be a string")
       .regex(/^[\x21-\x7e]{1,256}$/, "secret_access_key is 1 to 256 visible ASCII characters")
       .meta({ description: "Stored encrypted, never shown again" }),
+    partition: z
+      .enum(["none", "date"], "partition is none or date")
+      .optional()
+      .meta({
+        description:
+          "date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz, the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none",
+      }),
   })
   .strict()
   .meta({ id: "S3Destination", description: "S3-compatible object storage (S3, R2, GCS XML API): one gzip NDJSON object per batch, signed with SigV4." });

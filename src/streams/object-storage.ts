@@ -28,6 +28,8 @@ export interface S3Settings {
   prefix?: string;
   access_key_id: string;
   secret_access_key: string;
+  /** date: a dt=YYYY-MM-DD partition per object (the day its first event occurred). */
+  partition?: "none" | "date";
 }
 
 /** What is sealed in the row's credential. */
@@ -35,6 +37,8 @@ interface S3Credential {
   region: string;
   access_key_id: string;
   secret_access_key: string;
+  /** Kept with the credential, which the row already seals as JSON; absent on streams made before it (none). */
+  partition?: "date";
 }
 
 /** Digits of a zero-padded seq in a key: every safe integer fits, so keys sort as the seqs do. */
@@ -46,7 +50,8 @@ export function s3Url(s: S3Settings): string {
 }
 
 export function s3Credential(s: S3Settings): string {
-  return JSON.stringify({ region: s.region, access_key_id: s.access_key_id, secret_access_key: s.secret_access_key } satisfies S3Credential);
+  const partition = s.partition === "date" ? { partition: "date" as const } : {};
+  return JSON.stringify({ region: s.region, access_key_id: s.access_key_id, secret_access_key: s.secret_access_key, ...partition } satisfies S3Credential);
 }
 
 /** The settings as the API shows them: everything but the secret key; region and key id null when the credential is unreadable. */
@@ -54,20 +59,32 @@ export function s3Public(url: string, credential: string | null) {
   const u = new URL(url);
   const [bucket, ...prefix] = u.pathname.slice(1).split("/");
   const sealed = credential === null ? null : (JSON.parse(credential) as S3Credential);
-  return { endpoint: u.origin, bucket, region: sealed?.region ?? null, prefix: prefix.join("/"), access_key_id: sealed?.access_key_id ?? null };
+  return {
+    endpoint: u.origin,
+    bucket,
+    region: sealed?.region ?? null,
+    prefix: prefix.join("/"),
+    access_key_id: sealed?.access_key_id ?? null,
+    partition: sealed?.partition ?? ("none" as const),
+  };
 }
 
-/** An object's key after the prefix: the seqs first..last it covers. */
-function objectKey(projectId: string, first: number, last: number): string {
+/**
+ * An object's key after the prefix: the seqs first..last it covers, under the
+ * day its first event occurred when partitioned by date (a retry reads the
+ * same events, so it names the same day and key).
+ */
+function objectKey(projectId: string, first: number, last: number, day: string | null): string {
   const pad = (n: number) => String(n).padStart(SEQ_DIGITS, "0");
-  return `${projectId}/${pad(first)}-${pad(last)}.ndjson.gz`;
+  return `${projectId}/${day ? `dt=${day}/` : ""}${pad(first)}-${pad(last)}.ndjson.gz`;
 }
 
 /** The signed PUT of one batch's object. */
 export async function objectPut(dest: Destination, events: BatchEvent[], range: { from: number; to: number }): Promise<OutgoingRequest> {
-  const { region, access_key_id, secret_access_key } = JSON.parse(dest.credential) as S3Credential;
+  const { region, access_key_id, secret_access_key, partition } = JSON.parse(dest.credential) as S3Credential;
+  const day = partition === "date" ? events[0].occurredAt.slice(0, 10) : null;
   // The row's url ends with the prefix, whose characters need no encoding (schemas/streams.ts).
-  const url = dest.url + objectKey(dest.projectId, range.from + 1, range.to);
+  const url = dest.url + objectKey(dest.projectId, range.from + 1, range.to, day);
   const body = await gzip(events.map((e) => `${e.json}\n`).join(""));
   const hash = [...new Uint8Array(await crypto.subtle.digest("SHA-256", body))].map((b) => b.toString(16).padStart(2, "0")).join("");
   const client = new AwsClient({ accessKeyId: access_key_id, secretAccessKey: secret_access_key, service: "s3", region });

@@ -88,7 +88,7 @@ describe("s3 streams", () => {
     const res = await call("POST", "/v1/streams", { key: p.key, body: { type: "s3", s3: settings() } });
     expect(res.status).toBe(201);
     const s = res.json.data;
-    const shown = { endpoint: server.endpoint, bucket: server.bucket, region: server.region, prefix: "audit/", access_key_id: server.accessKeyId };
+    const shown = { endpoint: server.endpoint, bucket: server.bucket, region: server.region, prefix: "audit/", access_key_id: server.accessKeyId, partition: "none" };
     expect(s).toMatchObject({ type: "s3", url: `${server.endpoint}/${server.bucket}/audit/`, s3: shown, status: "active" });
     const one = await call("GET", `/v1/streams/${s.id}`, { key: p.key });
     expect(one.json.data.s3).toEqual(shown);
@@ -131,6 +131,25 @@ describe("s3 streams", () => {
     const unreadable = await call("GET", `/v1/streams/${s.id}`, { key: p.key });
     expect(unreadable.status).toBe(200);
     expect(unreadable.json.data.s3).toEqual({ ...shown, region: null, access_key_id: null });
+  });
+
+  it("with partition date, writes each batch under dt=<the day its first event occurred>; with format ocsf, OCSF lines", async () => {
+    const p = await createProject();
+    const res = await call("POST", "/v1/streams", { key: p.key, body: { type: "s3", format: "ocsf", s3: settings({ prefix: "lake/", partition: "date" }) } });
+    expect(res.status, res.text).toBe(201);
+    const s = res.json.data;
+    expect(s.s3.partition).toBe("date");
+    const day = (d: number) => new Date(Date.UTC(2026, 4, d, 12)).toISOString();
+    const stored: any[] = [];
+    for (const d of [3, 4]) {
+      stored.push(...(await ingestMany(p.key, events(2, () => ({ occurred_at: day(d) })))));
+      await waitFor(p.key, s.id, (x) => x.delivered_seq === stored.at(-1).seq);
+    }
+    const keys = await listKeys(`lake/${p.id}/`);
+    expect(keys.map((k) => k.split("/")[2])).toEqual(["dt=2026-05-03", "dt=2026-05-04"]);
+    for (const k of keys) expect(k).toMatch(new RegExp(`^lake/${p.id}/dt=2026-05-0[34]/\\d{16}-\\d{16}\\.ndjson\\.gz$`));
+    const lines = (await Promise.all(keys.map(objectLines))).flat().map((l) => JSON.parse(l));
+    expect(lines.map((e) => [e.class_uid, e.metadata.uid])).toEqual(stored.map((e) => [6003, e.id]));
   });
 
   it("a wrong secret key is refused by the server's signature check: the stream's last error, retried, nothing written", async () => {
