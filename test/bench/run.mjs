@@ -50,7 +50,7 @@ try {
   // Benches that make their own projects.
   for (const m of ["ingest", "streams", "alerts"]) if (want(m)) await metered(m, async () => (await import(`./${m}.bench.mjs`)).default(ctx));
 
-  const modules = ["reads", "verify", "log", "console", "catalog"].filter(want);
+  const modules = ["reads", "verify", "log", "console", "catalog", "feed"].filter(want);
   if (modules.length > 0) {
     const projectId = "bench-large";
     const key = createKey(persistDir, projectId);

@@ -1,0 +1,89 @@
+// Issue 37 benchmark: the pull feed (GET /v1/events/feed).
+// - Pages of 1,000 through the whole large project (BENCH_EVENTS, hot; and archived too when the
+//   archive bench has tiered it): rows/s against a streamed JSON export of the same project in the
+//   same run, and the p95 of a page.
+// - A collector polling every second while about 1,000 events/s arrive, 10% of them backdated up to
+//   a year: every event must arrive exactly once (0 missed, 0 duplicated) and the lag from commit
+//   (the UUIDv7 id's time) to the collector is reported.
+import { apiCall, batchLoad, countLines, createKey, fmt, httpGet, percentile, sampleEvent } from "./lib.mjs";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const uuidMs = (id) => parseInt(id.replaceAll("-", "").slice(0, 12), 16);
+
+export default async function feedBench({ runtimeUrl: url, persistDir, key, total, report }) {
+  const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.31" };
+  // 1. The whole project, 1,000 a page.
+  const pageTimes = [];
+  let rows = 0;
+  let cursor = null;
+  const started = performance.now();
+  for (;;) {
+    const t = performance.now();
+    const res = await httpGet(`${url}/v1/events/feed?limit=1000${cursor ? `&after=${encodeURIComponent(cursor)}` : ""}`, headers);
+    if (res.status !== 200) throw new Error(`feed answered ${res.status}: ${res.body}`);
+    const page = JSON.parse(res.body);
+    pageTimes.push(performance.now() - t);
+    rows += page.data.length;
+    cursor = page.nextCursor;
+    if (page.at_head) break;
+  }
+  const feedSeconds = (performance.now() - started) / 1000;
+  const exportStarted = performance.now();
+  const exported = await fetch(`${url}/v1/exports?format=json`, { headers });
+  const { lines: _lines, bytes } = await countLines(exported.body);
+  const exportSeconds = (performance.now() - exportStarted) / 1000;
+  pageTimes.sort((a, b) => a - b);
+
+  // 2. A collector polling every second while events arrive, some backdated.
+  const liveKey = createKey(persistDir, `bench-feed-collector-${Date.now().toString(36)}`);
+  const seconds = Number(process.env.BENCH_LAG_SECONDS ?? 20);
+  const seen = new Map();
+  let duplicates = 0;
+  const lags = [];
+  let stop = false;
+  let after = null;
+  const collector = (async () => {
+    while (!stop || seen.size === 0) {
+      for (;;) {
+        const res = await httpGet(`${url}/v1/events/feed?limit=1000${after ? `&after=${encodeURIComponent(after)}` : ""}`, { ...headers, Authorization: `Bearer ${liveKey}` });
+        if (res.status !== 200) throw new Error(`collector's feed answered ${res.status}`);
+        const page = JSON.parse(res.body);
+        const now = Date.now();
+        for (const e of page.data) {
+          if (seen.has(e.seq)) duplicates++;
+          seen.set(e.seq, e.id);
+          lags.push(now - uuidMs(e.id));
+        }
+        after = page.nextCursor;
+        if (page.at_head) break;
+      }
+      if (stop) break;
+      await sleep(1000);
+    }
+  })();
+  const year = 365 * 86_400_000;
+  const make = (i) => ({ ...sampleEvent(i), occurred_at: i % 10 === 0 ? new Date(Date.now() - ((i * 7919) % year)).toISOString() : undefined });
+  let sent = 0;
+  for (let s = 0; s < seconds; s++) {
+    const t = Date.now();
+    await batchLoad({ url, key: liveKey, total: 1000, concurrency: 4, makeEvent: (i) => make(sent + i) });
+    sent += 1000;
+    await sleep(Math.max(0, 1000 - (Date.now() - t)));
+  }
+  await sleep(2500);
+  stop = true;
+  await collector;
+  // The project's chain also holds its key's record, if any: every seq from 1 to the head, once.
+  const head = Math.max(...seen.keys());
+  const missed = head - seen.size;
+  lags.sort((a, b) => a - b);
+  const bench = [...seen.values()].length;
+  await apiCall(url, liveKey, "GET", "/v1/events/verify").catch(() => {});
+
+  report("Pull feed (issue 37; at the runtime, no dev proxy)", [
+    [`feed, pages of 1,000 over ${total.toLocaleString("en-US")} events`, `${fmt.rate(rows / feedSeconds, "rows/s")} (${rows.toLocaleString("en-US")} rows in ${feedSeconds.toFixed(1)} s); page p50 ${fmt.ms(percentile(pageTimes, 50))}, p95 ${fmt.ms(percentile(pageTimes, 95))}`],
+    ["JSON export of the same project, same run (streamed)", `${fmt.rate(rows / exportSeconds, "rows/s")} (${(bytes / 2 ** 20).toFixed(0)} MiB in ${exportSeconds.toFixed(1)} s): the feed at ${fmt.pct(exportSeconds / feedSeconds)} of it`],
+    [`collector polling every second, ~1,000 events/s for ${seconds} s, 10% backdated`, `${bench.toLocaleString("en-US")} events seen of ${head.toLocaleString("en-US")} seqs: ${missed} missed, ${duplicates} duplicated; lag commit to collector p50 ${fmt.ms(percentile(lags, 50))}, p95 ${fmt.ms(percentile(lags, 95))}`],
+  ]);
+  if (missed !== 0 || duplicates !== 0) throw new Error(`the collector missed ${missed} and saw ${duplicates} twice`);
+}
