@@ -6,6 +6,9 @@ import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { ledgerOf, packEvents } from "../chain/ledger";
 import type { AppendResult } from "../chain/idempotent-appends";
+import { findIdempotent } from "../chain/idempotency";
+import { eventJson } from "../model/event-shape";
+import { eventsDb } from "../storage/shards";
 import { validationError } from "../lib/validate";
 import { apiKeyOf } from "./credential";
 import { catalogFor, checkEvents, forgetCatalog, UnknownVersionError, type Catalog } from "../catalog/catalog-cache";
@@ -64,7 +67,14 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
   // parseEvent left each event's requested `version` where the checked one goes.
   const asked = events.map((e) => e.schema_version ?? null);
   for (let tries = 1; ; tries++) {
-    await checkAgainst(c, credential.projectId, catalog, events, asked, batch);
+    try {
+      await checkAgainst(c, credential.projectId, catalog, events, asked, batch);
+    } catch (error) {
+      // A retry of a request stored before the catalog refused such events still gets its first answer.
+      const replay = key === null ? null : await replayed(c, credential.projectId, key, requestHash, catalog);
+      if (replay) return replay;
+      throw error;
+    }
     const result = await ledger.append({
       events: packEvents(events),
       idempotencyKey: key,
@@ -81,6 +91,14 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
     }
     catalog = await catalogFor(c.env, credential.projectId, 0);
   }
+}
+
+/** The first answer of an Idempotency-Key sent with this same body, or null. */
+async function replayed(c: Context<AppEnv>, projectId: string, key: string, requestHash: string | null, catalog: Catalog): Promise<string[] | null> {
+  const earlier = await findIdempotent(c.env, await eventsDb(c.env, projectId), projectId, key);
+  if (!earlier || earlier.requestHash !== requestHash) return null;
+  c.header("Idempotent-Replayed", "true");
+  return earlier.rows.map((row) => eventJson(row, catalog.display));
 }
 
 function answered(c: Context<AppEnv>, result: Exclude<AppendResult, { status: "catalog_stale" }>, key: string | null): string[] {

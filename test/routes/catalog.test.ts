@@ -189,6 +189,22 @@ describe("validation at ingest", () => {
     expect(await verify(p.key)).toMatchObject({ ok: false, failure: { event_id: asV1.json.data.id, reason: "hash_mismatch" } });
   });
 
+  it("a retry with the same Idempotency-Key replays its first answer even after the catalog began refusing such events", async () => {
+    const p = await createProject();
+    await putSchema(p.key, "member.role.changed", ROLE_CHANGED);
+    const body = goodEvent({ metadata: { role: "emperor" } });
+    const headers = { "Idempotency-Key": "retry-1" };
+    const first = await call("POST", "/v1/events", { key: p.key, body, headers });
+    expect(first.status).toBe(201);
+    await setMode(p.key, "enforce");
+    const again = await call("POST", "/v1/events", { key: p.key, body, headers });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.json.data.id).toBe(first.json.data.id);
+    // A new key with the same body is checked, and refused.
+    expect((await call("POST", "/v1/events", { key: p.key, body, headers: { "Idempotency-Key": "retry-2" } })).status).toBe(400);
+  });
+
   it("takes a change of settings made elsewhere into account on the next event (the ledger refuses a stale copy)", async () => {
     const p = await createProject();
     await putSchema(p.key, "member.role.changed", ROLE_CHANGED);
