@@ -1,4 +1,5 @@
 import { catalogFor } from "../catalog/catalog-cache";
+import { randomHex } from "../lib/crypto";
 import type { Display } from "../model/event-shape";
 import { PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../model/event-shape";
 import { archivedRows } from "../storage/archive-segments";
@@ -184,7 +185,7 @@ export class AlertEngine {
     if (this.kv.get("integrity_rule_made")) return;
     const now = new Date().toISOString();
     const rule: Rule = {
-      id: `al_${[...crypto.getRandomValues(new Uint8Array(10))].map((b) => b.toString(16).padStart(2, "0")).join("")}`,
+      id: `al_${randomHex(10)}`,
       name: "Integrity of the trail",
       kind: "integrity",
       match: {},

@@ -9,6 +9,8 @@
  * runs inside the commit.
  */
 import type { ShapeRow } from "../model/event-shape";
+import { metadataMatches } from "../model/event-query";
+import { actionMatches } from "../streams/store";
 
 export const MAX_RULES = 100;
 export const MAX_CHANNELS = 5;
@@ -63,9 +65,6 @@ export interface Rule {
   updated_at: string;
 }
 
-const actionMatches = (patterns: string[], action: string) =>
-  patterns.some((p) => (p.endsWith("*") ? action.startsWith(p.slice(0, -1)) : action === p));
-
 /** Whether the event is one the rule is about. Metadata is parsed only when the rule tests it. */
 export function ruleMatches(match: Match, row: ShapeRow): boolean {
   if (match.actions && !actionMatches(match.actions, row.action)) return false;
@@ -73,11 +72,8 @@ export function ruleMatches(match: Match, row: ShapeRow): boolean {
   if (match.actor_id !== undefined && row.actor_id !== match.actor_id) return false;
   if (match.actor_type !== undefined && row.actor_type !== match.actor_type) return false;
   if (match.target_type !== undefined && !(JSON.parse(row.targets) as Array<{ type: string }>).some((t) => t.type === match.target_type)) return false;
-  if (match.metadata && Object.keys(match.metadata).length > 0) {
-    const metadata = JSON.parse(row.metadata) as Record<string, unknown> | null;
-    if (!metadata || !Object.entries(match.metadata).every(([k, v]) => Object.hasOwn(metadata, k) && metadata[k] === v)) return false;
-  }
-  return true;
+  const metadata = Object.entries(match.metadata ?? {}).map(([key, value]) => ({ key, value }));
+  return metadata.length === 0 || metadataMatches(row.metadata, metadata);
 }
 
 /** The group a thresholded event counts in ("" when the rule does not group, or the event lacks the field). */

@@ -1,6 +1,8 @@
 import type { Issue } from "../lib/validate";
 import type { Display, ShapeRow } from "../model/event-shape";
 import type { NewEvent } from "../model/new-event";
+import type { OcsfView } from "../model/export-formats";
+import type { OcsfClass } from "../model/ocsf";
 import type { CatalogSettings, CatalogSnapshot, StoredSchema } from "./catalog-store";
 import { compileTemplate, type DisplayFields } from "./display-template";
 import { eventChecker, type CheckedEvent } from "./event-check";
@@ -42,11 +44,11 @@ export class Catalog {
     return [...this.newest.values()].map((c) => c.schema);
   }
 
-  /** Each action's OCSF class, where its newest schema names one (format=ocsf). */
-  ocsfClasses(): Map<string, NonNullable<StoredSchema["document"]["ocsf"]>> {
-    const out = new Map<string, NonNullable<StoredSchema["document"]["ocsf"]>>();
-    for (const { schema } of this.newest.values()) if (schema.document.ocsf) out.set(schema.action, schema.document.ocsf);
-    return out;
+  /** What format=ocsf needs of the catalog: each action's class, where its newest schema names one, and the sentences. */
+  ocsfView(): OcsfView {
+    const classes = new Map<string, OcsfClass>();
+    for (const { schema } of this.newest.values()) if (schema.document.ocsf) classes.set(schema.action, schema.document.ocsf);
+    return { classes, display: this.display };
   }
 
   schema(action: string): StoredSchema | null {

@@ -73,7 +73,7 @@ export async function exportPart(env: Env, projectId: string, jobId: string): Pr
   if (!job || job.status !== "running") return { last: true, stopped: true };
   const params = job.params as unknown as ExportParams;
   const catalog = params.format === "ocsf" ? await catalogFor(env, projectId) : null;
-  const format = exportFormat(params.format, catalog ? { classes: catalog.ocsfClasses(), display: catalog.display } : undefined);
+  const format = exportFormat(params.format, catalog?.ocsfView());
   const index = job.files.length;
   const state = job.state as PartState;
   const anchor = params.evidence ? state.anchor : undefined;

@@ -6,7 +6,7 @@
  */
 import type { EventRow } from "../db/schema";
 import { CSV_COLUMNS, CSV_HEADER, csvLine, type CsvValue } from "./csv";
-import { eventJson, SHAPE_COLUMNS, shapeRowOf, type Display } from "./event-shape";
+import { eventJson, SHAPE_COLUMNS, shapeRowOf, type Display, type ShapeRow } from "./event-shape";
 import { ocsfJson, type OcsfClass } from "./ocsf";
 
 export interface ExportFormat {
@@ -59,14 +59,14 @@ export interface OcsfView {
  */
 export function exportFormat(name: ExportFormatName, view: OcsfView = { classes: new Map() }): ExportFormat {
   if (name !== "ocsf") return FORMATS[name];
-  const { classes, display } = view;
-  return {
-    ...FORMATS.json,
-    extension: "ocsf.json",
-    line: (cells, first) => {
-      const row = shapeRowOf(cells);
-      const sentence = display?.(row, { actor_email: row.actor_email, metadata: row.metadata, changes: row.changes ?? null }) ?? null;
-      return (first ? "" : ",") + ocsfJson(row, { display: sentence, cls: classes.get(row.action) ?? null });
-    },
+  const write = ocsfWriter(view);
+  return { ...FORMATS.json, extension: "ocsf.json", line: (cells, first) => (first ? "" : ",") + write(shapeRowOf(cells)) };
+}
+
+/** One event as OCSF JSON text, in the class its action's schema names, its sentence as `message`: the feed, streams and exports all write it so. */
+export function ocsfWriter({ classes, display }: OcsfView): (row: ShapeRow) => string {
+  return (row) => {
+    const sentence = display?.(row, { actor_email: row.actor_email, metadata: row.metadata, changes: row.changes ?? null }) ?? null;
+    return ocsfJson(row, { display: sentence, cls: classes.get(row.action) ?? null });
   };
 }

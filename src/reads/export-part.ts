@@ -79,7 +79,7 @@ const pendingIn = (g: Segment) => parsePending((g as Segment & { _pending?: unkn
 
 export async function exportPart(env: Env, start: ExportPartState): Promise<ExportPartResult> {
   const s: ExportPartState = { ...start, marks: [...start.marks] };
-  const format = exportFormat(s.format, s.format === "ocsf" ? await ocsfView(env, s.projectId) : undefined);
+  const format = exportFormat(s.format, s.format === "ocsf" ? (await catalogFor(env, s.projectId)).ocsfView() : undefined);
   const encoder = new TextEncoder();
   const db = await eventsDb(env, s.projectId);
   const chunks: Uint8Array[] = [];
@@ -224,9 +224,4 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
   flush();
   await Promise.all(puts);
   return { chunks, state: s, last: s.phase === "done" };
-}
-
-async function ocsfView(env: Env, projectId: string) {
-  const catalog = await catalogFor(env, projectId);
-  return { classes: catalog.ocsfClasses(), display: catalog.display };
 }

@@ -3,7 +3,7 @@ import { archivedEvent } from "../storage/archive-lookup";
 import { hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
 import { eventJson, eventWriter, pageJson, SHAPE_SELECT, type ShapeRow } from "../model/event-shape";
-import { ocsfJson } from "../model/ocsf";
+import { ocsfWriter } from "../model/export-formats";
 import { ledgerOf } from "../chain/ledger";
 import { EMPTY_PAGE, eventSeq } from "../reads/event-read";
 import { listHistory, searchHistory, TooManySegmentsError } from "../reads/history-read";
@@ -143,12 +143,7 @@ events.get("/feed", READ.guard, validate("query", feedQuerySchema), async (c) =>
   } else if (query.since !== undefined) after = await orArchiveDamaged(seqBefore(c.env, db, projectId, query.since));
   const sel = await withMetadata(c, credential, selectionFor(credential, query), metadataParams(c));
   const catalog = await catalogFor(c.env, projectId);
-  const { display } = catalog;
-  const classes = query.format === "ocsf" ? catalog.ocsfClasses() : null;
-  const write = classes
-    ? (row: ShapeRow) =>
-        ocsfJson(row, { display: display?.(row, { actor_email: row.actor_email, metadata: row.metadata, changes: row.changes ?? null }) ?? null, cls: classes.get(row.action) ?? null })
-    : (row: ShapeRow) => eventJson(row, display);
+  const write = query.format === "ocsf" ? ocsfWriter(catalog.ocsfView()) : (row: ShapeRow) => eventJson(row, catalog.display);
   const read = () => orArchiveDamaged(readFeed(c.env, db, sel, projectId, after, query.limit, write));
   let page = await read();
   // Long poll: nothing new yet; the ledger answers at its next commit (src/chain/head-waiters.ts), or when the wait is over.

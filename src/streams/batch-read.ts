@@ -1,6 +1,6 @@
 /** What a log stream's delivery reads: its next batch from either tier, and how far behind it is. */
 import { catalogFor } from "../catalog/catalog-cache";
-import { ocsfJson } from "../model/ocsf";
+import { ocsfWriter } from "../model/export-formats";
 import { eventJson, PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../model/event-shape";
 import { scrubArchived, scrubByColumn } from "../model/pending-erasures";
 import { archivedRows } from "../storage/archive-segments";
@@ -41,11 +41,7 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
   const db = await eventsDb(env, projectId);
   // Sentences as the catalog renders them now (a retried batch may read differently if a template changed meanwhile).
   const catalog = await catalogFor(env, projectId);
-  const display = catalog.display;
-  const classes = config.format === "ocsf" ? catalog.ocsfClasses() : null;
-  const write = classes
-    ? (row: ShapeRow) => ocsfJson(row, { display: display?.(row, { actor_email: row.actor_email, metadata: row.metadata, changes: row.changes ?? null }) ?? null, cls: classes.get(row.action) ?? null })
-    : (row: ShapeRow) => eventJson(row, display);
+  const write = config.format === "ocsf" ? ocsfWriter(catalog.ocsfView()) : (row: ShapeRow) => eventJson(row, catalog.display);
   const retry = pending && pending.from === cursor ? pending : null;
   const cells = retry
     ? await db

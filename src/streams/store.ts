@@ -72,7 +72,12 @@ export async function setStreamStatus(env: Env, id: string, status: StreamStatus
 export function matchesFilter(filter: StreamFilter, action: string, organization: string | null): boolean {
   if (filter.organization !== undefined && filter.organization !== organization) return false;
   if (!filter.actions || filter.actions.length === 0) return true;
-  return filter.actions.some((p) => p === action || p === "*" || (p.endsWith("*") && action.startsWith(p.slice(0, -1))));
+  return actionMatches(filter.actions, action);
+}
+
+/** An action against patterns: exact names, or prefixes ending in `*` (streams' filters, alert rules). */
+export function actionMatches(patterns: readonly string[], action: string): boolean {
+  return patterns.some((p) => (p.endsWith("*") ? action.startsWith(p.slice(0, -1)) : p === action));
 }
 
 export function deliveryStub(env: Env, streamId: string) {

@@ -3,60 +3,14 @@ import { DEFAULT_MIN_COUNT, DEFAULT_SENSITIVITY } from "../../alerts/anomaly";
 import { grants } from "../../auth/scopes";
 import { ApiProblem, Page, type Viewer } from "./layout";
 import { queryOf, type ApiError } from "./console-api";
+import type { z } from "zod";
+import type { alertRuleSchema, firingSchema } from "../../schemas/alerts";
 
-export interface AlertChannel {
-  type: "webhook" | "slack" | "teams" | "pagerduty";
-  url: string;
-  severity?: string;
-  status: "pending" | "ok" | "failing";
-  last_success_at: string | null;
-  last_error: string | null;
-  last_error_at: string | null;
-  secret?: string;
-}
-
-export interface AlertRule {
-  id: string;
-  name: string;
-  kind: "events" | "integrity" | "anomaly";
-  match: {
-    actions?: string[];
-    organization?: string;
-    actor_id?: string;
-    actor_type?: string;
-    target_type?: string;
-    metadata?: Record<string, string | number | boolean>;
-  };
-  threshold: { count: number; window_seconds: number; group_by?: string } | null;
-  anomaly?: { min_count?: number; sensitivity?: number } | null;
-  cooldown_seconds: number;
-  enabled: boolean;
-  channels: AlertChannel[];
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Delivery {
-  channel: number;
-  status: "pending" | "retrying" | "delivered" | "failed" | "dropped";
-  attempts: number;
-  last_error: string | null;
-  delivered_at: string | null;
-  next_attempt_at: string | null;
-}
-
-export interface Firing {
-  id: number;
-  rule_id: string;
-  rule_name: string;
-  fired_at: string;
-  reason: string;
-  group: string | null;
-  count: number;
-  events: { id: string; seq: number; action: string; display: string | null; occurred_at: string; organization: string | null; url: string }[];
-  test: boolean;
-  deliveries: Delivery[];
-}
+/** The API's own shapes (src/schemas/alerts.ts), as the pages read them. */
+export type AlertRule = z.infer<typeof alertRuleSchema>;
+type AlertChannel = AlertRule["channels"][number];
+export type Firing = z.infer<typeof firingSchema>;
+type Delivery = Firing["deliveries"][number];
 
 /** The form's fields as typed, given back after a refusal so nothing has to be typed again (secrets excepted). */
 export type Draft = Record<string, string>;
