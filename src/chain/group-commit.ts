@@ -11,6 +11,8 @@ export const MAX_GROUP_EVENTS = 1000;
 
 interface Pending {
   events: NewEvent[];
+  /** The request body's size, for the queue's byte bound (src/chain/ingest-admission.ts). */
+  bytes: number;
   idempotencyKey: string | null;
   requestHash: string | null;
   resolve: (rows: EventRow[]) => void;
@@ -49,6 +51,10 @@ export class GroupCommit {
   private queue: Pending[] = [];
   private lock: Promise<void> = Promise.resolve();
   private scheduled = false;
+  /** Events and bytes queued or committing: what the admission bound counts. */
+  private queued = { events: 0, bytes: 0 };
+  /** Events committed per second, smoothed over recent commits. */
+  private drainRate = 0;
 
   constructor(private readonly host: CommitHost) {}
 
@@ -63,11 +69,21 @@ export class GroupCommit {
   }
 
   /** The events as rows of the chain, once they are committed. */
-  enqueue(events: NewEvent[], idempotencyKey: string | null = null, requestHash: string | null = null): Promise<EventRow[]> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ events, idempotencyKey, requestHash, resolve, reject });
+  enqueue(events: NewEvent[], idempotencyKey: string | null = null, requestHash: string | null = null, bytes = 0): Promise<EventRow[]> {
+    this.queued.events += events.length;
+    this.queued.bytes += bytes;
+    return new Promise<EventRow[]>((resolve, reject) => {
+      this.queue.push({ events, idempotencyKey, requestHash, bytes, resolve, reject });
       this.schedule();
+    }).finally(() => {
+      this.queued.events -= events.length;
+      this.queued.bytes -= bytes;
     });
+  }
+
+  /** What waits to be committed, and how fast it has been going. */
+  load(): { events: number; bytes: number; drainRate: number } {
+    return { ...this.queued, drainRate: this.drainRate };
   }
 
   /** Everything queued while the lock was busy goes into the next batch. */
@@ -83,7 +99,10 @@ export class GroupCommit {
         size += next.events.length;
         group.push(next);
       }
+      const started = Date.now();
       await this.commit(group);
+      const seconds = Math.max(0.001, (Date.now() - started) / 1000);
+      this.drainRate = this.drainRate === 0 ? size / seconds : 0.8 * this.drainRate + 0.2 * (size / seconds);
     }).finally(() => this.schedule());
   }
 

@@ -4,6 +4,7 @@ import { eventJson, type Display } from "../model/event-shape";
 import type { NewEvent } from "../model/new-event";
 import { findIdempotent } from "./idempotency";
 import type { PackedEvents } from "./ledger";
+import type { Refusal } from "./ingest-admission";
 
 export interface AppendRequest {
   /** The validated events, packed (packEvents): a flat array crosses RPC at about half the cost of objects. */
@@ -16,6 +17,8 @@ export interface AppendRequest {
   rateLimit: number;
   /** The catalog revision the worker checked the events against (src/catalog/catalog-cache.ts). */
   catalogRevision: number;
+  /** The request body's size in bytes: the commit queue is bounded in bytes too (src/chain/ingest-admission.ts). */
+  bytes?: number;
 }
 
 /**
@@ -27,6 +30,8 @@ export type AppendResult =
   | { status: "appended" | "replayed"; events: string[]; rate: RateState }
   | { status: "rate_limited"; rate: RateState }
   | { status: "key_reused"; rate: RateState }
+  /** Refused at the door (src/chain/ingest-admission.ts): nothing stored. */
+  | { status: "overloaded"; rate: RateState; refusal: Refusal }
   | { status: "catalog_stale"; revision: number };
 
 type Outcome = { status: "appended" | "replayed" | "key_reused"; events: string[] };
@@ -44,10 +49,10 @@ export class IdempotentAppends {
     private readonly env: Env,
     private readonly projectId: string,
     private readonly db: () => D1Database,
-    private readonly enqueue: (events: NewEvent[], idempotencyKey: string, requestHash: string | null) => Promise<EventRow[]>,
+    private readonly enqueue: (events: NewEvent[], idempotencyKey: string, requestHash: string | null, bytes: number) => Promise<EventRow[]>,
   ) {}
 
-  run(events: NewEvent[], key: string, requestHash: string | null, display?: Display): Promise<Outcome> {
+  run(events: NewEvent[], key: string, requestHash: string | null, display?: Display, bytes = 0): Promise<Outcome> {
     const running = this.inFlight.get(key);
     if (running) {
       if (!sameBody(running.requestHash, requestHash)) return Promise.resolve({ status: "key_reused", events: [] });
@@ -57,7 +62,7 @@ export class IdempotentAppends {
       const earlier = await findIdempotent(this.env, this.db(), this.projectId, key);
       if (earlier && !sameBody(earlier.requestHash, requestHash)) return { status: "key_reused", events: [] };
       if (earlier) return { status: "replayed", events: earlier.rows.map((row) => eventJson(row, display)) };
-      return { status: "appended", events: (await this.enqueue(events, key, requestHash)).map((row) => eventJson(row, display)) };
+      return { status: "appended", events: (await this.enqueue(events, key, requestHash, bytes)).map((row) => eventJson(row, display)) };
     })();
     this.inFlight.set(key, { requestHash, attempt });
     return attempt.finally(() => this.inFlight.delete(key));

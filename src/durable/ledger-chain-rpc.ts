@@ -44,9 +44,12 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
     const rate = this.rates.hit(request.keyPrefix, request.rateLimit);
     if (!rate.allowed) return { status: "rate_limited", rate };
     const events = unpackEvents(request.events);
+    const bytes = request.bytes ?? 0;
+    const refusal = await this.admission.admit(events.length, bytes);
+    if (refusal) return { status: "overloaded", rate, refusal };
     const display = this.compiled().display;
-    if (request.idempotencyKey === null) return { status: "appended", events: (await this.commits.enqueue(events)).map((row) => eventJson(row, display)), rate };
-    return { ...(await this.keyed.run(events, request.idempotencyKey, request.requestHash, display)), rate };
+    if (request.idempotencyKey === null) return { status: "appended", events: (await this.commits.enqueue(events, null, null, bytes)).map((row) => eventJson(row, display)), rate };
+    return { ...(await this.keyed.run(events, request.idempotencyKey, request.requestHash, display, bytes)), rate };
   }
 
   /** Counts an ingest request that failed before it could be appended. */

@@ -4,6 +4,7 @@ import { AuditOutbox } from "../chain/audit-outbox";
 import { ErasureCoordinator } from "../chain/erasure-coordinator";
 import { ErasureRecords } from "../chain/erasure-records";
 import { GroupCommit, MAX_GROUP_EVENTS } from "../chain/group-commit";
+import { IngestAdmission } from "../chain/ingest-admission";
 import { recoverHead } from "../chain/head-recovery";
 import { IdempotentAppends } from "../chain/idempotent-appends";
 import { HeadWaiters } from "../chain/head-waiters";
@@ -18,6 +19,7 @@ import { afterCommit } from "../storage/archive-upkeep";
 import { CompanionRecords } from "../storage/companion-records";
 import { moveCopying } from "../storage/shard-move";
 import { eventsDb } from "../storage/shards";
+import { ingestEventsPerMinute } from "../storage/projects";
 import { LedgerLogRpc } from "./ledger-log-rpc";
 import { wakeStreams } from "../streams/wake";
 import { wakeAlerts } from "../alerts/wake";
@@ -51,6 +53,8 @@ export abstract class LedgerCore extends LedgerLogRpc {
   /** Hashes of the archive's export companions, which exports and verify trust (src/storage/companion-records.ts). */
   protected readonly companions: CompanionRecords;
   protected readonly rates = new RateWindows();
+  /** Back-pressure: the project's events budget and the commit queue's bounds (src/chain/ingest-admission.ts). */
+  protected readonly admission: IngestAdmission;
   /** Feed readers long-polling for the next commit (src/chain/head-waiters.ts). */
   protected readonly heads = new HeadWaiters();
   /** Events per hour and action, for the console's chart (src/reads/rollups.ts). */
@@ -109,7 +113,8 @@ export abstract class LedgerCore extends LedgerLogRpc {
       },
       recover: () => this.loadHead(),
     });
-    this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash) => this.commits.enqueue(events, key, requestHash));
+    this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash, bytes) => this.commits.enqueue(events, key, requestHash, bytes));
+    this.admission = new IngestAdmission(() => this.commits.load(), () => ingestEventsPerMinute(env, this.projectId));
     // Once started, append any self-audit event a crash left staged.
     ctx.blockConcurrencyWhile(() => this.loadHead()).then(() => this.drainAudit()).then(() => this.erasing.resume());
   }

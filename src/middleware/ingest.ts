@@ -82,6 +82,7 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
       keyPrefix: credential.prefix,
       rateLimit: ingestLimit(c.env),
       catalogRevision: catalog.revision,
+      bytes: bodyText.length,
     });
     if (result.status !== "catalog_stale") return answered(c, result, key);
     forgetCatalog(credential.projectId);
@@ -104,6 +105,17 @@ async function replayed(c: Context<AppEnv>, projectId: string, key: string, requ
 function answered(c: Context<AppEnv>, result: Exclude<AppendResult, { status: "catalog_stale" }>, key: string | null): string[] {
   c.set("rate", result.rate);
   if (result.status === "rate_limited") throw rateLimited(result.rate);
+  if (result.status === "overloaded") {
+    const { reason, retryAfter, limit } = result.refusal;
+    c.set("rate", { ...result.rate, allowed: false, retryAfter });
+    throw new ApiError(
+      "RATE_LIMITED",
+      reason === "project_events"
+        ? `This project's ingest budget of ${limit.toLocaleString("en-US")} events per minute is spent; nothing was stored, retry in ${retryAfter} s`
+        : `This project's ledger has more events waiting to be committed than it queues (${limit.toLocaleString("en-US")}); nothing was stored, retry in ${retryAfter} s`,
+      { reason, retry_after: retryAfter, limit },
+    );
+  }
   if (result.status === "key_reused") {
     throw new ApiError(
       "IDEMPOTENCY_KEY_REUSED",

@@ -23,3 +23,9 @@ export async function createProject(env: Env, projectId: string, shard?: number)
   rememberShard(projectId, row!.shard);
   return row!.shard;
 }
+
+/** The operator's ingest budget for a project in events per minute (npm run projects:limits), or null for the default. */
+export async function ingestEventsPerMinute(env: Env, projectId: string): Promise<number | null> {
+  const row = await env.DB.prepare("SELECT ingest_events_per_minute AS value FROM projects WHERE id = ?").bind(projectId).first<{ value: number | null }>();
+  return row?.value ?? null;
+}
