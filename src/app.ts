@@ -5,7 +5,7 @@ import { ApiError, errorBody } from "./lib/errors";
 import { documented, errors, json, router } from "./middleware/openapi";
 import { serviceInfoSchema } from "./schemas/responses";
 import { apiDocs } from "./routes/docs";
-import { resolveCredential } from "./middleware/credential";
+import { portalRoutesOnly, resolveCredential } from "./middleware/credential";
 import { embedReadCors, embedReadsOnly } from "./middleware/embed-scope";
 import { rateLimit, rateLimitHeaders } from "./middleware/rate-limit";
 import actors from "./routes/actors";
@@ -30,6 +30,8 @@ import actions from "./routes/actions";
 import { catalogSettings, schemas } from "./routes/schemas";
 import alerts from "./routes/alerts";
 import { mountConsole } from "./routes/console";
+import portal from "./routes/portal";
+import { mountPortal } from "./routes/portal-pages";
 import { manageRoutes } from "./routes/console-manage";
 import { catalogRoutes } from "./routes/console-catalog";
 import { alertRoutes } from "./routes/console-alerts";
@@ -48,6 +50,7 @@ app.use("/v1/*", embedReadCors);
 app.use("*", rateLimit);
 app.use("/v1/*", resolveCredential);
 app.use("/v1/*", embedReadsOnly);
+app.use("/v1/*", portalRoutesOnly);
 
 documented(app, createRoute({
   method: "get", path: "/", tags: ["Public"], operationId: "getService", summary: "What this is", security: [],
@@ -81,8 +84,11 @@ app.route("/v1/actions", actions);
 app.route("/v1/schemas", schemas);
 app.route("/v1/catalog", catalogSettings);
 app.route("/v1/alerts", alerts);
+app.route("/v1/portal", portal);
 // The web console (HTML, not API operations): its pages call /v1 in-process as the signed-in key.
 mountConsole(app, manageRoutes, catalogRoutes, alertRoutes);
+// The customers' admin portal (HTML): its pages call /v1 in-process as the portal session.
+mountPortal(app);
 app.route("/v1/embed", embedTokens);
 app.route("/embed", embedAssets);
 // The public pages' stylesheet and script (src/pages/public).

@@ -14,7 +14,8 @@ import type { NewEvent } from "../model/new-event";
 
 /** Who acted: an API key (by its prefix, never its secret), or an operator script. */
 export interface AuditActor {
-  type: "api_key" | "operator";
+  /** portal: a customer's admin in a portal session, by the link that opened it (src/auth/portal.ts). */
+  type: "api_key" | "operator" | "portal";
   id: string;
 }
 
@@ -25,6 +26,8 @@ export interface AdminAction {
   targets?: Array<{ type: string; id: string; name?: string | null }>;
   /** The action's parameters. No personal data of an erased actor may go here. */
   metadata?: Record<string, unknown>;
+  /** The customer organization the action was for (a portal's): its feed and streams then carry it. */
+  organization?: string | null;
 }
 
 /** Where the request came from: the admin's address and client, not anyone the action concerns. */
@@ -36,7 +39,7 @@ export interface AuditOrigin {
 export function auditEvent(a: AdminAction, origin: AuditOrigin): NewEvent {
   return {
     action: a.action,
-    organization: null,
+    organization: a.organization ?? null,
     actor_id: a.actor.id,
     actor_type: a.actor.type,
     actor_name: null,

@@ -7,12 +7,18 @@ import type { Credential } from "../auth/credential";
 import type { AppEnv } from "./app-env";
 import type { AuditActor } from "../chain/self-audit";
 import { verifyEmbedToken } from "../auth/embed-token";
+import { findPortalSession, isPortalToken, portalAllows } from "../auth/portal";
 import { grants, parseStoredScopes, type Scope } from "../auth/scopes";
 
 async function resolve(env: Env, header: string | undefined): Promise<Credential | string> {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!match) return "Send your API key as Authorization: Bearer <key>";
   const token = match[1];
+  if (isPortalToken(token)) {
+    const session = await findPortalSession(env, token);
+    if (!session) return "This portal session has ended (it lasts an hour, or was signed out); ask your vendor for a new portal link";
+    return { kind: "portal", projectId: session.projectId, organization: session.organization, abilities: session.abilities, sessionId: session.id, linkId: session.linkId };
+  }
   const parsed = parseApiKey(token);
   if (!parsed) {
     const embed = await verifyEmbedToken(env, token);
@@ -57,6 +63,8 @@ export function requireScope(scope: Scope, options: { allowEmbed?: boolean } = {
       if (options.allowEmbed) return next();
       throw new ApiError("FORBIDDEN", "Embed tokens can only read events; this endpoint needs an API key", { required_scope: scope });
     }
+    // portalRoutesOnly let it this far: the route is one its abilities name.
+    if (credential.kind === "portal") return next();
     if (!grants(credential.scopes, scope)) {
       throw new ApiError("FORBIDDEN", `This API key lacks the ${scope} scope this endpoint needs (it holds: ${credential.scopes.join(", ") || "none"})`, {
         required_scope: scope,
@@ -91,7 +99,21 @@ export function apiKeyOf(credential: Credential | null | undefined, why: string)
   return credential;
 }
 
-/** The self-audit actor of a request: the calling API key, by prefix. */
+/** The self-audit actor of a request: the calling API key, by prefix, or the customer's portal session, by its link. */
 export function auditActor(credential: Credential | null): AuditActor {
+  if (credential?.kind === "portal") return { type: "portal", id: credential.linkId };
   return { type: "api_key", id: apiKeyOf(credential, "Admin actions need an API key").prefix };
 }
+
+/**
+ * A portal session may call only the routes its abilities name
+ * (src/auth/portal.ts), whatever routes exist now or later: the backstop
+ * behind each route's own narrowing to the session's organization.
+ */
+export const portalRoutesOnly = createMiddleware<AppEnv>(async (c, next) => {
+  const credential = c.get("credential");
+  if (credential?.kind === "portal" && !portalAllows(credential.abilities, c.req.method, c.req.path)) {
+    throw new ApiError("FORBIDDEN", `A portal session for organization ${credential.organization} may not call this endpoint (its abilities: ${credential.abilities.join(", ")})`);
+  }
+  await next();
+});

@@ -34,12 +34,19 @@ export function metadataMatches(metadata: string, matches: MetadataMatch[]): boo
 
 /**
  * Who reads, as far as the model cares: the project, and for an embed token
- * the organization it is narrowed to and whether it sees metadata. An
+ * the organization it is narrowed to and whether it sees metadata; for a
+ * customer's portal session (src/auth/portal.ts), its organization. An
  * authenticated credential (src/auth/credential.ts) is one.
  */
 export type Reader =
   | { kind: "api_key"; projectId: string }
-  | { kind: "embed"; projectId: string; organization: string | null; includeMetadata: boolean };
+  | { kind: "embed"; projectId: string; organization: string | null; includeMetadata: boolean }
+  | { kind: "portal"; projectId: string; organization: string };
+
+/** The one organization a reader is narrowed to (an embed token's, a portal session's), or null for the whole project. */
+export function narrowedOrganization(reader: Reader): string | null {
+  return reader.kind === "api_key" ? null : reader.organization;
+}
 
 /** The filters a read may ask for (src/schemas/list-query.ts validates them). */
 export interface SelectionFilters {
@@ -62,9 +69,10 @@ export interface SelectionFilters {
  */
 export function selectionFor(credential: Reader, filters: SelectionFilters): Selection | null {
   let organization = filters.organization ?? null;
-  if (credential.kind === "embed" && credential.organization !== null) {
-    if (organization !== null && organization !== credential.organization) return null;
-    organization = credential.organization;
+  const narrowed = narrowedOrganization(credential);
+  if (narrowed !== null) {
+    if (organization !== null && organization !== narrowed) return null;
+    organization = narrowed;
   }
   // action, actions and actions_exclude all apply; folding them into one
   // include list (or one exclude list) keeps every query on a single index

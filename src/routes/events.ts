@@ -7,7 +7,7 @@ import { ocsfWriter } from "../model/export-formats";
 import { ledgerOf } from "../chain/ledger";
 import { EMPTY_PAGE, eventSeq } from "../reads/event-read";
 import { listHistory, searchHistory, TooManySegmentsError } from "../reads/history-read";
-import { selectionFor } from "../model/event-query";
+import { narrowedOrganization, selectionFor } from "../model/event-query";
 import { appendEvents, requestContext } from "../middleware/ingest";
 import type { Context } from "hono";
 import type { AppEnv } from "../middleware/app-env";
@@ -242,7 +242,8 @@ events.get("/:id", READ_OR_EMBED.guard, async (c) => {
   });
   // Not hot: maybe in the cold tier (src/storage/archive-segments.ts).
   const row = hot ?? (await orArchiveDamaged(archivedEvent(c.env, db, projectId, c.req.param("id"))));
-  const hidden = credential.kind === "embed" && credential.organization !== null && row?.organization !== credential.organization;
+  const narrowed = narrowedOrganization(credential);
+  const hidden = narrowed !== null && row?.organization !== narrowed;
   if (!row || hidden) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   return c.body(`{"data":${eventWriter(credential, (await catalog).display)(row)}}`, 200, JSON_TYPE);
 });
