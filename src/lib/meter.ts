@@ -23,9 +23,33 @@ export class LimitExceededError extends Error {
   }
 }
 
+/**
+ * Rows read and written, as billed: D1 from each statement's own meta
+ * (rows_read, rows_written), a Durable Object's SQLite from its cursors
+ * (rowsRead, rowsWritten) and one row per key its KV API touches (SQLite-backed
+ * objects keep those in a table too). These are what Cloudflare bills per
+ * million (developers.cloudflare.com/d1/platform/pricing,
+ * /durable-objects/platform/pricing).
+ */
+export interface RowCounts {
+  d1Read: number;
+  d1Written: number;
+  doRead: number;
+  doWritten: number;
+}
+
+const noRows = (): RowCounts => ({ d1Read: 0, d1Written: 0, doRead: 0, doWritten: 0 });
+/** Everything metered since the last reset, in or out of an invocation: what the benches divide by events. */
+let totals = noRows();
+
+export function meterTotals(): RowCounts {
+  return { ...totals };
+}
+
 export class Invocation {
   d1Queries = 0;
   subrequests = 0;
+  rows = noRows();
   /** owner: the Durable Object instance whose call this is, so its own method calls stay in it. */
   constructor(
     readonly name: string,
@@ -46,8 +70,29 @@ export class Invocation {
 }
 
 const current = new AsyncLocalStorage<Invocation>();
+type Worst = { d1Queries: number; subrequests: number; rowsRead: number; rowsWritten: number };
 /** Per kind of invocation (its name), the most it used: what the benches print. */
-const worst = new Map<string, { d1Queries: number; subrequests: number }>();
+const worst = new Map<string, Worst>();
+
+/** Counts rows a statement read and wrote: in the invocation under way, if any, and in the totals. */
+export function countRows(where: "d1" | "do", read: number, written: number): void {
+  if (!read && !written) return;
+  const add = (r: RowCounts) => {
+    if (where === "d1") {
+      r.d1Read += read;
+      r.d1Written += written;
+    } else {
+      r.doRead += read;
+      r.doWritten += written;
+    }
+  };
+  add(totals);
+  const invocation = current.getStore();
+  if (invocation) {
+    add(invocation.rows);
+    note(invocation);
+  }
+}
 
 export function meterEnabled(env: { METER?: string }): boolean {
   return env.METER === "enforce";
@@ -81,15 +126,19 @@ export function within<T>(invocation: Invocation, work: () => T): T {
 /** Kept on every charge, not when the invocation returns: a streamed body goes on spending after that. */
 function note(invocation: Invocation): void {
   const seen = worst.get(invocation.name);
-  if (seen && seen.d1Queries >= invocation.d1Queries && seen.subrequests >= invocation.subrequests) return;
+  const rowsRead = invocation.rows.d1Read + invocation.rows.doRead;
+  const rowsWritten = invocation.rows.d1Written + invocation.rows.doWritten;
+  if (seen && seen.d1Queries >= invocation.d1Queries && seen.subrequests >= invocation.subrequests && seen.rowsRead >= rowsRead && seen.rowsWritten >= rowsWritten) return;
   worst.set(invocation.name, {
     d1Queries: Math.max(seen?.d1Queries ?? 0, invocation.d1Queries),
     subrequests: Math.max(seen?.subrequests ?? 0, invocation.subrequests),
+    rowsRead: Math.max(seen?.rowsRead ?? 0, rowsRead),
+    rowsWritten: Math.max(seen?.rowsWritten ?? 0, rowsWritten),
   });
 }
 
 /** The worst invocation of each kind seen by this isolate, heaviest first. */
-export function meterReport(): Array<{ invocation: string; d1Queries: number; subrequests: number }> {
+export function meterReport(): Array<{ invocation: string } & Worst> {
   return [...worst.entries()]
     .map(([invocation, used]) => ({ invocation, ...used }))
     .sort((a, b) => b.subrequests - a.subrequests || b.d1Queries - a.d1Queries);
@@ -97,6 +146,7 @@ export function meterReport(): Array<{ invocation: string; d1Queries: number; su
 
 export function resetMeterReport(): void {
   worst.clear();
+  totals = noRows();
 }
 
 /** Counts against the invocation under way, if any (work outside every invocation is not metered). */

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { asInvocation, currentInvocation, meterEnabled, within, type Invocation } from "./meter";
-import { meterEnv, meterFetch } from "./metered-bindings";
+import { meterEnv, meterFetch, meterState } from "./metered-bindings";
 
 /** A request's invocation name: method and path, with ids folded so one route is one name. */
 export function requestName(request: Request): string {
@@ -74,6 +74,7 @@ export function meteredObject<C extends ObjectClass>(Base: C): C {
   }
   const Metered = class extends (Base as ObjectClass) {
     constructor(ctx: DurableObjectState, env: Env) {
+      if (meterEnabled(env)) meterState(ctx);
       super(ctx, meterEnabled(env) ? meterEnv(env) : env);
       if (meterEnabled(env)) startMetering();
     }

@@ -1,12 +1,13 @@
 import { Hono } from "hono";
 import { ApiError } from "../lib/errors";
-import { LIMITS, meterEnabled, meterReport, resetMeterReport } from "../lib/meter";
+import { LIMITS, meterEnabled, meterReport, meterTotals, resetMeterReport } from "../lib/meter";
 import type { AppEnv } from "../middleware/app-env";
 
 /**
  * The invocation meter's report, for the benches: they run the Worker under
  * `wrangler dev` and can only read this isolate's counts over HTTP.
- *   GET  /__meter        -> {data: {limits, invocations: [{invocation, d1Queries, subrequests}]}}
+ *   GET  /__meter        -> {data: {limits, invocations: [{invocation, d1Queries, subrequests, rowsRead, rowsWritten}],
+ *                            rows: {d1Read, d1Written, doRead, doWritten}}} (rows: totals since the last reset)
  *   POST /__meter/reset  -> 204, the report emptied
  * It exists only where METER = "enforce" (tests, benches); anywhere else,
  * production included, every request here answers exactly as an unknown route
@@ -25,7 +26,7 @@ meter.all("*", (c) => {
   if (c.req.method === "GET" && path === "/__meter") {
     // This route's own calls are no operation of Witness's.
     const invocations = meterReport().filter((r) => !r.invocation.includes(" /__meter"));
-    return c.json({ data: { limits: LIMITS, invocations } });
+    return c.json({ data: { limits: LIMITS, invocations, rows: meterTotals() } });
   }
   if (c.req.method === "POST" && path === "/__meter/reset") {
     resetMeterReport();

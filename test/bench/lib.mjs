@@ -203,7 +203,8 @@ export async function resetMeter(url) {
 
 /**
  * Reports the worst invocation of each operation since the last resetMeter(): its D1
- * queries and subrequests against Cloudflare's per-invocation limits. One isolate
+ * queries and subrequests against Cloudflare's per-invocation limits, and the rows it
+ * read and wrote (billed per million: D1's statement meta, Durable Object SQLite cursors). One isolate
  * holds the Worker and its Durable Objects under wrangler dev, so their calls
  * (ProjectLedger.append, StreamDelivery.alarm, ...) are in it too. Paths that differ
  * only in a number (log tiles: /tile/0/000, /tile/0/006) are one operation here; the
@@ -217,8 +218,14 @@ export async function reportMeter(url, title) {
   const worst = new Map();
   for (const r of invocations) {
     const name = r.invocation.replace(/\/\d+(?=\/|$)/g, "/:n");
-    const seen = worst.get(name) ?? { invocation: name, d1Queries: 0, subrequests: 0 };
-    worst.set(name, { invocation: name, d1Queries: Math.max(seen.d1Queries, r.d1Queries), subrequests: Math.max(seen.subrequests, r.subrequests) });
+    const seen = worst.get(name) ?? { invocation: name, d1Queries: 0, subrequests: 0, rowsRead: 0, rowsWritten: 0 };
+    worst.set(name, {
+      invocation: name,
+      d1Queries: Math.max(seen.d1Queries, r.d1Queries),
+      subrequests: Math.max(seen.subrequests, r.subrequests),
+      rowsRead: Math.max(seen.rowsRead, r.rowsRead ?? 0),
+      rowsWritten: Math.max(seen.rowsWritten, r.rowsWritten ?? 0),
+    });
   }
   const rows = [...worst.values()].sort((a, b) => b.subrequests - a.subrequests || b.d1Queries - a.d1Queries);
   const used = rows.filter((r) => r.d1Queries > 0 || r.subrequests > 0);
@@ -227,7 +234,10 @@ export async function reportMeter(url, title) {
   const width = Math.max(...used.map((r) => share(r.d1Queries, limits.d1Queries).length), 1);
   const idle = rows.length - used.length;
   report(`Worst invocation of each operation, ${title} (per-invocation limits: ${n(limits.d1Queries)} D1 queries, ${n(limits.subrequests)} subrequests)`, [
-    ...used.map((r) => [r.invocation, `D1 queries ${share(r.d1Queries, limits.d1Queries).padStart(width)}   subrequests ${share(r.subrequests, limits.subrequests)}`]),
+    ...used.map((r) => [
+      r.invocation,
+      `D1 queries ${share(r.d1Queries, limits.d1Queries).padStart(width)}   subrequests ${share(r.subrequests, limits.subrequests)}   rows written ${n(r.rowsWritten)}, read ${n(r.rowsRead)} (D1 and Durable Object SQLite)`,
+    ]),
     ...(idle > 0 || used.length === 0 ? [[`${idle} more with no D1 query and no subrequest`, ""]] : []),
   ]);
   return rows;

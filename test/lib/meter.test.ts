@@ -40,7 +40,7 @@ describe("the invocation meter (Cloudflare's per-invocation limits, enforced whe
         await stub.ping();
       }),
     ).rejects.toThrow(/10,000 subrequests/);
-    expect(meterReport().find((r) => r.invocation === "test subrequests")).toEqual({ invocation: "test subrequests", d1Queries: 0, subrequests: 10_001 });
+    expect(meterReport().find((r) => r.invocation === "test subrequests")).toEqual({ invocation: "test subrequests", d1Queries: 0, subrequests: 10_001, rowsRead: 0, rowsWritten: 0 });
   });
 
   it("is on in every test: each request is one invocation, reported under its route", async () => {
