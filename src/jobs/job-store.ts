@@ -3,7 +3,8 @@
  * (src/durable/job-workflow.ts). Start here: the job record (this file) that
  * every step reads and advances; export-job.ts and export-walk.ts (exports,
  * evidence.ts for evidence exports), verify-job.ts, erasure-job.ts; job-resume.ts
- * restarts a lost or stalled one, job-owner.ts decides who may stop one.
+ * restarts a lost or stalled one, job-owner.ts decides who may stop one,
+ * job-archive.ts zips a finished export's files for one download.
  */
 import type { JobRow } from "../db/schema";
 import { eventsDb } from "../storage/shards";

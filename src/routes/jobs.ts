@@ -3,6 +3,7 @@ import { COSTS } from "../auth/rate-cost";
 import { selectionFor } from "../model/event-query";
 import { parseRange } from "../jobs/byte-range";
 import { PART_ROWS } from "../jobs/export-job";
+import { archiveOrder, archiveRefusal, archiveStream, missingFiles } from "../jobs/job-archive";
 import { deleteJobFiles, fileKey } from "../jobs/job-files";
 import { creatorOf, recordJobStop, stopKind, stopRefusal } from "../jobs/job-owner";
 import { admitJob, cancelJob, DEFAULT_MAX_RUNNING, finishJob, getJob, listJobs, maxRunning } from "../jobs/job-store";
@@ -189,6 +190,39 @@ jobs.get("/:id/files/:name", READ.guard, async (c) => {
   if (!range) return c.body(object.body, 200, headers);
   headers["Content-Range"] = `bytes ${range.offset}-${range.offset + range.length - 1}/${file.bytes}`;
   return c.body(object.body, 206, headers);
+});
+
+documented(jobs, createRoute({
+  method: "get", path: "/{id}/archive", tags: ["Jobs"], operationId: "getJobArchive", summary: "Download all of an export job's files as one zip", security: READ.security,
+  description:
+    "The files GET /v1/jobs/{id} lists, streamed as one zip (deflated) with each at its root under the name of its own url: unzipped, the folder " +
+    "`npm run export:verify` checks. An evidence export's manifest.json comes first, then the parts in order. " +
+    "Every file is checked before the first byte: a job queued or running, or one that failed, is 409 CONFLICT (details.reason job_not_finished or job_failed); " +
+    "one canceled, or whose files expired or were erased, 404. No zip64: a job of more than 9,000 files or about 4 GiB is 409 (details.reason archive_too_large); " +
+    "download its files one by one.",
+  request: { params: idParam },
+  responses: {
+    200: {
+      description: "The zip",
+      headers: { "Content-Disposition": { description: 'attachment; filename="witness-<job id>.zip"', schema: { type: "string" } } },
+      content: { "application/zip": { schema: z.string().meta({ format: "binary" }) } },
+    },
+    ...errors(...AUTH_ERRORS, "NOT_FOUND", "CONFLICT"),
+  },
+}));
+jobs.get("/:id/archive", READ.guard, async (c) => {
+  const projectId = projectOf(c.get("credential"));
+  const job = await getJob(c.env, projectId, c.req.param("id"));
+  const refusal = archiveRefusal(job);
+  if (refusal) throw refusal;
+  const files = archiveOrder(job!.files);
+  const missing = await missingFiles(c.env, projectId, job!.id, files);
+  if (missing.length > 0) throw new ApiError("NOT_FOUND", "Some of the job's files are gone (deleted, expired or erased)", { missing: missing.slice(0, 20) });
+  return c.body(archiveStream(c.env, projectId, job!.id, files, new Date(job!.updatedAt)), 200, {
+    "Content-Type": "application/zip",
+    "Cache-Control": "no-store",
+    "Content-Disposition": `attachment; filename="witness-${job!.id}.zip"`,
+  });
 });
 
 export default jobs;
