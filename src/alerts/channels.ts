@@ -2,7 +2,8 @@ import { newWebhookSecret, signWebhook } from "../streams/formats";
 import { openCredential, sealCredential } from "../streams/secrets";
 import { checkStreamTarget, type TargetRules } from "../streams/targets";
 import { streamPolicy } from "../streams/transport";
-import type { ChannelType, StoredChannel } from "./rules";
+import { hasEmailBinding, mailtoOf, NO_EMAIL_BINDING, sendEmailAlert } from "./email";
+import type { ChannelType, FiredEvent, Firing, Rule, StoredChannel } from "./rules";
 
 /**
  * How a firing reaches people. Every channel goes through the streams'
@@ -10,44 +11,30 @@ import type { ChannelType, StoredChannel } from "./rules";
  * the same timeout, the same sealed secrets (AES-GCM bound to the rule id).
  * Notifications name events by id, seq, action, sentence and time, with a
  * console link: not the actor's fields, which may be erased later (only what
- * the catalog's sentence shows, rendered without the e-mail).
+ * the catalog's sentence shows, rendered without the e-mail). E-mail goes
+ * through the deployment's send_email binding instead (email.ts).
  */
 
 export const PAGERDUTY_EVENTS_URL = "https://events.pagerduty.com/v2/enqueue";
-
-export interface FiredEvent {
-  id: string;
-  seq: number;
-  action: string;
-  display: string | null;
-  occurred_at: string;
-  organization: string | null;
-  url: string;
-}
-
-export interface Firing {
-  id: number;
-  rule_id: string;
-  rule_name: string;
-  project_id: string;
-  fired_at: string;
-  /** Why, in one sentence: "3 matching events within 300 s for actor_id u_1". */
-  reason: string;
-  group: string | null;
-  count: number;
-  events: FiredEvent[];
-  test: boolean;
-}
 
 export interface ChannelInput {
   type: ChannelType;
   url?: string;
   routing_key?: string;
   severity?: StoredChannel["severity"];
+  /** email: the recipients (checked as addresses by the schema). */
+  to?: string[];
 }
 
 /** A channel to store, and the secret to show once (a webhook's signing secret), or why it cannot be. */
 export async function sealChannel(env: Env, ruleId: string, input: ChannelInput, rules: TargetRules): Promise<{ channel: StoredChannel; secret: string | null } | string> {
+  if (input.type === "email") {
+    if (!hasEmailBinding(env)) return `type: ${NO_EMAIL_BINDING}`;
+    // The same address twice is one recipient (case aside: mailbox hosts fold it); the first spelling stays.
+    const to = (input.to ?? []).filter((a, i, all) => all.findIndex((b) => b.toLowerCase() === a.toLowerCase()) === i);
+    if (to.length === 0) return "to: an e-mail channel needs at least one address";
+    return { channel: { type: "email", url: mailtoOf(to), to, sealed: "" }, secret: null };
+  }
   const url = input.type === "pagerduty" ? (input.url ?? PAGERDUTY_EVENTS_URL) : input.url;
   if (!url) return "url is required for this channel type";
   const check = await checkStreamTarget(url, rules);
@@ -92,6 +79,8 @@ export async function channelRequest(channel: StoredChannel, secret: string, f: 
     }
     case "pagerduty":
       return { url: channel.url, headers: json, body: JSON.stringify(pagerDutyEvent(secret, f, channel.severity ?? "warning")) };
+    case "email":
+      throw new Error("an e-mail channel sends through the send_email binding, not a request");
   }
 }
 
@@ -125,11 +114,15 @@ function escapeSlack(text: string): string {
 
 export type SendResult = { ok: true } | { ok: false; error: string };
 
-/** One attempt: the destination checked again (DNS may have changed), then one POST within the streams' timeout. */
-export async function sendToChannel(env: Env, ruleId: string, channel: StoredChannel, f: Firing, rules: TargetRules): Promise<SendResult> {
+/**
+ * One attempt: the destination checked again (DNS may have changed), then one POST within the streams' timeout;
+ * for e-mail, one send through the binding.
+ */
+export async function sendToChannel(env: Env, rule: Pick<Rule, "id" | "kind" | "console_origin">, channel: StoredChannel, f: Firing, rules: TargetRules): Promise<SendResult> {
+  if (channel.type === "email") return sendEmailAlert(env, rule, channel, f);
   let request: { url: string; headers: Record<string, string>; body: string };
   try {
-    request = await channelRequest(channel, await openCredential(env, ruleId, channel.sealed), f);
+    request = await channelRequest(channel, await openCredential(env, rule.id, channel.sealed), f);
   } catch (error) {
     return { ok: false, error: `cannot open the channel's secret: ${error instanceof Error ? error.message : String(error)}` };
   }

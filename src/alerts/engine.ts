@@ -6,10 +6,10 @@ import { archivedRows } from "../storage/archive-segments";
 import { eventsDb } from "../storage/shards";
 import { targetRules } from "../streams/targets";
 import { backoffMs } from "../streams/transport";
-import { sendToChannel, type FiredEvent, type Firing } from "./channels";
+import { sendToChannel } from "./channels";
 import type { IntegritySignal } from "./integrity";
 import { hoursToRead, judge } from "./anomaly";
-import { groupOf, ruleMatches, type ChannelState, type Rule } from "./rules";
+import { groupOf, ruleMatches, type ChannelState, type FiredEvent, type Firing, type Rule } from "./rules";
 
 /**
  * One project's alert evaluation, in its evaluator's own SQLite storage. A
@@ -276,7 +276,7 @@ export class AlertEngine {
           this.sql.exec("UPDATE alert_deliveries SET status = 'dropped' WHERE firing_id = ? AND channel = ?", d.firing_id, d.channel);
           return;
         }
-        const result = await sendToChannel(this.env, rule.id, channel, firing, rules);
+        const result = await sendToChannel(this.env, rule, channel, firing, rules);
         const now = new Date().toISOString();
         if (result.ok) {
           this.sql.exec("UPDATE alert_deliveries SET status = 'delivered', attempts = attempts + 1, delivered_at = ?, last_error = NULL WHERE firing_id = ? AND channel = ?", now, d.firing_id, d.channel);

@@ -4,7 +4,8 @@
  * every event once in seq order from a cursor and records firings and their
  * deliveries in one storage step (engine.ts, hosted by
  * src/durable/alert-evaluator.do.ts), and channels carry them out: a signed
- * webhook, Slack, Microsoft Teams, PagerDuty Events v2 (channels.ts). The
+ * webhook, Slack, Microsoft Teams, PagerDuty Events v2 (channels.ts), e-mail
+ * through the deployment's send_email binding (email.ts). The
  * ledger only wakes the evaluator after a commit (wake.ts); evaluation never
  * runs inside the commit.
  */
@@ -15,7 +16,9 @@ import { actionMatches } from "../streams/store";
 export const MAX_RULES = 100;
 export const MAX_CHANNELS = 5;
 export const MAX_WINDOW_SECONDS = 86_400;
-export const CHANNEL_TYPES = ["webhook", "slack", "teams", "pagerduty"] as const;
+export const CHANNEL_TYPES = ["webhook", "slack", "teams", "pagerduty", "email"] as const;
+/** Recipients of one e-mail channel: one message to all of them (Email Service takes at most 50). */
+export const MAX_EMAIL_RECIPIENTS = 10;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
 export const GROUP_BY = ["actor_id", "organization", "ip_address"] as const;
 
@@ -39,10 +42,38 @@ export interface Threshold {
 /** A channel as stored: its secret (webhook signing secret, Slack or Teams URL, PagerDuty routing key) sealed. */
 export interface StoredChannel {
   type: ChannelType;
-  /** Where it posts; for Slack and Teams the URL is the secret, so only its origin is shown. */
+  /** Where it posts; for Slack and Teams the URL is the secret, so only its origin is shown. E-mail: a mailto: URI of its recipients. */
   url: string;
+  /** E-mail: "" (addresses are not a credential: they are shown back, like a webhook's URL). */
   sealed: string;
+  /** E-mail: the recipients. */
+  to?: string[];
   severity?: "critical" | "error" | "warning" | "info";
+}
+
+/** What a notification says of an event. */
+export interface FiredEvent {
+  id: string;
+  seq: number;
+  action: string;
+  display: string | null;
+  occurred_at: string;
+  organization: string | null;
+  url: string;
+}
+
+export interface Firing {
+  id: number;
+  rule_id: string;
+  rule_name: string;
+  project_id: string;
+  fired_at: string;
+  /** Why, in one sentence: "3 matching events within 300 s for actor_id u_1". */
+  reason: string;
+  group: string | null;
+  count: number;
+  events: FiredEvent[];
+  test: boolean;
 }
 
 export const RULE_KINDS = ["events", "integrity", "anomaly"] as const;
@@ -94,6 +125,7 @@ export function channelView(c: StoredChannel, state: ChannelState | undefined) {
   return {
     type: c.type,
     url: c.url,
+    ...(c.to ? { to: c.to } : {}),
     ...(c.severity ? { severity: c.severity } : {}),
     status: state?.failures ? "failing" : state?.last_success_at ? "ok" : "pending",
     last_success_at: state?.last_success_at ?? null,

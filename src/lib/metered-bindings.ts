@@ -94,6 +94,8 @@ function meteredNamespace(ns: DurableObjectNamespace): DurableObjectNamespace {
   });
 }
 
+/** A service or RPC binding (locally, the send_email binding): its stub answers `in` with true for every name, so it is told apart first. */
+const isFetcher = (v: unknown): v is Fetcher => typeof v === "object" && v !== null && Object.prototype.toString.call(v) === "[object Fetcher]";
 const isD1 = (v: unknown): v is D1Database => typeof v === "object" && v !== null && "prepare" in v && "batch" in v;
 const isR2 = (v: unknown): v is R2Bucket => typeof v === "object" && v !== null && "createMultipartUpload" in v;
 const isNamespace = (v: unknown): v is DurableObjectNamespace => typeof v === "object" && v !== null && "idFromName" in v;
@@ -105,10 +107,10 @@ export function meterEnv<E extends object>(env: E): E {
     get(target, key) {
       const value = Reflect.get(target, key);
       // Plain values are read through every time: a test may change a var (SIGNING_KEYS) on the live env.
-      if (!isD1(value) && !isR2(value) && !isNamespace(value)) return value;
+      if (!isFetcher(value) && !isD1(value) && !isR2(value) && !isNamespace(value)) return value;
       const seen = wrapped.get(key);
       if (seen && seen.of === value) return seen.metered;
-      const metered = isD1(value) ? meteredD1(value) : isR2(value) ? meteredBucket(value) : meteredNamespace(value);
+      const metered = isFetcher(value) ? meteredStub(value) : isD1(value) ? meteredD1(value) : isR2(value) ? meteredBucket(value) : meteredNamespace(value);
       wrapped.set(key, { of: value, metered });
       return metered;
     },

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { CHANNEL_TYPES, GROUP_BY, MAX_CHANNELS, MAX_WINDOW_SECONDS, patternProblem, RULE_KINDS } from "../alerts/rules";
+import { emailAddressProblem } from "../alerts/email";
+import { CHANNEL_TYPES, GROUP_BY, MAX_CHANNELS, MAX_EMAIL_RECIPIENTS, MAX_WINDOW_SECONDS, patternProblem, RULE_KINDS } from "../alerts/rules";
 
 const pattern = z.string().superRefine((p, ctx) => {
   const problem = patternProblem(p);
@@ -29,12 +30,37 @@ export const thresholdSchema = z
   })
   .meta({ id: "AlertThreshold", description: "Fire when count matching events are committed within window_seconds (per group)" });
 
+const emailAddress = z.string().superRefine((a, ctx) => {
+  const problem = emailAddressProblem(a);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
 export const channelInputSchema = z
   .strictObject({
     type: z.enum(CHANNEL_TYPES, `type must be one of ${CHANNEL_TYPES.join(", ")}`),
     url: z.string().max(2048).optional().meta({ description: "webhook, slack (incoming webhook), teams (workflow webhook); pagerduty: the Events API v2 URL (default https://events.pagerduty.com/v2/enqueue)" }),
     routing_key: z.string().optional().meta({ description: "pagerduty: the integration's 32-character routing key (sealed, never shown again)" }),
     severity: z.enum(["critical", "error", "warning", "info"]).optional().meta({ description: "pagerduty: the incident's severity (default warning)" }),
+    to: z
+      .array(emailAddress)
+      .min(1, "to needs at least one address")
+      .max(MAX_EMAIL_RECIPIENTS, `to holds at most ${MAX_EMAIL_RECIPIENTS} addresses`)
+      .optional()
+      .meta({
+        description:
+          `email: 1 to ${MAX_EMAIL_RECIPIENTS} recipients of one plain-text message per firing, sent through the deployment's send_email binding (Cloudflare Email Service); ` +
+          "a deployment without one refuses e-mail channels",
+      }),
+  })
+  .superRefine((ch, ctx) => {
+    if (ch.type === "email") {
+      if (ch.to === undefined) ctx.addIssue({ code: "custom", path: ["to"], message: "an e-mail channel needs to: its recipients' addresses" });
+      for (const field of ["url", "routing_key", "severity"] as const) {
+        if (ch[field] !== undefined) ctx.addIssue({ code: "custom", path: [field], message: `${field} does not apply to an e-mail channel` });
+      }
+    } else if (ch.to !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["to"], message: "to applies to e-mail channels only" });
+    }
   })
   .meta({ id: "AlertChannelInput" });
 
@@ -79,7 +105,8 @@ export const alertIdParam = z.object({ id: z.string().regex(/^al_[0-9a-f]{20}$/,
 
 const channelView = z.object({
   type: z.enum(CHANNEL_TYPES),
-  url: z.string().meta({ description: "Slack and Teams: only the origin (the URL is the secret)" }),
+  url: z.string().meta({ description: "Slack and Teams: only the origin (the URL is the secret); email: a mailto: URI of its recipients" }),
+  to: z.array(z.string()).optional().meta({ description: "email: the recipients" }),
   severity: z.string().optional(),
   status: z.enum(["pending", "ok", "failing"]).meta({ description: "failing: its last delivery failed (see last_error); it is retried with backoff" }),
   last_success_at: z.string().nullable(),
