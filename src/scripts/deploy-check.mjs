@@ -1,11 +1,16 @@
 // npm run deploy:check [-- --env <name>] [--receipt-keys <file>] [--offline] [--config <file>]
 // Run by npm run deploy before wrangler deploy: refuses, one line each and exit 1, what would
 // deploy a broken or wrongly named service (deploy-rules.mjs). The configuration is wrangler's
-// own reading of wrangler.toml (with --env or $CLOUDFLARE_ENV, as wrangler deploy reads it).
+// own reading of wrangler.toml (with --env or $CLOUDFLARE_ENV, as wrangler deploy reads it),
+// against the Env the Worker's code is typed with (src/worker-configuration.d.ts, written by
+// npm run types). Its last line always says which: ready, or what failed.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { accountProblems, configProblems, parseBucketList, parseDatabaseList, parseSecretList, receiptKeysProblems, requiredSecrets, whyNoAnswer } from "./deploy-rules.mjs";
+import { existsSync, readFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import {
+  accountProblems, bindingProblems, configErrorLines, configProblems, envMembersOf, parseBucketList, parseDatabaseList,
+  parseSecretList, receiptKeysProblems, requiredSecrets, whyNoAnswer,
+} from "./deploy-rules.mjs";
 import { ENV, parseCommand, ROOT, WRANGLER } from "./lib.mjs";
 
 const USAGE = `usage: npm run deploy:check [-- --env <name>] [--receipt-keys <file>] [--offline] [--config <file>]
@@ -25,13 +30,29 @@ const configPath = resolve(options["--config"] ?? join(ROOT, "wrangler.toml"));
 const env = options["--env"] ?? (process.env.CLOUDFLARE_ENV || undefined);
 const seconds = Number(process.env.DEPLOY_CHECK_TIMEOUT_SECONDS) || 30;
 
+const shown = relative(process.cwd(), configPath).startsWith("..") ? configPath : relative(process.cwd(), configPath);
+const TYPES = join(ROOT, "src", "worker-configuration.d.ts");
+
+/** Refuses with one line per problem, then the one line that says the deploy is off; exit 1. */
+function refuse(problems, what) {
+  for (const p of problems) console.error(`deploy:check: ${p}`);
+  console.error(`deploy:check: FAILED, ${problems.length} problem${problems.length === 1 ? "" : "s"}: ${what}`);
+  process.exit(1);
+}
+
+// Whatever else goes wrong is still one line and the verdict, never a stack trace.
+process.on("uncaughtException", (error) => refuse([`deploy:check could not finish: ${String(error?.message ?? error).split("\n")[0]}`], "nothing was deployed"));
+if (!existsSync(configPath)) refuse([`${shown} does not exist`], "nothing was checked or deployed");
 let config;
 try {
   const { unstable_readConfig } = await import("wrangler");
   config = unstable_readConfig({ config: configPath, env }, { hideWarnings: true });
 } catch (error) {
-  console.error(`error: cannot read ${configPath}: ${String(error.message ?? error).split("\n")[0]}`);
-  process.exit(1);
+  let text;
+  try {
+    text = readFileSync(configPath, "utf8");
+  } catch {}
+  refuse(configErrorLines(error, { file: shown, text }), `${shown} could not be read; nothing was checked or deployed`);
 }
 
 /** One wrangler question, killed after `seconds`; { output } or { error }. */
@@ -73,7 +94,22 @@ function answer(reply, parse) {
 }
 
 const problems = configProblems(config);
-const keysValue = options["--receipt-keys"] ? readFileSync(options["--receipt-keys"], "utf8") : process.env.RECEIPT_SIGNING_KEYS;
+let defaults = [];
+try {
+  const bindings = bindingProblems(config, envMembersOf(readFileSync(TYPES, "utf8")), { env });
+  problems.push(...bindings.problems);
+  defaults = bindings.defaults;
+} catch (error) {
+  problems.push(`cannot read the Worker's bindings from ${relative(ROOT, TYPES)}: ${error.code === "ENOENT" ? "it does not exist: run npm run types" : error.message}`);
+}
+let keysValue = process.env.RECEIPT_SIGNING_KEYS;
+if (options["--receipt-keys"]) {
+  try {
+    keysValue = readFileSync(options["--receipt-keys"], "utf8");
+  } catch (error) {
+    problems.push(`cannot read --receipt-keys ${options["--receipt-keys"]}: ${error.code === "ENOENT" ? "no such file" : error.message}`);
+  }
+}
 if (keysValue !== undefined) problems.push(...receiptKeysProblems(keysValue));
 
 if (!flags.has("--offline")) {
@@ -89,17 +125,14 @@ if (!flags.has("--offline")) {
 }
 
 const target = `${config.name}${env ? ` (env ${env})` : ""}`;
-if (problems.length > 0) {
-  for (const p of problems) console.error(`deploy:check: ${p}`);
-  console.error(`deploy:check: ${problems.length} problem${problems.length === 1 ? "" : "s"}; ${target} was not deployed`);
-  process.exit(1);
-}
+if (problems.length > 0) refuse(problems, `${target} was not deployed`);
 const skipped = [
   ...(flags.has("--offline") ? ["the account (--offline)"] : []),
   ...(keysValue === undefined ? ["the RECEIPT_SIGNING_KEYS value (pass --receipt-keys <file>)"] : []),
 ];
 console.log(
-  `deploy:check: ${target} is ready: LOG_ORIGIN_HOST ${config.vars.LOG_ORIGIN_HOST}, ${(config.d1_databases ?? []).length} D1 bindings, ` +
+  `deploy:check: OK, ${target} is ready: LOG_ORIGIN_HOST ${config.vars.LOG_ORIGIN_HOST}, every binding the Worker declares, ${(config.d1_databases ?? []).length} D1 bindings, ` +
     `${(config.r2_buckets ?? []).length} R2 buckets, secrets ${requiredSecrets(config).join(", ") || "(none required)"}` +
+    (defaults.length > 0 ? `; defaults for ${defaults.join(", ")} (not in [vars])` : "") +
     (skipped.length > 0 ? `; not checked: ${skipped.join(", ")}` : ""),
 );

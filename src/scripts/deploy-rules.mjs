@@ -165,3 +165,236 @@ export function parseSecretList(output) {
   const list = JSON.parse(output.slice(output.indexOf("[")));
   return { names: new Set(list.map((s) => s.name)) };
 }
+
+/**
+ * The Worker's Env as `wrangler types` wrote it (src/worker-configuration.d.ts): each member's
+ * name, type and whether it is optional (wrangler marks `?` what only some environments bind).
+ * Env may extend other interfaces of the file (wrangler 4: __BaseEnv_Env; wrangler 3:
+ * Cloudflare.Env); only the generated part before the runtime types is read.
+ */
+export function parseEnvTypes(text, name = "Env") {
+  const head = String(text).split("// Begin runtime types")[0];
+  const interfaces = new Map();
+  const header = /\binterface\s+([\w$]+)(?:\s+extends\s+([^{]+))?\s*\{/g;
+  for (let m; (m = header.exec(head)); ) {
+    let depth = 1;
+    let end = header.lastIndex;
+    while (end < head.length && depth > 0) {
+      if (head[end] === "{") depth++;
+      else if (head[end] === "}") depth--;
+      end++;
+    }
+    const members = [];
+    for (const line of head.slice(header.lastIndex, end - 1).split("\n")) {
+      const member = /^\s*(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_$][\w$]*))(\?)?\s*:\s*(.+?);?\s*$/.exec(line);
+      if (member) members.push({ name: member[1] ?? member[2], optional: member[3] === "?", type: member[4].trim() });
+    }
+    const bases = (m[2] ?? "").split(",").map((b) => b.trim().split(".").pop()).filter(Boolean);
+    const seen = interfaces.get(m[1]) ?? { members: [], bases: [] };
+    interfaces.set(m[1], { members: [...seen.members, ...members], bases: [...seen.bases, ...bases] });
+  }
+  const out = new Map();
+  const visit = (which, path) => {
+    const found = interfaces.get(which);
+    if (!found || path.includes(which)) return;
+    for (const base of found.bases) visit(base, [...path, which]);
+    for (const member of found.members) out.set(member.name, member);
+  };
+  visit(name, []);
+  return [...out.values()];
+}
+
+/**
+ * Where wrangler.toml declares a binding of each type `wrangler types` writes (its
+ * collectCoreBindings): the section and the field holding the name. Fetcher has several homes.
+ */
+const BINDING_SECTIONS = [
+  [/^D1Database$/, "[[d1_databases]]", "binding"],
+  [/^DurableObjectNamespace\b/, "[[durable_objects.bindings]]", "name"],
+  [/^R2Bucket$/, "[[r2_buckets]]", "binding"],
+  [/^Workflow\b/, "[[workflows]]", "binding"],
+  [/^KVNamespace$/, "[[kv_namespaces]]", "binding"],
+  [/^SendEmail$/, "[[send_email]]", "name"],
+  [/^Queue\b/, "[[queues.producers]]", "binding"],
+  [/^Hyperdrive$/, "[[hyperdrive]]", "binding"],
+  [/^VectorizeIndex$/, "[[vectorize]]", "binding"],
+  [/^AnalyticsEngineDataset$/, "[[analytics_engine_datasets]]", "binding"],
+  [/^DispatchNamespace$/, "[[dispatch_namespaces]]", "binding"],
+  [/^RateLimit$/, "[[ratelimits]]", "name"],
+  [/^SecretsStoreSecret$/, "[[secrets_store_secrets]]", "binding"],
+  [/^Ai$/, "[ai]", "binding"],
+  [/^BrowserRun$/, "[browser]", "binding"],
+  [/^ImagesBinding$/, "[images]", "binding"],
+  [/^WorkerVersionMetadata$/, "[version_metadata]", "binding"],
+  [/^(Service\b|Fetcher\b)/, "[[services]] (or another Fetcher: [assets], [[mtls_certificates]], [[vpc_services]])", "binding"],
+];
+
+/** Every name the resolved configuration binds, whatever its kind: a section's `binding`, else its `name`. */
+function boundNames(config) {
+  const names = new Set([...Object.keys(config.vars ?? {}), ...(config.secrets?.required ?? [])]);
+  const add = (item) => {
+    const name = item?.binding ?? item?.name;
+    if (typeof name === "string") names.add(name);
+  };
+  for (const [key, value] of Object.entries(config)) {
+    if (["vars", "secrets", "define", "alias", "migrations", "routes", "dev", "build", "rules"].includes(key)) continue;
+    if (Array.isArray(value)) value.forEach(add);
+    else if (value && typeof value === "object") {
+      if (typeof value.binding === "string") names.add(value.binding);
+      for (const list of [value.bindings, value.producers]) if (Array.isArray(list)) list.forEach(add);
+    }
+  }
+  for (const key of ["data_blobs", "text_blobs", "wasm_modules"]) for (const name of Object.keys(config[key] ?? {})) names.add(name);
+  if (config.logfwdr?.bindings?.length) names.add("LOGFWDR_SCHEMA"); // wrangler types' one name for them all
+  return names;
+}
+
+/** A value wrangler types writes for a var or secret: string (or its literal, --strict-vars), number, boolean, object, an array. */
+const VALUE_TYPE = /^(string|number|boolean|object|unknown)\b|^["'{[(\d-]|^(true|false|null)$|\[\]$/;
+
+/**
+ * What the configuration lacks of the Env the Worker's code is typed against: every binding
+ * wrangler types declared (required in every environment, so not `?`) must be in the section
+ * that declares it; every documented secret (SECRET_RECIPES) in [secrets] required, never in
+ * [vars]. A var missing from [vars] is no problem: the Worker reads each with a default
+ * (LOG_ORIGIN_HOST, which has none, is configProblems' own); `defaults` names them.
+ */
+export function bindingProblems(config, members, { env } = {}) {
+  const problems = [];
+  const defaults = [];
+  const bound = boundNames(config);
+  // An environment's own sections: wrangler does not inherit bindings, vars or secrets into one.
+  const section = (name) => (env ? name.replace(/^(\[+)/, `$1env.${env}.`) : name);
+  const required = new Set(config.secrets?.required ?? []);
+  for (const { name, type, optional } of members) {
+    if (optional) continue;
+    if (Object.hasOwn(SECRET_RECIPES, name)) {
+      if (Object.hasOwn(config.vars ?? {}, name)) problems.push(`${name} is a secret, but wrangler.toml sets it in ${section("[vars]")}, in plain text: delete it there and list it in ${section("[secrets]")} required`);
+      else if (!required.has(name)) problems.push(`secret ${name} is missing from wrangler.toml ${section("[secrets]")} required: the Worker's Env declares it, and only the listed secrets are checked before a deploy`);
+      continue;
+    }
+    if (bound.has(name)) continue;
+    const home = BINDING_SECTIONS.find(([pattern]) => pattern.test(type));
+    if (home) {
+      problems.push(`${name} (${type.replace(/<.*$/, "")}) is not bound: the Worker's Env declares it, but wrangler.toml has no ${section(home[1])} with ${home[2]} = "${name}"`);
+    } else if (VALUE_TYPE.test(type)) {
+      if (name !== "LOG_ORIGIN_HOST") defaults.push(name);
+    } else {
+      problems.push(`${name} (${type}) is not bound: the Worker's Env declares it, but wrangler.toml${env ? ` [env.${env}]` : ""} binds nothing of that name`);
+    }
+  }
+  return { problems, defaults };
+}
+
+/** What src/worker-configuration.d.ts says, or the one line saying why it cannot be read. */
+export function envMembersOf(text) {
+  const members = parseEnvTypes(text);
+  if (members.length === 0) throw new Error("it declares no Env members: run npm run types");
+  return members;
+}
+
+/**
+ * The first line of wrangler.toml each configuration path (`vars`, `r2_buckets[1]`,
+ * `env.production.d1_databases[0].binding`) is written on, from the text alone: where to point
+ * wrangler's validation messages, which name a path but no line.
+ */
+export function tomlPathLines(text) {
+  const lines = new Map();
+  const counts = new Map();
+  const set = (path, line) => lines.has(path) || lines.set(path, line);
+  const KEY = String.raw`(?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)`;
+  const keyParts = (key) => [...key.matchAll(new RegExp(KEY, "g"))].map((k) => k[0].replace(/^["']|["']$/g, ""));
+  let table = "";
+  let closing = null;
+  String(text).split(/\r?\n/).forEach((raw, i) => {
+    const n = i + 1;
+    if (closing) {
+      if (raw.includes(closing)) closing = null;
+      return;
+    }
+    const line = raw.trim();
+    let m;
+    if ((m = new RegExp(String.raw`^\[\[\s*(${KEY}(?:\s*\.\s*${KEY})*)\s*\]\]`).exec(line))) {
+      const parts = keyParts(m[1]);
+      parts.forEach((_, k) => set(parts.slice(0, k + 1).join("."), n));
+      const path = parts.join(".");
+      const index = counts.get(path) ?? 0;
+      counts.set(path, index + 1);
+      table = `${path}[${index}]`;
+      set(table, n);
+    } else if ((m = new RegExp(String.raw`^\[\s*(${KEY}(?:\s*\.\s*${KEY})*)\s*\]`).exec(line))) {
+      const parts = keyParts(m[1]);
+      parts.forEach((_, k) => set(parts.slice(0, k + 1).join("."), n));
+      table = parts.join(".");
+    } else if ((m = new RegExp(String.raw`^(${KEY}(?:\s*\.\s*${KEY})*)\s*=\s*(.*)$`).exec(line))) {
+      const parts = keyParts(m[1]);
+      parts.forEach((_, k) => set([table, ...parts.slice(0, k + 1)].filter(Boolean).join("."), n));
+      const value = m[2];
+      for (const delimiter of ['"""', "'''"]) {
+        if (value.startsWith(delimiter) && !value.slice(3).includes(delimiter)) closing = delimiter;
+      }
+    }
+  });
+  return lines;
+}
+
+/** The line a configuration path is on: the path's own, else its nearest written parent's. */
+function lineOf(lines, path) {
+  for (let p = path; p; p = p.replace(/(\[\d+\]|\.[^.[]+|^[^.[]+)$/, "")) {
+    if (lines.has(p)) return lines.get(p);
+  }
+  return null;
+}
+
+/** A clearer reason for smol-toml's commonest messages, from the line they point at. */
+function tomlReason(reason, lineText, column) {
+  const text = lineText ?? "";
+  if (/^control characters are not allowed in strings$/.test(reason) && column >= text.trimEnd().length) return "unterminated string: it runs to the end of the line without its closing quote";
+  if (/^(illegal character in key|incomplete key-value: cannot find end of key|unexpected end of key)$/.test(reason) && !/^\s*\[/.test(text) && !text.includes("=")) return `expected "=" after the key (${reason})`;
+  if (/^trying to redefine/.test(reason)) {
+    const table = /^\s*(\[\[?[^\]]+\]\]?)/.exec(text)?.[1];
+    const key = /^\s*([^=\s[][^=]*?)\s*=/.exec(text)?.[1];
+    if (table || key) return `${table ? `table ${table}` : `key ${key}`} is defined a second time (${reason})`;
+  }
+  if (/^(expected comma or end of structure|unfinished array|unfinished table)$/.test(reason) && text.trim() === "") return `${reason}: an array or inline table is still open at the end of the file`;
+  if (reason === "invalid value") {
+    const value = text.slice(text.indexOf("=") + 1).trim();
+    if (/^[A-Za-z_]/.test(value) && !/^(true|false|inf|nan)\b/.test(value)) return `invalid value ${value.split(/\s/)[0]}: text must be quoted ("...")`;
+  }
+  return reason;
+}
+
+/**
+ * wrangler's refusal to read a configuration as one line per problem, each naming its reason and,
+ * when it can be found, its line: `wrangler.toml line 12: expected "=" after the key`. A TOML
+ * syntax error carries its line; a validation error names a path, looked up in the text.
+ */
+export function configErrorLines(error, { file, text }) {
+  const message = String(error?.message ?? error ?? "");
+  const location = error?.location;
+  if (location && typeof location.line === "number") {
+    const reason = tomlReason(String(error.text ?? message.split("\n")[0]).replace(/^Invalid TOML document:\s*/, ""), location.lineText, location.column ?? 0);
+    const column = typeof location.column === "number" && location.lineText ? `, column ${location.column + 1}` : "";
+    return [`${file} line ${location.line}${column}: ${reason}`];
+  }
+  const items = [...message.matchAll(/^([ \t]*)- (.*)$/gm)].map((m) => ({ indent: m[1].length, text: m[2].trim() }));
+  if (!/^Processing .* configuration:/.test(message) || items.length === 0) {
+    return [`${file}: ${message.split("\n").map((l) => l.trim()).filter(Boolean).join(" ") || "wrangler could not read it, without saying why"}`];
+  }
+  const lines = text === undefined ? new Map() : tomlPathLines(text);
+  const out = [];
+  const PATH = /^(?:Expected |The field )?"([^"]+)"/;
+  items.forEach((item, i) => {
+    if (items[i + 1] && items[i + 1].indent > item.indent) return; // a heading: its children say what is wrong
+    const parent = items.slice(0, i).reverse().find((p) => p.indent < item.indent);
+    const own = PATH.exec(item.text)?.[1];
+    const parentPath = parent && PATH.exec(parent.text)?.[1];
+    let path = own ?? parentPath;
+    const field = /should have a \w+ "([^"]+)" field/.exec(item.text)?.[1];
+    if (path && field) path = `${path}.${field}`;
+    const prefix = !own && parent && parentPath ? `"${parentPath}": ` : "";
+    const line = path ? lineOf(lines, path) : null;
+    out.push(`${file}${line ? ` line ${line}` : ""}: ${prefix}${item.text.replace(/\.$/, "")}`);
+  });
+  return out;
+}

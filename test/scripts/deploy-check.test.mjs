@@ -1,7 +1,9 @@
 // npm run deploy:check and npm run keys:receipt: every refusal, as pure rules over wrangler's own
-// reading of a configuration text and over the account's answers (no network), then the script
-// end to end against a stand-in Cloudflare API (wrangler's CLOUDFLARE_API_BASE_URL): answers, a
-// missing R2 (10042) and a silent API (the check says it could not ask, within its timeout).
+// reading of a configuration text, over the Worker's Env (src/worker-configuration.d.ts) and over
+// the account's answers (no network), then the script end to end: malformed files (reason and
+// line, never a stack), a binding the Worker needs and wrangler.toml lacks, and against a
+// stand-in Cloudflare API (wrangler's CLOUDFLARE_API_BASE_URL): answers, a missing R2 (10042)
+// and a silent API (the check says it could not ask, within its timeout).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { generateKeyPairSync, webcrypto } from "node:crypto";
@@ -11,7 +13,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { unstable_readConfig } from "wrangler";
-import { accountProblems, configProblems, receiptKeysProblems, requiredSecrets, whyNoAnswer } from "../../src/scripts/deploy-rules.mjs";
+import {
+  accountProblems, bindingProblems, configErrorLines, configProblems, parseEnvTypes, receiptKeysProblems, requiredSecrets, SECRET_RECIPES, whyNoAnswer,
+} from "../../src/scripts/deploy-rules.mjs";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "witness-deploy-check-"));
@@ -55,6 +59,13 @@ function configFile(text) {
   return file;
 }
 const configOf = (text, env) => unstable_readConfig({ config: configFile(text), env }, { hideWarnings: true });
+/** The repository's own wrangler.toml, filled in as for a first deploy: host, route, real database ids. */
+const PROD = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
+  .replace(/^main = .*$/m, (main) => `${main}\nroutes = [{ pattern = "audit.acme.io", custom_domain = true }]`)
+  .replace('LOG_ORIGIN_HOST = "localhost:8787"', 'LOG_ORIGIN_HOST = "audit.acme.io"')
+  .replaceAll("00000000-0000-0000-0000-000000000000", DB_ID)
+  .replaceAll("00000000-0000-0000-0000-000000000001", SHARD_ID);
+const ENV_TYPES = parseEnvTypes(readFileSync(join(ROOT, "src/worker-configuration.d.ts"), "utf8"));
 const receiptKey = () => generateKeyPairSync("ed25519").privateKey.export({ format: "der", type: "pkcs8" }).toString("base64url");
 
 describe("deploy:check rules over the configuration", () => {
@@ -101,6 +112,193 @@ d1_databases = [{ binding = "DB", database_name = "witness", database_id = "0000
 `;
     assert.match(configProblems(configOf(withEnv))[0], /^LOG_ORIGIN_HOST is localhost:8787/);
     assert.deepEqual(configProblems(configOf(withEnv, "production")), ["D1 binding DB (witness) has the placeholder id 00000000-0000-0000-0000-000000000000: npx wrangler d1 create witness, then put the id it prints in wrangler.toml"]);
+  });
+});
+
+describe("deploy:check: the bindings the Worker declares (src/worker-configuration.d.ts)", () => {
+  const prod = configOf(PROD);
+  /** The repository's configuration without one [[section]] block: the block whose lines include `line`. */
+  const without = (line) => {
+    const blocks = PROD.split(/\n(?=\[)/);
+    const kept = blocks.filter((b) => !b.split("\n").includes(line));
+    assert.equal(kept.length, blocks.length - 1, `no block with ${line}`);
+    return kept.join("\n");
+  };
+
+  it("reads wrangler types' Env: every binding, its type, optional or not", () => {
+    const byName = new Map(ENV_TYPES.map((m) => [m.name, m]));
+    assert.deepEqual(byName.get("ARCHIVE"), { name: "ARCHIVE", optional: false, type: "R2Bucket" });
+    assert.equal(byName.get("DB").type, "D1Database");
+    assert.match(byName.get("LEDGER").type, /^DurableObjectNamespace</);
+    assert.match(byName.get("JOBS").type, /^Workflow</);
+    assert.equal(byName.get("SIGNING_KEYS").type, "string");
+    // Nothing from the runtime types after the Env (their interfaces have members too).
+    assert.ok(!byName.has("fetch") && ENV_TYPES.length < 100, ENV_TYPES.map((m) => m.name).join());
+    // wrangler 3's shape: members on Cloudflare.Env, the global Env extending it.
+    const v3 = parseEnvTypes(`declare namespace Cloudflare {\n\tinterface Env {\n\t\tKV: KVNamespace;\n\t\t"odd-name"?: string;\n\t}\n}\ninterface Env extends Cloudflare.Env {}\n`);
+    assert.deepEqual(v3, [{ name: "KV", optional: false, type: "KVNamespace" }, { name: "odd-name", optional: true, type: "string" }]);
+  });
+
+  it("the repository's wrangler.toml binds everything its Env declares, and every secret it declares has a recipe", () => {
+    const own = unstable_readConfig({ config: join(ROOT, "wrangler.toml") }, { hideWarnings: true });
+    assert.deepEqual(bindingProblems(own, ENV_TYPES), { problems: [], defaults: [] });
+    assert.deepEqual(bindingProblems(prod, ENV_TYPES), { problems: [], defaults: [] });
+    // deploy:check tells a secret from a var by SECRET_RECIPES: it must be exactly [secrets] required.
+    assert.deepEqual(Object.keys(SECRET_RECIPES).sort(), [...own.secrets.required].sort());
+  });
+
+  it("refuses, naming the binding and the section it belongs in, each binding wrangler.toml lacks", () => {
+    const cases = [
+      ['binding = "ARCHIVE"', 'ARCHIVE (R2Bucket) is not bound: the Worker\'s Env declares it, but wrangler.toml has no [[r2_buckets]] with binding = "ARCHIVE"'],
+      ['binding = "EVENTS_1"', 'EVENTS_1 (D1Database) is not bound: the Worker\'s Env declares it, but wrangler.toml has no [[d1_databases]] with binding = "EVENTS_1"'],
+      ['name = "LEDGER"', 'LEDGER (DurableObjectNamespace) is not bound: the Worker\'s Env declares it, but wrangler.toml has no [[durable_objects.bindings]] with name = "LEDGER"'],
+      ['binding = "JOBS"', 'JOBS (Workflow) is not bound: the Worker\'s Env declares it, but wrangler.toml has no [[workflows]] with binding = "JOBS"'],
+    ];
+    for (const [line, problem] of cases) assert.deepEqual(bindingProblems(configOf(without(line)), ENV_TYPES).problems, [problem]);
+    const noSecret = configOf(PROD.replace(/^required = .*$/m, 'required = ["SIGNING_KEYS", "EMBED_TOKEN_SECRET", "STREAM_SECRETS_KEY"]'));
+    assert.deepEqual(bindingProblems(noSecret, ENV_TYPES).problems, [
+      "secret RECEIPT_SIGNING_KEYS is missing from wrangler.toml [secrets] required: the Worker's Env declares it, and only the listed secrets are checked before a deploy",
+    ]);
+    const plain = configOf(PROD.replace("[vars]\n", '[vars]\nSIGNING_KEYS = "1:abc"\n').replace(/^required = .*$/m, 'required = ["EMBED_TOKEN_SECRET", "RECEIPT_SIGNING_KEYS", "STREAM_SECRETS_KEY"]'));
+    assert.deepEqual(bindingProblems(plain, ENV_TYPES).problems, [
+      "SIGNING_KEYS is a secret, but wrangler.toml sets it in [vars], in plain text: delete it there and list it in [secrets] required",
+    ]);
+  });
+
+  it("lets a var the Worker reads with a default go unset, and an optional (`?`) binding go unbound", () => {
+    const { problems, defaults } = bindingProblems(configOf(PROD.replace(/^(METER|WITNESSES) = .*$/gm, "")), ENV_TYPES);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(defaults.sort(), ["METER", "WITNESSES"]);
+    const types = parseEnvTypes(`interface __BaseEnv_Env {\n\tDB: D1Database;\n\tCACHE?: KVNamespace;\n\tMODE: "a" | "b";\n}\ninterface Env extends __BaseEnv_Env {}\n`);
+    assert.deepEqual(bindingProblems(configOf(PROD), types), { problems: [], defaults: ["MODE"] });
+  });
+
+  it("handles every kind wrangler types writes, send_email and KV included, and an environment's own sections", () => {
+    const types = parseEnvTypes(`interface __BaseEnv_Env {
+\tMAIL: SendEmail;
+\tCACHE: KVNamespace;
+\tQ: Queue;
+\tAI: Ai;
+\tAUTH: Fetcher /* auth-worker */;
+\tTHING: SomethingNew;
+}
+interface Env extends __BaseEnv_Env {}
+`);
+    const lack = bindingProblems(configOf(PROD), types).problems;
+    assert.deepEqual(lack, [
+      'MAIL (SendEmail) is not bound: the Worker\'s Env declares it, but wrangler.toml has no [[send_email]] with name = "MAIL"',
+      'CACHE (KVNamespace) is not bound: the Worker\'s Env declares it, but wrangler.toml has no [[kv_namespaces]] with binding = "CACHE"',
+      'Q (Queue) is not bound: the Worker\'s Env declares it, but wrangler.toml has no [[queues.producers]] with binding = "Q"',
+      'AI (Ai) is not bound: the Worker\'s Env declares it, but wrangler.toml has no [ai] with binding = "AI"',
+      'AUTH (Fetcher /* auth-worker */) is not bound: the Worker\'s Env declares it, but wrangler.toml has no [[services]] (or another Fetcher: [assets], [[mtls_certificates]], [[vpc_services]]) with binding = "AUTH"',
+      "THING (SomethingNew) is not bound: the Worker's Env declares it, but wrangler.toml binds nothing of that name",
+    ]);
+    const bound = `${PROD}
+[[send_email]]
+name = "MAIL"
+[[kv_namespaces]]
+binding = "CACHE"
+id = "0123456789abcdef0123456789abcdef"
+[[queues.producers]]
+binding = "Q"
+queue = "q"
+[ai]
+binding = "AI"
+[[services]]
+binding = "AUTH"
+service = "auth-worker"
+[[unsafe.bindings]]
+name = "THING"
+type = "something_new"
+`;
+    assert.deepEqual(bindingProblems(configOf(bound), types).problems, []);
+    // [env.production] inherits no bindings: the refusal names the environment's own section.
+    const withEnv = `${bound}\n[env.production]\nvars = { LOG_ORIGIN_HOST = "audit.acme.io" }\nsend_email = [{ name = "MAIL" }]\n`;
+    assert.match(bindingProblems(configOf(withEnv, "production"), types, { env: "production" }).problems[0], /^CACHE \(KVNamespace\) is not bound: .* no \[\[env\.production\.kv_namespaces\]\] with binding = "CACHE"$/);
+  });
+});
+
+describe("deploy:check: a wrangler.toml wrangler cannot read", () => {
+  /** Each problem line for this text, from wrangler's own refusal to read it. */
+  const linesFor = (text) => {
+    const file = configFile(text);
+    try {
+      unstable_readConfig({ config: file }, { hideWarnings: true });
+    } catch (error) {
+      return configErrorLines(error, { file: "wrangler.toml", text });
+    }
+    assert.fail("wrangler read it");
+  };
+
+  it("names the reason and the line of each TOML syntax error", () => {
+    const cases = [
+      [`name = "witness"\n[vars]\nLOG_LEVEL = "debug\n`, "wrangler.toml line 3, column 19: unterminated string: it runs to the end of the line without its closing quote"],
+      [`name = "witness"\nmain "src/index.ts"\n`, 'wrangler.toml line 2, column 6: expected "=" after the key (illegal character in key)'],
+      [`name = "witness"\n[vars]\nA = "1"\n[vars]\nB = "2"\n`, "wrangler.toml line 4, column 2: table [vars] is defined a second time (trying to redefine an already defined table or value)"],
+      [`name = "witness"\n[vars]\nA = "1"\nA = "2"\n`, "wrangler.toml line 4, column 1: key A is defined a second time (trying to redefine an already defined table or value)"],
+      [`name = "witness"\ncompatibility_date = 2026-10-20\nworkers_dev = yes\n`, 'wrangler.toml line 3, column 15: invalid value yes: text must be quoted ("...")'],
+      [`name = "witness"\ncompatibility_flags = ["nodejs_als"\n`, "wrangler.toml line 3: expected comma or end of structure: an array or inline table is still open at the end of the file"],
+    ];
+    for (const [text, line] of cases) assert.deepEqual(linesFor(text), [line]);
+  });
+
+  it("names the line of each setting wrangler refuses, one line each", () => {
+    const text = `name = "witness"\nroutes = 5\ncompatibility_date = "2026-13-45"\n[[r2_buckets]]\nbucket_name = "witness-logs"\n[[durable_objects.bindings]]\nname = 1\nclass_name = "ProjectLedger"\n`;
+    assert.deepEqual(linesFor(text), [
+      'wrangler.toml line 2: Expected "routes" to be an array but got 5',
+      'wrangler.toml line 3: "compatibility_date" field should be a valid ISO-8601 date (YYYY-MM-DD), but got "2026-13-45"',
+      'wrangler.toml line 4: "r2_buckets[0]" bindings should have a string "binding" field but got {"bucket_name":"witness-logs"}',
+      'wrangler.toml line 7: "durable_objects.bindings[0]": binding should have a string "name" field',
+    ]);
+  });
+});
+
+/** npm run deploy:check -- --offline on this configuration text (no receipt keys to check): exit code and output. */
+function offlineCheck(text, args = []) {
+  const { RECEIPT_SIGNING_KEYS, ...env } = process.env;
+  const res = spawnSync(process.execPath, [join(ROOT, "src/scripts/deploy-check.mjs"), "--offline", "--config", configFile(text), ...args], {
+    encoding: "utf8",
+    env: { ...env, WRANGLER_SEND_METRICS: "false" },
+  });
+  return { code: res.status, out: res.stdout, err: res.stderr, last: `${res.stdout}${res.stderr}`.trimEnd().split("\n").at(-1) };
+}
+
+describe("npm run deploy:check --offline", () => {
+  it("passes the repository's wrangler.toml filled in for a first deploy, ending on one OK line", { timeout: 60_000 }, () => {
+    const res = offlineCheck(PROD);
+    assert.equal(res.code, 0, res.err);
+    assert.equal(res.err, "");
+    assert.match(res.out, /^deploy:check: OK, witness is ready: LOG_ORIGIN_HOST audit\.acme\.io, every binding the Worker declares, 3 D1 bindings, 3 R2 buckets, secrets SIGNING_KEYS, EMBED_TOKEN_SECRET, RECEIPT_SIGNING_KEYS, STREAM_SECRETS_KEY; not checked: the account \(--offline\), the RECEIPT_SIGNING_KEYS value \(pass --receipt-keys <file>\)\n$/);
+  });
+
+  it("refuses a wrangler.toml without the ARCHIVE bucket, naming it and [[r2_buckets]]", { timeout: 60_000 }, () => {
+    const res = offlineCheck(PROD.replace(/\[\[r2_buckets\]\]\nbinding = "ARCHIVE"\nbucket_name = "witness-archive"\n/, ""));
+    assert.equal(res.code, 1);
+    assert.equal(res.err, [
+      'deploy:check: ARCHIVE (R2Bucket) is not bound: the Worker\'s Env declares it, but wrangler.toml has no [[r2_buckets]] with binding = "ARCHIVE"',
+      "deploy:check: FAILED, 1 problem: witness was not deployed",
+      "",
+    ].join("\n"));
+  });
+
+  it("refuses a malformed file with its reason and line, exit 1, never a stack trace", { timeout: 60_000 }, () => {
+    for (const [text, line] of [
+      ['name = "witness\n', /line 1, column 16: unterminated string/],
+      ['name = "witness"\nmain "src/index.ts"\n', /line 2, column 6: expected "=" after the key/],
+      ['name = "witness"\n[vars]\n[vars]\n', /line 3, column 2: table \[vars\] is defined a second time/],
+      ['name = "witness"\nworkers_dev = yes\n', /line 2, column 15: invalid value yes: text must be quoted/],
+      ['name = "witness"\n[[r2_buckets]]\nbinding = 5\n', /line 3: "r2_buckets\[0\]" bindings should have a string "binding" field but got \{"binding":5\}$/m],
+    ]) {
+      const res = offlineCheck(text);
+      assert.equal(res.code, 1, res.err);
+      assert.match(res.err, /^deploy:check: \S+wrangler-\d+\.toml line \d+/);
+      assert.match(res.err, line);
+      assert.doesNotMatch(res.err, /^\s+at /m);
+      assert.match(res.last, /^deploy:check: FAILED, 1 problem: \S+wrangler-\d+\.toml could not be read; nothing was checked or deployed$/);
+    }
+    const missing = spawnSync(process.execPath, [join(ROOT, "src/scripts/deploy-check.mjs"), "--offline", "--config", join(dir, "nowhere.toml")], { encoding: "utf8" });
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /nowhere\.toml does not exist\ndeploy:check: FAILED, 1 problem: nothing was checked or deployed\n$/);
   });
 });
 
@@ -204,7 +402,7 @@ async function deployCheck(account, args = [], env = {}) {
   const server = await fakeApi(account);
   try {
     const started = Date.now();
-    const child = spawn(process.execPath, [join(ROOT, "src/scripts/deploy-check.mjs"), "--config", configFile(GOOD), ...args], {
+    const child = spawn(process.execPath, [join(ROOT, "src/scripts/deploy-check.mjs"), "--config", configFile(PROD), ...args], {
       env: { ...process.env, CLOUDFLARE_API_TOKEN: "test-token", CLOUDFLARE_ACCOUNT_ID: "acc", CLOUDFLARE_API_BASE_URL: `http://127.0.0.1:${server.address().port}/client/v4`, WRANGLER_SEND_METRICS: "false", ...env },
     });
     let out = "";
@@ -223,13 +421,13 @@ describe("npm run deploy:check through wrangler", () => {
   it("passes an account holding everything, with the receipt keys checked", { timeout: 120_000 }, async () => {
     const file = join(dir, "keys-ok");
     writeFileSync(file, `k1:${receiptKey()}\n`);
-    const res = await deployCheck({ r2: ["witness-logs", "witness-archive"], d1: [DB_ID, SHARD_ID], secrets: ["SIGNING_KEYS", "RECEIPT_SIGNING_KEYS"] }, ["--receipt-keys", file]);
+    const res = await deployCheck({ r2: ["witness-exports", "witness-logs", "witness-archive"], d1: [DB_ID, SHARD_ID], secrets: Object.keys(SECRET_RECIPES) }, ["--receipt-keys", file]);
     assert.equal(res.code, 0, res.err);
-    assert.match(res.out, /^deploy:check: witness is ready: LOG_ORIGIN_HOST audit.acme.io, 3 D1 bindings, 2 R2 buckets, secrets SIGNING_KEYS, RECEIPT_SIGNING_KEYS\n$/);
+    assert.match(res.out, /^deploy:check: OK, witness is ready: LOG_ORIGIN_HOST audit.acme.io, every binding the Worker declares, 3 D1 bindings, 3 R2 buckets, secrets SIGNING_KEYS, EMBED_TOKEN_SECRET, RECEIPT_SIGNING_KEYS, STREAM_SECRETS_KEY\n$/);
   });
 
   it("refuses, one line each and exit 1: R2 not enabled (10042), a missing database, a missing secret, a broken receipt key", { timeout: 120_000 }, async () => {
-    const res = await deployCheck({ r2: "disabled", d1: [DB_ID], secrets: ["SIGNING_KEYS"] }, [], { RECEIPT_SIGNING_KEYS: "2026-11-25:" });
+    const res = await deployCheck({ r2: "disabled", d1: [DB_ID], secrets: ["SIGNING_KEYS", "EMBED_TOKEN_SECRET", "STREAM_SECRETS_KEY"] }, [], { RECEIPT_SIGNING_KEYS: "2026-11-25:" });
     assert.equal(res.code, 1);
     const lines = res.err.trimEnd().split("\n");
     assert.deepEqual(lines.map((l) => l.replace(/:.*/, "")), Array(5).fill("deploy"), res.err);
@@ -237,7 +435,7 @@ describe("npm run deploy:check through wrangler", () => {
     assert.match(lines[1], /^deploy:check: could not ask the account which R2 buckets exist: R2 is not enabled on this account \(error 10042\)/);
     assert.match(lines[2], new RegExp(`^deploy:check: D1 database ${SHARD_ID} \\(EVENTS_1: witness-events-1\\) does not exist in the account`));
     assert.match(lines[3], /^deploy:check: secret RECEIPT_SIGNING_KEYS is not set: npm run keys:receipt -- --file <a safe place> --put$/);
-    assert.equal(lines[4], "deploy:check: 4 problems; witness was not deployed");
+    assert.equal(lines[4], "deploy:check: FAILED, 4 problems: witness was not deployed");
   });
 
   it("says it could not ask, and fails, when the API does not answer within the timeout", { timeout: 120_000 }, async () => {

@@ -1,16 +1,17 @@
 // npm run export:verify against an evidence export the real worker wrote (wrangler's
-// unstable_startWorker on a throwaway local database, its Workflows included), and
-// the same check as the dependency-free browser module in a Node that cannot load
-// TypeScript. Run by npm run test:scripts.
+// unstable_startWorker on a throwaway local database, its Workflows included), as a folder
+// and as a zip of its files (what GET /v1/jobs/{id}/archive gives), and the same check as the
+// dependency-free browser module in a Node that cannot load TypeScript. Run by npm run test:scripts.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { zipSync } from "fflate";
 import { applyMigrations, createKey } from "../../src/scripts/lib.mjs";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -21,6 +22,7 @@ let base;
 let apiKey;
 let vkey;
 let folder;
+let jobId;
 
 async function call(method, path, body) {
   const res = await worker.fetch(`${base}${path}`, {
@@ -40,6 +42,15 @@ async function exportVerify(target) {
   } catch (error) {
     return { code: error.code, out: `${error.stdout}${error.stderr}` };
   }
+}
+
+let zips = 0;
+/** A zip of a folder's files, as the archive endpoint gives them: at its root, or under `top`/. */
+function zipOf(from, { top, extra = {} } = {}) {
+  const files = Object.fromEntries(readdirSync(from).map((n) => [n, new Uint8Array(readFileSync(join(from, n)))]));
+  const file = join(dir, `export-${++zips}.zip`);
+  writeFileSync(file, zipSync({ ...(top ? { [top]: files } : files), ...extra }));
+  return file;
 }
 
 function copy(change) {
@@ -76,6 +87,7 @@ describe("npm run export:verify", () => {
       job = JSON.parse(await (await call("GET", `/v1/jobs/${job.id}`)).text()).data;
     }
     assert.equal(job.status, "succeeded", JSON.stringify(job.error));
+    jobId = job.id;
     folder = join(dir, "export");
     mkdirSync(folder);
     for (const f of job.files) writeFileSync(join(folder, f.name), new Uint8Array(await (await call("GET", f.url)).arrayBuffer()));
@@ -110,6 +122,60 @@ describe("npm run export:verify", () => {
       assert.match(out, /^FAIL /m, what);
     }
     assert.equal((await exportVerify(join(dir, "nowhere"))).code, 2);
+  });
+
+  it("checks a zip of the files as it checks the folder: at its root or under one folder", async () => {
+    const folderOut = (await exportVerify(folder)).out;
+    for (const zip of [zipOf(folder), zipOf(folder, { top: "evidence-export" })]) {
+      const { code, out } = await exportVerify(zip);
+      assert.equal(code, 0, out);
+      assert.equal(out, folderOut);
+    }
+  });
+
+  it("checks the archive the service gives for the job (GET /v1/jobs/{id}/archive)", async () => {
+    const zip = join(dir, "archive.zip");
+    writeFileSync(zip, new Uint8Array(await (await call("GET", `/v1/jobs/${jobId}/archive`)).arrayBuffer()));
+    assert.deepEqual(await exportVerify(zip), await exportVerify(folder));
+  });
+
+  it("fails a zip whose entry was altered, added or dropped with the folder's own FAIL line", async () => {
+    const changes = [
+      (t) => writeFileSync(join(t, "part-000002.json"), readFileSync(join(t, "part-000002.json"), "utf8").replace('"doc.', '"dox.')),
+      (t) => writeFileSync(join(t, "notes.txt"), "added later"),
+      (t) => unlinkSync(join(t, "part-000003.json")),
+    ];
+    for (const change of changes) {
+      const changed = copy(change);
+      const fromFolder = await exportVerify(changed);
+      assert.equal(fromFolder.code, 1, fromFolder.out);
+      assert.match(fromFolder.out, /^FAIL /);
+      assert.deepEqual(await exportVerify(zipOf(changed)), fromFolder);
+    }
+  });
+
+  it("fails a truncated, corrupted or escaping zip with one clear line, never a stack trace", async () => {
+    const good = readFileSync(zipOf(folder));
+    const cut = join(dir, "cut.zip");
+    writeFileSync(cut, good.subarray(0, good.length - 100));
+    // A flipped byte in the middle of a part's deflated data: its CRC-32 (or its deflate stream) gives it away.
+    const flipped = join(dir, "flipped.zip");
+    const bytes = Buffer.from(good);
+    const at = bytes.indexOf("part-000002.json") + 200;
+    bytes[at] ^= 0xff;
+    writeFileSync(flipped, bytes);
+    const cases = [
+      [cut, /^FAIL \S+cut\.zip: it is not a zip archive, or it is cut short \(no end-of-archive record\)\n$/],
+      [flipped, /^FAIL \S+flipped\.zip: its entry part-000002\.json is corrupt \(.+\)\n$/],
+      [zipOf(folder, { extra: { "../evil.json": new Uint8Array([1]) } }), /^FAIL \S+\.zip: its entry "\.\.\/evil\.json" points outside the archive \(an absolute or "\.\." path\): refused\n$/],
+      [zipOf(folder, { extra: { "/etc/evil.json": new Uint8Array([1]) } }), /^FAIL \S+\.zip: its entry "\/etc\/evil\.json" points outside the archive/],
+      [join(folder, "manifest.json"), /^FAIL \S+manifest\.json: it is not a zip archive/],
+    ];
+    for (const [zip, line] of cases) {
+      const { code, out } = await exportVerify(zip);
+      assert.equal(code, 1, out);
+      assert.match(out, line);
+    }
   });
 
   it("gives the same verdicts as the browser module in a Node without TypeScript", async () => {
