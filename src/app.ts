@@ -35,6 +35,7 @@ import { mountPortal } from "./routes/portal-pages";
 import { manageRoutes } from "./routes/console-manage";
 import { catalogRoutes } from "./routes/console-catalog";
 import { alertRoutes } from "./routes/console-alerts";
+import { investigateRoutes } from "./routes/console-investigate";
 import wellKnown from "./routes/well-known";
 
 const app = router();
@@ -86,7 +87,7 @@ app.route("/v1/catalog", catalogSettings);
 app.route("/v1/alerts", alerts);
 app.route("/v1/portal", portal);
 // The web console (HTML, not API operations): its pages call /v1 in-process as the signed-in key.
-mountConsole(app, manageRoutes, catalogRoutes, alertRoutes);
+mountConsole(app, manageRoutes, catalogRoutes, alertRoutes, investigateRoutes);
 // The customers' admin portal (HTML): its pages call /v1 in-process as the portal session.
 mountPortal(app);
 app.route("/v1/embed", embedTokens);

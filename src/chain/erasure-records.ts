@@ -89,6 +89,13 @@ export class ErasureRecords {
     return out;
   }
 
+  /** The erasures of one subject (by its SHA-256, as recorded), oldest first. */
+  ofSubject(by: ErasureBy, subjectSha256: string): ErasureRecord[] {
+    return this.sql
+      .exec("SELECT id, by, subject_sha256, organization, erased_at, count, signature FROM erasures WHERE by = ? AND subject_sha256 = ? ORDER BY id", by, subjectSha256)
+      .toArray() as unknown as ErasureRecord[];
+  }
+
   list(): ErasureRecord[] {
     return this.sql
       .exec("SELECT id, by, subject_sha256, organization, erased_at, count, signature FROM erasures ORDER BY id")

@@ -68,6 +68,35 @@ export async function scrubHotBatch(
   return scrubbed.results.length;
 }
 
+/** How an erasure record names its subject: a SHA-256, never the id or e-mail itself (GET /v1/actors/:id/erasures looks it up the same way). */
+export const erasureSubject = (by: ErasureBy, value: string) => sha256Hex(`${by}:${value}`);
+
+/** GET /v1/actors/:id/erasures: one erasure of the actor, as its record and its job say. */
+export interface ActorErasure {
+  erasure_id: number;
+  by: ErasureBy;
+  organization: string | null;
+  erased_at: string;
+  /** applying: its job is still scrubbing stored events (reads already leave the data out); applied: done. */
+  status: "applying" | "applied";
+  /** Events it anonymized, once applied. */
+  anonymized: number | null;
+}
+
+/** The erasures recorded for this id (or e-mail), oldest first; records keep only its SHA-256, so only the exact value finds them. */
+export async function actorErasures(records: ErasureRecords, by: ErasureBy, value: string): Promise<ActorErasure[]> {
+  const found = records.ofSubject(by, await erasureSubject(by, value));
+  const running = new Set(records.running.list().map((r) => r.erasure_id));
+  return found.map((r) => ({
+    erasure_id: r.id,
+    by: r.by,
+    organization: r.organization,
+    erased_at: r.erased_at,
+    status: running.has(r.id) ? "applying" : "applied",
+    anonymized: running.has(r.id) ? null : r.count,
+  }));
+}
+
 export type ErasureOutcome =
   /** Accepted: recorded, applied at read time from now on, and being applied to the stored rows by job `job_id`. */
   | { status: "applying"; erasure_id: number; job_id: string; running: RunningErasure }
@@ -120,7 +149,7 @@ export async function acceptErasure(env: Env, db: D1Database, records: ErasureRe
   const blocking = await holdsErasureWouldBreak(env, db, req, ctx.holds.active());
   if (blocking.length > 0) return { status: "held", holds: blocking.map((h) => h.id) };
   const erasedAt = new Date().toISOString();
-  const subject = await sha256Hex(`${req.by}:${req.value}`);
+  const subject = await erasureSubject(req.by, req.value);
   // No await from here on: the record, its staged event and the running entry are one storage transaction.
   const erasureId = records.begin(req.by, subject, req.organization, erasedAt);
   const outboxId = ctx.outbox.stage(erasedEvent(ctx.by, ctx.origin, req, erasureId, null), { open: "job" });

@@ -1,7 +1,7 @@
 import type { RateState } from "../lib/rate-window";
 import type { Head } from "../chain/chain-check";
 import { unpackEvents, type PackedEvents } from "../chain/ledger";
-import type { ErasureAnswer } from "../chain/erasure";
+import { actorErasures, type ActorErasure, type ErasureAnswer } from "../chain/erasure";
 import type { ErasureStepResult } from "../chain/erasure-steps";
 import type { AppendRequest, AppendResult } from "../chain/idempotent-appends";
 import type { AuditActor, AuditOrigin } from "../chain/self-audit";
@@ -9,7 +9,7 @@ import { eventJson } from "../model/event-shape";
 import type { ActionSeen, Activity, Bucket } from "../reads/rollups";
 import type { TrustedCompanions } from "../storage/companion-records";
 import { LedgerHistoryRpc } from "./ledger-history-rpc";
-import type { ErasureRequest } from "../chain/erasure-running";
+import type { ErasureBy, ErasureRequest } from "../chain/erasure-running";
 
 /**
  * The ledger's RPC facet for the chain itself: appends (plain, keyed and
@@ -60,6 +60,11 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
   /** DELETE /v1/actors/:id: answers at once; a job applies it (src/chain/erasure-coordinator.ts). */
   erase(req: Omit<ErasureRequest, "projectId">, by: AuditActor, origin: AuditOrigin): Promise<ErasureAnswer> {
     return this.erasing.accept(req, by, origin);
+  }
+
+  /** GET /v1/actors/:id/erasures: the erasures recorded for this id (or e-mail), oldest first. */
+  erasuresOf(by: ErasureBy, value: string): Promise<ActorErasure[]> {
+    return actorErasures(this.erasures, by, value);
   }
 
   /** One bounded step of an erasure's job; each holds the commit lock for one batch or one segment's switch. */

@@ -4,12 +4,13 @@ import { ApiError } from "../lib/errors";
 import { validate, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";
 import { startErasureJob } from "../jobs/erasure-job";
-import { actorParamSchema, erasureAcceptedSchema, erasureQuerySchema } from "../schemas/actors";
+import { actorErasuresSchema, actorParamSchema, erasureAcceptedSchema, erasureLookupQuerySchema, erasureQuerySchema } from "../schemas/actors";
 import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { requestContext } from "../middleware/ingest";
 
 const actors = router();
 const ADMIN = access("admin");
+const READ = access("read");
 
 documented(actors, createRoute({
   method: "delete", path: "/{id}", tags: ["Actors"], operationId: "eraseActor", summary: "Erase one actor's personal data",
@@ -56,5 +57,23 @@ actors.delete(
     return c.json({ data: { actor_id: id, by, organization, status: outcome.status, erasure_id: outcome.erasure_id, job_id: outcome.job_id } }, 202);
   },
 );
+
+documented(actors, createRoute({
+  method: "get", path: "/{id}/erasures", tags: ["Actors"], operationId: "listActorErasures", summary: "The erasures of one actor",
+  description:
+    "The erasures recorded for this actor id (`by=email`: this e-mail), oldest first; an empty list when there are none. " +
+    "Erased events no longer carry the id, so this is how a reader tells an erased actor from one that never had events. " +
+    "Erasure records keep only a SHA-256 of the id, so only the exact id (letter case included) finds them.",
+  security: READ.security,
+  request: { params: actorParamSchema, query: erasureLookupQuerySchema },
+  responses: { 200: json(actorErasuresSchema, "The actor's erasures"), ...errors(...AUTH_ERRORS, "VALIDATION_ERROR") },
+}));
+
+actors.get("/:id/erasures", READ.guard, validate("param", actorParamSchema), validate("query", erasureLookupQuerySchema), async (c) => {
+  const { id } = c.req.valid("param");
+  const { by } = c.req.valid("query");
+  const data = await ledgerOf(c.env, projectOf(c.get("credential"))).erasuresOf(by, id);
+  return c.json({ data }, 200);
+});
 
 export default actors;

@@ -29,3 +29,25 @@ export const erasureAcceptedSchema = z
     }),
   })
   .meta({ id: "ErasureResponse" });
+
+/** GET /v1/actors/:id/erasures: by names what the path is, as for the erasure itself. */
+export const erasureLookupQuerySchema = erasureQuerySchema.pick({ by: true });
+
+export const actorErasuresSchema = z
+  .object({
+    data: z.array(
+      z
+        .object({
+          erasure_id: z.int().meta({ description: "The ledger's erasure record (also in the witness.actor.erased event, as its target of type erasure)" }),
+          by: z.enum(["id", "email"]),
+          organization: z.string().nullable().meta({ description: "Set when the erasure covered only this organization's events" }),
+          erased_at: z.string().meta({ description: "When it was accepted: the anonymized_at of the events it scrubbed" }),
+          status: z.enum(["applying", "applied"]).meta({
+            description: "applying: its job is still scrubbing the stored events (every read already leaves the personal data out); applied: done",
+          }),
+          anonymized: z.int().nullable().meta({ description: "Events it anonymized; null while applying" }),
+        })
+        .meta({ id: "ActorErasure" }),
+    ),
+  })
+  .meta({ id: "ActorErasuresResponse" });

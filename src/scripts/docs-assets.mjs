@@ -50,5 +50,7 @@ const bundled = await build({
 let changed = 0;
 for (const file of bundled.outputFiles) changed += writeIfChanged(file.path, file.contents) ? 1 : 0;
 changed += writeIfChanged(join(consoleTarget, "console.css"), readFileSync(join(consoleSource, "console.css"))) ? 1 : 0;
+// The investigation pages' own rules (actor, organization, target), kept beside their components.
+changed += writeIfChanged(join(consoleTarget, "investigate.css"), readFileSync(join(root, "src", "pages", "console", "investigate", "investigate.css"))) ? 1 : 0;
 changed += writeIfChanged(join(consoleTarget, "uplot.min.css"), readFileSync(join(root, "node_modules", "uplot", "dist", "uPlot.min.css"))) ? 1 : 0;
 if (changed > 0) console.log(`console assets: ${changed} file(s) -> src/docs-assets/console/assets/`);
