@@ -70,6 +70,9 @@ describe("bad input: a clear message and a non-zero exit, before touching any da
     ["projects-retention.mjs", ["p", "--url"], /--url needs a value/],
     ["projects-retention.mjs", ["p", "--url", "ftp://x"], /not an http\(s\) address/],
     ["projects-retention.mjs", ["p", "--remote"], /--remote needs --url/],
+    ["projects-limits.mjs", [], /usage: npm run projects:limits/],
+    ["projects-limits.mjs", ["p", "500"], /from 1,200 \(the spec's 1,200 requests a minute of one key\)/],
+    ["projects-limits.mjs", ["p", "fast"], /whole number/],
   ];
   for (const [script, args, message] of cases) {
     it(`${script} ${args.join(" ") || "(no arguments)"}`, () => {
@@ -193,6 +196,21 @@ describe("keys against a local database", () => {
     });
     assert.equal(res.code, 0, res.err);
     assert.match(res.out, /Created key \w{12} \(scopes: admin/);
+  });
+
+  it("limits shows and sets a project's ingest budget in events per minute, and goes back to the default", () => {
+    assert.equal(run(root, "keys-create.mjs", ["limits-test"]).code, 0);
+    const shown = run(root, "projects-limits.mjs", ["limits-test"]);
+    assert.equal(shown.code, 0, shown.err);
+    assert.match(shown.out, /^Project limits-test may ingest 600,000 events per minute \(the default\)\.$/m);
+    const set = run(root, "projects-limits.mjs", ["limits-test", "5000"]);
+    assert.match(set.out, /^Project limits-test may ingest 5,000 events per minute; its ledger applies it within a minute\.$/m);
+    const db = new DatabaseSync(controlDb());
+    assert.equal(db.prepare("SELECT ingest_events_per_minute AS v FROM projects WHERE id = 'limits-test'").get().v, 5000);
+    assert.match(run(root, "projects-limits.mjs", ["limits-test", "default"]).out, /600,000 events per minute \(the default\)/);
+    assert.equal(db.prepare("SELECT ingest_events_per_minute AS v FROM projects WHERE id = 'limits-test'").get().v, null);
+    db.close();
+    assert.match(run(root, "projects-limits.mjs", ["no-such-project"]).err, /no project no-such-project/);
   });
 
   it("tiering off says archived events stay archived and that nothing brings them back", () => {
