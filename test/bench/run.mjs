@@ -75,6 +75,9 @@ try {
   }
   // Tiers a project of its own (BENCH_ARCHIVE_EVENTS, 1M by default, most of it archived).
   if (want("archive")) await metered("archive", async () => (await import("./archive.bench.mjs")).default(ctx));
+  // What an event costs over its life (issue 38): a project of its own (BENCH_COST_EVENTS, 20,000 by default)
+  // ingested, archived and purged; it resets the meter before each phase and reports it itself.
+  if (want("cost")) await (await import("./cost.bench.mjs")).default(ctx);
   // `load` only loads the jobs bench's project (hours at 10M, resumable), for the jobs and history benches to reuse.
   if (want("load")) {
     const { prepareJobsProject } = await import("./jobs-load.mjs");

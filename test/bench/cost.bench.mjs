@@ -1,0 +1,343 @@
+// Issue 38 item 1: what one event costs over its life, in billed rows and in dollars.
+// BENCH_COST_EVENTS (default 20,000) events in a fresh project of their own, then three phases, each
+// between a reset of the service's meter and a read of its totals (GET /__meter: rows since the reset,
+// the Worker's and the Durable Objects', which share one isolate under wrangler dev):
+//   ingest   the events through the batch endpoint (100 a request);
+//   archive  hot window 0 days, the daily cron wakes the ledger, its alarms seal every event into R2;
+//   purge    a retention rule `*` kept 1 day (every event happened days ago: retention goes by
+//            occurred_at), the daily cron wakes the ledger, which retires the archived segments.
+// The cron does housekeeping of its own on every run; a run with nothing due for the project, taken
+// just before the phase (same data), is subtracted from archive and purge, and printed.
+// Then the monthly bill per million events a month at Cloudflare's published prices (model below).
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { quote, sql } from "../../src/scripts/lib.mjs";
+import { d1FileOf, d1Pages, growth, runCron } from "./archive-helpers.mjs";
+import { apiCall, batchLoad, createKey, fmt, reportMeter, resetMeter, sampleEvent } from "./lib.mjs";
+
+/**
+ * Published prices, USD, Workers Paid, past the included monthly amounts (left out: this is the
+ * marginal cost of a million events, not a bill with its allowance):
+ *   D1                       developers.cloudflare.com/d1/platform/pricing
+ *   Durable Objects (SQLite) developers.cloudflare.com/durable-objects/platform/pricing
+ *   R2 (Standard)            developers.cloudflare.com/r2/pricing
+ * Requests and CPU time (Workers, Durable Objects) are left out too: a batch of 100 events is one request.
+ */
+const PRICE = {
+  d1Written: 1.0 / 1e6,
+  d1Read: 0.001 / 1e6,
+  d1GbMonth: 0.75,
+  doWritten: 1.0 / 1e6,
+  doRead: 0.001 / 1e6,
+  doGbMonth: 0.2,
+  r2GbMonth: 0.015,
+  r2ClassA: 4.5 / 1e6,
+  r2ClassB: 0.36 / 1e6,
+};
+const GB = 1e9;
+
+/** Issue 38's Why: 17 D1 rows over an event's life, ~$19 per million events a month with a year kept. */
+const ISSUE = { ingest: 11, archive: 5, purge: 1, life: 17, dollars: 19 };
+
+/** Archiving or purging that moves nothing for this long has stalled: see the service's log. */
+const STALL_MS = 120_000;
+
+/**
+ * sampleEvent (an actor, an organization, metadata, one target) with a second target on every other
+ * event (1.5 on average), as real events vary; BENCH_COST_TARGETS=1 keeps one, as issue 38's figures assume.
+ */
+function costEvent(i) {
+  const event = sampleEvent(i);
+  if (process.env.BENCH_COST_TARGETS !== "1" && i % 2 === 1) event.targets.push({ type: "folder", id: `folder_${i % 500}`, name: "Finance" });
+  return event;
+}
+
+async function meterRows(url) {
+  const res = await fetch(`${url}/__meter`, { headers: { "CF-Connecting-IP": "127.0.0.20" } });
+  if (res.status !== 200) throw new Error(`GET /__meter answered ${res.status}: ${await res.text()}`);
+  return (await res.json()).data.rows;
+}
+
+/** The meter's totals once they stopped moving for `quietMs` (alarms and outbox work finish after the answers). */
+async function settledRows(url, quietMs = 4000) {
+  let last = JSON.stringify(await meterRows(url));
+  let since = performance.now();
+  while (performance.now() - since < quietMs) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = JSON.stringify(await meterRows(url));
+    if (now !== last) [last, since] = [now, performance.now()];
+  }
+  return JSON.parse(last);
+}
+
+const minus = (a, b) => ({ d1Read: a.d1Read - b.d1Read, d1Written: a.d1Written - b.d1Written, doRead: a.doRead - b.doRead, doWritten: a.doWritten - b.doWritten });
+const plus = (a, b) => ({ d1Read: a.d1Read + b.d1Read, d1Written: a.d1Written + b.d1Written, doRead: a.doRead + b.doRead, doWritten: a.doWritten + b.doWritten });
+
+/** One number from the project's local D1 file, read-only beside the running service. */
+function localGet(persistDir, file, query, ...params) {
+  const db = new DatabaseSync(join(persistDir, "v3", "d1", "miniflare-D1DatabaseObject", file), { readOnly: true });
+  try {
+    return db.prepare(query).get(...params);
+  } finally {
+    db.close();
+  }
+}
+
+/** Bytes a directory's SQLite files hold in pages (dbstat), or their size on disk where dbstat cannot be read. */
+function sqliteBytes(dir) {
+  let bytes = 0;
+  let files = 0;
+  let entries = [];
+  try {
+    entries = readdirSync(dir, { recursive: true }).filter((f) => f.endsWith(".sqlite") && !f.endsWith("metadata.sqlite"));
+  } catch {
+    return { bytes, files };
+  }
+  for (const f of entries) {
+    const path = join(dir, f);
+    files++;
+    try {
+      const db = new DatabaseSync(path, { readOnly: true });
+      try {
+        bytes += db.prepare("SELECT coalesce(sum(pgsize), 0) AS b FROM dbstat").get().b;
+      } finally {
+        db.close();
+      }
+    } catch {
+      for (const part of [path, `${path}-wal`]) {
+        try {
+          bytes += statSync(part).size;
+        } catch {}
+      }
+    }
+  }
+  return { bytes, files };
+}
+
+/** The Durable Objects' SQLite (the ledgers' own storage among them), in pages. */
+const doBytes = (persistDir) => sqliteBytes(join(persistDir, "v3", "do")).bytes;
+
+/** Objects and bytes in local R2, every bucket (miniflare keeps each bucket's index in a SQLite file). */
+function r2Objects(persistDir) {
+  const dir = join(persistDir, "v3", "r2", "miniflare-R2BucketObject");
+  const out = { objects: 0, bytes: 0 };
+  let files = [];
+  try {
+    files = readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
+  } catch {
+    return out;
+  }
+  for (const f of files) {
+    const db = new DatabaseSync(join(dir, f), { readOnly: true });
+    try {
+      if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = '_mf_objects'").get()) continue;
+      const row = db.prepare("SELECT count(*) AS n, coalesce(sum(size), 0) AS b FROM _mf_objects").get();
+      out.objects += row.n;
+      out.bytes += row.b;
+    } finally {
+      db.close();
+    }
+  }
+  return out;
+}
+
+/** Polls `value()` until `done(v)`; throws when it stops moving for STALL_MS. */
+async function until(value, done, label) {
+  let last = value();
+  let moved = performance.now();
+  while (!done(last)) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = value();
+    if (JSON.stringify(now) !== JSON.stringify(last)) [last, moved] = [now, performance.now()];
+    else if (performance.now() - moved > STALL_MS) throw new Error(`${label} stalled at ${JSON.stringify(now)} for ${STALL_MS / 1000} s: see the service's log`);
+  }
+  return last;
+}
+
+/** A run of the daily cron with nothing due for the project: what every run costs anyway, to subtract. */
+async function cronAlone(url) {
+  await resetMeter(url);
+  await runCron(url);
+  return settledRows(url);
+}
+
+/** The worker was reloaded (wrangler dev rebuilds when a source file changes): its meter's totals started again from 0. */
+class Reloaded extends Error {}
+
+/**
+ * Up to BENCH_COST_TRIES (3) runs, each with a project of its own, until one runs through without a
+ * reload of the worker: a reload starts the meter's totals again, so a phase it cut through would count
+ * only its tail. Seen by the runtime's process id (wrangler dev starts a new one on each reload) and by
+ * a floor no phase can be under (each writes at least one D1 row per event: its row, its id index entry,
+ * its id index entry's deletion).
+ */
+export default async function costBench(ctx) {
+  const tries = Number(process.env.BENCH_COST_TRIES ?? 3);
+  for (let attempt = 1; ; attempt++) {
+    const runtime = ctx.processes().runtime;
+    try {
+      return await measure(ctx, runtime);
+    } catch (error) {
+      // A reload also cuts off the requests in flight (socket hang up): those count as a reload too.
+      const reloaded = error instanceof Reloaded || ctx.processes().runtime !== runtime;
+      if (!reloaded || attempt >= tries) throw error;
+      console.log(`\ncost: ${error instanceof Reloaded ? error.message : `the worker was reloaded (${error.message})`}; measuring again with a new project (${attempt + 1} of ${tries})`);
+      // The new runtime answers once its reload is done.
+      await new Promise((r) => setTimeout(r, 5000));
+    }
+  }
+}
+
+async function measure({ url, persistDir, report, processes }, runtime) {
+  const n = Number(process.env.BENCH_COST_EVENTS ?? 20_000);
+  const check = (phase, rows) => {
+    const now = processes().runtime;
+    if (now !== runtime) throw new Reloaded(`the worker was reloaded during ${phase} (runtime ${runtime} -> ${now}: a source file changed)`);
+    if (rows && rows.d1Written < n) throw new Reloaded(`${phase} counted ${rows.d1Written} D1 rows written for ${n} events: the meter started again part-way (a reload)`);
+  };
+  // A fresh project each run, so a kept BENCH_DATA measures the same thing again.
+  const projectId = `bench-cost-${Date.now().toString(36)}`;
+  const key = createKey(persistDir, projectId);
+  const setHotDays = (days) => sql(`UPDATE projects SET hot_days = ${days === null ? "NULL" : days} WHERE id = ${quote(projectId)}`, { persistTo: persistDir });
+  setHotDays(null);
+  // The ledger's first wake sets it up, and the cron records the new key in the chain (witness.key.created):
+  // both before the meter counts anything.
+  await runCron(url);
+  await settledRows(url);
+
+  // 1. Ingest.
+  const d1Before = d1Pages(persistDir);
+  const doBefore = doBytes(persistDir);
+  const r2Before = r2Objects(persistDir);
+  await resetMeter(url);
+  const load = await batchLoad({ url, key, total: n, makeEvent: costEvent });
+  const ingest = await settledRows(url);
+  check("ingest", ingest);
+  await reportMeter(url, "cost: ingest");
+  const file = d1FileOf(persistDir, projectId);
+  const d1Ingested = d1Pages(persistDir);
+  const doIngested = doBytes(persistDir);
+  const r2Ingested = r2Objects(persistDir);
+  const hotBench = () => localGet(persistDir, file, "SELECT count(*) AS n FROM events WHERE project_id = ? AND action NOT LIKE 'witness.%'", projectId).n;
+  const archivedAll = () => localGet(persistDir, file, "SELECT coalesce(sum(count), 0) AS n FROM archive_segments WHERE project_id = ?", projectId).n;
+  if (hotBench() !== n) throw new Error(`${projectId}: ${hotBench()} events hot after the load, expected ${n}`);
+
+  // 2. Archive: hot window 0 days; the cron wakes the ledger, its alarms seal everything received before now.
+  const cronBeforeArchive = await cronAlone(url);
+  check("a cron run with nothing due");
+  await resetMeter(url);
+  setHotDays(0);
+  await runCron(url);
+  await until(hotBench, (h) => h === 0, `${projectId}: archiving`);
+  const archiveGross = await settledRows(url);
+  setHotDays(null);
+  check("archiving", archiveGross);
+  await reportMeter(url, "cost: archive");
+  const archive = minus(archiveGross, cronBeforeArchive);
+  const seg = localGet(
+    persistDir,
+    file,
+    "SELECT count(*) AS segments, coalesce(sum(count), 0) AS events, coalesce(sum(bytes), 0) AS bytes, coalesce(sum(csv_bytes), 0) AS csv, coalesce(sum(json_bytes), 0) AS json FROM archive_segments WHERE project_id = ?",
+    projectId,
+  );
+  const d1Archived = d1Pages(persistDir);
+  const doArchived = doBytes(persistDir);
+  const r2Archived = r2Objects(persistDir);
+
+  // 3. Purge: a plan that keeps every event one day; all of them happened before yesterday (sampleEvent's
+  // occurred_at lies within the year before 2026-11-15): retention goes by occurred_at (src/chain/retention.ts,
+  // retention-archive.ts), so nothing needs backdating. The cron's share is taken before the plan exists (once
+  // it does, every cron run purges). The plan's change is itself an event (witness.retention.changed, kept
+  // hot), made before the meter resets: no purge work.
+  const cronBeforePurge = await cronAlone(url);
+  check("a cron run with nothing due");
+  await apiCall(url, key, "PUT", "/v1/retention", { rules: [{ pattern: "*", days: 1 }] });
+  await settledRows(url);
+  await resetMeter(url);
+  await runCron(url);
+  await until(archivedAll, (a) => a <= seg.events - n, `${projectId}: purging`);
+  const purgeGross = await settledRows(url);
+  check("the purge", purgeGross);
+  await reportMeter(url, "cost: purge");
+  const purge = minus(purgeGross, cronBeforePurge);
+  const d1Purged = d1Pages(persistDir);
+  const doPurged = doBytes(persistDir);
+  const r2Purged = r2Objects(persistDir);
+  if (hotBench() !== 0) throw new Error(`${projectId}: ${hotBench()} events hot after the purge`);
+
+  printFigures({
+    n, projectId, report, load, seg,
+    rows: { ingest, archive, purge },
+    cron: { archive: cronBeforeArchive, purge: cronBeforePurge },
+    d1: { hot: growth(d1Before, d1Ingested, file).total, archived: growth(d1Before, d1Archived, file).total, purged: growth(d1Before, d1Purged, file).total },
+    dob: { hot: doIngested - doBefore, archived: doArchived - doBefore, purged: doPurged - doBefore },
+    r2: { ingest: diffR2(r2Before, r2Ingested), archive: diffR2(r2Ingested, r2Archived), purge: diffR2(r2Archived, r2Purged) },
+  });
+}
+
+const diffR2 = (a, b) => ({ objects: b.objects - a.objects, bytes: b.bytes - a.bytes });
+
+/**
+ * The model, steady state: every month 1M events are ingested; each is hot (in D1) for its first month
+ * (the default window, 30 days), then archived (R2, with what D1 keeps of it: its id index entry, its
+ * share of a segment's row and summary) for 11 months, then purged: kept a year. Rows written and read
+ * are paid once per event over its life, so a month's bill pays one life's rows for 1M events. Storage
+ * at steady state holds 1M hot events and 11M archived ones in D1 and R2. The ledger's own SQLite (the
+ * transparency log's tiles and rollups) keeps what ingest added after a purge: counted for 12 months
+ * here, it keeps growing past a year. R2 gets no object at ingest (the log's R2 tiles are copies made
+ * when read). R2 Class A: one put per object created while archiving (a lower bound: overwrites are not
+ * seen; the purge's rewrite of the one segment that holds a kept witness.* event is left out); Class B
+ * (a segment read per purge step) is left out, as are requests and CPU.
+ */
+function printFigures({ n, projectId, report, load, seg, rows, cron, d1, dob, r2 }) {
+  const per = (v) => v / n;
+  const f2 = (v) => per(v).toFixed(2);
+  const life = plus(plus(rows.ingest, rows.archive), rows.purge);
+  const line = (label, r, objects, issue) => [
+    label,
+    `D1 written ${f2(r.d1Written).padStart(6)}   DO written ${f2(r.doWritten).padStart(6)}   read D1 ${f2(r.d1Read).padStart(7)}, DO ${f2(r.doRead).padStart(6)}   R2 objects ${(objects / n).toFixed(4)}${issue === undefined ? "" : `   (issue: ${issue} D1 rows)`}`,
+  ];
+  const targets = process.env.BENCH_COST_TARGETS === "1" ? "1 target each" : "1.5 targets each on average";
+  report(`Rows per event over its life (${n.toLocaleString("en-US")} events of ${projectId}, ${targets}, 100 a request; ${fmt.rate(load.perSecond, "events/s")})`, [
+    line("ingest", rows.ingest, r2.ingest.objects, ISSUE.ingest),
+    line("archive (net of a cron run)", rows.archive, r2.archive.objects, ISSUE.archive),
+    line("purge of archived events (net of a cron run)", rows.purge, 0, ISSUE.purge),
+    line("life", life, r2.ingest.objects + r2.archive.objects, ISSUE.life),
+    ["", ""],
+    ["a cron run with nothing due, subtracted above", `before archiving: D1 written ${cron.archive.d1Written}, DO written ${cron.archive.doWritten}, read ${cron.archive.d1Read + cron.archive.doRead}; before the purge: D1 written ${cron.purge.d1Written}, DO written ${cron.purge.doWritten}, read ${cron.purge.d1Read + cron.purge.doRead} (rows, not per event)`],
+    ["rows read", "a lower bound: D1's first() and raw() answer no meta, so their reads are not counted (the archive's and the purge's row reads are raw())"],
+    ["purge", `R2 objects deleted: ${-r2.purge.objects} (deletes are free)`],
+  ]);
+
+  const kb = (v) => `${Math.round(per(v)).toLocaleString("en-US")} bytes/event`;
+  const archivedR2 = seg.bytes + seg.csv + seg.json;
+  report(`Bytes per event`, [
+    ["D1, hot (dbstat growth of the shard at ingest)", kb(d1.hot)],
+    ["D1, once archived (what stays: id index, segment rows, summaries)", kb(d1.archived)],
+    ["D1, once purged (growth since before the load)", kb(d1.purged)],
+    ["Durable Object SQLite, after ingest / archive / purge", `${kb(dob.hot)} / ${kb(dob.archived)} / ${kb(dob.purged)}`],
+    ["R2, at ingest (the log's tiles live in the ledger's SQLite; R2 copies are made when read)", kb(r2.ingest.bytes)],
+    [`R2, archived (${seg.segments} segments: gzip JSON lines ${kb(seg.bytes)}, CSV + JSON companions ${kb(seg.csv + seg.json)})`, kb(archivedR2)],
+    ["R2, all buckets, growth while archiving", kb(r2.archive.bytes)],
+  ]);
+
+  const M = 1e6;
+  const cost = {
+    "D1 rows written": per(life.d1Written) * M * PRICE.d1Written,
+    "D1 rows read": per(life.d1Read) * M * PRICE.d1Read,
+    "Durable Object rows written": per(life.doWritten) * M * PRICE.doWritten,
+    "Durable Object rows read": per(life.doRead) * M * PRICE.doRead,
+    "D1 storage (1M hot + 11M archived events)": ((per(d1.hot) * M + per(Math.max(0, d1.archived)) * 11 * M) / GB) * PRICE.d1GbMonth,
+    "Durable Object storage (12M events)": ((Math.max(0, per(dob.hot)) * 12 * M) / GB) * PRICE.doGbMonth,
+    "R2 storage (11M archived events)": ((per(r2.ingest.bytes) * 12 * M + per(r2.archive.bytes) * 11 * M) / GB) * PRICE.r2GbMonth,
+    "R2 Class A (objects created)": per(r2.ingest.objects + r2.archive.objects) * M * PRICE.r2ClassA,
+  };
+  const total = Object.values(cost).reduce((s, v) => s + v, 0);
+  const usd = (v) => `$${v < 0.01 ? v.toFixed(4) : v.toFixed(2)}`;
+  report(`Monthly cost per million events a month, kept a year (steady state; Cloudflare's published prices, allowances left out)`, [
+    ...Object.entries(cost).map(([k, v]) => [k, `${usd(v).padStart(8)}  (${fmt.pct(v / total)})`]),
+    ["total", `${usd(total).padStart(8)}   issue 38's Why: ${ISSUE.life} D1 rows, ~$${ISSUE.dollars}/M (88% of it rows written); AWS CloudTrail Lake ~$0.75/M, Datadog ~$1.80/M`],
+    ["prices", "developers.cloudflare.com/d1/platform/pricing, /durable-objects/platform/pricing, /r2/pricing"],
+  ]);
+}
