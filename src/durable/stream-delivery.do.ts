@@ -276,6 +276,7 @@ export class StreamDelivery extends DurableObject<Env> {
         url: row.url,
         credential: await openCredential(this.env, row.id, row.credential),
         host: this.env.LOG_ORIGIN_HOST || "witness",
+        encoding: row.encoding,
       },
       filter: JSON.parse(row.filter) as StreamFilter,
       format: row.format ?? "json",

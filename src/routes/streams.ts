@@ -10,6 +10,7 @@ import { toIssues, validationError } from "../lib/validate";
 import { access, auditActor, projectOf } from "../middleware/credential";
 import { streamCreatedSchema, streamDetailResponseSchema, streamListSchema } from "../schemas/responses";
 import { createStreamSchema, replayStreamSchema } from "../schemas/streams";
+import { effectiveEncoding } from "../streams/batch";
 import { newWebhookSecret } from "../streams/formats";
 import { s3Credential, s3Public, s3Url } from "../streams/object-storage";
 import { openCredential, sealCredential } from "../streams/secrets";
@@ -41,8 +42,11 @@ const noContent = (description: string) => ({ description, headers: json(z.null(
  * A stream as the API shows it; an s3 stream's settings less the secret key, part of them
  * read from its sealed credential (when STREAM_SECRETS_KEY changed, shown without them, not a 500).
  */
-async function summary(env: Env, row: Pick<StreamRow, "id" | "type" | "url" | "status" | "filter" | "format" | "created_at" | "credential">) {
-  const base = { id: row.id, type: row.type, url: row.url, status: row.status, filter: JSON.parse(row.filter), format: row.format ?? "json", created_at: row.created_at };
+async function summary(env: Env, row: Pick<StreamRow, "id" | "type" | "url" | "status" | "filter" | "format" | "encoding" | "created_at" | "credential">) {
+  const base = {
+    id: row.id, type: row.type, url: row.url, status: row.status, filter: JSON.parse(row.filter), format: row.format ?? "json",
+    encoding: effectiveEncoding(row.type, row.encoding), created_at: row.created_at,
+  };
   if (row.type !== "s3") return base;
   const credential = await openCredential(env, row.id, row.credential).catch(() => null);
   return { ...base, s3: s3Public(row.url, credential) };
@@ -99,6 +103,7 @@ streams.post("/", ADMIN.guard, async (c) => {
     status: "active" as const,
     filter: JSON.stringify(input.filter ?? {}),
     format: input.format ?? null,
+    encoding: input.encoding ?? null,
     created_at: new Date().toISOString(),
   };
   const credential = await sealCredential(c.env, id, secret);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ERROR_STATUS, type ErrorCode } from "../lib/errors";
 import { eventInputSchema } from "./event";
-import { s3SettingsViewSchema, streamFilterSchema } from "./streams";
+import { s3SettingsViewSchema, streamEncodingViewSchema, streamFilterSchema } from "./streams";
 
 /**
  * Response bodies, for the OpenAPI document (and through it the typed client
@@ -241,6 +241,7 @@ export const streamSchema = z
     status: streamStatusSchema,
     filter: streamFilterSchema,
     format: z.enum(["json", "ocsf"]).meta({ description: "What each event is written as" }),
+    encoding: streamEncodingViewSchema,
     created_at: z.string(),
   })
   .meta({ id: "Stream", description: "A log stream. Its credential (webhook secret, Splunk or Datadog token, S3 secret key) is never shown here." });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ENCODINGS, STREAM_ENCODINGS } from "../streams/batch";
 
 const ACTION_PATTERN = /^(\*|[^*]{1,255}|[^*]{1,254}\*)$/;
 
@@ -49,7 +50,7 @@ export const s3SettingsSchema = z
       .max(512, "prefix is at most 512 characters")
       .regex(KEY_PREFIX, "prefix uses letters, digits and . _ = - / only, with no leading /, no // and no . or .. segment (like witness/ or logs-)")
       .optional()
-      .meta({ description: "Put before every key; objects are <prefix><project id>/<first seq>-<last seq>.ndjson.gz" }),
+      .meta({ description: "Put before every key; objects are <prefix><project id>/<first seq>-<last seq>.ndjson.gz (.parquet with encoding parquet)" }),
     access_key_id: z.string("access_key_id must be a string").regex(/^[A-Za-z0-9._+=-]{1,128}$/, "access_key_id is 1 to 128 letters, digits or . _ + = -"),
     secret_access_key: z
       .string("secret_access_key must be a string")
@@ -60,11 +61,11 @@ export const s3SettingsSchema = z
       .optional()
       .meta({
         description:
-          "date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz, the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none",
+          "date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz (.parquet), the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none",
       }),
   })
   .strict()
-  .meta({ id: "S3Destination", description: "S3-compatible object storage (S3, R2, GCS XML API): one gzip NDJSON object per batch, signed with SigV4." });
+  .meta({ id: "S3Destination", description: "S3-compatible object storage (S3, R2, GCS XML API): one object per batch (gzip NDJSON, or Parquet with encoding parquet), signed with SigV4." });
 
 /** What the API shows of an s3 stream's settings: all but the secret key. */
 export const s3SettingsViewSchema = s3SettingsSchema
@@ -93,9 +94,27 @@ export const createStreamSchema = z
     format: z.enum(["json", "ocsf"], "format is json or ocsf").optional().meta({
       description: "json (default): each event in the API's event shape. ocsf: each event as an OCSF 1.3.0 event (API Activity, or the class its action's catalog schema names)",
     }),
+    encoding: z.enum(STREAM_ENCODINGS, "encoding is json, ndjson or parquet").optional().meta({
+      description:
+        "How a batch's events are put in the body. webhook: json (default), the signed envelope {type, timestamp, project_id, events}; ndjson, one event a line " +
+        "(application/x-ndjson), signed the same. s3: ndjson (default), a gzip NDJSON object; parquet, one Parquet file (<first seq>-<last seq>.parquet) " +
+        "of OCSF columns, for AWS Security Lake custom sources: needs format ocsf. splunk and datadog: none",
+    }),
   })
   .strict()
   .superRefine((s, ctx) => {
+    if (s.encoding !== undefined) {
+      const allowed = ENCODINGS[s.type];
+      const problem =
+        allowed.length === 0
+          ? `a ${s.type} stream has one wire format; send no encoding`
+          : !allowed.includes(s.encoding)
+            ? `a ${s.type} stream's encoding is ${allowed.join(" or ")}`
+            : s.encoding === "parquet" && s.format !== "ocsf"
+              ? "parquet files have OCSF columns: encoding parquet needs format ocsf"
+              : null;
+      if (problem) ctx.addIssue({ code: "custom", path: ["encoding"], message: problem });
+    }
     if (s.type === "s3") {
       if (!s.s3) ctx.addIssue({ code: "custom", path: ["s3"], message: "an s3 stream needs s3: endpoint, bucket, region, access_key_id, secret_access_key (prefix optional)" });
       if (s.url !== undefined) ctx.addIssue({ code: "custom", path: ["url"], message: "an s3 stream writes to s3.endpoint and s3.bucket; send no url" });
@@ -107,6 +126,12 @@ export const createStreamSchema = z
     if (s.type !== "webhook" && !s.token) ctx.addIssue({ code: "custom", path: ["token"], message: `a ${s.type} stream needs its token` });
     if (s.type === "webhook" && s.token) ctx.addIssue({ code: "custom", path: ["token"], message: "webhooks are signed with a secret generated for them; send no token" });
   });
+
+/** A stream's encoding as the API shows it: the stored one or its type's default (batch.ts, effectiveEncoding). */
+export const streamEncodingViewSchema = z
+  .enum(STREAM_ENCODINGS)
+  .nullable()
+  .meta({ description: "How each batch's events are put in the body: webhook json or ndjson, s3 ndjson or parquet; null for splunk and datadog, which have one wire format" });
 
 export const replayStreamSchema = z
   .object({ from_seq: z.number("from_seq must be a number").int("from_seq must be a whole number").min(1, "from_seq is at least 1") })

@@ -5,7 +5,7 @@ import { eventJson, PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "
 import { scrubArchived, scrubByColumn } from "../model/pending-erasures";
 import { archivedRows } from "../storage/archive-segments";
 import { eventsDb } from "../storage/shards";
-import { BATCH_LIMITS, entryBytes } from "./formats";
+import { BATCH_LIMITS, entryBytes, requestOverhead } from "./formats";
 import { matchesFilter, type StreamFilter } from "./store";
 import type { BatchEvent, Destination } from "./batch";
 
@@ -68,7 +68,7 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
   const events: BatchEvent[] = [];
   let expected = cursor + 1;
   let to = cursor;
-  let bytes = 0;
+  let bytes = requestOverhead(config.dest);
   for (const row of rows) {
     const matches = matchesFilter(config.filter, row.action, row.organization);
     if (!retry && matches) {

@@ -4,7 +4,7 @@
  */
 import { base64Decode, base64Encode, gzip } from "./encoding";
 import { objectPut } from "./object-storage";
-import type { BatchEvent, Destination, OutgoingRequest, StreamType } from "./batch";
+import { effectiveEncoding, type BatchEvent, type Destination, type OutgoingRequest, type StreamType } from "./batch";
 
 /** Per type: at most this many events and (uncompressed) bytes per request. */
 export const BATCH_LIMITS: Record<StreamType, { events: number; bytes: number }> = {
@@ -17,9 +17,29 @@ export const BATCH_LIMITS: Record<StreamType, { events: number; bytes: number }>
   s3: { events: 2000, bytes: 5_000_000 },
 };
 
-/** Bytes the entry of one event adds to a request, for batch sizing. */
+/**
+ * Bytes the entry of one event adds to a request, for batch sizing. webhook
+ * and s3: the event and a separator, whatever the encoding: exactly an NDJSON
+ * line, or an event and its comma in the json envelope. A Parquet row holds
+ * the same values without their keys (a string's 4-byte length in place of
+ * its quotes and key), before compression: its JSON bounds its share.
+ */
 export function entryBytes(type: StreamType, event: BatchEvent, projectId: string): number {
   return new TextEncoder().encode(event.json).length + (type === "webhook" || type === "s3" ? 1 : 160 + projectId.length);
+}
+
+/** The longest occurred_at an event keeps: toISOString's, six-digit years included (src/model/cursor.ts). */
+const MAX_TIMESTAMP = "+275760-09-13T00:00:00.000Z".length;
+/** What a Parquet file holds besides its rows: magic, schema, and per column chunk its offsets and statistics (min/max cut at 16 bytes). */
+const PARQUET_FOOTER = 32 * 1024;
+
+/** Bytes a request carries whatever its events: the webhook envelope, a Parquet file's footer. Batches count them in. */
+export function requestOverhead(dest: Pick<Destination, "type" | "projectId" | "encoding">): number {
+  const encoding = effectiveEncoding(dest.type, dest.encoding);
+  if (dest.type === "webhook" && encoding === "json") {
+    return `{"type":"witness.events","timestamp":"","project_id":${JSON.stringify(dest.projectId)},"events":[]}`.length + MAX_TIMESTAMP;
+  }
+  return encoding === "parquet" ? PARQUET_FOOTER : 0;
 }
 
 export function webhookId(streamId: string, events: BatchEvent[]): string {
@@ -35,17 +55,25 @@ export async function buildRequest(dest: Destination, events: BatchEvent[], rang
 async function postBody(dest: Destination, events: BatchEvent[], now: number): Promise<{ headers: Record<string, string>; body: BodyInit }> {
   switch (dest.type) {
     case "webhook": {
-      // Standard Webhooks' payload timestamp: when the event occurred, not when it is sent, so
-      // every attempt of a batch carries the same body: the newest occurred_at in it.
-      const timestamp = events.reduce((a, e) => (Date.parse(e.occurredAt) > Date.parse(a) ? e.occurredAt : a), events[0].occurredAt);
-      const body =
-        `{"type":"witness.events","timestamp":${JSON.stringify(timestamp)},"project_id":${JSON.stringify(dest.projectId)},` +
-        `"events":[${events.map((e) => e.json).join(",")}]}`;
+      const ndjson = effectiveEncoding("webhook", dest.encoding) === "ndjson";
+      let body: string;
+      if (ndjson) {
+        // One event a line, nothing around them: what log shippers and collectors read as they come.
+        // Signed all the same: Standard Webhooks signs the body's bytes, whatever they are.
+        body = events.map((e) => `${e.json}\n`).join("");
+      } else {
+        // Standard Webhooks' payload timestamp: when the event occurred, not when it is sent, so
+        // every attempt of a batch carries the same body: the newest occurred_at in it.
+        const timestamp = events.reduce((a, e) => (Date.parse(e.occurredAt) > Date.parse(a) ? e.occurredAt : a), events[0].occurredAt);
+        body =
+          `{"type":"witness.events","timestamp":${JSON.stringify(timestamp)},"project_id":${JSON.stringify(dest.projectId)},` +
+          `"events":[${events.map((e) => e.json).join(",")}]}`;
+      }
       const id = webhookId(dest.streamId, events);
       const sentAt = String(Math.floor(now / 1000));
       return {
         headers: {
-          "Content-Type": "application/json",
+          "Content-Type": ndjson ? "application/x-ndjson" : "application/json",
           "webhook-id": id,
           "webhook-timestamp": sentAt,
           "webhook-signature": await signWebhook(dest.credential, id, sentAt, body),

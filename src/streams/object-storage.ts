@@ -1,11 +1,12 @@
 /**
  * The s3 destination: S3-compatible object storage (AWS S3, Cloudflare R2,
- * Google Cloud Storage's XML API, MinIO). Each batch is one gzip NDJSON object
- * (one event per line, in seq order) PUT path-style and signed with AWS
- * Signature V4 (aws4fetch), payload hash included.
+ * Google Cloud Storage's XML API, MinIO). Each batch is one object PUT
+ * path-style and signed with AWS Signature V4 (aws4fetch), payload hash
+ * included: by the stream's encoding, gzip NDJSON (one event per line, in seq
+ * order; the default) or Parquet (one row per event, in seq order: ocsf-parquet.ts).
  *
  * The key names the seqs the batch covers, zero-padded so that keys sort in
- * delivery order: `<prefix><project>/<first>-<last>.ndjson.gz`. A retry
+ * delivery order: `<prefix><project>/<first>-<last>.ndjson.gz` (`.parquet`). A retry
  * re-reads the same (from, to] range (batch-read.ts), so it writes the same key
  * again: an overwrite, never a second copy. Unfiltered, the objects tile the
  * seqs (each first is the previous last + 1) except where retention purged
@@ -18,7 +19,8 @@
  */
 import { AwsClient } from "aws4fetch";
 import { gzip } from "./encoding";
-import type { BatchEvent, Destination, OutgoingRequest } from "./batch";
+import { ocsfParquet } from "./ocsf-parquet";
+import { effectiveEncoding, type BatchEvent, type Destination, type OutgoingRequest } from "./batch";
 
 /** What an s3 stream is created with (src/schemas/streams.ts validates it). */
 export interface S3Settings {
@@ -74,22 +76,25 @@ export function s3Public(url: string, credential: string | null) {
  * day its first event occurred when partitioned by date (a retry reads the
  * same events, so it names the same day and key).
  */
-function objectKey(projectId: string, first: number, last: number, day: string | null): string {
+function objectKey(projectId: string, first: number, last: number, day: string | null, extension: string): string {
   const pad = (n: number) => String(n).padStart(SEQ_DIGITS, "0");
-  return `${projectId}/${day ? `dt=${day}/` : ""}${pad(first)}-${pad(last)}.ndjson.gz`;
+  return `${projectId}/${day ? `dt=${day}/` : ""}${pad(first)}-${pad(last)}${extension}`;
 }
 
 /** The signed PUT of one batch's object. */
 export async function objectPut(dest: Destination, events: BatchEvent[], range: { from: number; to: number }): Promise<OutgoingRequest> {
   const { region, access_key_id, secret_access_key, partition } = JSON.parse(dest.credential) as S3Credential;
   const day = partition === "date" ? events[0].occurredAt.slice(0, 10) : null;
+  const parquet = effectiveEncoding("s3", dest.encoding) === "parquet";
   // The row's url ends with the prefix, whose characters need no encoding (schemas/streams.ts).
-  const url = dest.url + objectKey(dest.projectId, range.from + 1, range.to, day);
-  const body = await gzip(events.map((e) => `${e.json}\n`).join(""));
+  const url = dest.url + objectKey(dest.projectId, range.from + 1, range.to, day, parquet ? ".parquet" : ".ndjson.gz");
+  const body = parquet ? ocsfParquet(events) : await gzip(events.map((e) => `${e.json}\n`).join(""));
   const hash = [...new Uint8Array(await crypto.subtle.digest("SHA-256", body))].map((b) => b.toString(16).padStart(2, "0")).join("");
   const client = new AwsClient({ accessKeyId: access_key_id, secretAccessKey: secret_access_key, service: "s3", region });
   // application/gzip, no Content-Encoding: a download is the .gz file as written, never unpacked on the way.
-  const signed = await client.sign(url, { method: "PUT", headers: { "Content-Type": "application/gzip", "X-Amz-Content-Sha256": hash }, body });
+  // Parquet compresses inside the file (Snappy pages) and has its own media type (IANA, 2024).
+  const type = parquet ? "application/vnd.apache.parquet" : "application/gzip";
+  const signed = await client.sign(url, { method: "PUT", headers: { "Content-Type": type, "X-Amz-Content-Sha256": hash }, body });
   return { method: "PUT", url: signed.url, headers: Object.fromEntries(signed.headers), body };
 }
 

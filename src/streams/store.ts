@@ -1,12 +1,13 @@
 /**
  * src/streams/: pushing a project's events to a customer's SIEM or bucket.
  * Start here: the stream rows (this file); batch-read.ts reads what to send,
- * formats.ts and object-storage.ts build each destination's request, send.ts
- * and transport.ts deliver and back off, targets.ts and destinations.ts keep
- * delivery to allowed hosts, secrets.ts seals credentials. The per-stream
+ * formats.ts and object-storage.ts build each destination's request
+ * (ocsf-parquet.ts an s3 stream's Parquet files), send.ts and transport.ts
+ * deliver and back off, targets.ts and destinations.ts keep delivery to
+ * allowed hosts, secrets.ts seals credentials. The per-stream
  * Durable Object (src/durable/stream-delivery.do.ts) drives it.
  */
-import type { StreamType } from "./batch";
+import type { StreamEncoding, StreamType } from "./batch";
 /** Stream rows in the control database (table streams, migrations/0008_streams.sql). */
 
 /** paused: by an admin (POST /v1/streams/:id/pause), until resumed; the cursor stays. */
@@ -28,6 +29,8 @@ export interface StreamRow {
   filter: string;
   /** What each event is written as: null or "json" the API's event shape, "ocsf" an OCSF 1.3.0 event (migration 0022). */
   format: "json" | "ocsf" | null;
+  /** How a batch's events are put in its body (batch.ts, ENCODINGS); null: the type's default (migration 0023). Optional for callers inserting without one. */
+  encoding?: StreamEncoding | null;
   status: StreamStatus;
   created_at: string;
 }
@@ -54,8 +57,8 @@ export async function countStreams(env: Env, projectId: string): Promise<number>
 }
 
 export async function insertStream(env: Env, row: StreamRow): Promise<void> {
-  await env.DB.prepare("INSERT INTO streams (id, project_id, type, url, credential, filter, format, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-    .bind(row.id, row.project_id, row.type, row.url, row.credential, row.filter, row.format, row.status, row.created_at)
+  await env.DB.prepare("INSERT INTO streams (id, project_id, type, url, credential, filter, format, encoding, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    .bind(row.id, row.project_id, row.type, row.url, row.credential, row.filter, row.format, row.encoding ?? null, row.status, row.created_at)
     .run();
 }
 
