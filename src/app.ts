@@ -31,6 +31,7 @@ import { catalogSettings, schemas } from "./routes/schemas";
 import alerts from "./routes/alerts";
 import { mountConsole } from "./routes/console";
 import portal from "./routes/portal";
+import { TILE_REFUSED } from "./log/log-store";
 import { mountPortal } from "./routes/portal-pages";
 import { manageRoutes } from "./routes/console-manage";
 import { catalogRoutes } from "./routes/console-catalog";
@@ -106,6 +107,14 @@ app.onError((err, c) => {
   if (err instanceof HTTPException && err.status < 500) {
     const code = err.status === 401 ? "UNAUTHORIZED" : err.status === 404 ? "NOT_FOUND" : "VALIDATION_ERROR";
     return c.json(errorBody(code, err.message || "Bad request"), err.status);
+  }
+  // A full log tile moved to R2 whose object is missing or altered (src/log/log-store.ts): an integrity fault for the operator, never a retryable 500.
+  if (err instanceof Error && err.message.includes(TILE_REFUSED)) {
+    console.error(`[${c.get("requestId")}]`, err.message);
+    return c.json(
+      errorBody("ARCHIVE_DAMAGED", "A part of this project's transparency log kept in object storage is missing or altered, so this proof or tile cannot be served; retrying will not help until it is restored"),
+      410,
+    );
   }
   // Only 5xx are logged; the client never sees internals.
   console.error(`[${c.get("requestId")}]`, err);

@@ -63,7 +63,7 @@ export abstract class LedgerLogRpc extends DurableObject<Env> {
   }
 
   /** For verify: leaf hashes of these indexes only, so a windowed page never asks for the span between its rows. */
-  leavesAt(indexes: number[]): LeafRun {
+  leavesAt(indexes: number[]): Promise<LeafRun> {
     return this.log.leavesAt(indexes);
   }
 

@@ -14,10 +14,10 @@ const unknown = new TtlCache<true>(60 * 1000);
 /**
  * Where a full tile lives in the LOGS bucket; `path` is its tlog-tiles path.
  * The tiles route stores each full tile there on its first read, and serves
- * it from there after checking it (published-tiles.ts). Not written from the
- * ledger as tiles complete: that put, one per 256 events, cost batch ingest
- * ~10% here (local R2 runs on the same thread), and a tile nobody reads need
- * not be copied at all.
+ * it from there after checking it (published-tiles.ts); the ledger's alarm
+ * moves old full tiles there too (tile-offload.ts), which then leave its
+ * storage. Never written in the commit itself: that put, one per 256 events,
+ * cost batch ingest ~10% here (local R2 runs on the same thread).
  */
 export const tileObjectKey = (logId: string, path: string) => `tiles/${logId}/${path}`;
 

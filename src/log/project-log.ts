@@ -29,7 +29,9 @@ import { consistencyProof, inclusionProof, rangeHash, treeRoot } from "../tlog/p
 import { isLeafSet, multiproofRanges } from "../tlog/multiproof.ts";
 import { type TileEntry, appendLeaves, nodeReader, readTile } from "../tlog/tile-builder.ts";
 import { formatTlogProof } from "../tlog/tlog-proof.ts";
-import { type BuildState, LogStore } from "./log-store.ts";
+import { TILE_WIDTH, tilePath } from "../tlog/tiles.ts";
+import { type BuildState, LogStore, TileRefusedError } from "./log-store.ts";
+import { tileObjectKey } from "./log-directory.ts";
 import { loadLogId, logOrigin, logSigner } from "./log-identity.ts";
 import { cosignaturesFor } from "./witness-client.ts";
 import { copiesMatch, fullTileDigest } from "./published-tiles.ts";
@@ -53,9 +55,13 @@ export class ProjectLog {
   constructor(
     storage: DurableObjectStorage,
     private readonly env: Env,
-    private readonly projectId: string,
+    readonly projectId: string,
   ) {
-    this.store = new LogStore(storage);
+    // Old full tiles live in the LOGS bucket under their public keys (tile-offload.ts); the store checks what comes back.
+    this.store = new LogStore(storage, async (level, index) => {
+      const object = await this.env.LOGS.get(tileObjectKey(await this.logId(), tilePath(level, index)));
+      return object ? new Uint8Array(await object.arrayBuffer()) : null;
+    });
     this.tree = this.store.frontier() ?? TreeFrontier.empty();
     this.state = this.store.build() ?? { status: "ready", lastHash: null };
   }
@@ -232,8 +238,11 @@ export class ProjectLog {
    * scattered (a window): 32 bytes per index in the order asked, read per run
    * of consecutive indexes; zeros for an index past the published tree. Raw
    * bytes, not hex: verify compares a million of them with its own digests.
+   * A moved tile R2 gives back altered or not at all leaves zeros too, which
+   * no row's leaf digest equals: verify fails on it (and the anchor's check
+   * of the bucket already failed), never trusting the object's bytes.
    */
-  leavesAt(indexes: readonly number[]): LeafRun {
+  async leavesAt(indexes: readonly number[]): Promise<LeafRun> {
     const treeSize = this.publishedSize;
     const leaves = new Uint8Array(indexes.length * HASH_SIZE);
     const inTree = (i: number) => Number.isInteger(indexes[i]) && indexes[i] >= 0 && indexes[i] < treeSize;
@@ -244,10 +253,30 @@ export class ProjectLog {
       }
       let j = i + 1;
       while (j < indexes.length && j - i < 4096 && inTree(j) && indexes[j] === indexes[j - 1] + 1) j++;
-      this.store.readEntries(0, indexes[i], j - i).forEach((h, k) => leaves.set(h, (i + k) * HASH_SIZE));
+      await this.readLeaves(indexes[i], j - i, (hash, k) => leaves.set(hash, (i + k) * HASH_SIZE));
       i = j;
     }
     return { treeSize, leaves };
+  }
+
+  /** Level-0 entries [start, start + count) to `put`; after a refused tile, tile by tile, so only the refused ones are left out. */
+  private async readLeaves(start: number, count: number, put: (hash: Uint8Array, offset: number) => void): Promise<void> {
+    try {
+      (await this.store.readEntries(0, start, count)).forEach(put);
+      return;
+    } catch (error) {
+      if (!(error instanceof TileRefusedError)) throw error;
+    }
+    for (let at = start; at < start + count; ) {
+      const next = Math.min(start + count, (Math.floor(at / TILE_WIDTH) + 1) * TILE_WIDTH);
+      try {
+        (await this.store.readEntries(0, at, next - at)).forEach((hash, k) => put(hash, at - start + k));
+      } catch (error) {
+        if (!(error instanceof TileRefusedError)) throw error;
+        console.error(`log of project ${this.projectId}: ${error.message}`);
+      }
+      at = next;
+    }
   }
 
   /**
@@ -257,13 +286,26 @@ export class ProjectLog {
    * R2, which is what the public fetches: one that is not the ledger's tile
    * (or is for a tile the tree does not have) fails the same way. Listing the
    * copies costs an R2 list per 1,000 full tiles: verify asks for it
-   * (`copies`), a receipt's check does not.
+   * (`copies`), a receipt's check does not. Tiles moved to R2 are among
+   * them, and each must be there: one missing or altered fails too.
    */
   async anchor(copies = true): Promise<{ tree_size: number; root_hash: string; tiles_match_root: boolean }> {
     const size = this.publishedSize;
     const root = await this.root(size);
-    const fromTiles = size === 0 ? root : await treeRoot(size, this.getNode(size));
-    const match = bytesEqual(fromTiles, root) && (!copies || (await copiesMatch(this.env.LOGS, await this.logId(), (t) => fullTileDigest(this, t))));
+    const fromTiles = size === 0 ? root : await treeRoot(size, this.getNode(size)).catch(refusedAs(null));
+    const match =
+      fromTiles !== null &&
+      bytesEqual(fromTiles, root) &&
+      (!copies || (await copiesMatch(this.env.LOGS, await this.logId(), (t) => fullTileDigest(this, t), this.store.movedCounts())));
     return { tree_size: size, root_hash: base64Encode(root), tiles_match_root: match };
   }
+}
+
+/** For a catch: a moved tile refused (logged) becomes `value`; any other error stays one. */
+function refusedAs<T>(value: T): (error: unknown) => T {
+  return (error) => {
+    if (!(error instanceof TileRefusedError)) throw error;
+    console.error(error.message);
+    return value;
+  };
 }

@@ -1,12 +1,15 @@
 /**
  * The public copies of full tiles: objects in the LOGS bucket that the tiles
  * route writes the first time it serves a full tile, so later reads need not
- * wake the ledger. Anyone who can write the bucket can write there too, so
- * nothing in it is trusted: the route serves a copy only when its SHA-256 is
- * the digest of the ledger's own tile (learnt from the ledger, once per
- * isolate), and verify, through the ledger's anchor, checks every full-tile
- * object under the log's prefix, so one the ledger did not give (another
- * tile, or a tile the tree does not have yet) fails it.
+ * wake the ledger, and that the ledger writes itself when it moves an old
+ * full tile out of its storage (tile-offload.ts): the moved tile is the public
+ * copy. Anyone who can write the bucket can write there too, so nothing in it
+ * is trusted: the route serves a copy only when its SHA-256 is the digest of
+ * the ledger's own tile (learnt from the ledger, once per isolate), the
+ * ledger reads a moved tile back only with the digest it recorded, and
+ * verify, through the ledger's anchor, checks every full-tile object under
+ * the log's prefix, so one the ledger did not give (another tile, or a tile
+ * the tree does not have yet) fails it, as does a moved tile gone missing.
  */
 import { TtlCache } from "../lib/ttl-cache";
 import { bytesEqual } from "../tlog/encoding.ts";
@@ -67,14 +70,36 @@ export async function keepCopy(bucket: R2Bucket, key: string, bytes: Uint8Array)
 }
 
 /**
+ * Makes the object at `key` hold `bytes` (whose SHA-256 is `digest`) and
+ * reads it back: true only when R2 then gives exactly those bytes, the
+ * condition for the ledger to drop its own row of the tile. A copy already
+ * there (the route's, or a run cut short) is not written again.
+ */
+export async function placeCopy(bucket: R2Bucket, key: string, bytes: Uint8Array, digest: Uint8Array): Promise<boolean> {
+  const head = await bucket.head(key);
+  const listed = head?.checksums.sha256;
+  if (!(listed && head.size === bytes.length && bytesEqual(new Uint8Array(listed), digest))) await bucket.put(key, bytes, { sha256: digest });
+  const stored = await bucket.get(key);
+  return stored !== null && bytesEqual(await sha256(new Uint8Array(await stored.arrayBuffer())), digest);
+}
+
+/**
  * Whether every full-tile object under the log's prefix holds exactly the
  * ledger's tile. `digestOf` gives the SHA-256 of the ledger's full tile, or
  * null when the published tree does not have it. Other keys are never served
  * and are left alone. A listing is enough for copies the route wrote (R2
  * keeps the SHA-256 it was given); any other object is read and hashed.
+ * `moved[L]`: tiles 0 up to it of level L left the ledger for the bucket, so
+ * each of them must be there too.
  */
-export async function copiesMatch(bucket: R2Bucket, logId: string, digestOf: (tile: TileId) => Promise<Uint8Array | null>): Promise<boolean> {
+export async function copiesMatch(
+  bucket: R2Bucket,
+  logId: string,
+  digestOf: (tile: TileId) => Promise<Uint8Array | null>,
+  moved: readonly number[] = [],
+): Promise<boolean> {
   const prefix = tileObjectKey(logId, "");
+  const found = moved.map(() => 0);
   let cursor: string | undefined;
   do {
     const page = await bucket.list({ prefix, cursor });
@@ -84,17 +109,24 @@ export async function copiesMatch(bucket: R2Bucket, logId: string, digestOf: (ti
       const want = await digestOf(tile);
       if (want === null) return false;
       const listed = object.checksums.sha256;
-      if (listed ? !bytesEqual(new Uint8Array(listed), want) : !(await objectHas(bucket, object.key, want))) return false;
+      const has = listed ? bytesEqual(new Uint8Array(listed), want) : await objectHas(bucket, object.key, want);
+      if (has === false) return false;
+      // One key per tile (parseTilePath takes only the canonical path), so counting finds any missing.
+      if (has && tile.index < (moved[tile.level] ?? 0)) found[tile.level]++;
     }
     cursor = page.truncated ? page.cursor : undefined;
   } while (cursor !== undefined);
-  return true;
+  return moved.every((n, level) => found[level] === n);
 }
 
-/** Reads an object R2 keeps no SHA-256 for (one written without it); a copy that matches gets one, so later checks only list. */
-async function objectHas(bucket: R2Bucket, key: string, want: Uint8Array): Promise<boolean> {
+/**
+ * Reads an object R2 keeps no SHA-256 for (one written without it); a copy
+ * that matches gets one, so later checks only list. null: deleted since the
+ * listing, nothing left to serve (a moved tile's absence is still counted).
+ */
+async function objectHas(bucket: R2Bucket, key: string, want: Uint8Array): Promise<boolean | null> {
   const object = await bucket.get(key);
-  if (!object) return true; // deleted since the listing: nothing left to serve
+  if (!object) return null;
   const bytes = new Uint8Array(await object.arrayBuffer());
   if (!bytesEqual(await sha256(bytes), want)) return false;
   await bucket.put(key, bytes, { sha256: want });
