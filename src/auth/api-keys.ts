@@ -78,14 +78,6 @@ export async function findKey(env: Env, prefix: string): Promise<KeyRow | null> 
 }
 
 /** Drops a key from this isolate's cache: a revocation here takes effect here at once (elsewhere within KEY_CACHE_SECONDS). */
-/** The prefix of a project's newest live key (the local embed demo mints its tokens under it); null when it has none. */
-export async function newestLiveKey(env: Env, projectId: string): Promise<string | null> {
-  const row = await env.DB.prepare("SELECT prefix FROM api_keys WHERE project_id = ? AND revoked_at IS NULL ORDER BY created_at DESC LIMIT 1")
-    .bind(projectId)
-    .first<{ prefix: string }>();
-  return row?.prefix ?? null;
-}
-
 export function forgetKey(prefix: string): void {
   keyRows.delete(prefix);
 }

@@ -11,8 +11,17 @@
  * (no innerHTML), styles are a constructed stylesheet (no inline style
  * attributes), and nothing is evaluated. Written without template literals, so
  * the String.raw below holds it verbatim. The IIFE's body is not indented: the
- * script must stay under 16,000 characters (test/routes/embed-feed.test.ts),
+ * script must stay under 17,000 characters (test/routes/embed-feed.test.ts),
  * and that budget buys more as code than as leading spaces.
+ *
+ * What a failed read shows, each its own data-state and words: 401 is
+ * "expired" when the server says so (error.details.reason) or, failing
+ * that, when the token's own exp claim has passed (a minute's clock skew
+ * allowed), else "invalid" (altered, another service's, or its minting key
+ * revoked or unable to read); 403 "forbidden"; no answer or a 5xx
+ * "unreachable", with a retry. Only "expired" dispatches
+ * witness-feed-expired, the host page's cue to mint a new token; events stay
+ * on screen only while the token may still read them (DENIED clears them).
  */
 export const FEED_ELEMENT_JS = String.raw`/* <witness-feed>: read-only Witness audit feed. Usage: README, "Feed component". */
 (function () {
@@ -28,9 +37,11 @@ var TEXT = {
   empty: "No events yet.",
   noMatch: "No events match your search.",
   error: "The events could not be loaded.",
+  unreachable: "The audit log could not be reached. Try again in a moment.",
   limited: "Too many requests. Try again in a moment.",
   forbidden: "This token may not read these events.",
   expired: "Access to this feed has expired. Reload the page to see it again.",
+  invalid: "This feed's token is not valid, or the key that minted it was revoked or cannot read events.",
   noToken: "No token: set the token attribute of <witness-feed>.",
   badBase: "The base-url attribute is not a valid http(s) URL."
 };
@@ -51,7 +62,7 @@ var CSS = [
   ":focus-visible{outline:2px solid var(--witness-focus,var(--witness-accent,#0969da));outline-offset:2px}",
   ".status{margin:0;padding:12px;color:var(--witness-muted,#656d76)}",
   ".status:empty{display:none}",
-  "[data-state=error] .status,[data-state=expired] .status{color:var(--witness-error,#cf222e)}",
+  "section:not([data-state=ready],[data-state=loading],[data-state=empty]) .status{color:var(--witness-error,#cf222e)}",
   "ol{list-style:none;margin:0;padding:0}",
   "li{border-bottom:1px solid var(--witness-border,#d0d7de)}",
   "li:last-child{border-bottom:0}",
@@ -154,8 +165,7 @@ function targetsText(e) {
 
 function pair(dl, name, value) {
   if (value === undefined || value === null || value === "") return;
-  dl.appendChild(el("dt", null, name));
-  dl.appendChild(el("dd", null, value));
+  dl.append(el("dt", null, name), el("dd", null, value));
 }
 
 // Cut by code point, so a long value never ends in half an emoji.
@@ -182,6 +192,18 @@ function changesTable(list) {
 }
 
 var panels = 0;
+var DENIED = { expired: 1, invalid: 1, forbidden: 1 };
+
+function expired(token, body) {
+  var why = body && body.error && body.error.details && body.error.details.reason;
+  if (why) return why === "expired";
+  try {
+    var exp = JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).exp;
+    return exp * 1000 <= Date.now() + 60000;
+  } catch (e) {
+    return false;
+  }
+}
 
 /** A row is a disclosure button for its details and receipt link; Escape in them returns to it. */
 function row(e, base) {
@@ -242,8 +264,7 @@ function row(e, base) {
     panel.hidden = true;
     button.focus();
   });
-  li.appendChild(button);
-  li.appendChild(panel);
+  li.append(button, panel);
   return li;
 }
 
@@ -267,8 +288,7 @@ class WitnessFeed extends HTMLElement {
     this._input.setAttribute("aria-label", "Search events");
     var submit = el("button", null, "Search");
     submit.type = "submit";
-    form.appendChild(this._input);
-    form.appendChild(submit);
+    form.append(this._input, submit);
     this._status = el("p", "status");
     this._status.setAttribute("role", "status");
     this._status.setAttribute("aria-live", "polite");
@@ -279,12 +299,8 @@ class WitnessFeed extends HTMLElement {
     this._more.type = "button";
     this._retry = el("button", "secondary", "Try again");
     this._retry.type = "button";
-    actions.appendChild(this._more);
-    actions.appendChild(this._retry);
-    this._feed.appendChild(form);
-    this._feed.appendChild(this._status);
-    this._feed.appendChild(this._list);
-    this._feed.appendChild(actions);
+    actions.append(this._more, this._retry);
+    this._feed.append(form, this._status, this._list, actions);
     root.appendChild(this._feed);
 
     form.addEventListener("submit", function (ev) {
@@ -345,11 +361,11 @@ class WitnessFeed extends HTMLElement {
     this._more.disabled = busy;
     this._more.hidden = !(this._cursor && (state === "ready" || (busy && this._lastAppend)));
     this._more.textContent = busy && this._lastAppend ? TEXT.loadingMore : "Load more";
-    this._retry.hidden = state !== "error";
+    this._retry.hidden = state !== "error" && state !== "unreachable";
   }
 
   _fail(state, message, append) {
-    if (!append || state === "expired") { this._list.textContent = ""; this._cursor = null; }
+    if (!append || DENIED[state]) { this._list.textContent = ""; this._cursor = null; }
     this._setState(state, message);
     if (state === "expired") {
       this.dispatchEvent(new CustomEvent("witness-feed-expired", { bubbles: true, composed: true }));
@@ -382,15 +398,15 @@ class WitnessFeed extends HTMLElement {
       });
       body = await res.json().catch(function () { return null; });
     } catch (e) {
-      if (seq === this._seq) this._fail("error", TEXT.error, append);
+      if (seq === this._seq) this._fail("unreachable", TEXT.unreachable, append);
       return;
     }
     if (seq !== this._seq) return;
-    if (res.status === 401) return this._fail("expired", TEXT.expired, append);
-    if (!res.ok || !body || !Array.isArray(body.data)) {
-      var message = res.status === 429 ? TEXT.limited : res.status === 403 ? TEXT.forbidden : TEXT.error;
-      return this._fail("error", message, append);
-    }
+    var s = res.status;
+    if (s === 401) return expired(token, body) ? this._fail("expired", TEXT.expired, append) : this._fail("invalid", TEXT.invalid, append);
+    if (s === 403) return this._fail("forbidden", TEXT.forbidden, append);
+    if (s >= 500) return this._fail("unreachable", TEXT.unreachable, append);
+    if (!res.ok || !body || !Array.isArray(body.data)) return this._fail("error", s === 429 ? TEXT.limited : TEXT.error, append);
     if (!append) this._list.textContent = "";
     for (var i = 0; i < body.data.length; i++) this._list.appendChild(row(body.data[i], base));
     this._cursor = typeof body.nextCursor === "string" && body.data.length > 0 ? body.nextCursor : null;

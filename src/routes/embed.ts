@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { embedTokenResponseSchema } from "../schemas/responses";
 import { etag } from "hono/etag";
-import { demoPage } from "../embed/demo-page";
+import { demoNoReaderPage, demoPage } from "../embed/demo-page";
 import { sha256Base64 } from "../embed/digest";
 import { FEED_ELEMENT_JS } from "../embed/feed-element";
 import { EMBED_TTL, mintEmbedToken } from "../auth/embed-token";
@@ -11,7 +11,8 @@ import { readBodyBytes, readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
 import { access, apiKeyOf } from "../middleware/credential";
 import { demoQuerySchema, embedTokenRequestSchema } from "../schemas/embed";
-import { newestLiveKey } from "../auth/api-keys";
+import { listKeys } from "../auth/key-store";
+import { grants } from "../auth/scopes";
 
 /** POST /v1/embed/token: API keys mint short-lived, read-only tokens for the feed. */
 export const embedTokens = router();
@@ -57,7 +58,11 @@ documented(embedAssets, createRoute({
 documented(embedAssets, createRoute({
   method: "get", path: "/demo", tags: ["Public"], operationId: "getFeedDemo", summary: "Dev only: a demo page of the feed (localhost, EMBED_DEMO_PROJECT set)", security: [],
   request: { query: demoQuerySchema },
-  responses: { 200: { description: "The demo page", content: { "text/html": { schema: z.string() } } }, ...errors("NOT_FOUND", "VALIDATION_ERROR") },
+  responses: {
+    200: { description: "The demo page", content: { "text/html": { schema: z.string() } } },
+    409: { description: "The demo project has no live API key that can read; the page says how to make one", content: { "text/html": { schema: z.string() } } },
+    ...errors("NOT_FOUND", "VALIDATION_ERROR"),
+  },
 }));
 
 let feedEtag: Promise<string> | null = null;
@@ -79,6 +84,18 @@ embedAssets.get("/feed.js", etag(), async (c) => {
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
+ * The project's newest live key that can read. A token reads with its minting
+ * key's rights (src/auth/embed-token.ts), so the newest key whatever its
+ * scopes (after the README's first step, an ingest-only one) mints a token
+ * the feed cannot use.
+ */
+async function demoMinter(env: Env, projectId: string) {
+  const now = new Date().toISOString();
+  const keys = await listKeys(env, projectId);
+  return keys.find((k) => k.revoked_at === null && (k.expires_at === null || k.expires_at > now) && grants(k.scopes, "read")) ?? null;
+}
+
+/**
  * Dev only: served when EMBED_DEMO_PROJECT names a project and the request is
  * to localhost, so a deployed worker never mints tokens for anonymous visitors.
  */
@@ -86,12 +103,18 @@ embedAssets.get("/demo", validate("query", demoQuerySchema), async (c) => {
   const projectId = c.env.EMBED_DEMO_PROJECT;
   const url = new URL(c.req.url);
   if (!projectId || !LOCAL_HOSTS.has(url.hostname)) throw new ApiError("NOT_FOUND", "No such route");
-  const keyPrefix = await newestLiveKey(c.env, projectId);
-  if (!keyPrefix) throw new ApiError("NOT_FOUND", `Project ${projectId} has no live API key; npm run dev creates one`);
+  const minter = await demoMinter(c.env, projectId);
   const organization = c.req.valid("query").organization ?? null;
-  const { token, expiresAt } = await mintEmbedToken(c.env, { projectId, keyPrefix, organization }, EMBED_TTL.default);
-  const page = await demoPage({ token, expiresAt, baseUrl: url.origin, projectId, organization });
-  return c.html(page.html, 200, {
+  const page = minter
+    ? await demoPage({
+        ...(await mintEmbedToken(c.env, { projectId, keyPrefix: minter.prefix, organization }, EMBED_TTL.default)),
+        baseUrl: url.origin,
+        projectId,
+        organization,
+        minter,
+      })
+    : await demoNoReaderPage(projectId);
+  return c.html(page.html, minter ? 200 : 409, {
     "Content-Security-Policy": page.csp,
     "Cache-Control": "no-store",
     "Referrer-Policy": "no-referrer",

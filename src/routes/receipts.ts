@@ -3,7 +3,9 @@ import { documented, errors, json, router } from "../middleware/openapi";
 import { receiptStatusSchema } from "../schemas/responses";
 import { ApiError } from "../lib/errors";
 import { orArchiveDamaged } from "../middleware/archive-damaged";
-import { checkEvent, isValid, findChainRow, publicFields, publicStatus, receiptUrls } from "../receipts/receipt";
+import { checkEvent, isValid, findChainRow, publicFields, publicStatus, receiptBody, receiptUrls } from "../receipts/receipt";
+import { ledgerOf } from "../chain/ledger";
+import { loadReceiptKeys, signReceipt } from "../sealing/receipt-signing";
 import { checkPage } from "../pages/public/check-page";
 import { htmlResponse } from "../pages/public/layout";
 import { receiptDamagedPage, receiptNotFoundPage, receiptPage } from "../pages/public/receipt-page";
@@ -38,7 +40,7 @@ documented(receiptPages, createRoute({
   responses: { 200: html("The page; its script checks the receipt with /.well-known/witness-keys.json"), ...errors() },
 }));
 documented(receiptPages, createRoute({
-  method: "get", path: "/{id}", tags: ["Public"], operationId: "viewReceipt", summary: "The human view of a receipt check (HTML, no script)", security: [],
+  method: "get", path: "/{id}", tags: ["Public"], operationId: "viewReceipt", summary: "The human view of a receipt check: the server's checks, and its signed receipt checked by the page's script", security: [],
   request: { params: idParam },
   responses: { 200: html("The check as a page"), 404: html("No such event"), 410: html("The event's archived copy is missing or damaged"), ...errors() },
 }));
@@ -57,16 +59,23 @@ receiptPages.get("/:id", async (c) => {
   if (!found) return htmlResponse(c, receiptNotFoundPage(), { status: 404 });
   const { row, check } = found;
   const url = new URL(c.req.url);
+  const checkedAt = new Date().toISOString();
+  // The receipt GET /v1/events/:id/receipt would sign: the page's script checks it in the reader's browser.
+  const [keys, inclusion] = await Promise.all([loadReceiptKeys(c.env.RECEIPT_SIGNING_KEYS), ledgerOf(c.env, row.project_id).logInclusion(row.seq)]);
+  const receipt = keys.signer ? await signReceipt(keys, receiptBody(row, check, url.origin, checkedAt, inclusion?.proof ?? null)) : null;
   return htmlResponse(
     c,
     receiptPage({
       fields: publicFields(row),
       check,
       valid: isValid(check),
-      checkedAt: new Date().toISOString(),
+      checkedAt,
       jsonUrl: receiptUrls(url.origin, row.id).verification_url,
       host: url.host,
       anonymizedAt: row.anonymized_at,
+      receipt,
     }),
+    // Its script fetches the published keys from this origin.
+    { script: true, connect: true },
   );
 });

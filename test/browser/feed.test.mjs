@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { createKey } from "../../src/scripts/lib.mjs";
 import {
   actions, API_KEY, api, DEMO_API_KEY, embedToken, expectAccessible, expiredToken, feedPage, expectActions, feedState, ingest, launchBrowser,
   screenshots, sha256Base64, startHost, unique, WITNESS,
@@ -165,18 +166,61 @@ describe("<witness-feed> on a customer's page", () => {
     await reduced.close();
   });
 
-  it("shows the expired state for an expired or tampered token, and tells the host page", async () => {
+  it("tells an expired token from one that is not valid, and tells the host page only of expiry", async () => {
     const org = unique("org");
     await ingest([{ action: "visible.only.with.a.valid.token", organization: org }]);
     const listen = `<script>document.addEventListener("witness-feed-expired", () => { document.body.dataset.expired = "yes"; });</script>`;
     const valid = await embedToken({ organization: org });
     const tampered = valid.slice(0, -3) + (valid.endsWith("AAA") ? "BBB" : "AAA");
-    for (const token of [expiredToken(org), tampered]) {
-      const { page } = await open(host.page(feedPage({ token, extraHead: listen })));
-      assert.equal(await feedState(page), "expired");
-      assert.match(await page.locator("witness-feed [role=status]").textContent(), /expired/);
+    const cases = [
+      [expiredToken(org), "expired", "Access to this feed has expired. Reload the page to see it again.", "yes"],
+      [tampered, "invalid", "This feed's token is not valid, or the key that minted it was revoked or cannot read events.", undefined],
+    ];
+    for (const [token, state, text, told] of cases) {
+      const { page, errors } = await open(host.page(feedPage({ token, extraHead: listen })));
+      assert.equal(await feedState(page), state);
+      assert.equal(await page.locator("witness-feed [role=status]").textContent(), text);
+      assert.equal(await page.getByRole("button", { name: "Try again" }).isVisible(), false);
       assert.deepEqual(await actions(page), []);
-      assert.equal(await page.evaluate(() => document.body.dataset.expired), "yes");
+      assert.equal(await page.evaluate(() => document.body.dataset.expired), told, state);
+      await expectAccessible(page, `feed (${state})`);
+      await screenshots(page, `feed-${state}`);
+      assert.deepEqual(errors, []);
+      await page.close();
+    }
+  });
+
+  it("shows a refusal, an unreachable service and the server's own reason each in its own words", async () => {
+    const org = unique("org");
+    await ingest([{ action: "seen.once.answered", organization: org }]);
+    const listen = `<script>document.addEventListener("witness-feed-expired", () => { document.body.dataset.expired = "yes"; });</script>`;
+    const answer = (status, code, details = {}) => (route) =>
+      route.fulfill({
+        status,
+        contentType: "application/json",
+        headers: { "Access-Control-Allow-Origin": "*" },
+        body: JSON.stringify({ error: { code, message: `${code} from the test`, details } }),
+      });
+    const cases = [
+      [await embedToken({ organization: org }), answer(403, "FORBIDDEN"), "forbidden", "This token may not read these events.", undefined],
+      [await embedToken({ organization: org }), answer(503, "UNAVAILABLE"), "unreachable", "The audit log could not be reached. Try again in a moment.", undefined],
+      // When the server names the reason, it wins over the token's own clock.
+      [await embedToken({ organization: org }), answer(401, "UNAUTHORIZED", { reason: "expired" }), "expired", "Access to this feed has expired. Reload the page to see it again.", "yes"],
+      [expiredToken(org), answer(401, "UNAUTHORIZED", { reason: "key_revoked" }), "invalid", "This feed's token is not valid, or the key that minted it was revoked or cannot read events.", undefined],
+    ];
+    for (const [token, handler, state, text, told] of cases) {
+      const page = await browser.context.newPage();
+      await page.route(`${WITNESS}/v1/**`, handler);
+      await page.goto(host.page(feedPage({ token, extraHead: listen })));
+      assert.equal(await feedState(page), state);
+      assert.equal(await page.locator("witness-feed [role=status]").textContent(), text);
+      assert.equal(await page.getByRole("button", { name: "Try again" }).isVisible(), state === "unreachable", state);
+      assert.equal(await page.evaluate(() => document.body.dataset.expired), told, state);
+      if (state === "unreachable") {
+        await page.unroute(`${WITNESS}/v1/**`);
+        await page.getByRole("button", { name: "Try again" }).click();
+        await expectActions(page, ["seen.once.answered"]);
+      }
       await page.close();
     }
   });
@@ -213,12 +257,12 @@ describe("<witness-feed> on a customer's page", () => {
     await page.close();
   });
 
-  it("shows an error with a retry when the service cannot be reached", async () => {
+  it("says the service cannot be reached, with a retry, when the request fails", async () => {
     const page = await browser.context.newPage();
     await page.route(`${WITNESS}/v1/**`, (route) => route.abort());
     await page.goto(host.page(feedPage({ token: await embedToken() })));
-    assert.equal(await feedState(page), "error");
-    assert.equal(await page.locator("witness-feed [role=status]").textContent(), "The events could not be loaded.");
+    assert.equal(await feedState(page), "unreachable");
+    assert.equal(await page.locator("witness-feed [role=status]").textContent(), "The audit log could not be reached. Try again in a moment.");
     await page.unroute(`${WITNESS}/v1/**`);
     await page.getByRole("button", { name: "Try again" }).click();
     assert.equal(await feedState(page), "ready");
@@ -227,11 +271,14 @@ describe("<witness-feed> on a customer's page", () => {
 });
 
 describe("the dev demo page", () => {
-  it("shows the demo project's feed with a token it minted, under its own CSP", async () => {
+  it("shows the demo project's feed with a token it minted, under its own CSP, even once its newest key is ingest-only", async () => {
     await ingest([{ action: "demo.page.opened", organization: "acme", actor: { id: "u_demo", name: "Demo User" } }], DEMO_API_KEY);
+    // The README's first step: a key for the app's servers, which can only add events.
+    createKey("browser-demo", { persistTo: process.env.WITNESS_STATE }, { scopes: ["ingest"], label: "app servers" });
     const { page, errors } = await open(`${WITNESS.replace("127.0.0.1", "localhost")}/embed/demo`);
     assert.equal(await feedState(page), "ready");
     assert.deepEqual(await actions(page), ["demo.page.opened"]);
+    assert.match(await page.locator("main > p").textContent(), /minted from the key \w+ \(admin\), the project's newest that can read/);
     assert.deepEqual(await page.evaluate(() => window.__violations), []);
     assert.deepEqual(errors, []);
     await page.close();

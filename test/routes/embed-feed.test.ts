@@ -2,7 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import app from "../../src/app";
-import { call, createProject, ingest } from "../helpers";
+import { call, createProject, createScopedKey, ingest } from "../helpers";
 
 /** The worker with EMBED_DEMO_PROJECT set, as `wrangler dev --var` would. */
 async function demo(url: string, projectId: string) {
@@ -22,7 +22,7 @@ describe("GET /embed/feed.js", () => {
     expect(res.headers.get("Cross-Origin-Resource-Policy")).toBe("cross-origin");
     expect(res.headers.get("ETag")).toMatch(/^"[^"]+"$/);
     expect(res.text).toContain('customElements.define("witness-feed"');
-    expect(res.text.length).toBeLessThan(16_000);
+    expect(res.text.length).toBeLessThan(17_000);
   });
 
   it("answers 304 without a body when the browser already has this version", async () => {
@@ -115,9 +115,41 @@ describe("GET /embed/demo", () => {
     expect(res.text).toContain("&lt;script&gt;alert(1)");
   });
 
-  it("is not served on any other host, nor for a project without a live key", async () => {
+  it("is not served on any other host", async () => {
     const p = await createProject();
     expect((await demo("https://witness.example.com/embed/demo", p.id)).status).toBe(404);
-    expect((await demo("http://localhost/embed/demo", "no-such-project")).status).toBe(404);
+  });
+
+  it("mints from the newest key that can read, not from a newer ingest-only one", async () => {
+    const p = await createProject();
+    const event = (await ingest(p.key, { action: "demo.read" })).json.data;
+    // Its admin key revoked, so the reader below is the only key that may mint.
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?").bind(new Date().toISOString(), p.prefix).run();
+    const reader = await createScopedKey(p.id, ["read"]);
+    // The README's first step: an ingest-only key for the app's servers, now the project's newest (and one expired reader).
+    await createScopedKey(p.id, ["read"], { expiresAt: "2020-01-01T00:00:00.000Z" });
+    await createScopedKey(p.id, ["ingest"]);
+    const res = await demo("http://localhost/embed/demo", p.id);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain(`minted from the key <code>${reader.prefix}</code> (read), the project's newest that can read`);
+    const token = /token="([^"]+)"/.exec(res.text)![1];
+    expect((await call("GET", `/v1/events/${event.id}`, { key: token })).status).toBe(200);
+  });
+
+  it("says plainly when the project has no key that can read, and how to make one", async () => {
+    const p = await createProject();
+    // The project's own admin key revoked: only an ingest key is left.
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?").bind(new Date().toISOString(), p.prefix).run();
+    await createScopedKey(p.id, ["ingest"]);
+    for (const projectId of [p.id, "no-such-project"]) {
+      const res = await demo("http://localhost/embed/demo", projectId);
+      expect(res.status).toBe(409);
+      expect(res.headers.get("Content-Type")).toMatch(/^text\/html/);
+      expect(res.headers.get("Content-Security-Policy")).toContain("script-src 'none'");
+      expect(res.text).toContain(`Project <code>${projectId}</code> has no live API key that can read events`);
+      expect(res.text).toContain(`npm run keys:create -- ${projectId} --scope read`);
+      expect(res.text).not.toContain("<witness-feed");
+      expect(res.text).not.toContain("<script");
+    }
   });
 });

@@ -1,6 +1,6 @@
 import type { PublicCheck, publicFields } from "../../receipts/receipt";
 import { CheckItem } from "./checks";
-import { Page, render } from "./layout";
+import { CHECK_JS_PATH, Page, render } from "./layout";
 import { readableTime, relativeTime } from "./time";
 
 type Fields = ReturnType<typeof publicFields>;
@@ -43,7 +43,19 @@ export interface ReceiptPageProps {
   host: string;
   /** When the actor's personal data was erased (the row's anonymized_at), or null. */
   anonymizedAt: string | null;
+  /**
+   * The event's signed receipt (what GET /v1/events/:id/receipt answers), which
+   * the page's script checks in the reader's browser; null when this service
+   * signs no receipts (RECEIPT_SIGNING_KEYS unset).
+   */
+  receipt: Record<string, unknown> | null;
 }
+
+/** What the reader's browser checks (check-browser.js fills in each result), in its order. */
+export const BROWSER_CHECKS = ["Receipt signature", "Checkpoint signature", "Inclusion proof", "This page"] as const;
+
+/** The verdict's second sentence before the browser has said anything. */
+export const BROWSER_NOT_RUN = "Your browser has not checked this receipt.";
 
 function When(props: { iso: string; now: number }) {
   const ago = relativeTime(props.iso, props.now);
@@ -66,17 +78,30 @@ function pair(value: { type: string | null; id: string | null } | null, erased: 
 }
 
 export function receiptPage(props: ReceiptPageProps): string {
-  const { fields: f, check } = props;
+  const { fields: f, check, receipt } = props;
   const now = Date.parse(props.checkedAt);
   const erased = props.anonymizedAt !== null;
   return render(
-    <Page title={`Witness receipt: ${f.action}`} narrow>
+    <Page title={`Witness receipt: ${f.action}`} scripts={receipt ? [CHECK_JS_PATH] : []} narrow>
       <h1>Receipt for one audit event</h1>
-      <p class={props.valid ? "verdict ok" : "verdict bad"} role="status">
-        {props.valid
-          ? "Verified: this event is in its project's audit chain and has not been altered."
-          : "Not verified: this event or its place in the chain has been altered."}
+      {/* The one verdict: it claims only the checks that ran; check-browser.js adds the browser's once it has run them. */}
+      <p id="verdict" class={props.valid ? "verdict ok" : "verdict bad"} role="status" data-server={props.valid ? "valid" : "invalid"}>
+        <span id="verdict-server">
+          {props.valid
+            ? "Verified by the server: this event is in its project's audit chain and has not been altered."
+            : "Not verified: the server found this event or its place in the chain altered."}
+        </span>{" "}
+        <span id="verdict-browser">{receipt ? BROWSER_NOT_RUN : "This service signs no receipts, so your browser has nothing to check."}</span>
       </p>
+      {receipt ? (
+        <noscript>
+          <p class="note">
+            JavaScript is off, so your browser has not checked this receipt: the verdict above is the server's word alone. To check it
+            yourself, save the signed receipt below and run <code>npm run receipt:verify</code> on it, or paste it on{" "}
+            <a href="/receipts">the check page</a> with JavaScript on.
+          </p>
+        </noscript>
+      ) : null}
       {erased ? (
         <p class="note" id="erasure">
           Personal data in this event was erased on {readableTime(props.anonymizedAt!)} (<code>{props.anonymizedAt}</code>), as
@@ -85,7 +110,7 @@ export function receiptPage(props: ReceiptPageProps): string {
         </p>
       ) : null}
       <section class="card" aria-labelledby="checks-h">
-        <h2 id="checks-h">Checks</h2>
+        <h2 id="checks-h">Checked by the server</h2>
         <ul class="checks">
           {(Object.keys(CHECK_TEXT) as Array<keyof PublicCheck>).map((k) => {
             const text = CHECK_TEXT[k];
@@ -95,13 +120,36 @@ export function receiptPage(props: ReceiptPageProps): string {
         <p class="hint">
           Checked by <strong>{props.host}</strong> on <When iso={props.checkedAt} now={now} />
         </p>
+        <p class="hint">A browser cannot repeat these: they need the stored event and the service's secret key.</p>
+      </section>
+      <section class="card" id="browser-check" aria-labelledby="browser-h">
+        <h2 id="browser-h">Checked in your browser</h2>
+        {receipt ? (
+          <>
+            <p class="hint">
+              Your browser checks the signed receipt below with the keys this service publishes (
+              <a href="/.well-known/witness-keys.json">witness-keys.json</a>), as anyone you give the receipt to can.
+            </p>
+            <ul class="checks" id="browser-checks">
+              {BROWSER_CHECKS.map((what) => (
+                <CheckItem what={what} state="skip" result="Not checked: this needs JavaScript" />
+              ))}
+            </ul>
+            <details>
+              <summary>The signed receipt (JSON)</summary>
+              <pre id="signed-receipt">{JSON.stringify(receipt, null, 2)}</pre>
+            </details>
+          </>
+        ) : (
+          <p>This service has no receipt signing key, so it signs no receipt your browser could check; only the server's checks above ran.</p>
+        )}
       </section>
       <section class="card" aria-labelledby="event-h">
         <h2 id="event-h">The event</h2>
         <dl class="fields">
           <dt>Action</dt>
           <dd>
-            <code>{f.action}</code>
+            <code data-signed="action">{f.action}</code>
           </dd>
           <dt>Actor</dt>
           <dd>{pair(f.actor, erased)}</dd>
@@ -115,13 +163,13 @@ export function receiptPage(props: ReceiptPageProps): string {
           <dd>{props.host}</dd>
           <dt>Event id</dt>
           <dd>
-            <code>{f.event_id}</code>
+            <code data-signed="event_id">{f.event_id}</code>
           </dd>
           <dt>Chain position</dt>
-          <dd>#{f.seq}</dd>
+          <dd data-signed="seq">#{f.seq}</dd>
           <dt>Hash</dt>
           <dd>
-            <code>{f.hash}</code>
+            <code data-signed="hash">{f.hash}</code>
           </dd>
           <dt>Previous hash</dt>
           <dd>

@@ -47,6 +47,7 @@ dl.fields dd{margin:0;overflow-wrap:anywhere}
 .verdict{border-radius:8px;padding:.9rem 1rem;margin:0 0 1.25rem;font-weight:600;border:1px solid}
 .verdict.ok{background:var(--ok-bg);color:var(--ok);border-color:#9bd3ad}
 .verdict.bad{background:var(--bad-bg);color:var(--bad);border-color:#f2a7b2}
+.verdict.warn{background:var(--warn-bg);color:var(--warn);border-color:#f0cf8a}
 .note{background:var(--warn-bg);color:var(--warn);border:1px solid #f0cf8a;border-radius:8px;padding:.75rem 1rem;margin:0 0 1.25rem}
 .info{background:var(--accent-bg);border:1px solid #b6d3f2;border-radius:8px;padding:.75rem 1rem;margin:0 0 1.25rem}
 ul.checks{list-style:none;margin:0 0 1.25rem;padding:0;display:grid;gap:.5rem}
@@ -57,7 +58,8 @@ ul.checks{list-style:none;margin:0 0 1.25rem;padding:0;display:grid;gap:.5rem}
 .check .why{display:block;font-weight:400;font-size:.9rem;overflow-wrap:anywhere}
 .check.pass{background:var(--ok-bg);color:var(--ok);border-color:#9bd3ad}.check.pass .icon{background:var(--ok)}
 .check.fail{background:var(--bad-bg);color:var(--bad);border-color:#f2a7b2}.check.fail .icon{background:var(--bad)}
-.check.skip{background:#eef0f3;color:#424a53;border-color:var(--line)}.check.skip .icon{background:#6e7781}
+.check.skip,.check.pending{background:#eef0f3;color:#424a53;border-color:var(--line)}.check.skip .icon,.check.pending .icon{background:#6e7781}
+details{margin:0 0 1rem}summary{cursor:pointer;color:var(--accent);font-weight:600;margin:0 0 .5rem}
 label{display:block;font-weight:600;margin:0 0 .4rem}
 .hint{color:var(--muted);font-size:.9rem;margin:.4rem 0 1rem}
 textarea{width:100%;min-height:10rem;font:14px/1.45 var(--mono);color:inherit;background:var(--card);border:1px solid #8c959f;border-radius:8px;padding:.6rem .75rem;resize:vertical}
