@@ -52,25 +52,32 @@ export async function mintEmbedToken(env: Env, grant: EmbedGrant, ttlSeconds: nu
  * The credential an embed token stands for, or null when it is expired, tampered,
  * signed with another secret, or its minting key was revoked or moved project.
  */
-export async function verifyEmbedToken(env: Env, token: string): Promise<Credential | null> {
+/** Why an embed token was refused, for the feed to say (details.reason of the 401). */
+export type EmbedRefusal = "expired" | "invalid" | "key_revoked" | "key_expired" | "key_cannot_read";
+
+export async function verifyEmbedToken(env: Env, token: string): Promise<Credential | { refused: EmbedRefusal } | null> {
   const secret = secretOf(env);
-  if (!secret) return null;
+  // Not shaped like a token at all (header.payload.signature): nothing to say about it beyond "not valid".
+  if (!secret || token.split(".").length !== 3) return null;
   let claims: Record<string, unknown>;
   try {
-    claims = await verify(token, secret, { alg: "HS256", aud: AUDIENCE });
+    // The signature first, then the time: a forged or altered token is "invalid" whatever its exp says.
+    claims = await verify(token, secret, { alg: "HS256", aud: AUDIENCE, exp: false });
   } catch {
-    return null;
+    return { refused: "invalid" };
   }
   const { sub, key, org, meta, exp } = claims;
-  // verify() checks exp only when present; a token without one must not live forever.
-  if (typeof exp !== "number" || typeof sub !== "string" || typeof key !== "string") return null;
-  if (org !== null && typeof org !== "string") return null;
+  // A token without exp must not live forever.
+  if (typeof exp !== "number" || typeof sub !== "string" || typeof key !== "string") return { refused: "invalid" };
+  if (org !== null && typeof org !== "string") return { refused: "invalid" };
+  if (exp <= Math.floor(Date.now() / 1000)) return { refused: "expired" };
   // Revoking the minting key revokes its tokens (as fast as the key itself: see findKey).
   const minter = await findKey(env, key);
-  if (!minter || minter.project_id !== sub || minter.revoked_at) return null;
+  if (!minter || minter.project_id !== sub) return { refused: "invalid" };
+  if (minter.revoked_at) return { refused: "key_revoked" };
   // A token reads no more than its minting key may: an expired key, or one without read, mints nothing that works.
-  if (minter.expires_at !== null && minter.expires_at <= new Date().toISOString()) return null;
-  if (!grants(parseStoredScopes(minter.scopes), "read")) return null;
+  if (minter.expires_at !== null && minter.expires_at <= new Date().toISOString()) return { refused: "key_expired" };
+  if (!grants(parseStoredScopes(minter.scopes), "read")) return { refused: "key_cannot_read" };
   // Tokens minted before the claim existed read without metadata.
   return { kind: "embed", projectId: sub, organization: org, includeMetadata: meta === true };
 }

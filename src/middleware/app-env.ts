@@ -1,3 +1,4 @@
+import type { EmbedRefusal } from "../auth/embed-token";
 import type { RateState } from "../lib/rate-window";
 import type { Credential } from "../auth/credential";
 
@@ -7,7 +8,7 @@ export interface AppEnv {
   Variables: {
     credential: Credential | null;
     /** Set when the credential could not be accepted; thrown by requireScope. */
-    credentialError: string | null;
+    credentialError: { message: string; reason?: EmbedRefusal } | null;
     rate: RateState | null;
   };
 }

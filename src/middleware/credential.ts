@@ -6,11 +6,26 @@ import { ApiError } from "../lib/errors";
 import type { Credential } from "../auth/credential";
 import type { AppEnv } from "./app-env";
 import type { AuditActor } from "../chain/self-audit";
-import { verifyEmbedToken } from "../auth/embed-token";
+import { verifyEmbedToken, type EmbedRefusal } from "../auth/embed-token";
 import { findPortalSession, isPortalToken, portalAllows } from "../auth/portal";
 import { grants, parseStoredScopes, type Scope } from "../auth/scopes";
 
-async function resolve(env: Env, header: string | undefined): Promise<Credential | string> {
+const EMBED_REFUSALS: Record<EmbedRefusal, string> = {
+  expired: "The embed token has expired; mint a new one",
+  invalid: "The API key or embed token is not valid",
+  key_revoked: "The API key that minted this embed token has been revoked",
+  key_expired: "The API key that minted this embed token has expired",
+  key_cannot_read: "The API key that minted this embed token cannot read (it lacks the read scope)",
+};
+
+type Refusal = { message: string; reason?: EmbedRefusal };
+
+async function resolve(env: Env, header: string | undefined): Promise<Credential | Refusal> {
+  const found = await resolveOrSay(env, header);
+  return typeof found === "string" ? { message: found } : found;
+}
+
+async function resolveOrSay(env: Env, header: string | undefined): Promise<Credential | Refusal | string> {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!match) return "Send your API key as Authorization: Bearer <key>";
   const token = match[1];
@@ -22,7 +37,8 @@ async function resolve(env: Env, header: string | undefined): Promise<Credential
   const parsed = parseApiKey(token);
   if (!parsed) {
     const embed = await verifyEmbedToken(env, token);
-    return embed ?? "The API key or embed token is not valid";
+    if (embed === null) return "The API key or embed token is not valid";
+    return "refused" in embed ? { message: EMBED_REFUSALS[embed.refused], reason: embed.refused } : embed;
   }
   const row = await findKey(env, parsed.prefix);
   // Hash even for unknown prefixes so both failures take the same time.
@@ -40,8 +56,9 @@ async function resolve(env: Env, header: string | undefined): Promise<Credential
 export async function ensureCredential(c: Context<AppEnv>): Promise<void> {
   if (c.get("credential") !== undefined) return;
   const result = await resolve(c.env, c.req.header("Authorization"));
-  c.set("credential", typeof result === "string" ? null : result);
-  c.set("credentialError", typeof result === "string" ? result : null);
+  const refused = "message" in result ? result : null;
+  c.set("credential", refused ? null : (result as Credential));
+  c.set("credentialError", refused);
 }
 
 /** Runs after the limiter: a refused request never costs a key lookup in D1. */
@@ -58,7 +75,10 @@ export const resolveCredential = createMiddleware<AppEnv>(async (c, next) => {
 export function requireScope(scope: Scope, options: { allowEmbed?: boolean } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const credential = c.get("credential");
-    if (!credential) throw new ApiError("UNAUTHORIZED", c.get("credentialError") ?? "Authentication required");
+    if (!credential) {
+      const refused = c.get("credentialError");
+      throw new ApiError("UNAUTHORIZED", refused?.message ?? "Authentication required", refused?.reason ? { reason: refused.reason } : undefined);
+    }
     if (credential.kind === "embed") {
       if (options.allowEmbed) return next();
       throw new ApiError("FORBIDDEN", "Embed tokens can only read events; this endpoint needs an API key", { required_scope: scope });

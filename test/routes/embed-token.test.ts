@@ -211,13 +211,21 @@ describe("embed tokens on the reads", () => {
     for (const [name, token] of bad) {
       const res = await call("GET", `/v1/events/${event.id}`, { key: token });
       expect({ name, status: res.status, code: res.json.error.code }).toEqual({ name, status: 401, code: "UNAUTHORIZED" });
+      // The feed says what went wrong: only a genuine token past its time is "expired"; an altered one is never called that.
+      expect({ name, reason: res.json.error.details.reason }).toEqual({ name, reason: name === "expired" ? "expired" : "invalid" });
     }
+    // An expired token that was also altered is invalid, not expired: the signature is checked first.
+    const [eh, , es] = expired.split(".");
+    const alteredExpired = await call("GET", "/v1/events", { key: `${eh}.${b64url({ ...claims, exp: now - 60 })}.${es}` });
+    expect(alteredExpired.json.error.details.reason).toBe("invalid");
 
     // Revoking the minting key revokes its tokens (within the key cache's 10 s, like the key itself).
     const revoked = await createProject();
     await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?").bind(new Date().toISOString(), revoked.prefix).run();
     const orphan = await sign({ ...claims, sub: revoked.id, key: revoked.prefix }, env.EMBED_TOKEN_SECRET, "HS256");
-    expect((await call("GET", "/v1/events", { key: orphan })).status).toBe(401);
+    const refused = await call("GET", "/v1/events", { key: orphan });
+    expect(refused.status).toBe(401);
+    expect(refused.json.error).toMatchObject({ message: "The API key that minted this embed token has been revoked", details: { reason: "key_revoked" } });
   });
 
   it("are never taken from the URL", async () => {
