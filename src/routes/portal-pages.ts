@@ -11,7 +11,9 @@ import {
   PORTAL_JS,
   render,
   StartPage,
+  StreamsPage,
   type PortalEvent,
+  type PortalStream,
   type PortalViewer,
 } from "../pages/portal/portal-pages";
 import { requestContext } from "../middleware/ingest";
@@ -158,6 +160,69 @@ export function portalRoutes(api: ApiFetch) {
     await record(c, "witness.portal.export_downloaded", { format, date_from: utc(c.req.query("date_from")) ?? null, date_to: utc(c.req.query("date_to")) ?? null });
     return new Response(res.body, res);
   });
+
+  const DONE: Record<string, string> = {
+    created: "The stream was created; it sends events from now on.",
+    paused: "The stream is paused; nothing is lost, resume to go on from where it stopped.",
+    resumed: "The stream delivers again from where it stopped.",
+    tested: "A test event (witness.stream.tested) was recorded; the stream delivers it like any event within a few seconds.",
+    deleted: "The stream was deleted.",
+  };
+
+  const streamsPage = async (c: Context<PortalEnv>, extra: { notice?: string | null; error?: string | null; secret?: string | null } = {}, status: 200 | 400 | 502 = 200) => {
+    const s = c.get("session");
+    const res = await call<PortalStream[]>(c, "GET", "/v1/streams");
+    const streams = res.ok ? res.data : [];
+    const error = extra.error ?? (res.ok ? null : res.error.message);
+    return c.html(render(StreamsPage({ viewer: viewerOf(s), streams, notice: extra.notice ?? null, error, secret: extra.secret ?? null })), status);
+  };
+
+  app.get("/streams", async (c) => {
+    const s = c.get("session");
+    if (!s.abilities.includes("streams")) return c.redirect(firstPage(s), 303);
+    return streamsPage(c, { notice: DONE[c.req.query("done") ?? ""] ?? null });
+  });
+
+  app.post("/streams", async (c) => {
+    const s = c.get("session");
+    if (!s.abilities.includes("streams")) return c.redirect(firstPage(s), 303);
+    const form = await c.req.parseBody();
+    const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string).trim() : "");
+    const type = field("type");
+    // The API checks everything (and forces the organization); the form only shapes the body.
+    const body: Record<string, unknown> = { type, format: field("format") || "json" };
+    if (type === "s3") {
+      body.s3 = {
+        endpoint: field("s3_endpoint"),
+        bucket: field("s3_bucket"),
+        region: field("s3_region"),
+        ...(field("s3_prefix") ? { prefix: field("s3_prefix") } : {}),
+        access_key_id: field("s3_access_key_id"),
+        secret_access_key: field("s3_secret_access_key"),
+      };
+    } else {
+      body.url = field("url");
+      if (type !== "webhook") body.token = field("token");
+    }
+    const res = await call<{ secret?: string }>(c, "POST", "/v1/streams", body);
+    if (!res.ok) {
+      const issues = (res.error.details?.issues as Array<{ path: string; message: string }> | undefined) ?? [];
+      const why = issues.length > 0 ? issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ") : res.error.message;
+      return streamsPage(c, { error: `The stream was not created. ${why}` }, 400);
+    }
+    return streamsPage(c, { notice: DONE.created, secret: res.data.secret ?? null });
+  });
+
+  for (const [verb, done] of [["pause", "paused"], ["resume", "resumed"], ["test", "tested"], ["delete", "deleted"]] as const) {
+    app.post(`/streams/:id/${verb}`, async (c) => {
+      const s = c.get("session");
+      if (!s.abilities.includes("streams")) return c.redirect(firstPage(s), 303);
+      const id = encodeURIComponent(c.req.param("id"));
+      const res = verb === "delete" ? await call(c, "DELETE", `/v1/streams/${id}`) : await call(c, "POST", `/v1/streams/${id}/${verb}`);
+      if (!res.ok) return streamsPage(c, { error: res.error.message }, res.status === 404 ? 400 : 502);
+      return c.redirect(`/portal/streams?done=${done}`, 303);
+    });
+  }
 
   return app;
 }

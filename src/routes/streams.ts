@@ -42,10 +42,10 @@ const noContent = (description: string) => ({ description, headers: json(z.null(
  * A stream as the API shows it; an s3 stream's settings less the secret key, part of them
  * read from its sealed credential (when STREAM_SECRETS_KEY changed, shown without them, not a 500).
  */
-async function summary(env: Env, row: Pick<StreamRow, "id" | "type" | "url" | "status" | "filter" | "format" | "encoding" | "created_at" | "credential">) {
+async function summary(env: Env, row: Pick<StreamRow, "id" | "type" | "url" | "status" | "filter" | "format" | "encoding" | "created_at" | "credential" | "portal_organization">) {
   const base = {
     id: row.id, type: row.type, url: row.url, status: row.status, filter: JSON.parse(row.filter), format: row.format ?? "json",
-    encoding: effectiveEncoding(row.type, row.encoding), created_at: row.created_at,
+    encoding: effectiveEncoding(row.type, row.encoding), portal_organization: row.portal_organization ?? null, created_at: row.created_at,
   };
   if (row.type !== "s3") return base;
   const credential = await openCredential(env, row.id, row.credential).catch(() => null);
@@ -57,21 +57,35 @@ async function summary(env: Env, row: Pick<StreamRow, "id" | "type" | "url" | "s
  * (where some endpoints take a token) and never the token or secret: the
  * chain keeps what it is given for good.
  */
-function recordStreamAction(c: Context<AppEnv>, verb: "created" | "deleted" | "replayed" | "paused" | "resumed", row: Pick<StreamRow, "id" | "type" | "url" | "project_id">, metadata: Record<string, unknown> = {}) {
+function recordStreamAction(
+  c: Context<AppEnv>,
+  verb: "created" | "deleted" | "replayed" | "paused" | "resumed" | "tested",
+  row: Pick<StreamRow, "id" | "type" | "url" | "project_id" | "portal_organization">,
+  metadata: Record<string, unknown> = {},
+  organization: string | null = row.portal_organization ?? null,
+) {
   const url = new URL(row.url);
   return recordAdminAction(c.env, row.project_id, {
     action: `witness.stream.${verb}`,
     actor: auditActor(c.get("credential")),
+    // A customer's portal stream: its organization sees the record in its own feed, and the stream delivers it.
+    organization,
     targets: [{ type: "stream", id: row.id }],
     metadata: { type: row.type, url: `${url.origin}${url.pathname}`, ...metadata },
   }, requestContext(c.req.raw));
 }
 
-async function streamOf(env: Env, projectId: string, id: string): Promise<StreamRow> {
-  const row = await projectStream(env, projectId, id);
-  if (!row) throw new ApiError("NOT_FOUND", "No such stream in this project");
+/** The stream, as the caller may see it: a customer's portal session sees only the streams its organization's portal made. */
+async function streamOf(c: Context<AppEnv>, id: string): Promise<StreamRow> {
+  const credential = c.get("credential");
+  const row = await projectStream(c.env, projectOf(credential), id);
+  const visible = row && (credential?.kind !== "portal" || row.portal_organization === credential.organization);
+  if (!visible) throw new ApiError("NOT_FOUND", "No such stream in this project");
   return row;
 }
+
+/** Streams one organization's portal may have: a customer cannot fill the project's MAX_STREAMS_PER_PROJECT alone. */
+export const MAX_PORTAL_STREAMS = 5;
 
 documented(streams, createRoute({
   method: "post", path: "/", tags: ["Streams"], operationId: "createStream", summary: "Stream the project's events to a webhook, Splunk HEC, Datadog or S3-compatible storage", security: ADMIN.security,
@@ -85,10 +99,22 @@ documented(streams, createRoute({
   responses: { 201: json(streamCreatedSchema, "The new stream (with the webhook secret, this once)"), ...errors(...AUTH_ERRORS, ...BODY_ERRORS) },
 }));
 streams.post("/", ADMIN.guard, async (c) => {
-  const projectId = projectOf(c.get("credential"));
+  const caller = c.get("credential");
+  const projectId = projectOf(caller);
   const parsed = createStreamSchema.safeParse(await readJsonObject(c));
   if (!parsed.success) throw validationError(toIssues(parsed.error));
   const input = parsed.data;
+  // A customer's portal: its organization's events only, whatever the form said.
+  const portal = caller?.kind === "portal" ? caller.organization : null;
+  if (portal !== null) {
+    if (input.filter?.organization !== undefined && input.filter.organization !== portal) {
+      throw validationError([{ path: "filter.organization", message: `a stream made in this portal carries organization ${portal}'s events only` }]);
+    }
+    input.filter = { ...input.filter, organization: portal };
+    if ((await listStreams(c.env, projectId, portal)).length >= MAX_PORTAL_STREAMS) {
+      throw validationError([{ path: "", message: `an organization's portal has at most ${MAX_PORTAL_STREAMS} streams; delete one first` }]);
+    }
+  }
   const s3 = input.type === "s3" ? input.s3! : null;
   const target = await checkStreamTarget(s3 ? s3Url(s3) : input.url!, targetRules(c.env));
   if (!target.ok) throw validationError([s3 ? { path: "s3.endpoint", message: target.reason.replace(/^url\b/, "endpoint") } : { path: "url", message: target.reason }]);
@@ -105,6 +131,7 @@ streams.post("/", ADMIN.guard, async (c) => {
     format: input.format ?? null,
     encoding: input.encoding ?? null,
     created_at: new Date().toISOString(),
+    portal_organization: portal,
   };
   const credential = await sealCredential(c.env, id, secret);
   await insertStream(c.env, { ...row, project_id: projectId, credential });
@@ -130,7 +157,8 @@ documented(streams, createRoute({
   responses: { 200: json(streamListSchema, "Every stream of the project, oldest first"), ...errors(...AUTH_ERRORS) },
 }));
 streams.get("/", READ.guard, async (c) => {
-  const rows = await listStreams(c.env, projectOf(c.get("credential")));
+  const credential = c.get("credential");
+  const rows = await listStreams(c.env, projectOf(credential), credential?.kind === "portal" ? credential.organization : undefined);
   return c.json({ data: await Promise.all(rows.map((row) => summary(c.env, row))) });
 });
 
@@ -140,7 +168,7 @@ documented(streams, createRoute({
   responses: { 200: json(streamDetailResponseSchema, "The stream and its delivery"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
 }));
 streams.get("/:id", READ.guard, async (c) => {
-  const row = await streamOf(c.env, projectOf(c.get("credential")), c.req.param("id"));
+  const row = await streamOf(c, c.req.param("id"));
   const delivery = await deliveryStub(c.env, row.id).status();
   return c.json({ data: { ...(await summary(c.env, row)), ...delivery } });
 });
@@ -153,7 +181,7 @@ documented(streams, createRoute({
 }));
 streams.delete("/:id", ADMIN.guard, async (c) => {
   const projectId = projectOf(c.get("credential"));
-  const row = await streamOf(c.env, projectId, c.req.param("id"));
+  const row = await streamOf(c, c.req.param("id"));
   await deliveryStub(c.env, row.id).remove();
   await deleteStream(c.env, row.id, projectId);
   forgetStreams(projectId);
@@ -170,7 +198,7 @@ documented(streams, createRoute({
   responses: { 202: json(streamDetailResponseSchema, "Replay started; the stream and its delivery"), ...errors(...AUTH_ERRORS, "NOT_FOUND", ...BODY_ERRORS) },
 }));
 streams.post("/:id/replay", ADMIN.guard, async (c) => {
-  const row = await streamOf(c.env, projectOf(c.get("credential")), c.req.param("id"));
+  const row = await streamOf(c, c.req.param("id"));
   const parsed = replayStreamSchema.safeParse(await readJsonObject(c));
   if (!parsed.success) throw validationError(toIssues(parsed.error));
   const { seq: head } = await ledgerAnchor(c.env, row.project_id);
@@ -199,7 +227,7 @@ for (const verb of ["pause", "resume"] as const) {
     responses: { 200: json(streamDetailResponseSchema, "The stream and its delivery"), ...errors(...AUTH_ERRORS, "NOT_FOUND") },
   }));
   streams.post(`/:id/${verb}`, ADMIN.guard, async (c) => {
-    const row = await streamOf(c.env, projectOf(c.get("credential")), c.req.param("id"));
+    const row = await streamOf(c, c.req.param("id"));
     const stub = deliveryStub(c.env, row.id);
     // Recorded only when it changed something; a resumed stream delivers its own record.
     if (await (verb === "pause" ? stub.pause() : stub.resume())) await recordStreamAction(c, done, row);
@@ -208,5 +236,24 @@ for (const verb of ["pause", "resume"] as const) {
     return c.json({ data: { ...(await summary(c.env, fresh ?? row)), ...(await stub.status()) } });
   });
 }
+
+documented(streams, createRoute({
+  method: "post", path: "/{id}/test", tags: ["Streams"], operationId: "testStream", summary: "Send a test event through the stream", security: ADMIN.security,
+  description:
+    "Records witness.stream.tested in the project's chain (organization: the stream's filter's, so a stream filtered to one organization carries it), " +
+    "which the stream then delivers like any event: the whole path, receiver included, is tested, and the test is part of the audit trail. " +
+    "A stream whose filter names actions that witness.stream.tested does not match will not deliver it. Answers the recorded event's id and seq.",
+  request: { params: idParam },
+  responses: {
+    202: json(z.object({ data: z.object({ event_id: z.string(), seq: z.number() }) }), "Recorded; the stream delivers it like any event"),
+    ...errors(...AUTH_ERRORS, "NOT_FOUND"),
+  },
+}));
+streams.post("/:id/test", ADMIN.guard, async (c) => {
+  const row = await streamOf(c, c.req.param("id"));
+  const filter = JSON.parse(row.filter) as { organization?: string };
+  const event = JSON.parse(await recordStreamAction(c, "tested", row, { test: true }, filter.organization ?? null)) as { id: string; seq: number };
+  return c.json({ data: { event_id: event.id, seq: event.seq } }, 202);
+});
 
 export default streams;

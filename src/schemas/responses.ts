@@ -242,6 +242,7 @@ export const streamSchema = z
     filter: streamFilterSchema,
     format: z.enum(["json", "ocsf"]).meta({ description: "What each event is written as" }),
     encoding: streamEncodingViewSchema,
+    portal_organization: z.string().nullable().meta({ description: "The organization whose customer portal made this stream (its events only); null for streams made with an API key" }),
     created_at: z.string(),
   })
   .meta({ id: "Stream", description: "A log stream. Its credential (webhook secret, Splunk or Datadog token, S3 secret key) is never shown here." });

@@ -33,6 +33,8 @@ export interface StreamRow {
   encoding?: StreamEncoding | null;
   status: StreamStatus;
   created_at: string;
+  /** The organization whose customer portal made it (migration 0026); null for the vendor's own streams. */
+  portal_organization?: string | null;
 }
 
 export const MAX_STREAMS_PER_PROJECT = 20;
@@ -45,8 +47,12 @@ export async function projectStream(env: Env, projectId: string, id: string): Pr
   return env.DB.prepare("SELECT * FROM streams WHERE id = ? AND project_id = ?").bind(id, projectId).first<StreamRow>();
 }
 
-export async function listStreams(env: Env, projectId: string): Promise<StreamRow[]> {
-  const { results } = await env.DB.prepare("SELECT * FROM streams WHERE project_id = ? ORDER BY created_at, id").bind(projectId).all<StreamRow>();
+/** The project's streams; with portalOrganization, only those that organization's portal made. */
+export async function listStreams(env: Env, projectId: string, portalOrganization?: string): Promise<StreamRow[]> {
+  const { results } =
+    portalOrganization === undefined
+      ? await env.DB.prepare("SELECT * FROM streams WHERE project_id = ? ORDER BY created_at, id").bind(projectId).all<StreamRow>()
+      : await env.DB.prepare("SELECT * FROM streams WHERE project_id = ? AND portal_organization = ? ORDER BY created_at, id").bind(projectId, portalOrganization).all<StreamRow>();
   return results;
 }
 
@@ -57,8 +63,10 @@ export async function countStreams(env: Env, projectId: string): Promise<number>
 }
 
 export async function insertStream(env: Env, row: StreamRow): Promise<void> {
-  await env.DB.prepare("INSERT INTO streams (id, project_id, type, url, credential, filter, format, encoding, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-    .bind(row.id, row.project_id, row.type, row.url, row.credential, row.filter, row.format, row.encoding ?? null, row.status, row.created_at)
+  await env.DB.prepare(
+    "INSERT INTO streams (id, project_id, type, url, credential, filter, format, encoding, status, created_at, portal_organization) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  )
+    .bind(row.id, row.project_id, row.type, row.url, row.credential, row.filter, row.format, row.encoding ?? null, row.status, row.created_at, row.portal_organization ?? null)
     .run();
 }
 

@@ -4,9 +4,10 @@
  * only, downloads its export, and reaches nothing else.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
-import { call, createProject, createScopedKey, ingestMany } from "../helpers";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { call, createProject, createScopedKey, ingestMany, until } from "../helpers";
 import { consoleFetch } from "../pages/console-helpers";
+import { Network, webhookBody } from "../streams/receiver";
 
 async function link(key: string, body: Record<string, unknown>) {
   return call("POST", "/v1/portal/links", { key, body });
@@ -174,5 +175,90 @@ describe("a portal session", () => {
     const ended = await consoleFetch("/portal/events", { cookie: second.cookie });
     expect(ended.status).toBe(401);
     expect(ended.text).toContain("Ask your vendor for a new portal link");
+  });
+});
+
+describe("a portal session's streams", () => {
+  const HOST = "siem.acme-customer.com";
+  let net: Network;
+  let restore: () => void;
+  beforeEach(() => {
+    net = new Network();
+    net.dns.set(HOST, ["93.184.216.34"]);
+    net.dns.set("vendor-siem.example.com", ["93.184.216.35"]);
+    restore = net.install();
+  });
+  afterEach(() => restore());
+
+  it("creates, tests, pauses and deletes its own streams, always filtered to its organization, and never sees the vendor's", async () => {
+    const project = await seeded();
+    const vendor = await call("POST", "/v1/streams", { key: project.key, body: { type: "webhook", url: "https://vendor-siem.example.com/all" } });
+    expect(vendor.status).toBe(201);
+    const made = await link(project.key, { organization: "org_acme", abilities: ["streams"] });
+    const { bearer, res } = await open(made.json.data.url);
+    expect(res.headers.get("Location")).toBe("/portal/streams");
+
+    // Another organization is refused by name; the organization is forced when absent.
+    const foreign = await call("POST", "/v1/streams", { key: bearer, body: { type: "webhook", url: `https://${HOST}/hook`, filter: { organization: "org_globex" } } });
+    expect(foreign.status).toBe(400);
+    expect(foreign.json.error.details.issues[0].path).toBe("filter.organization");
+    const created = await call("POST", "/v1/streams", { key: bearer, body: { type: "webhook", url: `https://${HOST}/hook`, format: "ocsf" } });
+    expect(created.status).toBe(201);
+    expect(created.json.data).toMatchObject({ filter: { organization: "org_acme" }, portal_organization: "org_acme", format: "ocsf" });
+    expect(created.json.data.secret).toMatch(/^whsec_/);
+    const id = created.json.data.id;
+
+    // The portal lists its own stream only; the vendor sees both, and which one the customer made.
+    expect((await call("GET", "/v1/streams", { key: bearer })).json.data.map((s: { id: string }) => s.id)).toEqual([id]);
+    const all = (await call("GET", "/v1/streams", { key: project.key })).json.data;
+    expect(all.map((s: { portal_organization: string | null }) => s.portal_organization).sort()).toEqual(["org_acme", null].sort());
+    for (const [method, path] of [["GET", `/v1/streams/${vendor.json.data.id}`], ["DELETE", `/v1/streams/${vendor.json.data.id}`], ["POST", `/v1/streams/${vendor.json.data.id}/pause`]] as const) {
+      expect((await call(method, path, { key: bearer })).status, `${method} ${path}`).toBe(404);
+    }
+    // Replay is the vendor's: it could send history the customer's link was not meant to reach back for.
+    expect((await call("POST", `/v1/streams/${id}/replay`, { key: bearer, body: { from_seq: 1 } })).status).toBe(403);
+
+    // A test event goes through the whole path to the customer's receiver, recorded in the chain with their organization.
+    const tested = await call("POST", `/v1/streams/${id}/test`, { key: bearer });
+    expect(tested.status).toBe(202);
+    const delivered = await until(async () => net.at(HOST).flatMap((r) => webhookBody(r).events).find((e: any) => e.metadata?.uid === tested.json.data.event_id || e.api?.operation === "witness.stream.tested"));
+    expect(delivered).toBeTruthy();
+    // Only the organization's events reach it.
+    await ingestMany(project.key, [{ action: "after.acme", organization: "org_acme" }, { action: "after.globex", organization: "org_globex" }]);
+    await until(async () => net.at(HOST).some((r) => r.body.includes("after.acme")));
+    expect(net.at(HOST).some((r) => r.body.includes("after.globex") || r.body.includes("secret.other"))).toBe(false);
+
+    expect((await call("POST", `/v1/streams/${id}/pause`, { key: bearer })).json.data.status).toBe("paused");
+    expect((await call("DELETE", `/v1/streams/${id}`, { key: bearer })).status).toBe(204);
+    const audit = await call("GET", "/v1/events?action=witness.stream.created", { key: project.key });
+    const portalMade = audit.json.data.find((e: { organization: string | null }) => e.organization === "org_acme");
+    expect(portalMade).toMatchObject({ actor: { type: "portal", id: made.json.data.id } });
+    for (const action of ["witness.stream.tested", "witness.stream.paused", "witness.stream.deleted"]) {
+      const rows = (await call("GET", `/v1/events?action=${action}`, { key: project.key })).json.data;
+      expect(rows[0], action).toMatchObject({ organization: "org_acme", actor: { type: "portal" } });
+    }
+  });
+
+  it("works from the portal's own pages: the form creates a stream and shows its secret once, buttons pause and test it", async () => {
+    const project = await seeded();
+    const made = await link(project.key, { organization: "org_acme", abilities: ["streams"] });
+    const { cookie } = await open(made.json.data.url);
+    const page = await consoleFetch("/portal/streams", { cookie });
+    expect(page.status).toBe(200);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1];
+    const bad = await consoleFetch("/portal/streams", { cookie, form: { csrf, type: "webhook", url: "http://127.0.0.1/x", format: "json" } });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain("The stream was not created. url:");
+    const created = await consoleFetch("/portal/streams", { cookie, form: { csrf, type: "webhook", url: `https://${HOST}/hook`, format: "json" } });
+    expect(created.status).toBe(200);
+    expect(created.text).toMatch(/whsec_[A-Za-z0-9+/=]+/);
+    const id = /\/portal\/streams\/([^/]+)\/pause/.exec(created.text)![1];
+    const paused = await consoleFetch(`/portal/streams/${id}/pause`, { cookie, form: { csrf } });
+    expect(paused.status).toBe(303);
+    expect(paused.headers.get("Location")).toBe("/portal/streams?done=paused");
+    const after = await consoleFetch("/portal/streams?done=paused", { cookie });
+    expect(after.text).toContain("The stream is paused");
+    expect(after.text).not.toMatch(/whsec_/);
+    expect((await consoleFetch(`/portal/streams/${id}/test`, { cookie, form: { csrf } })).status).toBe(303);
   });
 });
