@@ -265,7 +265,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The human view of a receipt check (HTML, no script) */
+        /** The human view of a receipt check: the server's checks, and its signed receipt checked by the page's script */
         get: operations["viewReceipt"];
         put?: never;
         post?: never;
@@ -418,6 +418,26 @@ export interface paths {
          * @description Anonymizes the actor's events and records a signed erasure; verify stays ok. `by=email` names an actor sent without an id. Answers at once (202): from then on every read (list, search, get, exports, receipts, streams) leaves the actor's personal data out, and a job (GET /v1/jobs/<job_id>) scrubs the stored events, hot and archived, in bounded steps while ingest goes on. Events appended after the answer are not covered. 409 LEGAL_HOLD, changing nothing, when a legal hold covers any of those events. Recorded in the chain as witness.actor.erased, without the actor's personal data. Witness's own records of admin acts (actions starting with `witness.`) are never anonymized: they name API keys and sessions, not people. So 400 VALIDATION_ERROR, changing nothing, when the id is the caller's own key prefix, or when only such records name it.
          */
         delete: operations["eraseActor"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/actors/{id}/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The erasures of one actor
+         * @description The erasures recorded for this actor id (`by=email`: this e-mail), oldest first; an empty list when there are none. Erased events no longer carry the id, so this is how a reader tells an erased actor from one that never had events. Erasure records keep only a SHA-256 of the id, so only the exact id (letter case included) finds them.
+         */
+        get: operations["listActorErasures"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -587,6 +607,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/streams/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event through the stream
+         * @description Records witness.stream.tested in the project's chain (organization: the stream's filter's, so a stream filtered to one organization carries it), which the stream then delivers like any event: the whole path, receiver included, is tested, and the test is part of the audit trail. A stream whose filter names actions that witness.stream.tested does not match will not deliver it. Answers the recorded event's id and seq.
+         */
+        post: operations["testStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/project/move": {
         parameters: {
             query?: never;
@@ -728,6 +768,26 @@ export interface paths {
          * @description Range: bytes=a-b (one range) answers 206 with Content-Range; a range outside the file, 416.
          */
         get: operations["getJobFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download all of an export job's files as one zip
+         * @description The files GET /v1/jobs/{id} lists, streamed as one zip (deflated) with each at its root under the name of its own url: unzipped, the folder `npm run export:verify` checks. An evidence export's manifest.json comes first, then the parts in order. Every file is checked before the first byte: a job queued or running, or one that failed, is 409 CONFLICT (details.reason job_not_finished or job_failed); one canceled, or whose files expired or were erased, 404. No zip64: a job of more than 9,000 files or about 4 GiB is 409 (details.reason archive_too_large); download its files one by one.
+         */
+        get: operations["getJobArchive"];
         put?: never;
         post?: never;
         delete?: never;
@@ -929,6 +989,26 @@ export interface paths {
         get: operations["listAlertFirings"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A one-time link to a customer's admin portal
+         * @description Hand the url to the customer's IT admin. Opened once (a second opening, or one after expires_at, is refused), it starts an hour's session scoped to the organization: its events (the API's event shape, its organization only), an export, and streams it creates itself (always filtered to the organization), as the abilities allow. The session never reaches another organization or any other endpoint. Recorded as witness.portal.link_created; what the customer's admin does is recorded with actor type portal and the link's id.
+         */
+        post: operations["createPortalLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1352,6 +1432,26 @@ export interface components {
                 job_id: string;
             };
         };
+        ActorErasuresResponse: {
+            data: components["schemas"]["ActorErasure"][];
+        };
+        ActorErasure: {
+            /** @description The ledger's erasure record (also in the witness.actor.erased event, as its target of type erasure) */
+            erasure_id: number;
+            /** @enum {string} */
+            by: "id" | "email";
+            /** @description Set when the erasure covered only this organization's events */
+            organization: string | null;
+            /** @description When it was accepted: the anonymized_at of the events it scrubbed */
+            erased_at: string;
+            /**
+             * @description applying: its job is still scrubbing the stored events (every read already leaves the personal data out); applied: done
+             * @enum {string}
+             */
+            status: "applying" | "applied";
+            /** @description Events it anonymized; null while applying */
+            anonymized: number | null;
+        };
         RetentionPlanResponse: {
             data: {
                 /** @description In the order they apply: exact actions, longer prefixes, then * */
@@ -1413,7 +1513,7 @@ export interface components {
                     /** @description null if the stored settings can no longer be decrypted */
                     access_key_id: string | null;
                     /**
-                     * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz, the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
+                     * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz (.parquet), the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
                      * @enum {string}
                      */
                     partition?: "none" | "date";
@@ -1429,6 +1529,13 @@ export interface components {
                  * @enum {string}
                  */
                 format: "json" | "ocsf";
+                /**
+                 * @description How each batch's events are put in the body: webhook json or ndjson, s3 ndjson or parquet; null for splunk and datadog, which have one wire format
+                 * @enum {string|null}
+                 */
+                encoding: "json" | "ndjson" | "parquet" | null;
+                /** @description The organization whose customer portal made this stream (its events only); null for streams made with an API key */
+                portal_organization: string | null;
                 created_at: string;
                 /** @description The project's head at creation: delivery starts after it (replay reaches back) */
                 delivered_seq: number;
@@ -1454,19 +1561,24 @@ export interface components {
              * @enum {string}
              */
             format?: "json" | "ocsf";
+            /**
+             * @description How a batch's events are put in the body. webhook: json (default), the signed envelope {type, timestamp, project_id, events}; ndjson, one event a line (application/x-ndjson), signed the same. s3: ndjson (default), a gzip NDJSON object; parquet, one Parquet file (<first seq>-<last seq>.parquet) of OCSF columns, for AWS Security Lake custom sources: needs format ocsf. splunk and datadog: none
+             * @enum {string}
+             */
+            encoding?: "json" | "ndjson" | "parquet";
         };
-        /** @description S3-compatible object storage (S3, R2, GCS XML API): one gzip NDJSON object per batch, signed with SigV4. */
+        /** @description S3-compatible object storage (S3, R2, GCS XML API): one object per batch (gzip NDJSON, or Parquet with encoding parquet), signed with SigV4. */
         S3Destination: {
             endpoint: string;
             bucket: string;
             region: string;
-            /** @description Put before every key; objects are <prefix><project id>/<first seq>-<last seq>.ndjson.gz */
+            /** @description Put before every key; objects are <prefix><project id>/<first seq>-<last seq>.ndjson.gz (.parquet with encoding parquet) */
             prefix?: string;
             access_key_id: string;
             /** @description Stored encrypted, never shown again */
             secret_access_key: string;
             /**
-             * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz, the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
+             * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz (.parquet), the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
              * @enum {string}
              */
             partition?: "none" | "date";
@@ -1492,7 +1604,7 @@ export interface components {
                 /** @description null if the stored settings can no longer be decrypted */
                 access_key_id: string | null;
                 /**
-                 * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz, the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
+                 * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz (.parquet), the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
                  * @enum {string}
                  */
                 partition?: "none" | "date";
@@ -1508,6 +1620,13 @@ export interface components {
              * @enum {string}
              */
             format: "json" | "ocsf";
+            /**
+             * @description How each batch's events are put in the body: webhook json or ndjson, s3 ndjson or parquet; null for splunk and datadog, which have one wire format
+             * @enum {string|null}
+             */
+            encoding: "json" | "ndjson" | "parquet" | null;
+            /** @description The organization whose customer portal made this stream (its events only); null for streams made with an API key */
+            portal_organization: string | null;
             created_at: string;
         };
         StreamResponse: {
@@ -1531,7 +1650,7 @@ export interface components {
                 /** @description null if the stored settings can no longer be decrypted */
                 access_key_id: string | null;
                 /**
-                 * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz, the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
+                 * @description date: keys are <prefix><project id>/dt=YYYY-MM-DD/<first seq>-<last seq>.ndjson.gz (.parquet), the day (UTC) the batch's first event occurred, for tables partitioned by day (Athena, Security Lake). Default none
                  * @enum {string}
                  */
                 partition?: "none" | "date";
@@ -1547,6 +1666,13 @@ export interface components {
              * @enum {string}
              */
             format: "json" | "ocsf";
+            /**
+             * @description How each batch's events are put in the body: webhook json or ndjson, s3 ndjson or parquet; null for splunk and datadog, which have one wire format
+             * @enum {string|null}
+             */
+            encoding: "json" | "ndjson" | "parquet" | null;
+            /** @description The organization whose customer portal made this stream (its events only); null for streams made with an API key */
+            portal_organization: string | null;
             created_at: string;
             /** @description Events up to this seq are delivered (or filtered out, or skipped) */
             delivered_seq: number;
@@ -1832,9 +1958,11 @@ export interface components {
             enabled: boolean;
             channels: {
                 /** @enum {string} */
-                type: "webhook" | "slack" | "teams" | "pagerduty";
-                /** @description Slack and Teams: only the origin (the URL is the secret) */
+                type: "webhook" | "slack" | "teams" | "pagerduty" | "email";
+                /** @description Slack and Teams: only the origin (the URL is the secret); email: a mailto: URI of its recipients */
                 url: string;
+                /** @description email: the recipients */
+                to?: string[];
                 severity?: string;
                 /**
                  * @description failing: its last delivery failed (see last_error); it is retried with backoff
@@ -1895,7 +2023,7 @@ export interface components {
         };
         AlertChannelInput: {
             /** @enum {string} */
-            type: "webhook" | "slack" | "teams" | "pagerduty";
+            type: "webhook" | "slack" | "teams" | "pagerduty" | "email";
             /** @description webhook, slack (incoming webhook), teams (workflow webhook); pagerduty: the Events API v2 URL (default https://events.pagerduty.com/v2/enqueue) */
             url?: string;
             /** @description pagerduty: the integration's 32-character routing key (sealed, never shown again) */
@@ -1905,6 +2033,8 @@ export interface components {
              * @enum {string}
              */
             severity?: "critical" | "error" | "warning" | "info";
+            /** @description email: 1 to 10 recipients of one plain-text message per firing, sent through the deployment's send_email binding (Cloudflare Email Service); a deployment without one refuses e-mail channels */
+            to?: string[];
         };
         AlertRulePatch: {
             name?: string;
@@ -1953,6 +2083,24 @@ export interface components {
         AlertFiringPage: {
             data: components["schemas"]["AlertFiring"][];
             nextCursor: string | null;
+        };
+        PortalLink: {
+            id: string;
+            organization: string;
+            abilities: ("events" | "exports" | "streams")[];
+            created_at: string;
+            /** @description The link cannot be opened after this */
+            expires_at: string;
+            /** @description The one-time address to hand to the customer's admin; in this answer only */
+            url: string;
+        };
+        PortalLinkInput: {
+            /** @description The customer organization the portal shows: its events only, streams filtered to it */
+            organization: string;
+            /** @description events: read and search them; exports: download them; streams: create, test, pause, resume and delete the organization's own streams */
+            abilities: ("events" | "exports" | "streams")[];
+            /** @description How long the link may be opened (once); default 86400 (a day). The session it opens lasts 60 minutes */
+            ttl_seconds?: number;
         };
         EmbedTokenResponse: {
             data: {
@@ -4055,6 +4203,94 @@ export interface operations {
             };
         };
     };
+    listActorErasures: {
+        parameters: {
+            query?: {
+                by?: "id" | "email";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The actor's erasures */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActorErasuresResponse"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter or the body is invalid (details.issues) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getRetention: {
         parameters: {
             query?: never;
@@ -5179,6 +5415,98 @@ export interface operations {
             };
         };
     };
+    testStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream id (str_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Recorded; the stream delivers it like any event */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            event_id: string;
+                            seq: number;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     moveProject: {
         parameters: {
             query?: never;
@@ -6108,6 +6436,103 @@ export interface operations {
             };
             /** @description RANGE_NOT_SATISFIABLE: the Range lies outside the file (Content-Range: bytes *\/<size>) */
             416: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getJobArchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The zip */
+            200: {
+                headers: {
+                    /** @description attachment; filename="witness-<job id>.zip" */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": string;
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description CONFLICT: the project's state does not allow this now (the message says why); nothing changed */
+            409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7660,6 +8085,120 @@ export interface operations {
             };
         };
     };
+    createPortalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PortalLinkInput"];
+            };
+        };
+        responses: {
+            /** @description The link (its url in this answer only) */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PortalLink"];
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter or the body is invalid (details.issues) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or not a valid one */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential may not call this: the API key lacks the scope details.required_scope names, or an embed token called more than a read */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description EVENT_TOO_LARGE: a field or the body is over its cap */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body must be application/json */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing was stored; safe to retry */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     createEmbedToken: {
         parameters: {
             query?: never;
@@ -7866,6 +8405,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The demo project has no live API key that can read; the page says how to make one */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
             /** @description RATE_LIMITED: over the per-minute budget; retry after Retry-After seconds */

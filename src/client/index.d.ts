@@ -59,6 +59,10 @@ export type SearchQuery = Omit<Query<"searchEvents">, "q" | "cursor" | "limit"> 
 export type VerifyQuery = Query<"verifyEvents">;
 export type ExportQuery = Query<"exportEvents">;
 export type EraseOptions = Query<"eraseActor">;
+export type ErasuresOptions = Query<"listActorErasures">;
+export type ActorErasure = Schemas["ActorErasure"];
+export type PortalLinkInput = Schemas["PortalLinkInput"];
+export type PortalLink = Schemas["PortalLink"];
 export type ActionsQuery = Omit<Query<"listActions">, "cursor" | "limit"> & Paging;
 export type SchemaListQuery = Omit<Query<"listSchemas">, "cursor" | "limit"> & Paging;
 export type AlertFiringsQuery = Omit<Query<"listAlertFirings">, "cursor" | "limit"> & Paging;
@@ -151,6 +155,13 @@ export interface WitnessClient {
   };
   actors: {
     erase(id: string, options?: EraseOptions): Promise<Erasure>;
+    /** The erasures recorded for this id (or, by "email", this e-mail), oldest first; [] when there are none. */
+    erasures(id: string, options?: ErasuresOptions): Promise<ActorErasure[]>;
+  };
+  /** The customers' admin portal: a one-time link for one organization's IT admin. */
+  portal: {
+    /** Admin. The answer's url is its only showing: hand it to the customer. Not retried (each call mints a link). */
+    createLink(request: PortalLinkInput): Promise<PortalLink>;
   };
   embed: {
     createToken(request?: EmbedTokenRequest): Promise<EmbedToken>;

@@ -149,6 +149,12 @@ export function createClient(options) {
     },
     actors: {
       erase: async (id, opts = {}) => data("DELETE", `/v1/actors/${enc(id)}`, { query: { by: opts.by, organization: opts.organization } }),
+      /** The erasures recorded for this id (by: "email": this e-mail), oldest first; [] when none. */
+      erasures: async (id, opts = {}) => data("GET", `/v1/actors/${enc(id)}/erasures`, { query: { by: opts.by } }),
+    },
+    portal: {
+      /** A one-time link to a customer's admin portal for one organization (admin); its url is in this answer only. Never retried. */
+      createLink: (request) => data("POST", "/v1/portal/links", { body: request, once: true }),
     },
     embed: {
       createToken: (request = {}) => data("POST", "/v1/embed/token", { body: request }),

@@ -1,5 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
-import { createPortalLink } from "../auth/portal";
+import { createPortalLink, LINK_TTL } from "../auth/portal";
 import { recordAdminAction } from "../chain/self-audit";
 import { readJsonObject } from "../lib/request-body";
 import { toIssues, validationError } from "../lib/validate";
@@ -34,7 +34,7 @@ portal.post("/links", ADMIN.guard, async (c) => {
   const { link, token } = await createPortalLink(c.env, projectId, {
     organization: parsed.data.organization,
     abilities: parsed.data.abilities,
-    ttlSeconds: parsed.data.ttl_seconds,
+    ttlSeconds: parsed.data.ttl_seconds ?? LINK_TTL.default,
     createdBy: actor.id,
   });
   await recordAdminAction(

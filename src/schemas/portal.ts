@@ -19,7 +19,7 @@ export const createPortalLinkSchema = z
       .int("ttl_seconds must be a whole number")
       .min(LINK_TTL.min, `ttl_seconds is at least ${LINK_TTL.min}`)
       .max(LINK_TTL.max, `ttl_seconds is at most ${LINK_TTL.max} (7 days)`)
-      .default(LINK_TTL.default)
+      .optional()
       .meta({ description: `How long the link may be opened (once); default ${LINK_TTL.default} (a day). The session it opens lasts ${SESSION_SECONDS / 60} minutes` }),
   })
   .meta({ id: "PortalLinkInput" });

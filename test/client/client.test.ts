@@ -621,6 +621,26 @@ describe("@witness/client: alerts", () => {
     }));
 });
 
+describe("@witness/client: portal links and erasures", () => {
+  it("mints a portal link once, never retried, and reads an actor's erasures", async () => {
+    const log: Request[] = [];
+    const { project, client } = await clientFor({ fetch: workerFetch(log) });
+    const link = await client.portal.createLink({ organization: "org_42", abilities: ["events", "streams"], ttl_seconds: 3600 });
+    expect(link).toMatchObject({ organization: "org_42", abilities: ["events", "streams"] });
+    expect(link.url).toMatch(/\/portal\/start#[A-Za-z0-9_-]{43}$/);
+    await expect(client.portal.createLink({ organization: "", abilities: ["events"] })).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
+    expect(await client.actors.erasures("u_never")).toEqual([]);
+    await call("POST", "/v1/events", { key: project.key, body: { action: "doc.read", actor: { id: "u_gone" } } });
+    await client.actors.erase("u_gone");
+    const erasures = await until(async () => {
+      const found = await client.actors.erasures("u_gone");
+      return found.length === 1 && found[0].status === "applied" ? found : null;
+    });
+    expect(erasures[0]).toMatchObject({ by: "id", status: "applied", anonymized: 1 });
+    expect(log.filter((r) => r.method === "POST" && new URL(r.url).pathname === "/v1/portal/links")).toHaveLength(2);
+  });
+});
+
 describe("backoff", () => {
   it("doubles up to the cap, with jitter in the upper half", () => {
     const opts = { minDelayMs: 100, maxDelayMs: 1000 };
