@@ -18,24 +18,12 @@ import {
 } from "../pages/portal/portal-pages";
 import { requestContext } from "../middleware/ingest";
 import { paidByPage } from "../middleware/rate-limit";
+import { sameOrigin, sessionCookieOptions } from "../middleware/browser-session";
 import type { AppEnv } from "../middleware/app-env";
 
 type PortalEnv = { Bindings: Env; Variables: { session: PortalSession } };
 
-const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
-function cookieOptions(c: Context, expires?: Date) {
-  const url = new URL(c.req.url);
-  const secure = !(url.protocol === "http:" && LOOPBACK.has(url.hostname));
-  return { path: "/portal", httpOnly: true, secure, sameSite: "Strict" as const, ...(expires ? { expires } : {}) };
-}
-
-/** A POST from the portal's own pages (browsers send Origin with every POST). */
-function sameOrigin(c: Context): boolean {
-  const origin = c.req.header("Origin");
-  if (origin) return origin === new URL(c.req.url).origin;
-  return c.req.header("Sec-Fetch-Site") === "same-origin";
-}
+const cookieOptions = (c: Context, expires?: Date) => sessionCookieOptions(c, "/portal", expires);
 
 const viewerOf = (s: PortalSession): PortalViewer => ({ organization: s.organization, abilities: s.abilities, csrf: s.csrf, expiresAt: s.expiresAt });
 

@@ -5,7 +5,9 @@
  * events is rendered as text.
  */
 import type { Child } from "hono/jsx";
-import { PUBLIC_CSS_PATH } from "../public/layout";
+import { Page } from "../public/layout";
+
+export { render } from "../public/layout";
 import type { Ability } from "../../auth/portal";
 
 export const PORTAL_JS_PATH = "/portal/assets/portal.js";
@@ -23,66 +25,47 @@ export interface PortalViewer {
   expiresAt: string;
 }
 
-export function render(page: unknown): string {
-  return `<!doctype html>${page}`;
-}
-
+/** The public pages' layout, with the portal's own bar: its organization, its tabs and sign-out, no links out. */
 function Shell(props: { title: string; viewer?: PortalViewer; current?: Ability; scripts?: string[]; children: Child }) {
   const v = props.viewer;
+  const bar = (
+    <>
+      <span class="brand">Audit log{v ? ` · ${v.organization}` : ""}</span>
+      {v && (
+        <nav aria-label="Portal">
+          <ul>
+            {TABS.filter(([a]) => v.abilities.includes(a)).map(([a, href, label]) => (
+              <li>
+                <a href={href} aria-current={props.current === a ? "page" : undefined}>
+                  {label}
+                </a>
+              </li>
+            ))}
+            <li>
+              <form method="post" action="/portal/sign-out">
+                <input type="hidden" name="csrf" value={v.csrf} />
+                <button class="button secondary" type="submit">
+                  Sign out
+                </button>
+              </form>
+            </li>
+          </ul>
+        </nav>
+      )}
+    </>
+  );
+  const footer = v && (
+    <footer class="site-foot">
+      <p class="hint">
+        This session shows organization <code>{v.organization}</code> only and ends at <time datetime={v.expiresAt}>{v.expiresAt.replace("T", " ").slice(0, 16)} UTC</time>. What you change here is recorded in
+        the audit log.
+      </p>
+    </footer>
+  );
   return (
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
-        <title>{props.title}</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href={PUBLIC_CSS_PATH} />
-        {(props.scripts ?? []).map((src) => (
-          <script src={src} defer></script>
-        ))}
-      </head>
-      <body>
-        <a class="skip-link" href="#main">
-          Skip to content
-        </a>
-        <header class="site">
-          <div class="bar">
-            <span class="brand">Audit log{v ? ` · ${v.organization}` : ""}</span>
-            {v && (
-              <nav aria-label="Portal">
-                <ul>
-                  {TABS.filter(([a]) => v.abilities.includes(a)).map(([a, href, label]) => (
-                    <li>
-                      <a href={href} aria-current={props.current === a ? "page" : undefined}>
-                        {label}
-                      </a>
-                    </li>
-                  ))}
-                  <li>
-                    <form method="post" action="/portal/sign-out">
-                      <input type="hidden" name="csrf" value={v.csrf} />
-                      <button class="button secondary" type="submit">
-                        Sign out
-                      </button>
-                    </form>
-                  </li>
-                </ul>
-              </nav>
-            )}
-          </div>
-        </header>
-        <main id="main">{props.children}</main>
-        {v && (
-          <footer class="site-foot">
-            <p class="hint">
-              This session shows organization <code>{v.organization}</code> only and ends at <time datetime={v.expiresAt}>{v.expiresAt.replace("T", " ").slice(0, 16)} UTC</time>. What you change here is recorded
-              in the audit log.
-            </p>
-          </footer>
-        )}
-      </body>
-    </html>
+    <Page title={props.title} scripts={props.scripts} bar={bar} footer={footer}>
+      {props.children}
+    </Page>
   );
 }
 

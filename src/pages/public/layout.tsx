@@ -18,6 +18,9 @@ export interface PageProps {
   /** Script paths of this Worker, loaded as deferred classic scripts. */
   scripts?: string[];
   narrow?: boolean;
+  /** The header's bar in place of the site's brand and navigation (the customer portal's, which links nowhere else). */
+  bar?: Child;
+  footer?: Child;
   children: Child;
 }
 
@@ -42,23 +45,28 @@ export function Page(props: PageProps) {
         </a>
         <header class="site">
           <div class="bar">
-            <a class="brand" href="/">
-              Witness
-            </a>
-            <nav aria-label="Site">
-              <ul>
-                {NAV.map(([href, label]) => (
-                  <li>
-                    <a href={href}>{label}</a>
-                  </li>
-                ))}
-              </ul>
-            </nav>
+            {props.bar ?? (
+              <>
+                <a class="brand" href="/">
+                  Witness
+                </a>
+                <nav aria-label="Site">
+                  <ul>
+                    {NAV.map(([href, label]) => (
+                      <li>
+                        <a href={href}>{label}</a>
+                      </li>
+                    ))}
+                  </ul>
+                </nav>
+              </>
+            )}
           </div>
         </header>
         <main id="main" class={props.narrow ? "narrow" : undefined}>
           {props.children}
         </main>
+        {props.footer}
       </body>
     </html>
   );
