@@ -5,14 +5,14 @@
 // - A collector polling every second while about 1,000 events/s arrive, 10% of them backdated up to
 //   a year: every event must arrive exactly once (0 missed, 0 duplicated) and the lag from commit
 //   (the UUIDv7 id's time) to the collector is reported.
+import { projectShard, tierCounts } from "./archive-helpers.mjs";
 import { batchLoad, countLines, createKey, fmt, httpGet, percentile, sampleEvent } from "./lib.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const uuidMs = (id) => parseInt(id.replaceAll("-", "").slice(0, 12), 16);
 
-export default async function feedBench({ runtimeUrl: url, persistDir, key, total, report }) {
-  const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.31" };
-  // 1. The whole project, 1,000 a page.
+/** Every event of a project through the feed, 1,000 a page, against a streamed JSON export of it in the same run. */
+async function pageThrough(url, headers) {
   const pageTimes = [];
   let rows = 0;
   let cursor = null;
@@ -33,6 +33,31 @@ export default async function feedBench({ runtimeUrl: url, persistDir, key, tota
   const { bytes } = await countLines(exported.body);
   const exportSeconds = (performance.now() - exportStarted) / 1000;
   pageTimes.sort((a, b) => a - b);
+  return { rows, feedSeconds, exportSeconds, bytes, pageTimes };
+}
+
+function pageRows(label, r) {
+  return [
+    [`feed, pages of 1,000, ${label}`, `${fmt.rate(r.rows / r.feedSeconds, "rows/s")} (${r.rows.toLocaleString("en-US")} rows in ${r.feedSeconds.toFixed(1)} s); page p50 ${fmt.ms(percentile(r.pageTimes, 50))}, p95 ${fmt.ms(percentile(r.pageTimes, 95))}`],
+    [`  JSON export of the same project, same run (streamed)`, `${fmt.rate(r.rows / r.exportSeconds, "rows/s")} (${(r.bytes / 2 ** 20).toFixed(0)} MiB in ${r.exportSeconds.toFixed(1)} s): the feed at ${fmt.pct(r.exportSeconds / r.feedSeconds)} of it`],
+  ];
+}
+
+export default async function feedBench({ runtimeUrl: url, persistDir, key, total, report }) {
+  const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.31" };
+  // 1. The whole hot project, 1,000 a page; then the archive bench's tiered project (mostly in R2), when it was loaded.
+  const hot = await pageThrough(url, headers);
+  let archived = null;
+  const tiered = (() => {
+    try {
+      return tierCounts(persistDir, projectShard(persistDir, "bench-tiered"), "bench-tiered");
+    } catch {
+      return null;
+    }
+  })();
+  if (tiered && tiered.archived > 0) {
+    archived = { counts: tiered, result: await pageThrough(url, { ...headers, Authorization: `Bearer ${createKey(persistDir, "bench-tiered")}` }) };
+  }
 
   // 2. A collector polling every second while events arrive, some backdated.
   const liveKey = createKey(persistDir, `bench-feed-collector-${Date.now().toString(36)}`);
@@ -79,8 +104,10 @@ export default async function feedBench({ runtimeUrl: url, persistDir, key, tota
   lags.sort((a, b) => a - b);
 
   report("Pull feed (issue 37; at the runtime, no dev proxy)", [
-    [`feed, pages of 1,000 over ${total.toLocaleString("en-US")} events`, `${fmt.rate(rows / feedSeconds, "rows/s")} (${rows.toLocaleString("en-US")} rows in ${feedSeconds.toFixed(1)} s); page p50 ${fmt.ms(percentile(pageTimes, 50))}, p95 ${fmt.ms(percentile(pageTimes, 95))}`],
-    ["JSON export of the same project, same run (streamed)", `${fmt.rate(rows / exportSeconds, "rows/s")} (${(bytes / 2 ** 20).toFixed(0)} MiB in ${exportSeconds.toFixed(1)} s): the feed at ${fmt.pct(exportSeconds / feedSeconds)} of it`],
+    ...pageRows(`${total.toLocaleString("en-US")} hot events`, hot),
+    ...(archived
+      ? pageRows(`bench-tiered: ${archived.counts.archived.toLocaleString("en-US")} archived + ${archived.counts.hot.toLocaleString("en-US")} hot events`, archived.result)
+      : [["feed over archived events", "not measured: run the archive bench first (npm run bench -- archive, same BENCH_DATA)"]]),
     [`collector polling every second, ~1,000 events/s for ${seconds} s, 10% backdated`, `${seen.size.toLocaleString("en-US")} events seen of ${head.toLocaleString("en-US")} seqs: ${missed} missed, ${duplicates} duplicated; lag commit to collector p50 ${fmt.ms(percentile(lags, 50))}, p95 ${fmt.ms(percentile(lags, 95))}`],
   ]);
   if (missed !== 0 || duplicates !== 0) throw new Error(`the collector missed ${missed} and saw ${duplicates} twice`);
