@@ -59,9 +59,10 @@ export function portalRoutes(api: ApiFetch) {
 
   app.use("*", async (c, next) => {
     await next();
-    c.header("Content-Security-Policy", publicCsp({ script: true }));
+    c.header("Content-Security-Policy", publicCsp({ script: true, forms: true }));
     c.header("X-Content-Type-Options", "nosniff");
-    c.header("Referrer-Policy", "no-referrer");
+    // Not no-referrer: with it, browsers send Origin: null on POST, which the same-origin check must refuse.
+    c.header("Referrer-Policy", "same-origin");
     c.header("X-Frame-Options", "DENY");
     if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
   });

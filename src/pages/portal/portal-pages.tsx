@@ -63,7 +63,7 @@ function Shell(props: { title: string; viewer?: PortalViewer; current?: Ability;
     </footer>
   );
   return (
-    <Page title={props.title} scripts={props.scripts} bar={bar} footer={footer}>
+    <Page title={props.title} scripts={props.scripts} bar={bar} footer={footer} referrer="same-origin">
       {props.children}
     </Page>
   );

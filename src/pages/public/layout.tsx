@@ -18,6 +18,11 @@ export interface PageProps {
   /** Script paths of this Worker, loaded as deferred classic scripts. */
   scripts?: string[];
   narrow?: boolean;
+  /**
+   * same-origin for pages that POST forms to this Worker (the customer portal): with
+   * no-referrer, browsers send Origin: null on a POST, which a same-origin check must refuse.
+   */
+  referrer?: "no-referrer" | "same-origin";
   /** The header's bar in place of the site's brand and navigation (the customer portal's, which links nowhere else). */
   bar?: Child;
   footer?: Child;
@@ -31,7 +36,7 @@ export function Page(props: PageProps) {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
+        <meta name="referrer" content={props.referrer ?? "no-referrer"} />
         <title>{props.title}</title>
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href={PUBLIC_CSS_PATH} />
@@ -80,7 +85,7 @@ export function render(page: unknown): string {
  * Strict CSP: nothing inline, everything from this Worker; scripts and
  * fetches only where a page names them. Pages are never framed.
  */
-export function publicCsp(options: { script?: boolean; connect?: boolean } = {}): string {
+export function publicCsp(options: { script?: boolean; connect?: boolean; forms?: boolean } = {}): string {
   return [
     "default-src 'none'",
     `script-src ${options.script ? "'self'" : "'none'"}`,
@@ -88,7 +93,7 @@ export function publicCsp(options: { script?: boolean; connect?: boolean } = {})
     "img-src 'self' data:",
     `connect-src ${options.connect ? "'self'" : "'none'"}`,
     "base-uri 'none'",
-    "form-action 'none'",
+    `form-action ${options.forms ? "'self'" : "'none'"}`,
     "frame-ancestors 'none'",
   ].join("; ");
 }
