@@ -3,9 +3,21 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import { csrfMatches, END_MESSAGES, endSession, openSession, resumeSession, SESSION_COOKIE, type SessionEnd } from "../auth/console-session";
 import { grants } from "../auth/scopes";
-import { callApi, queryOf, type ApiFetch } from "../pages/console/console-api";
+import { callApi, queryOf, type ApiError as PageError, type ApiFetch, type ApiResult } from "../pages/console/console-api";
 import { EventPage, NotFoundPage } from "../pages/console/event-page";
-import { EventsPage, FILTERS, type FilterValues } from "../pages/console/events-page";
+import {
+  CHART_PAGE_ROWS,
+  chartPages,
+  chartRange,
+  EventsPage,
+  FILTERS,
+  fromEvents,
+  fromRollups,
+  rollupsCanAnswer,
+  type Chart,
+  type ChartRange,
+  type FilterValues,
+} from "../pages/console/events-page";
 import { viewerOf, type ConsoleEnv } from "../pages/console/console-env";
 import { CONSOLE_CSP, LacksPage, render } from "../pages/console/layout";
 import { SignInPage } from "../pages/console/sign-in-page";
@@ -59,6 +71,37 @@ const requireSession = createMiddleware<ConsoleEnv>(async (c, next) => {
   }
   await next();
 });
+
+type Call = (target: string) => Promise<ApiResult<any>>;
+
+/**
+ * The events chart counts what the table's question matches in the chart's
+ * range: from the ledger's rollups where they can say (no filter, or only
+ * action filters), else from the matching events themselves, at most
+ * chartPages pages of them (the chart says which).
+ */
+async function chartOf(call: Call, values: FilterValues, range: ChartRange | null): Promise<{ chart: Chart | null; error: PageError | null }> {
+  if (!range) return { chart: null, error: null };
+  if (rollupsCanAnswer(values)) {
+    const res = await call(`/v1/stats/activity${queryOf({ from: range.from, to: range.to })}`);
+    if (!res.ok) return { chart: null, error: res.error };
+    const chart = fromRollups(res.data, values);
+    if (chart) return { chart, error: null };
+  }
+  const path = values.q ? "/v1/events/search" : "/v1/events";
+  const filters = Object.fromEntries(FILTERS.filter((f) => f !== "limit").map((f) => [f, values[f]]));
+  const events: { action: string; occurred_at: string }[] = [];
+  let cursor: string | null = null;
+  const pages = chartPages(values);
+  for (let page = 0; page < pages; page++) {
+    const res = await call(`${path}${queryOf({ ...filters, date_from: range.from, date_to: range.to, limit: String(CHART_PAGE_ROWS), cursor })}`);
+    if (!res.ok) return { chart: null, error: res.error };
+    for (const e of res.body.data as { action: string; occurred_at: string }[]) events.push({ action: e.action, occurred_at: e.occurred_at });
+    cursor = res.body.nextCursor ?? null;
+    if (!cursor) break;
+  }
+  return { chart: fromEvents(events, range, cursor !== null, pages * CHART_PAGE_ROWS), error: null };
+}
 
 /**
  * The web console at /console: server-rendered pages that call the public API
@@ -140,7 +183,9 @@ export function consoleRoutes(api: ApiFetch, ...more: ConsolePages[]) {
       if (v) values[f] = v;
     }
     const path = values.q ? "/v1/events/search" : "/v1/events";
-    const res = await callApi(api, c, session.apiKey, "GET", `${path}${queryOf(values)}`);
+    const call = (target: string) => callApi(api, c, session.apiKey, "GET", target);
+    const range = chartRange(values);
+    const [res, chart, log] = await Promise.all([call(`${path}${queryOf(values)}`), chartOf(call, values, range), call("/v1/log")]);
     const page = EventsPage({
       viewer,
       values,
@@ -148,6 +193,7 @@ export function consoleRoutes(api: ApiFetch, ...more: ConsolePages[]) {
       nextCursor: res.ok ? res.body.nextCursor : null,
       hotSince: res.ok ? (res.body.hot_since ?? null) : null,
       error: res.ok ? null : res.error,
+      chart: { ...chart, range, projectTotal: log.ok && typeof log.data?.head_seq === "number" ? log.data.head_seq : null },
     });
     return c.html(render(page), res.ok ? 200 : res.status === 400 ? 400 : 502);
   });

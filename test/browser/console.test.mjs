@@ -3,7 +3,7 @@ import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
 import { createServer } from "node:http";
 import { tamperAction, tamperProject } from "./console-tamper.mjs";
-import { API_KEY, expectAccessible, ingest, launchBrowser, screenshots, unique, WITNESS } from "./support.mjs";
+import { API_KEY, expectAccessible, expectUnbroken, ingest, launchBrowser, screenshots, unique, WITNESS } from "./support.mjs";
 
 const HOSTILE = `<img src=x onerror="window.__pwned=1">`;
 
@@ -29,7 +29,22 @@ after(async () => {
 });
 
 const accessible = (name) => expectAccessible(page, name);
-const shoot = (name) => screenshots(page, `console-${name}`);
+// Every console page: whole at 360, 390 and 1280 px (no sideways scrolling, no wrapped badge or button), then screenshots at 390 and 1280.
+const shoot = async (name) => {
+  await expectUnbroken(page, name);
+  await screenshots(page, `console-${name}`);
+};
+
+/** The verify's tally adds up: its lines before the "=" sum to the number after it. */
+async function expectTallyAddsUp(list) {
+  const lines = await list.locator("li").allTextContents();
+  const number = (line) => Number(/^[+=]?\s*([\d,]+)/.exec(line)[1].replaceAll(",", ""));
+  const sum = lines.findIndex((l) => l.startsWith("="));
+  assert.ok(sum > 0, `a total line in ${JSON.stringify(lines)}`);
+  assert.equal(lines.slice(0, sum).reduce((a, l) => a + number(l), 0), number(lines[sum]), lines.join(" | "));
+  assert.ok(lines.some((l) => /with personal data erased/.test(l)) && lines.some((l) => /in retention gaps/.test(l)), "erased and purged leaves are named");
+  return lines;
+}
 
 const actionsShown = () => page.locator("table.events a.action").allTextContents();
 
@@ -43,8 +58,39 @@ describe("the web console", () => {
     await page.getByLabel("API key").fill(API_KEY);
     await page.getByLabel("API key").press("Enter");
     await page.waitForURL(/\/console\/events$/);
-    await page.locator("#activity-status").filter({ hasText: /events from/ }).waitFor();
+    await page.locator("#activity-status").filter({ hasText: /^One bar per / }).waitFor();
     assert.equal(await page.locator("#activity-plot canvas").count(), 1);
+    assert.match(await page.locator("#activity-caption").textContent(), /^[\d,]+ events? in the last 7 days; [\d,]+ recorded in the project in all\. Counts from hourly rollups/);
+    // No uPlot legend (its "label:" with nothing after), but our own: each action with its count, a button that shows it alone.
+    assert.equal(await page.locator(".u-legend").count(), 0);
+    const legend = page.locator("#activity-legend button.series");
+    const labels = await legend.locator(".name").allTextContents();
+    assert.ok(labels.includes(`${tag}.login`), `legend: ${labels}`);
+    const login = legend.filter({ has: page.locator(".name", { hasText: new RegExp(`^${tag}\\.login$`) }) });
+    assert.equal(await login.locator(".n").textContent(), "2");
+    await login.click();
+    assert.equal(await login.getAttribute("aria-pressed"), "true");
+    assert.equal(await page.locator("#activity").getAttribute("data-shown"), `${tag}.login`);
+    assert.match(await page.locator("#activity-plot").getAttribute("aria-label"), new RegExp(`^Bar chart of 2 events, one bar per [^:]+: ${tag}\\.login 2$`));
+    // From the keyboard too: the same button again shows every action.
+    await login.focus();
+    await page.keyboard.press("Enter");
+    assert.equal(await login.getAttribute("aria-pressed"), "false");
+    assert.equal((await page.locator("#activity").getAttribute("data-shown")).split("\n").length, labels.length);
+
+    // At 390 px the filters fold behind one summary and the first event shows near the top.
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.reload();
+    await page.locator("#activity-status").filter({ hasText: /^One bar per / }).waitFor();
+    assert.equal(await page.locator("details#filters").evaluate((d) => d.open), false);
+    assert.match(await page.locator("details#filters summary").textContent(), /^Filters \(none active\)$/);
+    const firstRow = await page.locator("table.events tbody tr").first().evaluate((tr) => tr.getBoundingClientRect().top + scrollY);
+    assert.ok(firstRow <= 700, `the first event starts ${Math.round(firstRow)} px down at 390 px`);
+    await expectUnbroken(page, "events (390)", [390]);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.reload();
+    await page.locator("#activity-status").filter({ hasText: /^One bar per / }).waitFor();
+    assert.equal(await page.locator("details#filters").evaluate((d) => d.open), true, "a wide screen shows the filters open");
 
     // Keyboard only: Tab to the exact-action filter, type, Enter; then Tab to the first row and open it.
     await page.locator("body").focus();
@@ -108,7 +154,7 @@ describe("the web console", () => {
     await page.locator(".job-watch").getByRole("button", { name: "Check in this browser" }).click();
     await page.locator(".job-watch .evidence-result[data-state]").waitFor();
     assert.equal(await result.getAttribute("data-state"), "ok");
-    assert.match(await result.textContent(), /^Checked in this browser: all 1 rows recompute to their hashes and sit in the log's signed tree of \d+ events; the export is filtered/);
+    assert.match(await result.textContent(), /^Checked in this browser: its 1 row recomputes to its hash and sits in the log's signed tree of [\d,]+ events; the export is filtered/);
     assert.equal(await result.evaluate((el) => getComputedStyle(el).borderColor), "rgb(46, 139, 74)");
     await accessible("exports-evidence");
     await shoot("exports-evidence");
@@ -188,7 +234,11 @@ describe("the web console", () => {
     assert.equal(await page.locator(".job-watch").getAttribute("data-status"), "succeeded");
     const bar = await page.locator(".job-watch progress").evaluate((p) => [p.value, p.max]);
     assert.equal(bar[0], bar[1]);
-    assert.match(await page.locator(".job-watch [role=status]").textContent(), /^Intact: \d+ events checked\.$/);
+    assert.match(await page.locator(".job-watch [role=status]").textContent(), /^Intact: (all [\d,]+ events in the signed tree accounted for|[\d,]+ events accounted for, against a signed tree of [\d,]+ events)\.$/);
+    await expectTallyAddsUp(page.locator(".job-watch ul.tally"));
+    // The past verifies' table says the same, from the server.
+    await page.reload();
+    await expectTallyAddsUp(page.locator("table.jobs tbody tr").first().locator("ul.tally"));
     await accessible("integrity");
     await shoot("integrity");
     await page.goto(`${WITNESS}/console/exports`);
@@ -201,7 +251,7 @@ describe("the web console", () => {
     const csv = await page.evaluate(async (href) => (await fetch(href)).text(), await link.getAttribute("href"));
     assert.match(csv, new RegExp(`${tag}\\.paid`));
     assert.doesNotMatch(csv, new RegExp(`${tag}\\.login`));
-    for (const name of ["exports", "streams", "retention", "keys", "no-such-page"]) {
+    for (const name of ["exports", "streams", "retention", "keys", "alerts", "catalog", "no-such-page"]) {
       await page.goto(`${WITNESS}/console/${name}`);
       await page.locator("h1").waitFor();
       await accessible(name);

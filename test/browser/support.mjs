@@ -160,3 +160,29 @@ export async function screenshots(page, name) {
     await page.screenshot({ path: `${ARTIFACTS}${name}-${width}.png`, fullPage: true });
   }
 }
+
+/**
+ * The console's layout at a phone's widths (360 and 390 px) and a desktop's: the page never scrolls sideways
+ * (a wide table scrolls in its own box), and no badge, button or column header wraps onto a second
+ * line (so none breaks inside a word). Leaves the viewport at 1280 px.
+ */
+export async function expectUnbroken(page, name, widths = [360, 390, 1280]) {
+  for (const width of widths) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const found = await page.evaluate(() => {
+      const wide = document.documentElement.scrollWidth > innerWidth ? [`the page is ${document.documentElement.scrollWidth} px wide`] : [];
+      const wrapped = [...document.querySelectorAll(".badge, button, th")].flatMap((el) => {
+        const box = el.getBoundingClientRect();
+        if (box.width === 0) return [];
+        const s = getComputedStyle(el);
+        const line = parseFloat(s.lineHeight) || parseFloat(s.fontSize) * 1.5;
+        const frame = ["paddingTop", "paddingBottom", "borderTopWidth", "borderBottomWidth"].reduce((sum, p) => sum + parseFloat(s[p]), 0);
+        return box.height > frame + line * 1.5 ? [`${el.tagName.toLowerCase()} "${el.textContent.trim().slice(0, 40)}" wraps (${Math.round(box.height)} px high)`] : [];
+      });
+      return [...wide, ...wrapped];
+    });
+    assert.deepEqual(found, [], `${name} at ${width} px`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}

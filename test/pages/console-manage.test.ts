@@ -29,16 +29,17 @@ describe("console budget and streams", () => {
     // The page and its in-process GET /v1/events: one unit, not two.
     expect(remaining(first)).toBe(limit - 1);
     const again = await consoleFetch("/console/events", { cookie, headers });
-    expect(remaining(again)).toBe(limit - 2);
+    // The chart's rollups and the log's size cost a unit each.
+    expect(remaining(again)).toBe(limit - 4);
     // A search costs what it costs from the API directly (5), not 5 plus the page's unit.
     const search = await consoleFetch("/console/api/v1/events/search?q=budget", { cookie, headers });
     expect(search.status).toBe(200);
-    expect(remaining(search)).toBe(limit - 2 - COSTS.search);
+    expect(remaining(search)).toBe(limit - 6 - COSTS.search);
     // A page making two calls (the log and the verify jobs) pays for the second.
     expect((await consoleFetch("/console/integrity", { cookie, headers })).status).toBe(200);
     // Nothing a client sends makes a request free.
     const direct = await call("GET", "/v1/events", { key: p.key, headers });
-    expect(direct.headers.get("RateLimit-Remaining")).toBe(String(limit - 2 - COSTS.search - 3));
+    expect(direct.headers.get("RateLimit-Remaining")).toBe(String(limit - 6 - COSTS.search - 3));
   });
 
   it("pauses and resumes a stream from the streams page (admin), each recorded in the chain", async () => {

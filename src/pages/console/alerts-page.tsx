@@ -1,7 +1,7 @@
 import type { Child } from "hono/jsx";
 import { DEFAULT_MIN_COUNT, DEFAULT_SENSITIVITY } from "../../alerts/anomaly";
 import { grants } from "../../auth/scopes";
-import { ApiProblem, Page, type Viewer } from "./layout";
+import { ApiProblem, Page, plural, TableBox, When, type Viewer } from "./layout";
 import { queryOf, type ApiError } from "./console-api";
 import type { z } from "zod";
 import type { alertRuleSchema, firingSchema } from "../../schemas/alerts";
@@ -44,7 +44,6 @@ export function span(seconds: number): string {
   return `${seconds} s`;
 }
 
-const When = (props: { at: string | null }) => (props.at ? <time datetime={props.at}>{`${props.at.slice(0, 10)} ${props.at.slice(11, 19)} UTC`}</time> : <em>never</em>);
 
 /** "a or b or c", each user value its own code element. */
 function either(values: string[], word = "or"): Child[] {
@@ -105,7 +104,7 @@ export function FiresWords(props: { rule: AlertRule }) {
   const t = rule.threshold;
   return (
     <>
-      When {String(t.count)} matching event{t.count === 1 ? "" : "s"} are committed within {span(t.window_seconds)}
+      When {plural(t.count, "matching event")} {t.count === 1 ? "is" : "are"} committed within {span(t.window_seconds)}
       {t.group_by ? `, counted per ${t.group_by}` : ""}.{quiet}
     </>
   );
@@ -198,7 +197,7 @@ export function RuleCard(props: { rule: AlertRule; viewer: Viewer; from: "list" 
       <h2>
         {props.from === "list" ? <a href={base}>{rule.name}</a> : rule.name} <span class="badge">{rule.kind}</span>{" "}
         <span class={`badge ${rule.enabled ? "ok" : ""}`}>{rule.enabled ? "enabled" : "disabled"}</span>
-        {failing ? <span class="badge bad">{`⚠ ${failing} channel${failing === 1 ? "" : "s"} failing`}</span> : null}
+        {failing ? <span class="badge bad">{`⚠ ${plural(failing, "channel")} failing`}</span> : null}
       </h2>
       <dl class="fields">
         <dt>Watches</dt>
@@ -435,7 +434,7 @@ function DeliveryList(props: { deliveries: Delivery[]; channels: AlertChannel[] 
             Channel {String(dl.channel + 1)}
             {ch ? ` (${ch.type})` : ""}:{" "}
             <span class={`badge ${dl.status === "delivered" ? "ok" : bad ? "bad" : ""}`}>{bad ? `⚠ ${dl.status}` : dl.status}</span>{" "}
-            <span class="muted">{`${DELIVERY_WORDS[dl.status] ? `${DELIVERY_WORDS[dl.status]}; ` : "after "}${dl.attempts} attempt${dl.attempts === 1 ? "" : "s"}`}</span>
+            <span class="muted">{`${DELIVERY_WORDS[dl.status] ? `${DELIVERY_WORDS[dl.status]}; ` : "after "}${plural(dl.attempts, "attempt")}`}</span>
             {dl.delivered_at ? (
               <>
                 {" "}
@@ -516,14 +515,14 @@ export function RulePage(props: {
       <RuleCard rule={rule} viewer={props.viewer} from="rule" />
       <section class="card" aria-labelledby="firings-title">
         <h2 id="firings-title">Firings</h2>
-        <div class="table-wrap">
+        <TableBox label="Table of firings" cards>
           <table class="firings">
             <caption>
               {props.firings.length === 0
                 ? props.cursor
                   ? "No older firings."
                   : "It has not fired yet."
-                : `${props.firings.length} firing${props.firings.length === 1 ? "" : "s"}, newest first${props.cursor ? " (an older page)" : ""}`}
+                : `${plural(props.firings.length, "firing")}, newest first${props.cursor ? " (an older page)" : ""}`}
             </caption>
             <thead>
               <tr>
@@ -537,7 +536,7 @@ export function RulePage(props: {
             <tbody>
               {props.firings.map((f) => (
                 <tr>
-                  <td>
+                  <td data-label="When" class="when">
                     <When at={f.fired_at} />
                     {f.test ? (
                       <>
@@ -546,7 +545,7 @@ export function RulePage(props: {
                       </>
                     ) : null}
                   </td>
-                  <td>
+                  <td data-label="Why">
                     {f.reason}
                     {f.group ? (
                       <>
@@ -557,18 +556,18 @@ export function RulePage(props: {
                       </>
                     ) : null}
                   </td>
-                  <td>
+                  <td data-label="Events">
                     <EventLinks firing={f} />
                   </td>
-                  <td class="num">{String(f.count)}</td>
-                  <td>
+                  <td class="num" data-label="Matching">{String(f.count)}</td>
+                  <td data-label="Deliveries">
                     <DeliveryList deliveries={f.deliveries} channels={rule.channels} />
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
-        </div>
+        </TableBox>
         <nav class="pager" aria-label="Pages of firings">
           {props.cursor ? <a href={ruleHref(rule.id)}>Newest firings</a> : null}
           {props.nextCursor ? (

@@ -2,7 +2,7 @@ import { grants } from "../../auth/scopes";
 import type { CatalogSettings, StoredSchema, VersionInfo } from "../../catalog/catalog-store";
 import type { SchemaDocument } from "../../catalog/schema-document";
 import type { Issue } from "../../lib/validate";
-import { ApiProblem, Page, type Viewer } from "./layout";
+import { ApiProblem, Page, plural, TableBox, When, type Viewer } from "./layout";
 import { queryOf, type ApiError } from "./console-api";
 
 export interface ActionRow {
@@ -28,8 +28,11 @@ const UNKNOWN: Record<CatalogSettings["unknown_actions"], string> = {
   reject: "under enforce, an event of an action without a schema is refused",
 };
 
-/** Rollups count by the hour: the API gives the first hour's start and the last hour's end, shown here as the hours themselves. */
-const Hour = (props: { at: string }) => <time datetime={props.at}>{`${props.at.slice(0, 10)} ${props.at.slice(11, 13)}h`}</time>;
+/** Rollups count by the hour: the API gives the first hour's start and the last hour's end; either is shown as its hour's start. */
+const Hour = (props: { at: string }) => {
+  const ms = Date.parse(props.at);
+  return <When at={Number.isFinite(ms) ? new Date(Math.floor(ms / 3_600_000) * 3_600_000).toISOString() : props.at} />;
+};
 
 /** The catalog: what the project records, the schemas it has, and how ingest checks events against them. */
 export function CatalogPage(props: {
@@ -102,32 +105,34 @@ export function CatalogPage(props: {
 
       <section class="card" aria-labelledby="actions-title">
         <h2 id="actions-title">Recorded actions</h2>
-        <div class="table-wrap">
+        <TableBox label="Table of recorded actions" cards>
           <table>
             <caption>
-              {props.actions.length === 0 ? "No events recorded yet." : `${props.actions.length} actions${props.cursor ? " (a later page)" : ""}, in name order; counts are of every event ever recorded`}
+              {props.actions.length === 0
+                ? "No events recorded yet."
+                : `${plural(props.actions.length, "action")}${props.cursor ? " (a later page)" : ""}, in name order; counts are of every event ever recorded`}
             </caption>
             <thead>
               <tr>
                 <th scope="col">Action</th>
                 <th scope="col">Events</th>
-                <th scope="col">First seen (hour, UTC)</th>
-                <th scope="col">Last seen (hour, UTC)</th>
+                <th scope="col">First seen (hour)</th>
+                <th scope="col">Last seen (hour)</th>
                 <th scope="col">Schema</th>
               </tr>
             </thead>
             <tbody>
               {props.actions.map((a) => (
                 <tr>
-                  <td>{isOwn(a.action) ? <code>{a.action}</code> : <a href={actionHref(a.action)} class="catalog-action">{a.action}</a>}</td>
-                  <td class="num">{String(a.count)}</td>
-                  <td>
+                  <td data-label="Action">{isOwn(a.action) ? <code class="id">{a.action}</code> : <a href={actionHref(a.action)} class="catalog-action id">{a.action}</a>}</td>
+                  <td class="num" data-label="Events">{String(a.count)}</td>
+                  <td class="when" data-label="First seen">
                     <Hour at={a.first_seen} />
                   </td>
-                  <td>
+                  <td class="when" data-label="Last seen">
                     <Hour at={a.last_seen} />
                   </td>
-                  <td>
+                  <td data-label="Schema">
                     {a.schema_version !== null ? (
                       <a href={actionHref(a.action)}>version {String(a.schema_version)}</a>
                     ) : (
@@ -138,7 +143,7 @@ export function CatalogPage(props: {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableBox>
         <nav class="pager" aria-label="Pages of actions">
           {props.cursor ? <a href="/console/catalog">First page</a> : null}
           {props.nextCursor ? (
@@ -263,7 +268,7 @@ export function ActionPage(props: {
           </h2>
           <DocumentFields doc={shown.document} />
           <p class="muted">
-            Added {shown.created_at} by <code>{shown.created_by}</code> · SHA-256 <code>{shown.sha256}</code>
+            Added <When at={shown.created_at} /> by <code>{shown.created_by}</code> · SHA-256 <code class="hash">{shown.sha256}</code>
           </p>
         </section>
       ) : newest === null && !props.error ? (
@@ -273,8 +278,9 @@ export function ActionPage(props: {
       {newest ? (
         <section class="card" aria-labelledby="versions-title">
           <h2 id="versions-title">Versions</h2>
+          <TableBox label="Table of versions">
           <table>
-            <caption>Every version, oldest first; each is immutable</caption>
+            <caption>{`${plural(newest.versions.length, "version")}, oldest first; each is immutable`}</caption>
             <thead>
               <tr>
                 <th scope="col">Version</th>
@@ -291,17 +297,20 @@ export function ActionPage(props: {
                       version {String(v.version)}
                     </a>
                   </td>
-                  <td>{v.created_at}</td>
+                  <td class="when">
+                    <When at={v.created_at} />
+                  </td>
                   <td>
                     <code>{v.created_by}</code>
                   </td>
-                  <td>
-                    <code>{v.sha256}</code>
+                  <td class="hash">
+                    <code class="hash">{v.sha256}</code>
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
+          </TableBox>
         </section>
       ) : null}
 
@@ -348,7 +357,7 @@ export function ActionPage(props: {
                 <>
                   <p>
                     {preview.typed ? "The typed template" : "The template"} renders, for event{" "}
-                    <a href={`/console/events/${encodeURIComponent(preview.event.id)}`}>#{String(preview.event.seq)}</a> ({preview.event.occurred_at}
+                    <a href={`/console/events/${encodeURIComponent(preview.event.id)}`}>#{String(preview.event.seq)}</a> (<When at={preview.event.occurred_at} />
                     {preview.event.action !== action ? <>, an event of <code>{preview.event.action}</code></> : null}):
                   </p>
                   {preview.sentence ? <p class="sentence lead">{preview.sentence}</p> : <p class="muted">(an empty sentence: every path it names is missing from this event)</p>}

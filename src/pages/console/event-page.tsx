@@ -1,5 +1,5 @@
 import type { Child } from "hono/jsx";
-import { Page, type Viewer } from "./layout";
+import { actorHref, organizationHref, Page, plural, TableBox, targetHref, When, type Viewer } from "./layout";
 
 type Json = Record<string, any>;
 
@@ -12,7 +12,17 @@ function Row(props: { name: string; children: Child }) {
   );
 }
 
-const orNone = (v: unknown) => (v === null || v === undefined || v === "" ? <em>none</em> : <code>{String(v)}</code>);
+const orNone = (v: unknown) => (v === null || v === undefined || v === "" ? <em>none</em> : <code class="id">{String(v)}</code>);
+
+/** An id that opens its investigation page, as text (JSX escapes it; the address encodes it). */
+const linked = (v: unknown, href: (id: string) => string) =>
+  typeof v === "string" && v !== "" ? (
+    <a href={href(v)}>
+      <code class="id">{v}</code>
+    </a>
+  ) : (
+    orNone(v)
+  );
 
 /** Which schema version ingest checked the event against, and the verdict, in words. */
 function SchemaCheck(props: { event: Json }) {
@@ -38,7 +48,7 @@ const valueText = (v: unknown) => JSON.stringify(v) ?? String(v);
 export function ChangesTable(props: { changes: Change[] }) {
   return (
     <table class="diff">
-      <caption>{`${props.changes.length} field${props.changes.length === 1 ? "" : "s"} in the event's changes, as its sender recorded them`}</caption>
+      <caption>{`${plural(props.changes.length, "field")} in the event's changes, as its sender recorded them`}</caption>
       <thead>
         <tr>
           <th scope="col">Field</th>
@@ -103,9 +113,9 @@ export function EventPage(props: { viewer: Viewer; event: Json }) {
       {Array.isArray(e.changes) && e.changes.length > 0 ? (
         <section class="card" aria-labelledby="changes-title">
           <h2 id="changes-title">Changes</h2>
-          <div class="table-wrap">
+          <TableBox label="Table of changes">
             <ChangesTable changes={e.changes} />
-          </div>
+          </TableBox>
         </section>
       ) : null}
       <div class="grid2">
@@ -114,12 +124,14 @@ export function EventPage(props: { viewer: Viewer; event: Json }) {
           <dl class="fields">
             <Row name="Id">{orNone(e.id)}</Row>
             <Row name="Action">{orNone(e.action)}</Row>
-            <Row name="Occurred at">{orNone(e.occurred_at)}</Row>
-            <Row name="Organization">{orNone(e.organization)}</Row>
+            <Row name="Occurred at">
+              <When at={e.occurred_at} exact none="none" />
+            </Row>
+            <Row name="Organization">{linked(e.organization, organizationHref)}</Row>
             <Row name="Actor">
               {actor ? (
                 <>
-                  {orNone(actor.type)} / {orNone(actor.id)}
+                  {orNone(actor.type)} / {linked(actor.id, actorHref)}
                   {actor.name ? <> · {actor.name}</> : null}
                   {actor.email ? <> · {actor.email}</> : null}
                 </>
@@ -132,7 +144,8 @@ export function EventPage(props: { viewer: Viewer; event: Json }) {
                 <ul class="plain">
                   {e.targets.map((t: Json) => (
                     <li>
-                      {orNone(t.type)} / {orNone(t.id)}
+                      {orNone(t.type)} /{" "}
+                      {typeof t.type === "string" && t.type && typeof t.id === "string" && t.id ? linked(t.id, (id) => targetHref(t.type, id)) : orNone(t.id)}
                       {t.name ? <> · {t.name}</> : null}
                     </li>
                   ))}
@@ -143,7 +156,9 @@ export function EventPage(props: { viewer: Viewer; event: Json }) {
             </Row>
             <Row name="IP address">{orNone(e.ip_address)}</Row>
             <Row name="User agent">{orNone(e.user_agent)}</Row>
-            <Row name="Personal data erased">{orNone(e.anonymized_at)}</Row>
+            <Row name="Personal data erased">
+              <When at={e.anonymized_at} exact none="no" />
+            </Row>
             <Row name="Metadata">{e.metadata ? <pre>{JSON.stringify(e.metadata, null, 2)}</pre> : <em>none</em>}</Row>
             <Row name="Schema">
               <SchemaCheck event={e} />
@@ -154,7 +169,7 @@ export function EventPage(props: { viewer: Viewer; event: Json }) {
           <h2 id="chain-title">Place in the chain</h2>
           <dl class="fields">
             <Row name="Seq">#{String(e.seq)}</Row>
-            <Row name="Previous hash">{e.prev_hash ? <code>{e.prev_hash}</code> : <em>none (first event)</em>}</Row>
+            <Row name="Previous hash">{e.prev_hash ? <code class="hash">{e.prev_hash}</code> : <em>none (first event)</em>}</Row>
             <Row name="Hash">{orNone(e.hash)}</Row>
             <Row name="Signature">{orNone(e.signature)}</Row>
             <Row name="PII commitment">{orNone(e.pii_commitment)}</Row>

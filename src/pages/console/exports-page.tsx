@@ -48,7 +48,7 @@ export function ExportsPage(props: { viewer: Viewer; jobs: Job[]; error: ApiErro
       </section>
       <section class="card" aria-labelledby="past-exports">
         <h2 id="past-exports">Exports</h2>
-        <JobTable jobs={props.jobs} empty="No export yet." columns={["Rows", "Files"]} />
+        <JobTable jobs={props.jobs} empty="No export yet." columns={["Rows", "Files"]} label="Table of past exports" />
       </section>
     </Page>
   );

@@ -1,4 +1,4 @@
-import { ApiProblem, Page, type Viewer } from "./layout";
+import { ApiProblem, countText, Page, plural, type Viewer } from "./layout";
 import type { ApiError } from "./console-api";
 import { JobTable, type Job } from "./jobs-view";
 
@@ -37,7 +37,10 @@ export function IntegrityPage(props: { viewer: Viewer; log: LogInfo | null; logE
       <h1>Integrity</h1>
       <section aria-labelledby="verify-title" class="card">
         <h2 id="verify-title">Verify the whole chain</h2>
-        <p>Recomputes every event's hash and signature, follows every link and checks each event against the transparency log.</p>
+        <p>
+          Recomputes every event's hash and signature, follows every link and checks each event against the transparency log. Its result accounts
+          for every leaf of the signed tree: checked, erased (personal data only, vouched for by an erasure record) or purged in a signed retention gap.
+        </p>
         <form method="post" action="/console/integrity/verify">
           <input type="hidden" name="csrf" value={props.viewer.csrf} />
           <button type="submit">Run verify</button>
@@ -51,24 +54,24 @@ export function IntegrityPage(props: { viewer: Viewer; log: LogInfo | null; logE
           <dl class="fields">
             <dt>Size</dt>
             <dd>
-              {log.tree_size} events in the signed tree (chain head: #{log.head_seq}; status {log.status})
+              {plural(log.tree_size, "event")} in the signed tree (chain head: #{countText(log.head_seq)}; status {log.status})
             </dd>
             <dt>Root hash</dt>
             <dd>
-              <code>{log.root_hash}</code>
+              <code class="hash">{log.root_hash}</code>
             </dd>
             <dt>Public address</dt>
             <dd>
-              <a href={log.public_url}>{log.public_url}</a>
+              <a href={log.public_url} class="id">{log.public_url}</a>
             </dd>
             <dt>Verifier key</dt>
             <dd>
-              <code>{log.vkey ?? "none (no signing key)"}</code>
+              <code class="hash">{log.vkey ?? "none (no signing key)"}</code>
             </dd>
             <dt>Witness cosignatures</dt>
             <dd>{witnesses.length > 0 ? witnesses.join(", ") : <em>none on the newest checkpoint</em>}</dd>
             <dt>Signed checkpoint</dt>
-            <dd>{log.checkpoint ? <pre>{log.checkpoint}</pre> : <em>none yet</em>}</dd>
+            <dd>{log.checkpoint ? <pre class="id">{log.checkpoint}</pre> : <em>none yet</em>}</dd>
           </dl>
         ) : null}
         {command ? (
@@ -82,7 +85,7 @@ export function IntegrityPage(props: { viewer: Viewer; log: LogInfo | null; logE
       <section aria-labelledby="past-title" class="card">
         <h2 id="past-title">Past verifies</h2>
         <ApiProblem error={props.jobsError} />
-        <JobTable jobs={props.verifies} empty="No verify has run yet." columns={["Progress", "Result"]} />
+        <JobTable jobs={props.verifies} empty="No verify has run yet." columns={["Progress", "Result"]} label="Table of past verifies" />
       </section>
     </Page>
   );

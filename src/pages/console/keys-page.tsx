@@ -1,4 +1,4 @@
-import { ApiProblem, Page, type Viewer } from "./layout";
+import { ApiProblem, Page, plural, TableBox, When, type Viewer } from "./layout";
 import type { ApiError } from "./console-api";
 
 export interface KeyInfo {
@@ -29,9 +29,9 @@ export function KeysPage(props: { viewer: Viewer; keys: KeyInfo[]; error: ApiErr
           </p>
         </div>
       ) : null}
-      <div class="table-wrap">
-        <table>
-          <caption>The project's keys, newest first (never their secrets)</caption>
+      <TableBox label="API keys" cards>
+        <table class="keys">
+          <caption>{`${plural(props.keys.length, "key")}, newest first (never their secrets)`}</caption>
           <thead>
             <tr>
               <th scope="col">Prefix</th>
@@ -45,17 +45,23 @@ export function KeysPage(props: { viewer: Viewer; keys: KeyInfo[]; error: ApiErr
           <tbody>
             {props.keys.map((k) => (
               <tr>
-                <td>
-                  <code>{k.prefix}</code>
+                <td data-label="Prefix">
+                  <code class="id">{k.prefix}</code>
                   {k.prefix === props.viewer.keyPrefix ? " (this session)" : ""}
                 </td>
-                <td>{k.label ?? ""}</td>
-                <td>{k.scopes.join(", ")}</td>
-                <td>{k.created_at}</td>
-                <td>{k.expires_at ?? "never"}</td>
-                <td>
+                <td data-label="Label">{k.label ?? ""}</td>
+                <td data-label="Scopes">{k.scopes.join(", ")}</td>
+                <td data-label="Created" class="when">
+                  <When at={k.created_at} />
+                </td>
+                <td data-label="Expires" class="when">
+                  <When at={k.expires_at} none="never" />
+                </td>
+                <td data-label="State">
                   {k.revoked_at ? (
-                    <span class="badge bad">revoked {k.revoked_at}</span>
+                    <>
+                      <span class="badge bad">revoked</span> <When at={k.revoked_at} />
+                    </>
                   ) : (
                     <form method="post" action={`/console/keys/${encodeURIComponent(k.prefix)}/revoke`} class="inline">
                       {csrf}
@@ -69,7 +75,7 @@ export function KeysPage(props: { viewer: Viewer; keys: KeyInfo[]; error: ApiErr
             ))}
           </tbody>
         </table>
-      </div>
+      </TableBox>
       <section class="card" aria-labelledby="new-key-title">
         <h2 id="new-key-title">Create a key</h2>
         <form method="post" action="/console/keys" class="stack">

@@ -86,6 +86,75 @@ export function Page(props: { title: string; viewer?: Viewer; active?: Section; 
   );
 }
 
+/** A count with its noun in agreement: "1 event", "2 events", "1,204 events" (`many` for nouns not made plural by "s"). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${countText(n)} ${n === 1 ? one : many}`;
+}
+
+/** A whole number with thousands separators, the same on every runtime (no locale data needed). */
+export const countText = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+
+/** The one exact form of a time on the console: "2026-03-10 09:00:00 UTC". */
+export function utcText(iso: string): string {
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) ? `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} UTC` : iso;
+}
+
+/** How long ago (or how soon) a time is, in words: "just now", "3 min ago", "1 hour ago", "2 days ago", "in 5 days". */
+export function relativeTime(iso: string, now = Date.now()): string {
+  const ms = Date.parse(iso);
+  if (!Number.isFinite(ms)) return iso;
+  const seconds = Math.abs(now - ms) / 1000;
+  const ago = (text: string) => (ms <= now ? `${text} ago` : `in ${text}`);
+  if (seconds < 45) return "just now";
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return ago(`${minutes} min`);
+  const hours = Math.round(seconds / 3600);
+  if (hours < 24) return ago(plural(hours, "hour"));
+  const days = Math.round(seconds / 86400);
+  if (days < 30) return ago(plural(days, "day"));
+  const months = Math.round(days / 30.44);
+  if (months < 12) return ago(plural(months, "month"));
+  return ago(plural(Math.max(1, Math.round(days / 365.25)), "year"));
+}
+
+/**
+ * Every time the console shows: relative words, the exact UTC time in the
+ * element's datetime and as its title (on hover); `exact` also writes the
+ * exact time out, where the instant itself is the record (an event's page).
+ */
+export function When(props: { at: string | null | undefined; none?: string; exact?: boolean; now?: number }) {
+  if (!props.at) return <em>{props.none ?? "never"}</em>;
+  const exact = utcText(props.at);
+  return (
+    <>
+      <time datetime={props.at} title={exact}>
+        {relativeTime(props.at, props.now)}
+      </time>
+      {props.exact ? <span class="exact"> ({exact})</span> : null}
+    </>
+  );
+}
+
+/** Where the investigation pages (src/routes/console-investigate.ts) open each subject; query strings, so any id (slashes included) names its page. */
+export const actorHref = (id: string) => `/console/actor?id=${encodeURIComponent(id)}`;
+export const organizationHref = (id: string) => `/console/organization?id=${encodeURIComponent(id)}`;
+export const targetHref = (type: string, id: string) => `/console/target?type=${encodeURIComponent(type)}&id=${encodeURIComponent(id)}`;
+
+/**
+ * A table's own scrolling box: a table wider than the screen scrolls inside
+ * it, never the page. Focusable and named, so a keyboard can scroll it too.
+ * `cards`: on a narrow screen each row becomes a card, its cells labelled by
+ * their data-label (every cell needs one).
+ */
+export function TableBox(props: { label: string; cards?: boolean; children: Child }) {
+  return (
+    <div class={props.cards ? "table-wrap cards" : "table-wrap"} tabindex={0} role="region" aria-label={props.label}>
+      {props.children}
+    </div>
+  );
+}
+
 export function render(node: Child): string {
   return `<!doctype html>${node}`;
 }

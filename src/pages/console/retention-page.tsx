@@ -1,5 +1,5 @@
 import { grants } from "../../auth/scopes";
-import { ApiProblem, Page, type Viewer } from "./layout";
+import { ApiProblem, Page, plural, TableBox, When, type Viewer } from "./layout";
 import type { ApiError } from "./console-api";
 
 export interface RetentionState {
@@ -26,7 +26,9 @@ export function RetentionPage(props: { viewer: Viewer; plan: RetentionState | nu
           <>
             <p>
               {plan.locked ? (
-                <span class="badge ok">Locked since {plan.locked_at}: it may only keep events longer</span>
+                <>
+                  <span class="badge ok">Locked</span> since <When at={plan.locked_at} none="an unknown time" />: it may only keep events longer
+                </>
               ) : (
                 <span class="badge">Not locked</span>
               )}
@@ -34,8 +36,9 @@ export function RetentionPage(props: { viewer: Viewer; plan: RetentionState | nu
             {plan.rules.length === 0 ? (
               <p>No rules: every event is kept forever.</p>
             ) : (
+              <TableBox label="Retention rules">
               <table>
-                <caption>Rules, in the order they apply</caption>
+                <caption>{`${plural(plan.rules.length, "rule")}, in the order they apply`}</caption>
                 <thead>
                   <tr>
                     <th scope="col">Actions</th>
@@ -48,11 +51,12 @@ export function RetentionPage(props: { viewer: Viewer; plan: RetentionState | nu
                       <td>
                         <code>{r.pattern}</code>
                       </td>
-                      <td>{r.days} days</td>
+                      <td>{plural(r.days, "day")}</td>
                     </tr>
                   ))}
                 </tbody>
               </table>
+              </TableBox>
             )}
           </>
         ) : null}
@@ -79,7 +83,7 @@ export function RetentionPage(props: { viewer: Viewer; plan: RetentionState | nu
         <p>
           {props.hotDays === null
             ? "Every event stays in the hot tier (no archive)."
-            : `Events older than ${props.hotDays} days move to the cold archive (R2, sealed segments); they can still be opened, exported and verified.`}
+            : `Events older than ${plural(props.hotDays, "day")} move to the cold archive (R2, sealed segments); they can still be opened, exported and verified.`}
         </p>
         <p class="muted">
           The operator sets the hot window with <code>npm run projects:tiering</code>.

@@ -1,5 +1,5 @@
 import { grants } from "../../auth/scopes";
-import { ApiProblem, Page, type Viewer } from "./layout";
+import { ApiProblem, countText, Page, plural, When, type Viewer } from "./layout";
 import type { ApiError } from "./console-api";
 
 export interface Stream {
@@ -50,18 +50,28 @@ export function StreamsPage(props: { viewer: Viewer; streams: Stream[]; error: A
               <span class={`badge ${s.status === "active" ? "ok" : s.status === "paused" ? "" : "bad"}`}>{s.status}</span>
             </dd>
             <dt>Delivered up to</dt>
-            <dd>#{String(s.delivered_seq ?? 0)}</dd>
+            <dd>#{countText(s.delivered_seq ?? 0)}</dd>
             <dt>Lag</dt>
             <dd>
-              {String(s.lag_events ?? 0)} events, {String(s.lag_seconds ?? 0)} s
+              {plural(s.lag_events ?? 0, "event")} behind, {plural(s.lag_seconds ?? 0, "second")}
             </dd>
             <dt>Last success</dt>
-            <dd>{s.last_success_at ?? <em>never</em>}</dd>
+            <dd>
+              <When at={s.last_success_at} />
+            </dd>
             <dt>Last error</dt>
-            <dd>{s.last_error ? `${s.last_error} (${s.last_error_at ?? ""})` : <em>none</em>}</dd>
+            <dd>
+              {s.last_error ? (
+                <>
+                  {s.last_error} (<When at={s.last_error_at} none="time unknown" />)
+                </>
+              ) : (
+                <em>none</em>
+              )}
+            </dd>
             <dt>Filter</dt>
             <dd>
-              <code>{JSON.stringify(s.filter)}</code>
+              <code class="id">{JSON.stringify(s.filter)}</code>
             </dd>
           </dl>
           {admin ? (

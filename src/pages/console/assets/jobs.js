@@ -14,13 +14,59 @@ function el(tag, props = {}, text) {
   return node;
 }
 
+const count = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+const plural = (n, one, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
+
+/** Where each leaf of the signed tree went, as the page's own table says it (jobs-view.tsx, verifyTally). */
+function tally(r) {
+  const n = (v) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+  const gaps = Array.isArray(r.gaps) ? r.gaps : [];
+  const t = { checked: n(r.verified), unsigned: n(r.unsigned), erased: n(r.anonymized), purged: gaps.reduce((s, g) => s + n(g?.purged_count), 0), gaps: gaps.length };
+  t.walked = t.checked + t.unsigned + t.erased + t.purged;
+  t.treeSize = n(r.checkpoint?.tree_size);
+  return t;
+}
+
 function outcome(job) {
   if (job.status !== "succeeded") return job.error ? `${job.error.code}: ${job.error.message}` : job.status;
   if (job.type === "verify") {
     const r = job.result ?? {};
-    return r.ok ? `Intact: ${r.verified} events checked.` : `Failed: ${r.failure?.reason ?? "the chain is broken"}${r.failure?.event_id ? ` at event ${r.failure.event_id}` : ""}.`;
+    const t = tally(r);
+    if (!r.ok) return `Failed: ${r.failure?.reason ?? "the chain is broken"}${r.failure?.event_id ? ` at event ${r.failure.event_id}` : ""}.`;
+    return t.walked === t.treeSize
+      ? `Intact: all ${plural(t.treeSize, "event")} in the signed tree accounted for.`
+      : `Intact: ${plural(t.walked, "event")} accounted for, against a signed tree of ${plural(t.treeSize, "event")}.`;
   }
-  return `Export ready: ${(job.files ?? []).length} file(s).`;
+  return `Export ready: ${plural((job.files ?? []).length, "file")}.`;
+}
+
+/** The verify's counts, adding up to the signed tree (or saying what they miss). */
+function tallyList(r) {
+  const t = tally(r);
+  const list = el("ul", { className: "tally" });
+  const line = (text, className) => list.append(el("li", className ? { className } : {}, text));
+  line(`${count(t.checked)} checked: hash, signature, chain link and log leaf`);
+  if (t.unsigned > 0) line(`+ ${count(t.unsigned)} unsigned (recorded before signing began): hash, chain link and log leaf`);
+  line(`+ ${count(t.erased)} with personal data erased: checked against the ledger's erasure record`);
+  line(`+ ${count(t.purged)} in retention gaps${t.gaps > 0 ? ` (${plural(t.gaps, "signed gap record")})` : ""}: purged under the retention plan`);
+  const diff = t.treeSize - t.walked;
+  line(
+    diff === 0
+      ? `= ${plural(t.treeSize, "event")} in the signed tree`
+      : `= ${plural(t.walked, "event")} ${r.ok ? "walked" : "walked before it stopped"}, of ${plural(t.treeSize, "event")} in the signed tree`,
+    "sum",
+  );
+  if (diff !== 0) {
+    line(
+      !r.ok
+        ? "It stopped at the failure: the events after it were not checked."
+        : diff < 0
+          ? `${plural(-diff, "event")} recorded after that tree was signed: checked against the chain; the next verify checks their log leaves.`
+          : `${plural(diff, "event")} not walked: recorded after the verify began, or in retention gaps an earlier verify counted (an incremental verify lists only new gaps), or outside a verify's time window.`,
+      "note",
+    );
+  }
+  return list;
 }
 
 async function watch(box) {
@@ -49,14 +95,15 @@ async function watch(box) {
     bar.max = Math.max(job.progress.total, 1);
     bar.value = Math.min(job.progress.done, bar.max);
     title.textContent = `${job.type === "verify" ? "Verify" : "Export"} ${job.status}`;
-    line.textContent = `${job.progress.done} of ${job.progress.total} ${job.type === "verify" ? "chunks checked" : "rows written"}`;
+    line.textContent = `${count(job.progress.done)} of ${job.type === "verify" ? `${plural(job.progress.total, "chunk")} checked` : `${plural(job.progress.total, "row")} written`}`;
     if (ENDED.has(job.status)) {
       if (job.status === "succeeded") bar.value = bar.max;
       box.dataset.status = job.status;
       line.textContent = outcome(job);
+      if (job.type === "verify" && job.status === "succeeded") line.after(tallyList(job.result ?? {}));
       for (const f of job.type === "export" ? (job.files ?? []) : []) {
         const li = el("li");
-        li.append(el("a", { href: `/console/api/v1/jobs/${encodeURIComponent(id)}/files/${encodeURIComponent(f.name)}`, download: f.name }, f.name), ` (${f.rows} rows)`);
+        li.append(el("a", { href: `/console/api/v1/jobs/${encodeURIComponent(id)}/files/${encodeURIComponent(f.name)}`, download: f.name }, f.name), ` (${plural(f.rows, "row")})`);
         files.append(li);
       }
       if (job.status === "succeeded" && isEvidence(job)) box.append(checker(id));
@@ -99,8 +146,8 @@ async function checkInBrowser(id, out) {
       ? {
           ok: true,
           text:
-            `Checked in this browser: all ${result.rows} rows recompute to their hashes and sit in the log's signed tree of ${result.tree_size} events` +
-            `${result.erased ? ` (${result.erased} with personal data lawfully erased)` : ""}; ` +
+            `Checked in this browser: ${result.rows === 1 ? "its 1 row recomputes to its hash and sits" : `all ${plural(result.rows, "row")} recompute to their hashes and sit`} in the log's signed tree of ${plural(result.tree_size, "event")}` +
+            `${result.erased ? ` (${count(result.erased)} with personal data lawfully erased)` : ""}; ` +
             (result.complete ? "the export is complete: every event up to that size is in it or in a signed retention gap." : "the export is filtered, so only the rows it holds are proven."),
         }
       : { ok: false, text: `Check failed in this browser: ${result.reason}.` };
