@@ -23,24 +23,11 @@ import { CONSOLE_CSP, LacksPage, render } from "../pages/console/layout";
 import { SignInPage } from "../pages/console/sign-in-page";
 import { ApiError, errorBody } from "../lib/errors";
 import { paidByPage } from "../middleware/rate-limit";
+import { sameOrigin, sessionCookieOptions } from "../middleware/browser-session";
 import type { AppEnv } from "../middleware/app-env";
 
 
-const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
-/** Secure everywhere but plain-http localhost (wrangler dev), where a Secure cookie would never come back. */
-function cookieOptions(c: Context, expires?: Date) {
-  const url = new URL(c.req.url);
-  const secure = !(url.protocol === "http:" && LOOPBACK.has(url.hostname));
-  return { path: "/console", httpOnly: true, secure, sameSite: "Strict" as const, ...(expires ? { expires } : {}) };
-}
-
-/** A POST from the console's own pages: browsers send Origin with every POST; Sec-Fetch-Site where one is missing. */
-function sameOrigin(c: Context): boolean {
-  const origin = c.req.header("Origin");
-  if (origin) return origin === new URL(c.req.url).origin;
-  return c.req.header("Sec-Fetch-Site") === "same-origin";
-}
+const cookieOptions = (c: Context, expires?: Date) => sessionCookieOptions(c, "/console", expires);
 
 const isApi = (c: Context) => c.req.path.startsWith("/console/api/");
 

@@ -1,5 +1,6 @@
 import { CAPS } from "../../../schemas/event";
 import { utf8Length } from "../../../lib/crypto";
+import { relativeTime } from "../layout";
 
 /**
  * What the investigation pages are about: one actor, one organization or one
@@ -39,9 +40,7 @@ const query = (params: [string, string | null | undefined][]) =>
     .map(([k, v]) => `${k}=${enc(v)}`)
     .join("&");
 
-export const actorHref = (id: string) => `/console/actor?${query([["id", id]])}`;
-export const organizationHref = (id: string) => `/console/organization?${query([["id", id]])}`;
-export const targetHref = (type: string, id: string) => `/console/target?${query([["type", type], ["id", id]])}`;
+export { actorHref, organizationHref, targetHref } from "../layout";
 
 const idParams = (s: Subject): [string, string][] => (s.kind === "target" ? [["type", s.type], ["id", s.id]] : [["id", s.id]]);
 
@@ -71,31 +70,11 @@ export function storable(s: Subject): boolean {
 
 export const NOUN: Record<Kind, string> = { actor: "actor", organization: "organization", target: "target" };
 
-/** "1 event", "2 events", "1,000 events". */
-export const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+// One count and time format on every console page (../layout.tsx).
+export { plural, utcText } from "../layout";
 
-/** "2026-05-05 05:05:05 UTC": what every relative time on these pages stands for. */
-export const utcText = (iso: string) => `${iso.slice(0, 19).replace("T", " ")} UTC`;
-
-const rtf = new Intl.RelativeTimeFormat("en", { numeric: "always" });
-const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
-  ["year", 365 * 86_400],
-  ["month", 30 * 86_400],
-  ["week", 7 * 86_400],
-  ["day", 86_400],
-  ["hour", 3_600],
-  ["minute", 60],
-  ["second", 1],
-];
-
-/** "3 hours ago", "1 day ago", "in 2 minutes" (a sender's clock ahead of ours): the largest whole unit, never rounded up. */
-export function relative(iso: string, now: number): string {
-  const seconds = Math.trunc((Date.parse(iso) - now) / 1000);
-  if (Number.isNaN(seconds)) return iso;
-  if (Math.abs(seconds) < 10) return "just now";
-  const [unit, size] = UNITS.find(([, size]) => Math.abs(seconds) >= size)!;
-  return rtf.format(Math.trunc(seconds / size), unit);
-}
+/** "3 min ago", "2 days ago", "in 5 days": the console's one relative form. */
+export const relative = (iso: string, now: number): string => relativeTime(iso, now);
 
 export interface Tally {
   key: string;
