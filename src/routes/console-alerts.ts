@@ -22,6 +22,10 @@ function channelsOf(f: Record<string, string>): Record<string, unknown>[] {
   const type = text(f.channel_type);
   if (!type) return [];
   const channel: Record<string, unknown> = { type };
+  if (type === "email") {
+    // The API names each bad address by its place (channels.0.to.<j>).
+    return [{ type, to: (f.email_to ?? "").split(",").map((a) => a.trim()).filter(Boolean) }];
+  }
   if (text(f.channel_url)) channel.url = text(f.channel_url);
   if (type === "pagerduty") {
     // Sent even when blank, so the API's refusal says what a routing key must be.

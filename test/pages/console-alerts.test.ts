@@ -284,6 +284,19 @@ describe("console alerts", () => {
     expect(bad.text).toContain("cursor must be a nextCursor of an earlier page");
   });
 
+  it("makes an e-mail channel from a comma-separated list, and names a bad address by its place", async () => {
+    const p = await createProject();
+    const { cookie, csrf } = await signIn(p.key);
+    const form = (to: string) => ({ csrf, name: "Mail me", kind: "events", actions: "export.*", channel_type: "email", email_to: to, channel_url: "", routing_key: "", severity: "" });
+    const bad = await consoleFetch("/console/alerts", { cookie, form: form("sec@example.com, not-an-address") });
+    expect(bad.status).toBe(400);
+    expect(textOf(bad.text)).toContain("channels.0.to.1");
+    const made = await consoleFetch("/console/alerts", { cookie, form: form("sec@example.com, oncall@example.com") });
+    expect([200, 303]).toContain(made.status);
+    const rules = await call("GET", "/v1/alerts", { key: p.key });
+    expect(rules.json.data.find((r: { name: string }) => r.name === "Mail me").channels[0]).toMatchObject({ type: "email", to: ["sec@example.com", "oncall@example.com"] });
+  });
+
   it("renders hostile names and values inert", async () => {
     const p = await createProject();
     const rule = await createRule(p.key, { name: HOSTILE, match: { actions: [`${HOSTILE}*`], organization: HOSTILE }, channels: [] });

@@ -32,6 +32,7 @@ const CHANNEL_TYPES: { value: string; label: string }[] = [
   { value: "slack", label: "Slack (incoming webhook URL)" },
   { value: "teams", label: "Microsoft Teams (Workflows webhook URL)" },
   { value: "pagerduty", label: "PagerDuty (Events API v2 routing key)" },
+  { value: "email", label: "E-mail (where the deployment has an e-mail binding)" },
   { value: "", label: "No channel: keep the firings only" },
 ];
 const SEVERITIES = ["critical", "error", "warning", "info"];
@@ -145,7 +146,7 @@ function ChannelItem(props: { channel: AlertChannel; index: number }) {
   );
 }
 
-/** The channel fields of a form: one channel, its URL or routing key, and PagerDuty's severity. */
+/** The channel fields of a form: one channel, its URL, routing key or addresses, and PagerDuty's severity. */
 function ChannelFields(props: { draft: Draft }) {
   const d = props.draft;
   const type = d.channel_type ?? "webhook";
@@ -168,6 +169,10 @@ function ChannelFields(props: { draft: Draft }) {
       <label>
         <span>Routing key (PagerDuty)</span>
         <input type="password" name="routing_key" autocomplete="off" />
+      </label>
+      <label>
+        <span>E-mail addresses (comma-separated, up to 10)</span>
+        <input type="text" name="email_to" autocomplete="off" value={d.email_to ?? ""} placeholder="security@example.com" />
       </label>
       <label>
         <span>Severity (PagerDuty)</span>
