@@ -20,6 +20,8 @@ export interface VerifyCheckpoint {
   restored_surrogates: number;
   /** Retention gaps the chain crossed up to seq. */
   gaps: number;
+  /** Events those gaps purged (absent in checkpoints stored before it was counted). */
+  purged?: number;
   at: string;
 }
 

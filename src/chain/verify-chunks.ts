@@ -136,7 +136,7 @@ export async function mergeChunks(env: Env, plan: VerifyPlan, results: ChunkResu
     // The leaves the earlier verify checked rows against must still be the start of today's tree.
     if (!(await treeExtends(since, plan.checkpoint, (from, to) => ledger.logConsistency(from, to)))) return fail({ event_id: null, reason: "leaf_mismatch", at: null });
     const { verified, anonymized, unsigned, restored_surrogates } = since;
-    result = { ...result, verified, anonymized, unsigned, restored_surrogates };
+    result = { ...result, verified, anonymized, unsigned, restored_surrogates, purged_before_checkpoint: since.purged ?? null };
   }
 
   const ring = await loadKeyring(env.SIGNING_KEYS);
@@ -169,9 +169,16 @@ export async function mergeChunks(env: Env, plan: VerifyPlan, results: ChunkResu
   result = await checkEnd(db, ring, plan.projectId, plan.window, view, end, result);
   if (result.ok && !windowed && plan.checkpoint.tree_size >= plan.head.seq) {
     const gapCount = (since?.gaps ?? 0) + result.gaps.length;
+    const purgedSince = result.gaps.reduce((sum, g) => sum + g.purged_count, 0);
+    // Unknown when the earlier checkpoint did not count it: never a guess.
+    const purged = since && since.purged === undefined ? undefined : (since?.purged ?? 0) + purgedSince;
     const { verified, anonymized, unsigned, restored_surrogates } = result;
     const { tree_size, root_hash } = plan.checkpoint;
-    const checkpoint = { ...plan.head, tree_size, root_hash, verified, anonymized, unsigned, restored_surrogates, gaps: gapCount, at: new Date().toISOString() };
+    const checkpoint = {
+      ...plan.head, tree_size, root_hash, verified, anonymized, unsigned, restored_surrogates, gaps: gapCount,
+      ...(purged === undefined ? {} : { purged }),
+      at: new Date().toISOString(),
+    };
     await ledger.recordVerifyCheckpoint(checkpoint);
   }
   return result;

@@ -35,6 +35,8 @@ export interface VerifyResult {
   failure: { event_id: string | null; reason: FailureReason; at: string | null } | null;
   /** The transparency log's newest checkpoint the walked rows were checked against (leaves up to tree_size). */
   checkpoint: { tree_size: number; root_hash: string };
+  /** since=checkpoint: events purged in gaps before the checkpoint (gaps lists only those crossed since); null when the checkpoint predates the count. */
+  purged_before_checkpoint?: number | null;
 }
 
 /** Rows per D1 page: large enough to amortise the round trip, small enough to keep memory flat. */

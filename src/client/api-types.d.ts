@@ -1240,6 +1240,8 @@ export interface components {
                     tree_size: number;
                     root_hash: string;
                 };
+                /** @description since=checkpoint only: events purged in retention gaps before the checkpoint, which gaps (listing only the gaps crossed since) leaves out; null for a checkpoint older than this count. With it, verified + unsigned + anonymized + every purged_count + this = tree_size at the head. */
+                purged_before_checkpoint?: number | null;
             };
         };
         FeedPage: {

@@ -127,6 +127,11 @@ export const verifyResultSchema = z
         })
         .nullable(),
       checkpoint: z.object({ tree_size: z.int(), root_hash: z.string() }),
+      purged_before_checkpoint: z.int().nullable().optional().meta({
+        description:
+          "since=checkpoint only: events purged in retention gaps before the checkpoint, which gaps (listing only the gaps crossed since) leaves out; " +
+          "null for a checkpoint older than this count. With it, verified + unsigned + anonymized + every purged_count + this = tree_size at the head.",
+      }),
     }),
   })
   .meta({ id: "VerifyResponse" });

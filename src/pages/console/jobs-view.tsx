@@ -36,7 +36,8 @@ export function verifyTally(r: any): VerifyTally {
   const checked = n(r?.verified);
   const unsigned = n(r?.unsigned);
   const erased = n(r?.anonymized);
-  const purged = gaps.reduce((sum, g) => sum + n(g?.purged_count), 0);
+  // An incremental verify lists only the gaps crossed since its checkpoint; the earlier ones come as one count.
+  const purged = gaps.reduce((sum, g) => sum + n(g?.purged_count), 0) + n(r?.purged_before_checkpoint);
   return { checked, unsigned, erased, purged, gaps: gaps.length, walked: checked + unsigned + erased + purged, treeSize: n(r?.checkpoint?.tree_size) };
 }
 

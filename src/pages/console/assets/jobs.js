@@ -21,7 +21,7 @@ const plural = (n, one, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many
 function tally(r) {
   const n = (v) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
   const gaps = Array.isArray(r.gaps) ? r.gaps : [];
-  const t = { checked: n(r.verified), unsigned: n(r.unsigned), erased: n(r.anonymized), purged: gaps.reduce((s, g) => s + n(g?.purged_count), 0), gaps: gaps.length };
+  const t = { checked: n(r.verified), unsigned: n(r.unsigned), erased: n(r.anonymized), purged: gaps.reduce((s, g) => s + n(g?.purged_count), 0) + n(r.purged_before_checkpoint), gaps: gaps.length };
   t.walked = t.checked + t.unsigned + t.erased + t.purged;
   t.treeSize = n(r.checkpoint?.tree_size);
   return t;
