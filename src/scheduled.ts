@@ -1,5 +1,5 @@
 import { recordUnauditedKeys } from "./auth/key-audit";
-import { signalExpiringKeys } from "./alerts/integrity";
+import { signalExpiringKeys, signalShardPressure } from "./alerts/integrity";
 import { IDEMPOTENCY_WINDOW_MS } from "./chain/idempotency";
 import { sweepExpiredJobFiles } from "./jobs/job-files";
 import { resumeLostJobs } from "./jobs/job-resume";
@@ -32,4 +32,6 @@ export async function scheduled(controller: ScheduledController, env: Env, _ctx:
   await resumeLostJobs(env, new Date());
   // Integrity alerts: keys about to expire (src/alerts/integrity.ts).
   await signalExpiringKeys(env, new Date());
+  // And, for a deployment with an operator project, shards filling up.
+  await signalShardPressure(env);
 }

@@ -1,6 +1,7 @@
 import { verifyChunked } from "../chain/verify-run";
 import type { VerifyResult } from "../chain/verify";
 import { alertEvaluator } from "./wake";
+import { measureShards, WARN_FRACTION } from "../storage/shard-pressure";
 
 /**
  * Integrity alerts: the trail itself in danger. Each signal names what
@@ -9,7 +10,7 @@ import { alertEvaluator } from "./wake";
  * firing, at most once a day per signal and subject (its cooldown), and the
  * firing is kept in the rule's history even when no channel is set.
  */
-export type IntegrityKind = "verify_failed" | "stream_failing" | "stream_disabled" | "key_expiring";
+export type IntegrityKind = "verify_failed" | "stream_failing" | "stream_disabled" | "key_expiring" | "shard_filling";
 
 export interface IntegritySignal {
   kind: IntegrityKind;
@@ -63,4 +64,27 @@ export async function signalExpiringKeys(env: Env, now: Date): Promise<number> {
     ),
   );
   return results.length;
+}
+
+/**
+ * The daily cron, for deployments that name an operator project
+ * (OPERATOR_PROJECT): every event shard past 80% of its high-water mark, to
+ * that project's integrity rules (once a day per shard). A full shard refuses
+ * every write of every project on it, so the operator hears before it does.
+ */
+export async function signalShardPressure(env: Env): Promise<number> {
+  const operator = (env.OPERATOR_PROJECT ?? "").trim();
+  if (!operator) return 0;
+  const filling = (await measureShards(env)).filter((s) => s.size >= WARN_FRACTION * s.mark);
+  await Promise.all(
+    filling.map((s) =>
+      signalIntegrity(env, operator, {
+        kind: "shard_filling",
+        subject: `shard-${s.shard}`,
+        message: `Event shard ${s.shard} holds ${s.size.toLocaleString("en-US")} bytes, ${Math.round((100 * s.size) / s.mark)}% of its high-water mark of ${s.mark.toLocaleString("en-US")}: past the mark its largest projects archive early, and at 10 GB it refuses every write.`,
+        next_step: "Add a shard (an EVENTS_<n> binding and its database), move a large project to it (npm run projects:move), or shorten hot windows (npm run projects:tiering).",
+      }).catch((error) => console.error(`operator alert for shard ${s.shard} failed`, error)),
+    ),
+  );
+  return filling.length;
 }

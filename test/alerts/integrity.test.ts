@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { call, createProject, createScopedKey, ingestMany, until } from "../helpers";
 import { waitForJob } from "../jobs/job-helpers";
+import { signalShardPressure } from "../../src/alerts/integrity";
 import { Network } from "../streams/receiver";
 
 const HOOK = "hooks.acme-integrity.com";
@@ -77,5 +78,26 @@ describe("integrity alerts", () => {
     const list = await firings(p.key, rule.id);
     expect(list.map((f: any) => f.group)).toEqual([`key_expiring:${soon.prefix}`]);
     expect(list[0].reason).toMatch(/expires at .*Next: Create its replacement/);
+  });
+
+  it("tells the operator's project when an event shard passes 80% of its mark, once a day per shard, and nothing without one", async () => {
+    const operator = await createProject();
+    const rule = await integrityRule(operator.key);
+    expect(await signalShardPressure(env)).toBe(0);
+    // A mark the shards' present size is past: both shards are "filling".
+    await env.DB.prepare("INSERT INTO shards (shard, high_water_bytes) VALUES (0, 1000), (1, 1000) ON CONFLICT (shard) DO UPDATE SET high_water_bytes = 1000").run();
+    try {
+      const withOperator = { ...env, OPERATOR_PROJECT: operator.id } as Env;
+      expect(await signalShardPressure(withOperator)).toBe(2);
+      await signalShardPressure(withOperator);
+      const list = await until(async () => {
+        const got = await firings(operator.key, rule.id);
+        return got.length >= 2 ? got : null;
+      });
+      expect(list.map((f: any) => f.group).sort()).toEqual(["shard_filling:shard-0", "shard_filling:shard-1"]);
+      expect(list[0].reason).toMatch(/Event shard \d holds [\d,]+ bytes, \d+% of its high-water mark of 1,000.*Next: Add a shard/);
+    } finally {
+      await env.DB.prepare("UPDATE shards SET high_water_bytes = NULL").run();
+    }
   });
 });
