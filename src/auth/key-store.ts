@@ -1,4 +1,4 @@
-import { formatScopes, parseStoredScopes, type Scope } from "./scopes";
+import { formatScopes, grants, parseStoredScopes, type Scope } from "./scopes";
 import { forgetKey, generateApiKey } from "./api-keys";
 
 /** A key as the keys API shows it: never its secret, nor a hash of it. */
@@ -47,6 +47,18 @@ export async function createKey(
 export async function listKeys(env: Env, projectId: string): Promise<KeyInfo[]> {
   const { results } = await env.DB.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE project_id = ? ORDER BY created_at DESC, prefix`).bind(projectId).all<Row>();
   return results.map(info);
+}
+
+/**
+ * The project's newest live key that can read (read or admin), or null. An
+ * embed token reads with its minting key's rights, so the local demo mints
+ * from this one: the newest key whatever its scopes (after the README's first
+ * step, an ingest-only one) would mint a token the feed cannot use.
+ */
+export async function newestReadingKey(env: Env, projectId: string, now = new Date()): Promise<KeyInfo | null> {
+  const at = now.toISOString();
+  const keys = await listKeys(env, projectId);
+  return keys.find((k) => k.revoked_at === null && (k.expires_at === null || k.expires_at > at) && grants(k.scopes, "read")) ?? null;
 }
 
 /**

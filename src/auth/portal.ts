@@ -13,6 +13,7 @@
  * answering for its organization alone.
  */
 import { randomHex, sha256Hex } from "../lib/crypto";
+import { base64urlEncode } from "../sealing/receipt-signing";
 
 export const ABILITIES = ["events", "exports", "streams"] as const;
 export type Ability = (typeof ABILITIES)[number];
@@ -46,10 +47,8 @@ export interface PortalSession {
   token: string;
 }
 
-function secret(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
+/** 256 random bits, base64url (43 characters). */
+const secret = (): string => base64urlEncode(crypto.getRandomValues(new Uint8Array(32)));
 
 const linkHash = (token: string) => sha256Hex(`witness-portal-link:${token}`);
 const sessionId = (secret: string) => sha256Hex(`witness-portal-session:${secret}`);

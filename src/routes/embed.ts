@@ -11,8 +11,7 @@ import { readBodyBytes, readJsonObject } from "../lib/request-body";
 import { toIssues, validate, validationError } from "../lib/validate";
 import { access, apiKeyOf } from "../middleware/credential";
 import { demoQuerySchema, embedTokenRequestSchema } from "../schemas/embed";
-import { listKeys } from "../auth/key-store";
-import { grants } from "../auth/scopes";
+import { newestReadingKey } from "../auth/key-store";
 
 /** POST /v1/embed/token: API keys mint short-lived, read-only tokens for the feed. */
 export const embedTokens = router();
@@ -84,18 +83,6 @@ embedAssets.get("/feed.js", etag(), async (c) => {
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
- * The project's newest live key that can read. A token reads with its minting
- * key's rights (src/auth/embed-token.ts), so the newest key whatever its
- * scopes (after the README's first step, an ingest-only one) mints a token
- * the feed cannot use.
- */
-async function demoMinter(env: Env, projectId: string) {
-  const now = new Date().toISOString();
-  const keys = await listKeys(env, projectId);
-  return keys.find((k) => k.revoked_at === null && (k.expires_at === null || k.expires_at > now) && grants(k.scopes, "read")) ?? null;
-}
-
-/**
  * Dev only: served when EMBED_DEMO_PROJECT names a project and the request is
  * to localhost, so a deployed worker never mints tokens for anonymous visitors.
  */
@@ -103,7 +90,7 @@ embedAssets.get("/demo", validate("query", demoQuerySchema), async (c) => {
   const projectId = c.env.EMBED_DEMO_PROJECT;
   const url = new URL(c.req.url);
   if (!projectId || !LOCAL_HOSTS.has(url.hostname)) throw new ApiError("NOT_FOUND", "No such route");
-  const minter = await demoMinter(c.env, projectId);
+  const minter = await newestReadingKey(c.env, projectId);
   const organization = c.req.valid("query").organization ?? null;
   const page = minter
     ? await demoPage({

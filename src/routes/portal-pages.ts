@@ -105,6 +105,15 @@ export function portalRoutes(api: ApiFetch) {
     await next();
   });
 
+  // Each page needs its ability; without it the session goes to the first page it has.
+  for (const [path, ability] of [["/events", "events"], ["/export", "exports"], ["/export/*", "exports"], ["/streams", "streams"], ["/streams/*", "streams"]] as const) {
+    app.use(path, async (c, next) => {
+      const s = c.get("session");
+      if (!s.abilities.includes(ability)) return c.redirect(firstPage(s), 303);
+      await next();
+    });
+  }
+
   app.get("/", (c) => c.redirect(firstPage(c.get("session")), 303));
 
   app.post("/sign-out", async (c) => {
@@ -115,7 +124,6 @@ export function portalRoutes(api: ApiFetch) {
 
   app.get("/events", async (c) => {
     const s = c.get("session");
-    if (!s.abilities.includes("events")) return c.redirect(firstPage(s), 303);
     const q = (c.req.query("q") ?? "").trim();
     const cursor = c.req.query("cursor");
     const res = await call<PortalEvent[]>(c, "GET", `${q ? "/v1/events/search" : "/v1/events"}${queryOf({ q, cursor, limit: "50" })}`);
@@ -126,13 +134,11 @@ export function portalRoutes(api: ApiFetch) {
 
   app.get("/export", (c) => {
     const s = c.get("session");
-    if (!s.abilities.includes("exports")) return c.redirect(firstPage(s), 303);
     return c.html(render(ExportPage({ viewer: viewerOf(s) })));
   });
 
   app.get("/export/download", async (c) => {
     const s = c.get("session");
-    if (!s.abilities.includes("exports")) return c.redirect(firstPage(s), 303);
     const format = c.req.query("format") ?? "json";
     // datetime-local sends minutes without a zone: the form says UTC.
     const utc = (v: string | undefined) => (v ? (/^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(v) ? `${v}:00Z` : v) : undefined);
@@ -167,14 +173,10 @@ export function portalRoutes(api: ApiFetch) {
   };
 
   app.get("/streams", async (c) => {
-    const s = c.get("session");
-    if (!s.abilities.includes("streams")) return c.redirect(firstPage(s), 303);
     return streamsPage(c, { notice: DONE[c.req.query("done") ?? ""] ?? null });
   });
 
   app.post("/streams", async (c) => {
-    const s = c.get("session");
-    if (!s.abilities.includes("streams")) return c.redirect(firstPage(s), 303);
     const form = await c.req.parseBody();
     const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string).trim() : "");
     const type = field("type");
@@ -204,8 +206,6 @@ export function portalRoutes(api: ApiFetch) {
 
   for (const [verb, done] of [["pause", "paused"], ["resume", "resumed"], ["test", "tested"], ["delete", "deleted"]] as const) {
     app.post(`/streams/:id/${verb}`, async (c) => {
-      const s = c.get("session");
-      if (!s.abilities.includes("streams")) return c.redirect(firstPage(s), 303);
       const id = encodeURIComponent(c.req.param("id"));
       const res = verb === "delete" ? await call(c, "DELETE", `/v1/streams/${id}`) : await call(c, "POST", `/v1/streams/${id}/${verb}`);
       if (!res.ok) return streamsPage(c, { error: res.error.message }, res.status === 404 ? 400 : 502);
