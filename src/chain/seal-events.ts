@@ -1,6 +1,7 @@
 import type { EventRow } from "../db/schema";
 import { scratchEncoder } from "../lib/scratch-encoder";
-import { toHex, uuidV7 } from "../lib/crypto";
+import { toHex } from "../lib/crypto";
+import { idTag, mintEventId } from "../model/event-id";
 import type { NewEvent } from "../model/new-event";
 import type { Head } from "./chain-check";
 import { canonicalPayload, commitmentDigest, rowDigests } from "../sealing/payload";
@@ -18,6 +19,7 @@ const scratch = scratchEncoder();
  */
 export async function sealEvents(ring: SigningKeyring, projectId: string, head: Head, events: NewEvent[]): Promise<EventRow[]> {
   const receivedAt = new Date().toISOString();
+  const tag = await idTag(projectId);
   const key = ring.keys.get(ring.newest)!;
   const version = `v${ring.newest}:`;
   const saltBytes = new Uint8Array(16);
@@ -29,7 +31,8 @@ export async function sealEvents(ring: SigningKeyring, projectId: string, head: 
     const commitment = toHex(await commitmentDigest(scratch, salt, e));
     const row: EventRow = {
       row_id: null as unknown as number,
-      id: uuidV7(),
+      // Located ids (model/event-id.ts): found once archived without an index row of their own.
+      id: mintEventId(receivedAt, tag),
       project_id: projectId,
       seq,
       action: e.action,

@@ -158,8 +158,16 @@ export const archiveSegments = sqliteTable(
     csv_bytes: integer("csv_bytes"),
     json_sha256: text("json_sha256"),
     json_bytes: integer("json_bytes"),
+    /** Migration 0027 (src/model/event-id.ts): the project's id tag when every id inside is located, else null. */
+    id_tag: integer("id_tag"),
+    first_id: text("first_id"),
   },
-  (t) => [primaryKey({ columns: [t.project_id, t.first_seq] }), index("archive_segments_last_seq_idx").on(t.project_id, t.last_seq)],
+  (t) => [
+    primaryKey({ columns: [t.project_id, t.first_seq] }),
+    index("archive_segments_last_seq_idx").on(t.project_id, t.last_seq),
+    index("archive_segments_received_idx").on(t.project_id, t.last_received_at),
+    index("archive_segments_tag_idx").on(t.id_tag, t.last_received_at),
+  ],
 );
 
 /**

@@ -43,13 +43,15 @@ export function randomHex(bytes: number): string {
 
 /**
  * A version 7 UUID (RFC 9562): 48 bits of Unix milliseconds, then 74 random
- * bits. Event ids in time order land together in D1's unique index on id;
+ * bits (42 when `tail` fills the last 32). Event ids in time order land together in D1's unique index on id;
  * random v4 ids dirtied one index page per event of every batch. The id
  * reveals when the event was received, to the millisecond.
  */
-export function uuidV7(now = Date.now()): string {
+export function uuidV7(now = Date.now(), tail?: number): string {
   const b = crypto.getRandomValues(new Uint8Array(16));
   for (let i = 5, t = now; i >= 0; i--, t = Math.floor(t / 256)) b[i] = t % 256;
+  // The last 32 bits may carry a caller's tag (src/model/event-id.ts); 42 random bits remain.
+  if (tail !== undefined) for (let i = 15, t = tail >>> 0; i >= 12; i--, t = Math.floor(t / 256)) b[i] = t % 256;
   b[6] = 0x70 | (b[6] & 0x0f);
   b[8] = 0x80 | (b[8] & 0x3f);
   const h = toHex(b);

@@ -1,6 +1,9 @@
 import type { ArchivedRow, Segment } from "./archive-segments";
 
 /**
+ * Since storage v2 only for segments holding ids minted before located ids
+ * (src/model/event-id.ts); a segment of located ids writes no rows here.
+ *
  * The shard's index of archived event ids (archive_ids: project, seq, id;
  * migration 0011). Ids are random beyond their millisecond, so nothing in a
  * segment's index row says whether an id is inside it, nor whose it is: a
@@ -52,6 +55,7 @@ export function ownerOf(db: D1Database, id: string): Promise<{ project_id: strin
 
 /** The id of a segment's first event, or null for an unindexed segment (verify names it in an archive_damaged failure). */
 export async function firstIdOf(db: D1Database, segment: Segment): Promise<string | null> {
+  if (segment.first_id) return segment.first_id;
   // Not always first_seq: a segment retention rewrote keeps it as its identity after its first rows went.
   const row = await db
     .prepare("SELECT id FROM archive_ids WHERE project_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT 1")
@@ -71,7 +75,8 @@ export async function segmentHolding(db: D1Database, projectId: string, seq: num
 
 /**
  * Segments sealed before the id index, without entries yet: SQL condition on
- * archive_segments aliased `s`. Any entry in its range counts, not only at
+ * archive_segments aliased `s`. A segment of located ids (id_tag set) never
+ * has entries and needs none. Any entry in its range counts, not only at
  * first_seq: retention may have purged a segment's first rows (archive-retention.ts).
  */
-export const LACKS_IDS = "NOT EXISTS (SELECT 1 FROM archive_ids i WHERE i.project_id = s.project_id AND i.seq BETWEEN s.first_seq AND s.last_seq)";
+export const LACKS_IDS = "s.id_tag IS NULL AND NOT EXISTS (SELECT 1 FROM archive_ids i WHERE i.project_id = s.project_id AND i.seq BETWEEN s.first_seq AND s.last_seq)";

@@ -1,4 +1,5 @@
 import { scrubArchived } from "../model/pending-erasures";
+import { idMillis, idTag, tagOfId } from "../model/event-id";
 import { LACKS_IDS, ownerOf, segmentHolding, seqsOf } from "./archive-ids";
 import { ArchiveDamagedError, type ArchivedRow, type Segment } from "./archive-segments";
 import { readListed } from "./archive-walk";
@@ -6,16 +7,68 @@ import { readListed } from "./archive-walk";
 /** Receive-time slack either side of an id's millisecond (clock skew between the id and received_at). */
 const SLACK_MS = 60_000;
 
-/** The millisecond a UUIDv7 was minted, or null for anything else. */
-function idMillis(id: string): number | null {
-  const ms = parseInt(id.replace(/-/g, "").slice(0, 12), 16);
-  return /^[0-9a-f-]{36}$/i.test(id) && Number.isFinite(ms) ? ms : null;
+/**
+ * The most segments one query names for a millisecond. A commit seals its
+ * events (at most 1,000) with one receive time, so one millisecond spans one
+ * or two segments of 2,000, a few at most; a fuller answer asks again for more.
+ */
+const LOCATED_PAGE = 8;
+
+/**
+ * The located segments (model/event-id.ts) of a project, or by tag of any
+ * project, whose receive range holds this millisecond: those ending at or
+ * after it, earliest first, that begin at or before it. The inner LIMIT
+ * bounds what an unknown id costs to one short index read.
+ */
+async function locatedSegments(db: D1Database, by: { projectId: string } | { tag: number }, ms: number): Promise<Segment[]> {
+  const at = new Date(ms).toISOString();
+  const where = "projectId" in by ? "project_id = ?1 AND id_tag IS NOT NULL" : "id_tag = ?1";
+  for (let limit = LOCATED_PAGE; ; limit *= 4) {
+    const { results } = await db
+      .prepare(
+        `SELECT * FROM (SELECT * FROM archive_segments WHERE ${where} AND last_received_at >= ?2 ORDER BY last_received_at, first_seq LIMIT ?3) ` +
+          "WHERE first_received_at <= ?2",
+      )
+      .bind("projectId" in by ? by.projectId : by.tag, at, limit)
+      .all<Segment>();
+    if (results.length < limit) return results;
+  }
+}
+
+/** The project's located segments that may hold these ids (one query per distinct millisecond: a batch's ids share one). */
+async function locatedHolding(db: D1Database, projectId: string, ids: readonly string[]): Promise<Segment[]> {
+  const tag = await idTag(projectId);
+  const times = new Set(ids.filter((id) => tagOfId(id) === tag).map(idMillis).filter((ms): ms is number => ms !== null));
+  return (await Promise.all([...times].map((ms) => locatedSegments(db, { projectId }, ms)))).flat();
 }
 
 /**
- * Archived events of one project by id, in seq order. The shard's id index
- * (archive-ids.ts) names each id's seq, so only the segments holding them are
- * read, each once (readListed: one rewritten meanwhile is read as it is
+ * Reads segments in seq order until every wanted id is found. A candidate can
+ * share its millisecond with the one holding an id, so a damaged one that
+ * turns out not to be needed does not fail the lookup; if an id stays unfound,
+ * the damage is the answer (it may have been there), as ArchiveDamagedError.
+ */
+async function readUntilFound(env: Env, db: D1Database, segments: Iterable<Segment>, wanted: Set<string>): Promise<ArchivedRow[]> {
+  const found: ArchivedRow[] = [];
+  let damage: ArchiveDamagedError | null = null;
+  for (const segment of [...segments].sort((x, y) => x.first_seq - y.first_seq)) {
+    if (wanted.size === 0) break;
+    try {
+      for (const row of await readListed(env, db, segment)) if (row.project_id === segment.project_id && wanted.delete(row.id)) found.push(row);
+    } catch (error) {
+      if (!(error instanceof ArchiveDamagedError)) throw error;
+      damage ??= error;
+    }
+  }
+  if (damage && wanted.size > 0) throw damage;
+  return found;
+}
+
+/**
+ * Archived events of one project by id, in seq order. A located id's time
+ * names the one segment whose receive range holds it (model/event-id.ts); for
+ * an older id the shard's id index (archive-ids.ts) names its seq. So only the
+ * segments holding them are read, each once (readListed: one rewritten meanwhile is read as it is
  * now). Segments sealed before the index, until the archiver has indexed
  * them, are found as before: by the receive-time range that holds an id's
  * millisecond (ids are UUIDv7 minted on receipt). A damaged segment throws
@@ -23,16 +76,13 @@ function idMillis(id: string): number | null {
  */
 export async function archivedEventsById(env: Env, db: D1Database, projectId: string, ids: readonly string[]): Promise<ArchivedRow[]> {
   if (ids.length === 0) return [];
-  const seqs = await seqsOf(db, projectId, ids);
+  const [seqs, located] = await Promise.all([seqsOf(db, projectId, ids), locatedHolding(db, projectId, ids)]);
   const segments = new Map<number, Segment>();
+  for (const segment of located) segments.set(segment.first_seq, segment);
   for (const segment of await segmentsHolding(db, projectId, [...seqs.values()])) segments.set(segment.first_seq, segment);
   const unindexed = ids.filter((id) => !seqs.has(id));
   for (const segment of await legacySegments(db, projectId, unindexed)) segments.set(segment.first_seq, segment);
-  const wanted = new Set(ids);
-  const found: ArchivedRow[] = [];
-  for (const segment of [...segments.values()].sort((a, b) => a.first_seq - b.first_seq)) {
-    for (const row of await readListed(env, db, segment)) if (row.project_id === projectId && wanted.delete(row.id)) found.push(row);
-  }
+  const found = await readUntilFound(env, db, segments.values(), new Set(ids));
   // Rows an erasure still being applied covers come back scrubbed (src/model/pending-erasures.ts).
   return scrubArchived(db, projectId, found);
 }
@@ -44,18 +94,25 @@ export async function archivedEvent(env: Env, db: D1Database, projectId: string,
 
 /**
  * Whose archived event an id is on this shard, and the event: what a public
- * receipt looks up, knowing no project. The id index names one project and
- * one seq: that project's one segment is read, no other project's data is,
- * and an id that was never archived reads no segment at all. `owns` says
+ * receipt looks up, knowing no project. A located id's tag and time name its
+ * project's one segment holding that millisecond; an older id's index entry
+ * names one project and one seq. Either way one project's one segment is
+ * read, no other project's data is, and an id no segment's range holds reads
+ * no segment at all. `owns` says
  * whether the project lives on this shard now (an entry left behind by a
  * move is not its event).
  */
 export async function archivedEventAnywhere(env: Env, db: D1Database, id: string, owns: (projectId: string) => Promise<boolean>): Promise<ArchivedRow | null> {
-  const entry = await ownerOf(db, id);
-  if (!entry || !(await owns(entry.project_id))) return null;
-  const segment = await segmentHolding(db, entry.project_id, entry.seq);
-  if (!segment) return null;
-  return (await readListed(env, db, segment)).find((r) => r.id === id && r.project_id === entry.project_id) ?? null;
+  const ms = idMillis(id);
+  const [entry, located] = await Promise.all([ownerOf(db, id), ms === null ? [] : locatedSegments(db, { tag: tagOfId(id) }, ms)]);
+  const candidates: Segment[] = [];
+  if (entry && (await owns(entry.project_id))) {
+    const segment = await segmentHolding(db, entry.project_id, entry.seq);
+    if (segment) candidates.push(segment);
+  }
+  // Two projects share a tag about once in 4 billion pairs: then the other's segments of that millisecond are read too, and hold no such id.
+  for (const segment of located) if (await owns(segment.project_id)) candidates.push(segment);
+  return (await readUntilFound(env, db, candidates, new Set([id])))[0] ?? null;
 }
 
 /**

@@ -17,7 +17,8 @@ import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
  * the next run overwrites (segmentKey is the first seq); a crash after the
  * transaction leaves nothing to redo. So no event is lost and none is in both tiers.
  * Between the two, the ledger records the companions' hashes (companion-records.ts);
- * the transaction also indexes the segment's event ids (archive-ids.ts).
+ * the transaction also indexes the segment's event ids when they were minted
+ * before located ids (archive-ids.ts; a located id needs no row: archive-lookup.ts).
  */
 
 /** Rows per segment: one D1 read and one object of roughly 0.2-1 MB compressed. */
@@ -115,7 +116,8 @@ async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, 
   await db.batch([
     insertSegment(db, segment),
     summaryStatement(db, summary),
-    indexSealed(db, projectId, segment.first_seq, segment.last_seq),
+    // Only a segment with ids minted before located ids needs a row per id (archive-lookup.ts).
+    ...(segment.id_tag === null ? [indexSealed(db, projectId, segment.first_seq, segment.last_seq)] : []),
     db.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, segment.first_seq, segment.last_seq),
   ]);
   return { archived: segment.count, done: eligible < limit && !bounded, segment };

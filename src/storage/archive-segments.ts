@@ -1,5 +1,6 @@
 import type { EventRow } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
+import { locatedTag } from "../model/event-id";
 import { EVENT_COLUMNS } from "./shard-copy";
 
 /**
@@ -10,7 +11,8 @@ import { EVENT_COLUMNS } from "./shard-copy";
  * purge, through the ledger, which also updates its index row.
  *
  * The archive's entry point. The ledger seals segments (archive-run.ts, on its
- * alarm: archive-upkeep.ts) with their id index (archive-ids.ts), summaries
+ * alarm: archive-upkeep.ts), found by id through the ids themselves or, for
+ * older ids, the id index (archive-lookup.ts, archive-ids.ts), with summaries
  * (archive-summary.ts, summary-*.ts) and export companions
  * (archive-companions.ts, companion-*.ts); reads walk them with the hot rows
  * (archive-walk.ts, archive-lookup.ts, archive-export.ts); erasure rewrites
@@ -37,6 +39,14 @@ export interface Segment {
   csv_bytes: number | null;
   json_sha256: string | null;
   json_bytes: number | null;
+  /**
+   * The project's id tag when every row's id is located (model/event-id.ts):
+   * lookups by id find the segment by tag and receive time, and it has no
+   * archive_ids rows. Null on segments with older ids, which keep theirs.
+   */
+  id_tag: number | null;
+  /** Its first row's id (names the segment in an archive_damaged failure); null on segments sealed before it was kept. */
+  first_id: string | null;
 }
 
 export type CompanionFormat = "csv" | "json";
@@ -76,6 +86,8 @@ export async function sealSegment(projectId: string, rows: unknown[][], now: str
     csv_bytes: null,
     json_sha256: null,
     json_bytes: null,
+    id_tag: await locatedTag(projectId, rows.map((r) => ({ id: r[at("id")] as string, received_at: r[at("received_at")] as string }))),
+    first_id: first[at("id")] as string,
   };
   return { segment, body };
 }

@@ -17,7 +17,7 @@ const GAP_COLUMNS = ["project_id", "before_hash", "last_hash", "first_seq", "las
 export const SEGMENT_COLUMNS = [
   "project_id", "first_seq", "last_seq", "first_received_at", "last_received_at", "first_occurred_at",
   "last_occurred_at", "count", "bytes", "sha256", "object_key", "created_at",
-  "csv_sha256", "csv_bytes", "json_sha256", "json_bytes",
+  "csv_sha256", "csv_bytes", "json_sha256", "json_bytes", "id_tag", "first_id",
 ] as const;
 const KEY_COLUMNS = ["project_id", "key", "event_ids", "created_at", "request_hash"] as const;
 

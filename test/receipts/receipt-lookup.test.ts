@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { idMillis } from "../../src/model/event-id";
 import { ledgerOf } from "../../src/chain/ledger";
 import { findChainRow } from "../../src/receipts/receipt";
 import { call, createProject, ingestMany } from "../helpers";
@@ -7,8 +8,9 @@ import { archiveAll, forgetArchivedIds, segmentsOf } from "../storage/archive-he
 
 /**
  * Issue 26, item 6: a public receipt lookup (no credential, no project)
- * resolves an id to one project and at most one segment, and reads nothing
- * of any other project's archive.
+ * resolves an id to one project and the segment holding it (issue 38: by the
+ * project tag and millisecond a located id carries, with no index row per
+ * id), and reads nothing of any other project's archive.
  */
 const events = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ action: `doc.${tag}`, actor: { id: `u_${i}` }, metadata: { i } }));
 
@@ -62,6 +64,16 @@ describe("public receipt lookup of archived events", () => {
     const unknown = countingEnv();
     expect(await findChainRow(unknown.env, madeUp(target.id))).toBeNull();
     expect(unknown.reads).toEqual([]);
+    // A made-up id with the event's own time and project tag reads only the segments of that millisecond, and finds nothing.
+    const sameMillisecond = countingEnv();
+    const forged = `${target.id.slice(0, 15)}${target.id.slice(15, 18) === "000" ? "001" : "000"}${target.id.slice(18)}`;
+    expect(await findChainRow(sameMillisecond.env, forged)).toBeNull();
+    const receivedAt = new Date(idMillis(target.id)!).toISOString();
+    const holding = (await segmentsOf(a.db, a.id)).filter((s) => s.first_received_at <= receivedAt && s.last_received_at >= receivedAt);
+    expect(holding.length).toBeGreaterThan(0);
+    expect(sameMillisecond.reads.sort()).toEqual(holding.map((s) => s.object_key).sort());
+    // Located ids need no index row of their own.
+    expect((await a.db.prepare("SELECT count(*) AS n FROM archive_ids WHERE project_id = ?").bind(a.id).first<{ n: number }>())!.n).toBe(0);
     expect((await call("GET", `/v1/receipts/${madeUp(b.stored[3].id)}`)).status).toBe(404);
     // The damaged project's own receipts say so.
     expect((await call("GET", `/v1/receipts/${b.stored[3].id}`)).json.error.code).toBe("ARCHIVE_DAMAGED");
@@ -71,10 +83,11 @@ describe("public receipt lookup of archived events", () => {
     const { a } = await twoProjectsOnOneShard();
     await env.DB.prepare("UPDATE projects SET move_to = 1 WHERE id = ?").bind(a.id).run();
     for (let i = 0; i < 50; i++) if ((await ledgerOf(env, a.id).moveShard(1, { drainSeconds: 0 })).status === "done") break;
-    const left = await env.EVENTS_0.prepare("SELECT count(*) AS n FROM archive_ids WHERE project_id = ?").bind(a.id).first<{ n: number }>();
-    expect(left!.n).toBe(0);
-    const moved = await env.EVENTS_1.prepare("SELECT count(*) AS n FROM archive_ids WHERE project_id = ?").bind(a.id).first<{ n: number }>();
-    expect(moved!.n).toBe(30);
+    const count = (db: D1Database, sql: string) => db.prepare(sql).bind(a.id).first<{ n: number }>().then((r) => r!.n);
+    expect(await count(env.EVENTS_0, "SELECT count(*) AS n FROM archive_segments WHERE project_id = ?")).toBe(0);
+    // The segments moved with what locates their ids (their tag), and need no row per id on either shard.
+    expect(await count(env.EVENTS_1, "SELECT count(*) AS n FROM archive_segments WHERE project_id = ? AND id_tag IS NOT NULL")).toBe(3);
+    for (const db of [env.EVENTS_0, env.EVENTS_1]) expect(await count(db, "SELECT count(*) AS n FROM archive_ids WHERE project_id = ?")).toBe(0);
     const found = countingEnv();
     expect((await findChainRow(found.env, a.stored[22].id))?.id).toBe(a.stored[22].id);
     expect(found.reads.length).toBe(1);

@@ -4,6 +4,7 @@ import { purgeExpiredEvents } from "../../src/chain/retention";
 import { call, createProject, createScopedKey, ingestMany } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
 import { archiveAll, segmentsOf } from "../storage/archive-helpers";
+import { archivedSeqs } from "../storage/retention-helpers";
 
 const DAY = 86_400_000;
 const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
@@ -144,8 +145,7 @@ describe("legal holds against the retention purge", () => {
     await purgeExpiredEvents(env, new Date());
     // 1-5 are all held: left as they are. 6-10 is rewritten in place: its held events stay archived, the rest went.
     expect((await segmentsOf(p.db, p.id)).map((s) => [s.first_seq, s.count])).toEqual([[1, 5], [6, 2]]);
-    const archived = await p.db.prepare("SELECT seq FROM archive_ids WHERE project_id = ? AND seq > 5 ORDER BY seq").bind(p.id).all<{ seq: number }>();
-    expect(archived.results.map((r) => r.seq)).toEqual([7, 10]);
+    expect((await archivedSeqs(p.db, p.id)).filter((seq) => seq > 5)).toEqual([7, 10]);
     expect(await seqs(p.db, p.id, "seq <= 13")).toEqual([11, 12, 13]);
     expect(await gaps(p.db, p.id)).toEqual([
       { first_seq: 6, last_seq: 6, purged_count: 1 },

@@ -23,9 +23,12 @@ export async function forgetCompanionRecords(projectId: string, segments: Segmen
   });
 }
 
-/** As for segments sealed before the id index: no entries for them. */
+/** As for segments sealed before the id index: no entries for them, and ids not located (src/model/event-id.ts). */
 export async function forgetArchivedIds(db: D1Database, projectId: string) {
-  await db.prepare("DELETE FROM archive_ids WHERE project_id = ?").bind(projectId).run();
+  await db.batch([
+    db.prepare("DELETE FROM archive_ids WHERE project_id = ?").bind(projectId),
+    db.prepare("UPDATE archive_segments SET id_tag = NULL, first_id = NULL WHERE project_id = ?").bind(projectId),
+  ]);
 }
 
 export async function gzipText(text: string): Promise<ArrayBuffer> {

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
+import { readSegment } from "../../src/storage/archive-segments";
 import { call, createProject, ingestMany } from "../helpers";
 import { archiveAll, segmentsOf } from "./archive-helpers";
 
@@ -35,9 +36,11 @@ export async function gapRows(db: D1Database, projectId: string) {
   return results;
 }
 
+/** The seqs the project's archive holds, read from its segments' objects. */
 export async function archivedSeqs(db: D1Database, projectId: string): Promise<number[]> {
-  const { results } = await db.prepare("SELECT seq FROM archive_ids WHERE project_id = ? ORDER BY seq").bind(projectId).all<{ seq: number }>();
-  return results.map((r) => r.seq);
+  const seqs: number[] = [];
+  for (const segment of await segmentsOf(db, projectId)) for (const row of await readSegment(env, segment)) seqs.push(row.seq);
+  return seqs.sort((a, b) => a - b);
 }
 
 /**
