@@ -85,22 +85,30 @@ export class Rollups {
       if (seen) seen.n++;
       else counts.set(key, { hour, action: row.action, n: 1 });
     }
+    // Each of the three tables gets one upsert per key it has in this commit: a row written is billed,
+    // and a backfill spreads one commit's events over as many hours as it has events.
     const days = new Map<string, { day: number; action: string; n: number }>();
+    const actions = new Map<string, { n: number; first: number; last: number }>();
     for (const { hour, action, n } of counts.values()) {
-      this.sql.exec(
-        "INSERT INTO activity_actions (action, n, first_hour, last_hour) VALUES (?1, ?2, ?3, ?3) ON CONFLICT (action) DO UPDATE SET " +
-          "n = n + excluded.n, first_hour = MIN(first_hour, excluded.first_hour), last_hour = MAX(last_hour, excluded.last_hour)",
-        action, n, hour,
-      );
       this.sql.exec("INSERT INTO activity_rollups (hour, action, n) VALUES (?, ?, ?) ON CONFLICT (hour, action) DO UPDATE SET n = n + excluded.n", hour, action, n);
       const day = Math.floor(hour / 24);
       const key = `${day}\u0000${action}`;
       const seen = days.get(key);
       if (seen) seen.n += n;
       else days.set(key, { day, action, n });
+      const known = actions.get(action);
+      if (known) [known.n, known.first, known.last] = [known.n + n, Math.min(known.first, hour), Math.max(known.last, hour)];
+      else actions.set(action, { n, first: hour, last: hour });
     }
     for (const { day, action, n } of days.values()) {
       this.sql.exec("INSERT INTO activity_rollups_daily (day, action, n) VALUES (?, ?, ?) ON CONFLICT (day, action) DO UPDATE SET n = n + excluded.n", day, action, n);
+    }
+    for (const [action, { n, first, last }] of actions) {
+      this.sql.exec(
+        "INSERT INTO activity_actions (action, n, first_hour, last_hour) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (action) DO UPDATE SET " +
+          "n = n + excluded.n, first_hour = MIN(first_hour, excluded.first_hour), last_hour = MAX(last_hour, excluded.last_hour)",
+        action, n, first, last,
+      );
     }
   }
 
