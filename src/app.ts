@@ -1,7 +1,9 @@
 import { createRoute } from "@hono/zod-openapi";
+import type { ErrorHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { ApiError, errorBody } from "./lib/errors";
+import type { AppEnv } from "./middleware/app-env";
 import { documented, errors, json, router } from "./middleware/openapi";
 import { serviceInfoSchema } from "./schemas/responses";
 import { apiDocs } from "./routes/docs";
@@ -102,7 +104,11 @@ app.notFound(() => {
   throw new ApiError("NOT_FOUND", "No such route");
 });
 
-app.onError((err, c) => {
+/** Seconds an overloaded Durable Object is given before a client comes back. */
+const OVERLOADED_RETRY_AFTER = 5;
+
+/** The one error handler: every failure becomes the envelope (exported for the test of what only Cloudflare's runtime throws). */
+export const answerError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof ApiError) return c.json(errorBody(err.code, err.message, err.details), err.status);
   if (err instanceof HTTPException && err.status < 500) {
     const code = err.status === 401 ? "UNAUTHORIZED" : err.status === 404 ? "NOT_FOUND" : "VALIDATION_ERROR";
@@ -116,6 +122,19 @@ app.onError((err, c) => {
       410,
     );
   }
+  // Cloudflare's runtime refuses a call to a Durable Object whose inbox is too long (`.overloaded`): the call never
+  // reached it, so nothing changed, and retrying at once would only add to the overload.
+  if (err instanceof Error && (err as { overloaded?: unknown }).overloaded === true) {
+    console.warn(`[${c.get("requestId")}] a Durable Object is overloaded: ${err.message}`);
+    c.header("Retry-After", String(OVERLOADED_RETRY_AFTER));
+    return c.json(
+      errorBody("RATE_LIMITED", `This project's ledger is overloaded; the request did not reach it and changed nothing, retry in ${OVERLOADED_RETRY_AFTER} s`, {
+        reason: "overloaded",
+        retry_after: OVERLOADED_RETRY_AFTER,
+      }),
+      429,
+    );
+  }
   // Only 5xx are logged; the client never sees internals.
   console.error(`[${c.get("requestId")}]`, err);
   return c.json(
@@ -124,6 +143,8 @@ app.onError((err, c) => {
     }),
     500,
   );
-});
+};
+
+app.onError(answerError);
 
 export default app;

@@ -19,6 +19,8 @@ export interface AppendRequest {
   catalogRevision: number;
   /** The request body's size in bytes: the commit queue is bounded in bytes too (src/chain/ingest-admission.ts). */
   bytes?: number;
+  /** When the worker handed it to the ledger (its clock, ms): an append that waited too long to arrive is refused (src/chain/ingest-admission.ts). */
+  sentAt?: number;
 }
 
 /**

@@ -26,6 +26,16 @@ export const MIN_EVENTS_PER_MINUTE = 1_200;
  */
 export const MAX_QUEUED_EVENTS = 10_000;
 export const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
+/**
+ * The longest an append may have waited to reach the ledger (from the moment
+ * the worker handed it over) and still be taken. Past it, the object's own
+ * inbox is the queue, which the bounds above cannot see: a burst faster than
+ * the ledger commits piles up there, each waiting longer, until memory goes.
+ * Refusing what waited too long (storing nothing) empties that inbox at the
+ * cost of an answer each, so waits, and the memory they hold, stay bounded.
+ * Generous, so a ledger busy with a long step does not refuse ordinary traffic.
+ */
+export const MAX_INBOX_WAIT_MS = 10_000;
 /** How long the operator's setting is trusted before it is read again (one D1 read a minute per busy project). */
 const SETTING_TTL_MS = 60_000;
 
@@ -35,6 +45,8 @@ export type Refusal = {
   retryAfter: number;
   /** project_events: the budget in events per minute; ledger_busy: the queue's bound in events. */
   limit: number;
+  /** ledger_busy because the append waited this long to reach the ledger (MAX_INBOX_WAIT_MS), not because its queue was full. */
+  waitedMs?: number;
 };
 
 export interface QueueLoad {
@@ -55,7 +67,11 @@ export class IngestAdmission {
   ) {}
 
   /** null: admitted (its events are counted against the budget); otherwise why not and when to retry. */
-  async admit(events: number, bytes: number, now = Date.now()): Promise<Refusal | null> {
+  async admit(events: number, bytes: number, now = Date.now(), sentAt: number | null = null): Promise<Refusal | null> {
+    const waited = sentAt === null ? 0 : now - sentAt;
+    if (waited > MAX_INBOX_WAIT_MS) {
+      return { reason: "ledger_busy", retryAfter: Math.min(30, Math.ceil(waited / 1000)), limit: MAX_QUEUED_EVENTS, waitedMs: waited };
+    }
     const queue = this.load();
     if (queue.events > 0 && (queue.events + events > MAX_QUEUED_EVENTS || queue.bytes + bytes > MAX_QUEUED_BYTES)) {
       // The time the queue ahead needs to drain, at the rate it has been draining.

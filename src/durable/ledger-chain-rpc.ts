@@ -45,7 +45,7 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
     if (!rate.allowed) return { status: "rate_limited", rate };
     const events = unpackEvents(request.events);
     const bytes = request.bytes ?? 0;
-    const refusal = await this.admission.admit(events.length, bytes);
+    const refusal = await this.admission.admit(events.length, bytes, Date.now(), request.sentAt ?? null);
     if (refusal) return { status: "overloaded", rate, refusal };
     const display = this.compiled().display;
     if (request.idempotencyKey === null) return { status: "appended", events: (await this.commits.enqueue(events, null, null, bytes)).map((row) => eventJson(row, display)), rate };

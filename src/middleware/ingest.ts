@@ -83,6 +83,7 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
       rateLimit: ingestLimit(c.env),
       catalogRevision: catalog.revision,
       bytes: bodyText.length,
+      sentAt: Date.now(),
     });
     if (result.status !== "catalog_stale") return answered(c, result, key);
     forgetCatalog(credential.projectId);
@@ -112,7 +113,9 @@ function answered(c: Context<AppEnv>, result: Exclude<AppendResult, { status: "c
       "RATE_LIMITED",
       reason === "project_events"
         ? `This project's ingest budget of ${limit.toLocaleString("en-US")} events per minute is spent; nothing was stored, retry in ${retryAfter} s`
-        : `This project's ledger has more events waiting to be committed than it queues (${limit.toLocaleString("en-US")}); nothing was stored, retry in ${retryAfter} s`,
+        : result.refusal.waitedMs !== undefined
+          ? `This project's ledger is behind: the request waited ${(result.refusal.waitedMs / 1000).toFixed(1)} s to reach it; nothing was stored, retry in ${retryAfter} s`
+          : `This project's ledger has more events waiting to be committed than it queues (${limit.toLocaleString("en-US")}); nothing was stored, retry in ${retryAfter} s`,
       { reason, retry_after: retryAfter, limit },
     );
   }

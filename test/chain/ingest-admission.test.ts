@@ -1,8 +1,10 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_EVENTS_PER_MINUTE, IngestAdmission, MAX_QUEUED_BYTES, MAX_QUEUED_EVENTS, MIN_EVENTS_PER_MINUTE } from "../../src/chain/ingest-admission";
+import { DEFAULT_EVENTS_PER_MINUTE, IngestAdmission, MAX_INBOX_WAIT_MS, MAX_QUEUED_BYTES, MAX_QUEUED_EVENTS, MIN_EVENTS_PER_MINUTE } from "../../src/chain/ingest-admission";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
+import { packEvents } from "../../src/chain/ledger";
+import { parseEvent } from "../../src/schemas/event";
 import { call, createProject, until } from "../helpers";
 
 const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
@@ -24,6 +26,14 @@ describe("ingest admission (unit)", () => {
     load.events = 0;
     load.bytes = 0;
     expect(await admission.admit(100, MAX_QUEUED_BYTES + 1)).toBeNull();
+  });
+
+  it("refuses an append that waited too long to reach the ledger, saying how long", async () => {
+    const admission = new IngestAdmission(() => ({ events: 0, bytes: 0, drainRate: 0 }), async () => null);
+    const now = Date.parse("2026-11-28T12:00:00Z");
+    expect(await admission.admit(100, 0, now, now - MAX_INBOX_WAIT_MS)).toBeNull();
+    expect(await admission.admit(100, 0, now, now - 12_345)).toEqual({ reason: "ledger_busy", retryAfter: 13, limit: MAX_QUEUED_EVENTS, waitedMs: 12_345 });
+    expect((await admission.admit(100, 0, now, now - 120_000))!.retryAfter).toBe(30);
   });
 
   it("counts a project's events per minute, all of a batch or none of it", async () => {
@@ -58,6 +68,26 @@ describe("ingest admission (through HTTP)", () => {
     expect(refused.json.error.message).toMatch(/1,200 events per minute.*nothing was stored/);
     const listed = await call("GET", "/v1/events?action=over.budget", { key: project.key });
     expect(listed.json.data).toEqual([]);
+  });
+
+  it("refuses, storing nothing, an append that reached the ledger after waiting past the bound in its inbox", async () => {
+    const project = await createProject();
+    expect((await call("POST", "/v1/events", { key: project.key, body: { action: "before.wait" } })).status).toBe(201);
+    const late = await ledger(project.id).append({
+      events: packEvents([parseEvent({ action: "late.arrival" }, { ip_address: null, user_agent: null })]),
+      idempotencyKey: null,
+      requestHash: null,
+      keyPrefix: project.key.split("_")[2],
+      rateLimit: 1_200,
+      catalogRevision: await runInDurableObject(ledger(project.id), (instance: ProjectLedger) => (instance as unknown as { catalog: { revision(): number } }).catalog.revision()),
+      bytes: 100,
+      sentAt: Date.now() - MAX_INBOX_WAIT_MS - 1_000,
+    });
+    expect(late).toMatchObject({ status: "overloaded", refusal: { reason: "ledger_busy" } });
+    expect((late as { refusal: { waitedMs: number } }).refusal.waitedMs).toBeGreaterThan(MAX_INBOX_WAIT_MS);
+    const listed = await call("GET", "/v1/events?action=late.arrival", { key: project.key });
+    expect(listed.json.data).toEqual([]);
+    expect((await call("GET", "/v1/events/verify", { key: project.key })).json.data).toMatchObject({ ok: true, verified: 1 });
   });
 
   it("bounds the commit queue: a burst past it is refused with 429 while the ledger stays up, and everything admitted commits", async () => {

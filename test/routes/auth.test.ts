@@ -1,4 +1,8 @@
 import { env } from "cloudflare:workers";
+import { createExecutionContext } from "cloudflare:test";
+import { Hono } from "hono";
+import { answerError } from "../../src/app";
+import type { AppEnv } from "../../src/middleware/app-env";
 import { describe, expect, it } from "vitest";
 import { call, createProject, ingest } from "../helpers";
 
@@ -88,5 +92,21 @@ describe("errors", () => {
     } finally {
       await p.db.exec("DROP TRIGGER boom_500");
     }
+  });
+
+  it("answers 429 with Retry-After, not a 500, when the runtime finds a Durable Object overloaded (the call never reached it)", async () => {
+    // What Cloudflare's runtime throws from a stub whose object has too many requests queued (local workerd never does),
+    // through the service's own error handler.
+    const probe = new Hono<AppEnv>()
+      .get("/probe", () => {
+        throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
+      })
+      .onError(answerError);
+    const res = await probe.request("https://witness.test/probe", {}, env, createExecutionContext());
+    expect(res.status).toBe(429);
+    expect(res.headers.get("Retry-After")).toBe("5");
+    const body = (await res.json()) as { error: { code: string; message: string; details: unknown } };
+    expect(body.error).toMatchObject({ code: "RATE_LIMITED", details: { reason: "overloaded", retry_after: 5 } });
+    expect(body.error.message).toMatch(/did not reach it and changed nothing/);
   });
 });
