@@ -1,4 +1,4 @@
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { ingestLimit, rateLimited } from "./rate-limit";
 import type { NewEvent } from "../model/new-event";
 import type { AppEnv } from "./app-env";
@@ -12,6 +12,43 @@ import { eventsDb } from "../storage/shards";
 import { validationError } from "../lib/validate";
 import { apiKeyOf } from "./credential";
 import { catalogFor, checkEvents, forgetCatalog, UnknownVersionError, type Catalog } from "../catalog/catalog-cache";
+
+/**
+ * Ingest requests of one project this isolate may have waiting on the
+ * project's ledger at once (about 12,800 events at 100 a batch, past the
+ * ledger's own queue of 10,000). A ledger that falls behind holds requests
+ * open; without a bound, a burst piles them up in the isolate, each holding
+ * its body, until memory goes. The ledger's bounds (src/chain/ingest-admission.ts)
+ * only see what reaches it.
+ */
+export const MAX_WAITING_APPENDS = 128;
+const waiting = new Map<string, number>();
+
+/**
+ * Before the body is read: refuses (429 ledger_busy, nothing stored) an
+ * ingest request while this isolate already has MAX_WAITING_APPENDS of the
+ * project's requests waiting on its ledger, so a refusal costs next to nothing.
+ */
+export const ingestDoor: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const { projectId } = apiKeyOf(c.get("credential"), "Ingest needs an API key");
+  const now = waiting.get(projectId) ?? 0;
+  if (now >= MAX_WAITING_APPENDS) {
+    c.header("Retry-After", "1");
+    throw new ApiError(
+      "RATE_LIMITED",
+      `This project's ledger is behind: ${MAX_WAITING_APPENDS} ingest requests are already waiting on it here; nothing was stored, retry in 1 s`,
+      { reason: "ledger_busy", limit: MAX_WAITING_APPENDS, retry_after: 1 },
+    );
+  }
+  waiting.set(projectId, now + 1);
+  try {
+    await next();
+  } finally {
+    const left = (waiting.get(projectId) ?? 1) - 1;
+    if (left === 0) waiting.delete(projectId);
+    else waiting.set(projectId, left);
+  }
+};
 
 export function requestContext(req: Request) {
   return { ip_address: req.headers.get("CF-Connecting-IP"), user_agent: req.headers.get("User-Agent") };

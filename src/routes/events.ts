@@ -8,7 +8,7 @@ import { ledgerOf } from "../chain/ledger";
 import { EMPTY_PAGE, eventSeq } from "../reads/event-read";
 import { listHistory, searchHistory, TooManySegmentsError } from "../reads/history-read";
 import { narrowedOrganization, selectionFor } from "../model/event-query";
-import { appendEvents, requestContext } from "../middleware/ingest";
+import { appendEvents, ingestDoor, requestContext } from "../middleware/ingest";
 import type { Context } from "hono";
 import type { AppEnv } from "../middleware/app-env";
 import { readJsonBody } from "../lib/request-body";
@@ -79,7 +79,7 @@ documented(events, createRoute({
   request: { headers: ingestHeaders, body: { required: true, content: { "application/json": { schema: eventInputSchema.meta({ id: "EventInput" }) } } } },
   responses: { 201: json(eventEnvelopeSchema, "The stored event, chained and signed (a replayed Idempotency-Key answers the first result with Idempotent-Replayed: true)"), ...errors(...INGEST_ERRORS) },
 }));
-events.post("/", INGEST.guard, async (c) => {
+events.post("/", INGEST.guard, ingestDoor, async (c) => {
   const { body, text } = await readJsonBody(c);
   const event = parseEvent(body, requestContext(c.req.raw));
   const [json] = await appendEvents(c, [event], text);
@@ -92,7 +92,7 @@ documented(events, createRoute({
   request: { headers: ingestHeaders, body: { required: true, content: { "application/json": { schema: batchRequestSchema } } } },
   responses: { 201: json(eventBatchEnvelopeSchema, "The stored events, in chain order"), ...errors(...INGEST_ERRORS) },
 }));
-events.post("/batch", INGEST.guard, async (c) => {
+events.post("/batch", INGEST.guard, ingestDoor, async (c) => {
   const { body, text } = await readJsonBody(c);
   const list = body.events;
   if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH) {

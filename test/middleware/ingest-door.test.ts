@@ -1,0 +1,55 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { ProjectLedger } from "../../src/durable/project-ledger.do";
+import { MAX_WAITING_APPENDS } from "../../src/middleware/ingest";
+import { call, createProject, until } from "../helpers";
+
+const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
+
+/** Holds every commit of the project's ledger until the returned release is called: a ledger that fell behind. */
+async function holdCommits(projectId: string): Promise<() => void> {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  await runInDurableObject(ledger(projectId), async (instance: ProjectLedger) => {
+    const self = instance as unknown as { loadHead(): Promise<void>; db: D1Database };
+    await self.loadHead();
+    const db = self.db;
+    self.db = new Proxy(db, {
+      get(target, key) {
+        if (key === "batch") return async (statements: D1PreparedStatement[]) => (await gate, target.batch(statements));
+        const value = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  });
+  return release;
+}
+
+const queuedEvents = (projectId: string) =>
+  runInDurableObject(ledger(projectId), (instance: ProjectLedger) => (instance as unknown as { commits: { load(): { events: number } } }).commits.load().events);
+
+describe("the ingest door", () => {
+  it("refuses at once, storing nothing, a project's requests past those already waiting on its ledger, and takes them again once it catches up", async () => {
+    const project = await createProject();
+    const other = await createProject();
+    const release = await holdCommits(project.id);
+    const waiting = Array.from({ length: MAX_WAITING_APPENDS }, (_, i) => call("POST", "/v1/events", { key: project.key, body: { action: "held.event", metadata: { i } } }));
+    // All of them reached the ledger and wait on its commit (one event each: far under its queue's bound).
+    await until(async () => (await queuedEvents(project.id)) >= MAX_WAITING_APPENDS);
+
+    const refused = await call("POST", "/v1/events/batch", { key: project.key, body: { events: [{ action: "past.door" }] } });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("Retry-After")).toBe("1");
+    expect(refused.json.error).toMatchObject({ code: "RATE_LIMITED", details: { reason: "ledger_busy", limit: MAX_WAITING_APPENDS, retry_after: 1 } });
+    expect(refused.json.error.message).toMatch(/nothing was stored/);
+    // Another project's ingest is not held up.
+    expect((await call("POST", "/v1/events", { key: other.key, body: { action: "elsewhere" } })).status).toBe(201);
+
+    release();
+    expect((await Promise.all(waiting)).map((r) => r.status)).toEqual(Array(MAX_WAITING_APPENDS).fill(201));
+    expect((await call("POST", "/v1/events", { key: project.key, body: { action: "after.catch.up" } })).status).toBe(201);
+    expect((await call("GET", "/v1/events?action=past.door", { key: project.key })).json.data).toEqual([]);
+    expect((await call("GET", "/v1/events/verify", { key: project.key })).json.data).toMatchObject({ ok: true, verified: MAX_WAITING_APPENDS + 1 });
+  }, 120_000);
+});
