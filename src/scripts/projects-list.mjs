@@ -67,19 +67,22 @@ const measured = new Map(hasShards ? sql("SELECT * FROM shards", { remote }).map
 const gb = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : `${(bytes / 1e6).toFixed(1)} MB`);
 const hotOnShard = new Map();
 for (const c of counts.values()) for (const shard of c.shards) hotOnShard.set(shard, (hotOnShard.get(shard) ?? 0) + c.events);
-const shardTable = [["shard", "size", "high-water mark", "used", "measured"]];
+// In use: the file less the pages its deletes freed since it last grew (src/storage/shard-pressure.ts), what the mark is held against.
+const inUse = (m) => (m?.size_bytes == null ? null : Math.max(0, m.size_bytes - (m.freed_bytes ?? 0)));
+const shardTable = [["shard", "in use", "file", "high-water mark", "used", "measured"]];
 const warnings = [];
 for (const [shard] of [...shardDatabases()].sort((a, b) => a[0] - b[0])) {
   const m = measured.get(shard);
   const mark = m?.high_water_bytes ?? MARK_DEFAULT;
-  const size = m?.size_bytes ?? null;
-  shardTable.push([String(shard), size === null ? "-" : gb(size), gb(mark), size === null ? "-" : `${Math.round((size / mark) * 100)}%`, m?.measured_at ?? "not yet"]);
+  const size = inUse(m);
+  const file = m?.size_bytes ?? null;
+  shardTable.push([String(shard), size === null ? "-" : gb(size), file === null ? "-" : gb(file), gb(mark), size === null ? "-" : `${Math.round((size / mark) * 100)}%`, m?.measured_at ?? "not yet"]);
   if (size !== null && size >= mark * 0.8) warnings.push(`WARNING: shard ${shard} is at ${Math.round((size / mark) * 100)}% of its high-water mark: past it, its largest projects archive more; add a shard or shorten hot windows.`);
 }
 const hotTable = [["project", "hot events", "hot bytes (approx.)", "hot window"]];
 for (const p of projects) {
   const c = counts.get(p.id) ?? { events: 0, shards: [] };
-  const size = measured.get(p.shard)?.size_bytes;
+  const size = inUse(measured.get(p.shard));
   const share = hotOnShard.get(p.shard) ? c.events / hotOnShard.get(p.shard) : 0;
   hotTable.push([p.id, String(c.events), size == null ? "-" : gb(size * share), p.hot_days === null || p.hot_days === undefined ? "all hot" : `${p.hot_days} days`]);
 }

@@ -6,6 +6,8 @@ import { summarise, summaryStatement } from "./archive-summary";
 import { sweepUnindexed } from "./archive-sweep";
 import { backfillSummary } from "./summary-backfill";
 import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
+import { HOT_ROW_OVERHEAD_BYTES, recordFreed } from "./shard-pressure";
+import { projectShard } from "./shards";
 
 /**
  * Moving events out of D1 into the cold tier, one sealed segment per call.
@@ -120,7 +122,17 @@ async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, 
     ...(segment.id_tag === null ? [indexSealed(db, projectId, segment.first_seq, segment.last_seq)] : []),
     db.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, segment.first_seq, segment.last_seq),
   ]);
+  // The hot rows' pages are free now (shard-pressure.ts); the segment's own rows and summary took a little back.
+  const shard = await projectShard(env, projectId);
+  if (shard !== null) await recordFreed(env, shard, freedBy(rows.slice(0, eligible)) - summary.filter.length);
   return { archived: segment.count, done: eligible < limit && !bounded, segment };
+}
+
+/** What deleting these hot rows (raw, EVENT_COLUMNS order) frees in the shard, roughly: their JSON and their index entries. */
+export function freedBy(rows: unknown[][]): number {
+  let bytes = 0;
+  for (const r of rows) bytes += JSON.stringify(r).length + HOT_ROW_OVERHEAD_BYTES;
+  return bytes;
 }
 
 /** INSERT OR REPLACE: a rewritten segment (erasure, retention) keeps its first seq. */

@@ -1,4 +1,5 @@
 import { searchIndexStatements } from "../model/search-index";
+import { HOT_ROW_OVERHEAD_BYTES } from "./shard-pressure";
 
 /**
  * The SQL of a shard move: copying one project's rows from its source shard to
@@ -184,8 +185,15 @@ export async function rowCounts(db: D1Database, projectId: string) {
  * seq; the trigger drops their search entries). Returns how many went; 0 when
  * the shard holds nothing of the project any more.
  */
-export async function deleteBatch(db: D1Database, projectId: string, limit = MOVE_BATCH): Promise<number> {
-  const [events, keys, gaps, segments, ids, summaries] = await db.batch([
+export async function deleteBatch(db: D1Database, projectId: string, limit = MOVE_BATCH): Promise<{ rows: number; freedBytes: number }> {
+  const [size, events, keys, gaps, segments, ids, summaries] = await db.batch([
+    // What the events about to go take, roughly (shard-pressure.ts: their pages are free once they are deleted).
+    db
+      .prepare(
+        `SELECT coalesce(sum(length(metadata) + length(targets) + coalesce(length(changes), 0) + 300 + ${HOT_ROW_OVERHEAD_BYTES}), 0) AS bytes ` +
+          "FROM (SELECT metadata, targets, changes FROM events WHERE project_id = ? ORDER BY seq LIMIT ?)",
+      )
+      .bind(projectId, limit),
     db.prepare("DELETE FROM events WHERE row_id IN (SELECT row_id FROM events WHERE project_id = ? ORDER BY seq LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM retention_gaps WHERE id IN (SELECT id FROM retention_gaps WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
@@ -194,5 +202,6 @@ export async function deleteBatch(db: D1Database, projectId: string, limit = MOV
     // Summaries are not copied (derived, and up to 11 KB each): the archiver's backfill writes them anew on the target.
     db.prepare("DELETE FROM archive_summaries WHERE project_id = ?1 AND first_seq IN (SELECT first_seq FROM archive_summaries WHERE project_id = ?1 LIMIT ?2)").bind(projectId, limit),
   ]);
-  return events.meta.changes + keys.meta.changes + gaps.meta.changes + segments.meta.changes + ids.meta.changes + summaries.meta.changes;
+  const rows = events.meta.changes + keys.meta.changes + gaps.meta.changes + segments.meta.changes + ids.meta.changes + summaries.meta.changes;
+  return { rows, freedBytes: (size.results[0] as { bytes: number }).bytes + 150 * (ids.meta.changes + keys.meta.changes) };
 }

@@ -1,4 +1,5 @@
 import { copyArchiveIds, copyEvents, copyGaps, copyKeys, copyKeysSince, CopyMismatchError, deleteBatch, rowCounts } from "./shard-copy";
+import { recordFreed } from "./shard-pressure";
 import { copyRecords, deleteRecords } from "./shard-copy-records";
 import { eventsDb, forgetShard, rememberShard, SHARD_CACHE_SECONDS, shardDb, UnknownShardError } from "./shards";
 import type { LedgerHost } from "./ledger-host";
@@ -125,7 +126,7 @@ async function step(host: MoveHost, shard: number, hooks: MoveHooks): Promise<Mo
   }
 
   if (s.phase === "clearing") {
-    if ((await deleteBatch(to, projectId)) === 0) s.phase = "copying";
+    if ((await deleteBatch(to, projectId)).rows === 0) s.phase = "copying";
     save();
     return report(s.phase);
   }
@@ -158,7 +159,9 @@ async function step(host: MoveHost, shard: number, hooks: MoveHooks): Promise<Mo
 
   // deleting: never the shard the ledger writes to, whatever the stored state says.
   if (s.from === dir.shard) throw new Error(`refusing to delete from shard ${s.from}: the directory still names it`);
-  const deleted = (await deleteBatch(from, projectId)) + (await deleteRecords(from, projectId));
+  const batch = await deleteBatch(from, projectId);
+  await recordFreed(env, s.from, batch.freedBytes);
+  const deleted = batch.rows + (await deleteRecords(from, projectId));
   crash("delete");
   if (deleted > 0) return report("deleting");
   await env.DB.prepare("UPDATE projects SET move_to = NULL WHERE id = ? AND move_to = ?").bind(projectId, s.to).run();

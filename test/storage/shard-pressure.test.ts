@@ -2,7 +2,7 @@ import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
 import { readSegment, type Segment } from "../../src/storage/archive-segments";
-import { shardSize } from "../../src/storage/shard-pressure";
+import { HOT_ROW_OVERHEAD_BYTES, measureShard, shardSize } from "../../src/storage/shard-pressure";
 import { call, createProject, ingestMany } from "../helpers";
 import { alarmsUntil } from "./archive-helpers";
 
@@ -118,5 +118,55 @@ describe("shards that never fill", () => {
     expect(await step(now)).toEqual({ archived: 0, done: true });
     expect(await step(now + 86_400_000 + 60_000)).toEqual({ archived: 5, done: true });
     expect(await allSeqs(p.db, p.id)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+  });
+});
+
+describe("a shard measured by the bytes it holds, not its file", () => {
+  async function record(shard: number, fileBytes: number, freed: number) {
+    await env.DB.prepare(
+      "INSERT INTO shards (shard, size_bytes, measured_at, freed_bytes) VALUES (?1, ?2, '2000-01-01T00:00:00.000Z', ?3) " +
+        "ON CONFLICT (shard) DO UPDATE SET size_bytes = ?2, measured_at = '2000-01-01T00:00:00.000Z', freed_bytes = ?3",
+    )
+      .bind(shard, fileBytes, freed)
+      .run();
+  }
+  const freedNow = async (shard: number) => (await env.DB.prepare("SELECT freed_bytes AS f FROM shards WHERE shard = ?").bind(shard).first<{ f: number }>())!.f;
+
+  it("counts freed pages out until the file grows, and what the file gave back once", async () => {
+    // A file of 54 MB whose rows were mostly deleted: 50 MB of it is free pages.
+    await record(1, 54_000_000, 50_000_000);
+    expect(await measureShard(env, 1, 54_000_000)).toMatchObject({ size: 4_000_000, file: 54_000_000 });
+    // Within the record's 10 s, the same rule against the record: the file shrank by 10 MB, so 40 MB are still free.
+    expect(await measureShard(env, 1, 44_000_000)).toMatchObject({ size: 4_000_000, file: 44_000_000 });
+    // Recorded again: the shrink is taken off the estimate for good.
+    await env.DB.prepare("UPDATE shards SET measured_at = '2000-01-01T00:00:00.000Z' WHERE shard = 1").run();
+    expect(await measureShard(env, 1, 44_000_000)).toMatchObject({ size: 4_000_000 });
+    expect(await freedNow(1)).toBe(40_000_000);
+    // A file that grew had no free page left: the measure is the file itself, and the estimate starts again from 0.
+    await env.DB.prepare("UPDATE shards SET measured_at = '2000-01-01T00:00:00.000Z' WHERE shard = 1").run();
+    expect(await measureShard(env, 1, 44_100_000)).toMatchObject({ size: 44_100_000, file: 44_100_000 });
+    expect(await freedNow(1)).toBe(0);
+    // Never below nothing.
+    await record(1, 1_000, 5_000);
+    expect((await measureShard(env, 1, 1_000)).size).toBe(0);
+    await record(1, 0, 0);
+  });
+
+  it("records what archiving frees, so a shard whose events all went to the archive counts as nearly empty", async () => {
+    const p = await createProject(undefined, { shard: 1 });
+    // Measures while it runs (the ledger's alarms) must not record a new size over the estimate: a record from the future.
+    await record(1, 1_000_000_000, 0);
+    await env.DB.prepare("UPDATE shards SET measured_at = '9999-01-01T00:00:00.000Z' WHERE shard = 1").run();
+    const before = await freedNow(1);
+    await ingestMany(p.key, events(300, "freed"));
+    await env.DB.prepare("UPDATE projects SET hot_days = 0 WHERE id = ?").bind(p.id).run();
+    const ledger = ledgerOf(env, p.id);
+    for (let i = 0; i < 10; i++) if ((await ledger.archiveSegment(new Date().toISOString(), { segmentRows: 100 })).done) break;
+    expect((await tiers(p.db, p.id)).hot).toEqual([]);
+    // 300 rows of ~600 bytes of JSON (200 of them a note) and their index entries: about 390 KB, less the three summaries.
+    const freed = (await freedNow(1)) - before;
+    expect(freed).toBeGreaterThan(300 * (HOT_ROW_OVERHEAD_BYTES + 200));
+    expect(freed).toBeLessThan(300 * (HOT_ROW_OVERHEAD_BYTES + 2_000));
+    await record(1, 0, 0);
   });
 });
