@@ -5,6 +5,7 @@ import { DEFAULT_EVENTS_PER_MINUTE, IngestAdmission, MAX_INBOX_WAIT_MS, MAX_QUEU
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
 import { packEvents } from "../../src/chain/ledger";
 import { parseEvent } from "../../src/schemas/event";
+import { holdCommits, queuedEvents } from "./commit-gate";
 import { call, createProject, until } from "../helpers";
 
 const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
@@ -93,25 +94,10 @@ describe("ingest admission (through HTTP)", () => {
   it("bounds the commit queue: a burst past it is refused with 429 while the ledger stays up, and everything admitted commits", async () => {
     const project = await createProject();
     // Hold every commit until released: the queue fills as a burst against a slow database would.
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    await runInDurableObject(ledger(project.id), async (instance: ProjectLedger) => {
-      const self = instance as unknown as { loadHead(): Promise<void>; db: D1Database };
-      await self.loadHead();
-      const db = self.db;
-      self.db = new Proxy(db, {
-        get(target, key) {
-          if (key === "batch") return async (statements: D1PreparedStatement[]) => (await gate, target.batch(statements));
-          const value = Reflect.get(target, key);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      });
-    });
+    const release = await holdCommits(project.id);
     const queued = MAX_QUEUED_EVENTS / 100;
     const admitted = Array.from({ length: queued }, () => call("POST", "/v1/events/batch", { key: project.key, body: batchOf(100) }));
-    await until(() =>
-      runInDurableObject(ledger(project.id), (instance: ProjectLedger) => (instance as unknown as { commits: { load(): { events: number } } }).commits.load().events >= MAX_QUEUED_EVENTS),
-    );
+    await until(async () => (await queuedEvents(project.id)) >= MAX_QUEUED_EVENTS);
     const refused = await call("POST", "/v1/events/batch", { key: project.key, body: batchOf(100, "past.queue") });
     expect(refused.status).toBe(429);
     expect(refused.json.error.details).toMatchObject({ reason: "ledger_busy", limit: MAX_QUEUED_EVENTS });

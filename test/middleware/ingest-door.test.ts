@@ -1,33 +1,7 @@
-import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ProjectLedger } from "../../src/durable/project-ledger.do";
 import { MAX_WAITING_APPENDS } from "../../src/middleware/ingest";
 import { call, createProject, until } from "../helpers";
-
-const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
-
-/** Holds every commit of the project's ledger until the returned release is called: a ledger that fell behind. */
-async function holdCommits(projectId: string): Promise<() => void> {
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  await runInDurableObject(ledger(projectId), async (instance: ProjectLedger) => {
-    const self = instance as unknown as { loadHead(): Promise<void>; db: D1Database };
-    await self.loadHead();
-    const db = self.db;
-    self.db = new Proxy(db, {
-      get(target, key) {
-        if (key === "batch") return async (statements: D1PreparedStatement[]) => (await gate, target.batch(statements));
-        const value = Reflect.get(target, key);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-  });
-  return release;
-}
-
-const queuedEvents = (projectId: string) =>
-  runInDurableObject(ledger(projectId), (instance: ProjectLedger) => (instance as unknown as { commits: { load(): { events: number } } }).commits.load().events);
+import { holdCommits, queuedEvents } from "../chain/commit-gate";
 
 describe("the ingest door", () => {
   it("refuses at once, storing nothing, a project's requests past those already waiting on its ledger, and takes them again once it catches up", async () => {
