@@ -3,6 +3,8 @@ import { idMillis, idTag, tagOfId } from "../model/event-id";
 import { LACKS_IDS, ownerOf, segmentHolding, seqsOf } from "./archive-ids";
 import { ArchiveDamagedError, type ArchivedRow, type Segment } from "./archive-segments";
 import { readListed } from "./archive-walk";
+import { element, ID_FORMAT, joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "./archive-summary";
+import { SummaryProbe } from "./summary-probe";
 
 /** Receive-time slack either side of an id's millisecond (clock skew between the id and received_at). */
 const SLACK_MS = 60_000;
@@ -16,30 +18,43 @@ const LOCATED_PAGE = 8;
 
 /**
  * The located segments (model/event-id.ts) of a project, or by tag of any
- * project, whose receive range holds this millisecond: those ending at or
- * after it, earliest first, that begin at or before it. The inner LIMIT
- * bounds what an unknown id costs to one short index read.
+ * project, whose receive range holds this millisecond and whose summary does
+ * not rule out all of `ids`: those ending at or after it, earliest first,
+ * that begin at or before it. The inner LIMIT bounds what an unknown id costs
+ * to one short index read; the summaries (archive-summary.ts, ids since its
+ * format 2) leave the one segment of those sharing the millisecond that holds
+ * the id, and none for an id no event has (a false positive costs a read).
  */
-async function locatedSegments(db: D1Database, by: { projectId: string } | { tag: number }, ms: number): Promise<Segment[]> {
+async function locatedSegments(env: Env, db: D1Database, by: { projectId: string } | { tag: number }, ms: number, ids: readonly string[]): Promise<Segment[]> {
   const at = new Date(ms).toISOString();
   const where = "projectId" in by ? "project_id = ?1 AND id_tag IS NOT NULL" : "id_tag = ?1";
+  const probe = new SummaryProbe(env, [ids.map((id) => element("id", id))], [ID_FORMAT]);
   for (let limit = LOCATED_PAGE; ; limit *= 4) {
     const { results } = await db
       .prepare(
-        `SELECT * FROM (SELECT * FROM archive_segments WHERE ${where} AND last_received_at >= ?2 ORDER BY last_received_at, first_seq LIMIT ?3) ` +
-          "WHERE first_received_at <= ?2",
+        `SELECT s.*, ${SUMMARY_JOIN_COLUMNS} FROM (SELECT * FROM archive_segments WHERE ${where} AND last_received_at >= ?2 ` +
+          `ORDER BY last_received_at, first_seq LIMIT ?3) s ${summaryJoin()}WHERE s.first_received_at <= ?2`,
       )
       .bind("projectId" in by ? by.projectId : by.tag, at, limit)
-      .all<Segment>();
-    if (results.length < limit) return results;
+      .all<Segment & SummaryJoined>();
+    if (results.length < limit) {
+      const kept: Segment[] = [];
+      for (const row of results) if (await probe.admits(joinedSummary(row))) kept.push(row);
+      return kept;
+    }
   }
 }
 
 /** The project's located segments that may hold these ids (one query per distinct millisecond: a batch's ids share one). */
-async function locatedHolding(db: D1Database, projectId: string, ids: readonly string[]): Promise<Segment[]> {
+async function locatedHolding(env: Env, db: D1Database, projectId: string, ids: readonly string[]): Promise<Segment[]> {
   const tag = await idTag(projectId);
-  const times = new Set(ids.filter((id) => tagOfId(id) === tag).map(idMillis).filter((ms): ms is number => ms !== null));
-  return (await Promise.all([...times].map((ms) => locatedSegments(db, { projectId }, ms)))).flat();
+  const byTime = new Map<number, string[]>();
+  for (const id of ids) {
+    const ms = idMillis(id);
+    if (ms === null || tagOfId(id) !== tag) continue;
+    byTime.set(ms, [...(byTime.get(ms) ?? []), id]);
+  }
+  return (await Promise.all([...byTime].map(([ms, same]) => locatedSegments(env, db, { projectId }, ms, same)))).flat();
 }
 
 /**
@@ -76,7 +91,7 @@ async function readUntilFound(env: Env, db: D1Database, segments: Iterable<Segme
  */
 export async function archivedEventsById(env: Env, db: D1Database, projectId: string, ids: readonly string[]): Promise<ArchivedRow[]> {
   if (ids.length === 0) return [];
-  const [seqs, located] = await Promise.all([seqsOf(db, projectId, ids), locatedHolding(db, projectId, ids)]);
+  const [seqs, located] = await Promise.all([seqsOf(db, projectId, ids), locatedHolding(env, db, projectId, ids)]);
   const segments = new Map<number, Segment>();
   for (const segment of located) segments.set(segment.first_seq, segment);
   for (const segment of await segmentsHolding(db, projectId, [...seqs.values()])) segments.set(segment.first_seq, segment);
@@ -104,7 +119,7 @@ export async function archivedEvent(env: Env, db: D1Database, projectId: string,
  */
 export async function archivedEventAnywhere(env: Env, db: D1Database, id: string, owns: (projectId: string) => Promise<boolean>): Promise<ArchivedRow | null> {
   const ms = idMillis(id);
-  const [entry, located] = await Promise.all([ownerOf(db, id), ms === null ? [] : locatedSegments(db, { tag: tagOfId(id) }, ms)]);
+  const [entry, located] = await Promise.all([ownerOf(db, id), ms === null ? [] : locatedSegments(env, db, { tag: tagOfId(id) }, ms, [id])]);
   const candidates: Segment[] = [];
   if (entry && (await owns(entry.project_id))) {
     const segment = await segmentHolding(db, entry.project_id, entry.seq);

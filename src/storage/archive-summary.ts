@@ -21,12 +21,20 @@ const BITS_PER_ELEMENT = 16;
 /** 8 KiB of filter: about 4 bytes of D1 per archived event at most (11 KB as base64 text). */
 const MAX_BITS = 65_536;
 const MIN_BITS = 256;
-/** The filter's first byte: a reader that does not know it reads the segment. */
-export const FORMAT = 1;
+/**
+ * The filter's first byte: a reader that does not know it reads the segment.
+ * 2 adds each row's event id (lookups by id pick the one segment of those
+ * sharing the id's millisecond: archive-lookup.ts); 1, written before, holds
+ * everything else and still answers every other question.
+ */
+export const FORMAT = 2;
+/** Formats a reader may ask about what 1 holds, and the one that holds ids. */
+export const KNOWN_FORMATS: readonly number[] = [1, 2];
+export const ID_FORMAT = 2;
 
 /** What a filter can be asked about. */
-export type ElementKind = "organization" | "actor_id" | "actor_email" | "ip_address" | "action" | "action_prefix" | "target_type" | "target" | "word";
-const TAG: Record<ElementKind, string> = { organization: "o", actor_id: "a", actor_email: "e", ip_address: "i", action: "x", action_prefix: "p", target_type: "t", target: "T", word: "w" };
+export type ElementKind = "organization" | "actor_id" | "actor_email" | "ip_address" | "action" | "action_prefix" | "target_type" | "target" | "word" | "id";
+const TAG: Record<ElementKind, string> = { organization: "o", actor_id: "a", actor_email: "e", ip_address: "i", action: "x", action_prefix: "p", target_type: "t", target: "T", word: "w", id: "I" };
 /** Retention rules name action prefixes (`debug.*`): each action is summarised by its prefixes up to this many characters. */
 export const ACTION_PREFIX_CHARS = 64;
 
@@ -37,11 +45,12 @@ export const actionPrefixElement = (prefix: string) => element("action_prefix", 
 /** A search term (already folded by searchTerms) as the filter holds it. */
 export const termElement = (term: string) => element("word", [...term].slice(0, PREFIX_CHARS).join(""));
 
-type SummarisedRow = Pick<ArchivedRow, "organization" | "actor_id" | "actor_email" | "actor_name" | "ip_address" | "action" | "targets">;
+type SummarisedRow = Pick<ArchivedRow, "organization" | "actor_id" | "actor_email" | "actor_name" | "ip_address" | "action" | "targets"> & { id?: string };
 
 /** Every element a row puts in its segment's filter. */
 export function rowElements(r: SummarisedRow, into = new Set<string>()): Set<string> {
   const add = (kind: ElementKind, v: string | null) => v !== null && v !== undefined && into.add(element(kind, v));
+  add("id", r.id ?? null);
   add("organization", r.organization);
   add("actor_id", r.actor_id);
   add("actor_email", r.actor_email);

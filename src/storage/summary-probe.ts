@@ -1,5 +1,5 @@
 import { hmacHex } from "../lib/crypto";
-import { FORMAT, macText, type SummaryRow } from "./archive-summary";
+import { KNOWN_FORMATS, macText, type SummaryRow } from "./archive-summary";
 import { positions, summaryKey } from "./summary-key";
 
 /**
@@ -12,6 +12,8 @@ export class SummaryProbe {
   constructor(
     private env: Env,
     readonly groups: string[][],
+    /** The filter formats that hold what is asked (ids only since format 2); a filter of another reads the segment. */
+    private readonly formats: readonly number[] = KNOWN_FORMATS,
   ) {}
 
   get empty(): boolean {
@@ -31,7 +33,7 @@ export class SummaryProbe {
   /** False only when the filter proves no row of the segment can hold what is asked. */
   async mayContain(version: number, filterText: string): Promise<boolean> {
     const filter = fromBase64(filterText);
-    if (filter[0] !== FORMAT || filter.length < 3) return true;
+    if (!this.formats.includes(filter[0]) || filter.length < 3) return true;
     const k = filter[1];
     const bits = (filter.length - 2) * 8;
     const has = (w: Uint32Array) => {

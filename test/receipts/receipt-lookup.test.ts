@@ -64,14 +64,16 @@ describe("public receipt lookup of archived events", () => {
     const unknown = countingEnv();
     expect(await findChainRow(unknown.env, madeUp(target.id))).toBeNull();
     expect(unknown.reads).toEqual([]);
-    // A made-up id with the event's own time and project tag reads only the segments of that millisecond, and finds nothing.
+    // A made-up id with the event's own time and project tag: the summaries of that millisecond's segments rule it out
+    // (a false positive, rare at this size, would read one of them), and nothing is found.
     const sameMillisecond = countingEnv();
     const forged = `${target.id.slice(0, 15)}${target.id.slice(15, 18) === "000" ? "001" : "000"}${target.id.slice(18)}`;
     expect(await findChainRow(sameMillisecond.env, forged)).toBeNull();
     const receivedAt = new Date(idMillis(target.id)!).toISOString();
     const holding = (await segmentsOf(a.db, a.id)).filter((s) => s.first_received_at <= receivedAt && s.last_received_at >= receivedAt);
     expect(holding.length).toBeGreaterThan(0);
-    expect(sameMillisecond.reads.sort()).toEqual(holding.map((s) => s.object_key).sort());
+    expect(sameMillisecond.reads.every((key) => holding.some((s) => s.object_key === key))).toBe(true);
+    expect(sameMillisecond.reads.length).toBeLessThan(holding.length + 1);
     // Located ids need no index row of their own.
     expect((await a.db.prepare("SELECT count(*) AS n FROM archive_ids WHERE project_id = ?").bind(a.id).first<{ n: number }>())!.n).toBe(0);
     expect((await call("GET", `/v1/receipts/${madeUp(b.stored[3].id)}`)).status).toBe(404);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
-import { element, rowElements, summarise, targetElement, termElement, type SummaryRow } from "../../src/storage/archive-summary";
+import { element, ID_FORMAT, rowElements, summarise, targetElement, termElement, type SummaryRow } from "../../src/storage/archive-summary";
 import { SummaryProbe } from "../../src/storage/summary-probe";
 import { searchTerms } from "../../src/model/search-query";
 import { call, createProject, ingestMany } from "../helpers";
@@ -75,6 +75,31 @@ describe("per-segment summaries", () => {
     const stored = JSON.stringify(summary);
     for (const r of rows.slice(0, 20)) for (const v of [r.actor_id, r.actor_email, "Ada", r.ip_address]) expect(stored).not.toContain(v);
     expect(rowElements(rows[0]).size).toBeGreaterThan(10);
+  });
+
+  it("hold each row's event id (format 2), for lookups by id; a reader asking for ids of a format-1 filter reads the segment", async () => {
+    const rows = Array.from({ length: 2_000 }, (_, i) => ({
+      id: `0195f000-0000-7000-8000-${String(i).padStart(12, "0")}`,
+      organization: `org_${i % 50}`,
+      actor_id: `user_${i % 5000}`,
+      actor_email: `user${i % 5000}@acme.test`,
+      actor_name: `User ${i % 5000}`,
+      ip_address: null,
+      action: ["user.login.succeeded", "document.shared", "member.invited"][i % 3],
+      targets: JSON.stringify([{ type: "document", id: `doc_${i}` }]),
+    }));
+    const summary = await summarise(env, { project_id: "p", first_seq: 1, sha256: "cd".repeat(32) }, rows);
+    const byId = (id: string) => new SummaryProbe(env, [[element("id", id)]], [ID_FORMAT]).mayContain(summary.key_version, summary.filter);
+    for (const r of rows.filter((_, i) => i % 20 === 0)) expect(await byId(r.id)).toBe(true);
+    // A full segment's filter is at its size cap: still, most ids it does not hold are ruled out (each one a segment read saved).
+    let falsePositives = 0;
+    for (let i = 0; i < 500; i++) if (await byId(`0195f000-0000-7000-8000-9${String(i).padStart(11, "0")}`)) falsePositives++;
+    expect(falsePositives).toBeLessThan(50);
+    // A filter written before ids were in it answers "read it" to an id question, and still answers the others.
+    const old = atob(summary.filter);
+    const formatOne = { ...summary, filter: btoa(String.fromCharCode(1) + old.slice(1)) };
+    expect(await new SummaryProbe(env, [[element("id", "not-there")]], [ID_FORMAT]).mayContain(formatOne.key_version, formatOne.filter)).toBe(true);
+    expect(await new SummaryProbe(env, [[element("organization", "org_nowhere")]]).mayContain(formatOne.key_version, formatOne.filter)).toBe(false);
   });
 
   it("are written with each sealed segment, and list, search and filters read only the segments that may match", async () => {
