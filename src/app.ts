@@ -122,13 +122,13 @@ export const answerError: ErrorHandler<AppEnv> = (err, c) => {
       410,
     );
   }
-  // Cloudflare's runtime refuses a call to a Durable Object whose inbox is too long (`.overloaded`): the call never
-  // reached it, so nothing changed, and retrying at once would only add to the overload.
+  // Cloudflare's runtime refuses a call to a Durable Object whose inbox is too long (`.overloaded`) before the call
+  // reaches it; retrying at once would only add to the overload, so the client is told when to come back.
   if (err instanceof Error && (err as { overloaded?: unknown }).overloaded === true) {
     console.warn(`[${c.get("requestId")}] a Durable Object is overloaded: ${err.message}`);
     c.header("Retry-After", String(OVERLOADED_RETRY_AFTER));
     return c.json(
-      errorBody("RATE_LIMITED", `This project's ledger is overloaded; the request did not reach it and changed nothing, retry in ${OVERLOADED_RETRY_AFTER} s`, {
+      errorBody("RATE_LIMITED", `A Durable Object this request needs (the project's ledger, most often) is overloaded and refused it; retry in ${OVERLOADED_RETRY_AFTER} s`, {
         reason: "overloaded",
         retry_after: OVERLOADED_RETRY_AFTER,
       }),

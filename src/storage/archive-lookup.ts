@@ -18,31 +18,33 @@ const LOCATED_PAGE = 8;
 
 /**
  * The located segments (model/event-id.ts) of a project, or by tag of any
- * project, whose receive range holds this millisecond and whose summary does
- * not rule out all of `ids`: those ending at or after it, earliest first,
- * that begin at or before it. The inner LIMIT bounds what an unknown id costs
- * to one short index read; the summaries (archive-summary.ts, ids since its
- * format 2) leave the one segment of those sharing the millisecond that holds
- * the id, and none for an id no event has (a false positive costs a read).
+ * project, whose receive range holds this millisecond: those ending at or
+ * after it, earliest first, that begin at or before it (the inner LIMIT
+ * bounds what an unknown id costs to one short index read). Their summaries
+ * (archive-summary.ts, ids since format 2) leave the one holding the ids when
+ * several share the millisecond (a commit that straddled two segments), and
+ * none for an id no event has; a false positive costs a read.
  */
 async function locatedSegments(env: Env, db: D1Database, by: { projectId: string } | { tag: number }, ms: number, ids: readonly string[]): Promise<Segment[]> {
   const at = new Date(ms).toISOString();
   const where = "projectId" in by ? "project_id = ?1 AND id_tag IS NOT NULL" : "id_tag = ?1";
-  const probe = new SummaryProbe(env, [ids.map((id) => element("id", id))], [ID_FORMAT]);
-  for (let limit = LOCATED_PAGE; ; limit *= 4) {
-    const { results } = await db
+  const query = (summaries: boolean, limit: number) =>
+    db
       .prepare(
-        `SELECT s.*, ${SUMMARY_JOIN_COLUMNS} FROM (SELECT * FROM archive_segments WHERE ${where} AND last_received_at >= ?2 ` +
-          `ORDER BY last_received_at, first_seq LIMIT ?3) s ${summaryJoin()}WHERE s.first_received_at <= ?2`,
+        `SELECT s.*${summaries ? `, ${SUMMARY_JOIN_COLUMNS}` : ""} FROM (SELECT * FROM archive_segments WHERE ${where} AND last_received_at >= ?2 ` +
+          `ORDER BY last_received_at, first_seq LIMIT ?3) s ${summaries ? summaryJoin() : ""}WHERE s.first_received_at <= ?2`,
       )
       .bind("projectId" in by ? by.projectId : by.tag, at, limit)
       .all<Segment & SummaryJoined>();
-    if (results.length < limit) {
-      const kept: Segment[] = [];
-      for (const row of results) if (await probe.admits(joinedSummary(row))) kept.push(row);
-      return kept;
-    }
-  }
+  let limit = LOCATED_PAGE;
+  let { results } = await query(false, limit);
+  while (results.length === limit) ({ results } = await query(false, (limit *= 4)));
+  if (results.length === 0) return results;
+  // Their summaries pick the one holding the ids when several share the millisecond, and rule out an id no event has.
+  const probe = new SummaryProbe(env, [ids.map((id) => element("id", id))], [ID_FORMAT]);
+  const kept: Segment[] = [];
+  for (const row of (await query(true, limit)).results) if (await probe.admits(joinedSummary(row))) kept.push(row);
+  return kept;
 }
 
 /** The project's located segments that may hold these ids (one query per distinct millisecond: a batch's ids share one). */
@@ -91,12 +93,11 @@ async function readUntilFound(env: Env, db: D1Database, segments: Iterable<Segme
  */
 export async function archivedEventsById(env: Env, db: D1Database, projectId: string, ids: readonly string[]): Promise<ArchivedRow[]> {
   if (ids.length === 0) return [];
-  const [seqs, located] = await Promise.all([seqsOf(db, projectId, ids), locatedHolding(env, db, projectId, ids)]);
+  // The three ways in, at once: a located id, an indexed older one, one of a segment sealed before the index.
+  const [seqs, located, legacy] = await Promise.all([seqsOf(db, projectId, ids), locatedHolding(env, db, projectId, ids), legacySegments(db, projectId, ids)]);
   const segments = new Map<number, Segment>();
-  for (const segment of located) segments.set(segment.first_seq, segment);
+  for (const segment of [...located, ...legacy]) segments.set(segment.first_seq, segment);
   for (const segment of await segmentsHolding(db, projectId, [...seqs.values()])) segments.set(segment.first_seq, segment);
-  const unindexed = ids.filter((id) => !seqs.has(id));
-  for (const segment of await legacySegments(db, projectId, unindexed)) segments.set(segment.first_seq, segment);
   const found = await readUntilFound(env, db, segments.values(), new Set(ids));
   // Rows an erasure still being applied covers come back scrubbed (src/model/pending-erasures.ts).
   return scrubArchived(db, projectId, found);

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { quote, sql } from "../../src/scripts/lib.mjs";
 import { d1FileOf, d1Pages, growth, runCron } from "./archive-helpers.mjs";
-import { apiCall, batchLoad, createKey, fmt, reportMeter, resetMeter, sampleEvent } from "./lib.mjs";
+import { apiCall, batchLoad, createKey, fmt, httpGet, latencies, reportMeter, resetMeter, sampleEvent } from "./lib.mjs";
 
 /**
  * Published prices, USD, Workers Paid, past the included monthly amounts (left out: this is the
@@ -82,6 +82,42 @@ function localGet(persistDir, file, query, ...params) {
   } finally {
     db.close();
   }
+}
+
+/** Every row of a query on the project's local D1 file. */
+function localAll(persistDir, file, query, ...params) {
+  const db = new DatabaseSync(join(persistDir, "v3", "d1", "miniflare-D1DatabaseObject", file), { readOnly: true });
+  try {
+    return db.prepare(query).all(...params);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Reads of archived events by id alone, p50/p95 in 100 rounds at the runtime's socket through the proxy: the
+ * project's get, the public receipt (no project: the id's tag finds it), and an id no event has (same tag and
+ * millisecond as a real one, other random bits: reads the segments of that millisecond and finds nothing).
+ */
+async function archivedReads(url, key, ids) {
+  const auth = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.21" };
+  const pub = { "CF-Connecting-IP": "127.0.0.22" };
+  let i = 0;
+  const next = () => ids[i++ % ids.length];
+  const forged = ids[0].slice(0, 15) + (ids[0].slice(15, 18) === "000" ? "001" : "000") + ids[0].slice(18);
+  const expect = (status) => (res) => {
+    if (res.status !== status) throw new Error(`an archived read answered ${res.status}, expected ${status}: ${res.body}`);
+  };
+  const [get, receipt, unknown] = await latencies(
+    [
+      () => httpGet(`${url}/v1/events/${next()}`, auth).then(expect(200)),
+      () => httpGet(`${url}/v1/receipts/${next()}`, pub).then(expect(200)),
+      () => httpGet(`${url}/v1/events/${forged}`, auth).then(expect(404)),
+    ],
+    100,
+    5,
+  );
+  return { get, receipt, unknown };
 }
 
 /** Bytes a directory's SQLite files hold in pages (dbstat), or their size on disk where dbstat cannot be read. */
@@ -225,6 +261,9 @@ async function measure({ url, persistDir, report, processes }, runtime) {
   const archivedAll = () => localGet(persistDir, file, "SELECT coalesce(sum(count), 0) AS n FROM archive_segments WHERE project_id = ?", projectId).n;
   if (hotBench() !== n) throw new Error(`${projectId}: ${hotBench()} events hot after the load, expected ${n}`);
 
+  // Ids to read back once archived (found by the ids alone since located ids: src/model/event-id.ts).
+  const sampleIds = localAll(persistDir, file, "SELECT id FROM events WHERE project_id = ? AND action NOT LIKE 'witness.%' ORDER BY random() LIMIT 50", projectId).map((r) => r.id);
+
   // 2. Archive: hot window 0 days; the cron wakes the ledger, its alarms seal everything received before now.
   const cronBeforeArchive = await cronAlone(url);
   check("a cron run with nothing due");
@@ -246,6 +285,8 @@ async function measure({ url, persistDir, report, processes }, runtime) {
   const d1Archived = d1Pages(persistDir);
   const doArchived = doBytes(persistDir);
   const r2Archived = r2Objects(persistDir);
+
+  const reads = await archivedReads(url, key, sampleIds);
 
   // 3. Purge: a plan that keeps every event one day; all of them happened before yesterday (sampleEvent's
   // occurred_at lies within the year before 2026-11-15): retention goes by occurred_at (src/chain/retention.ts,
@@ -276,6 +317,12 @@ async function measure({ url, persistDir, report, processes }, runtime) {
     dob: { hot: doIngested - doBefore, archived: doArchived - doBefore, purged: doPurged - doBefore },
     r2: { ingest: diffR2(r2Before, r2Ingested), archive: diffR2(r2Ingested, r2Archived), purge: diffR2(r2Archived, r2Purged) },
   });
+  const ms = (l) => `p50 ${l.p50.toFixed(1)} / p95 ${l.p95.toFixed(1)} ms`;
+  report("Archived events read by id (100 rounds, each a different event of the 20,000, through the proxy)", [
+    ["GET /v1/events/{id}", ms(reads.get)],
+    ["GET /v1/receipts/{id} (public: no project, found by the id's tag)", ms(reads.receipt)],
+    ["GET /v1/events/{id}, an id no event has, same tag and millisecond (404)", ms(reads.unknown)],
+  ]);
 }
 
 const diffR2 = (a, b) => ({ objects: b.objects - a.objects, bytes: b.bytes - a.bytes });
