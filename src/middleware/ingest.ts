@@ -5,6 +5,7 @@ import type { AppEnv } from "./app-env";
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { ledgerOf, packEvents } from "../chain/ledger";
+import { MAX_QUEUED_BYTES } from "../chain/ingest-admission";
 import type { AppendResult } from "../chain/idempotent-appends";
 import { findIdempotent } from "../chain/idempotency";
 import { eventJson } from "../model/event-shape";
@@ -14,39 +15,46 @@ import { apiKeyOf } from "./credential";
 import { catalogFor, checkEvents, forgetCatalog, UnknownVersionError, type Catalog } from "../catalog/catalog-cache";
 
 /**
- * Ingest requests of one project this isolate may have waiting on the
- * project's ledger at once (about 12,800 events at 100 a batch, past the
- * ledger's own queue of 10,000). A ledger that falls behind holds requests
+ * What of one project's ingest this isolate may have waiting on its ledger
+ * at once: requests, and the bytes of their bodies (Content-Length; 1 MiB
+ * when a request does not say; a body is at most 2 MiB). A ledger that falls behind holds requests
  * open; without a bound, a burst piles them up in the isolate, each holding
- * its body, until memory goes. The ledger's bounds (src/chain/ingest-admission.ts)
- * only see what reaches it.
+ * its body, until memory goes (an isolate has 128 MB). The ledger's own
+ * bounds (src/chain/ingest-admission.ts) only see what reaches it. Far above
+ * what concurrent clients of a healthy ledger have waiting (hundreds of
+ * single events), so only a ledger that fell behind meets it.
  */
-export const MAX_WAITING_APPENDS = 128;
-const waiting = new Map<string, number>();
+export const MAX_WAITING_APPENDS = 512;
+/** The ledger's own queue bound in bytes: one isolate alone never holds more waiting than the ledger would queue. */
+export const MAX_WAITING_BYTES = MAX_QUEUED_BYTES;
+const UNSAID_LENGTH = 1024 * 1024;
+const waiting = new Map<string, { requests: number; bytes: number }>();
 
 /**
  * Before the body is read: refuses (429 ledger_busy, nothing stored) an
- * ingest request while this isolate already has MAX_WAITING_APPENDS of the
- * project's requests waiting on its ledger, so a refusal costs next to nothing.
+ * ingest request that would take this isolate past either bound for the
+ * project, so a refusal costs next to nothing.
  */
 export const ingestDoor: MiddlewareHandler<AppEnv> = async (c, next) => {
   const { projectId } = apiKeyOf(c.get("credential"), "Ingest needs an API key");
-  const now = waiting.get(projectId) ?? 0;
-  if (now >= MAX_WAITING_APPENDS) {
+  const said = Number(c.req.header("Content-Length"));
+  const bytes = Number.isSafeInteger(said) && said >= 0 ? said : UNSAID_LENGTH;
+  const now = waiting.get(projectId) ?? { requests: 0, bytes: 0 };
+  if (now.requests >= MAX_WAITING_APPENDS || (now.requests > 0 && now.bytes + bytes > MAX_WAITING_BYTES)) {
     c.header("Retry-After", "1");
     throw new ApiError(
       "RATE_LIMITED",
-      `This project's ledger is behind: ${MAX_WAITING_APPENDS} ingest requests are already waiting on it here; nothing was stored, retry in 1 s`,
+      `This project's ledger is behind: ${now.requests} ingest requests (${Math.round(now.bytes / 1024)} KiB) already wait on it here; nothing was stored, retry in 1 s`,
       { reason: "ledger_busy", limit: MAX_WAITING_APPENDS, retry_after: 1 },
     );
   }
-  waiting.set(projectId, now + 1);
+  waiting.set(projectId, { requests: now.requests + 1, bytes: now.bytes + bytes });
   try {
     await next();
   } finally {
-    const left = (waiting.get(projectId) ?? 1) - 1;
-    if (left === 0) waiting.delete(projectId);
-    else waiting.set(projectId, left);
+    const left = waiting.get(projectId)!;
+    if (left.requests === 1) waiting.delete(projectId);
+    else waiting.set(projectId, { requests: left.requests - 1, bytes: left.bytes - bytes });
   }
 };
 

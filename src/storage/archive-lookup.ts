@@ -28,23 +28,20 @@ const LOCATED_PAGE = 8;
 async function locatedSegments(env: Env, db: D1Database, by: { projectId: string } | { tag: number }, ms: number, ids: readonly string[]): Promise<Segment[]> {
   const at = new Date(ms).toISOString();
   const where = "projectId" in by ? "project_id = ?1 AND id_tag IS NOT NULL" : "id_tag = ?1";
-  const query = (summaries: boolean, limit: number) =>
-    db
+  const probe = new SummaryProbe(env, [ids.map((id) => element("id", id))], [ID_FORMAT]);
+  for (let limit = LOCATED_PAGE; ; limit *= 4) {
+    const { results } = await db
       .prepare(
-        `SELECT s.*${summaries ? `, ${SUMMARY_JOIN_COLUMNS}` : ""} FROM (SELECT * FROM archive_segments WHERE ${where} AND last_received_at >= ?2 ` +
-          `ORDER BY last_received_at, first_seq LIMIT ?3) s ${summaries ? summaryJoin() : ""}WHERE s.first_received_at <= ?2`,
+        `SELECT s.*, ${SUMMARY_JOIN_COLUMNS} FROM (SELECT * FROM archive_segments WHERE ${where} AND last_received_at >= ?2 ` +
+          `ORDER BY last_received_at, first_seq LIMIT ?3) s ${summaryJoin()}WHERE s.first_received_at <= ?2`,
       )
       .bind("projectId" in by ? by.projectId : by.tag, at, limit)
       .all<Segment & SummaryJoined>();
-  let limit = LOCATED_PAGE;
-  let { results } = await query(false, limit);
-  while (results.length === limit) ({ results } = await query(false, (limit *= 4)));
-  if (results.length === 0) return results;
-  // Their summaries pick the one holding the ids when several share the millisecond, and rule out an id no event has.
-  const probe = new SummaryProbe(env, [ids.map((id) => element("id", id))], [ID_FORMAT]);
-  const kept: Segment[] = [];
-  for (const row of (await query(true, limit)).results) if (await probe.admits(joinedSummary(row))) kept.push(row);
-  return kept;
+    if (results.length === limit) continue;
+    const kept: Segment[] = [];
+    for (const row of results) if (await probe.admits(joinedSummary(row))) kept.push(row);
+    return kept;
+  }
 }
 
 /** The project's located segments that may hold these ids (one query per distinct millisecond: a batch's ids share one). */
