@@ -25,8 +25,12 @@ import { catalogFor, checkEvents, forgetCatalog, UnknownVersionError, type Catal
  * single events), so only a ledger that fell behind meets it.
  */
 export const MAX_WAITING_APPENDS = 512;
-/** The ledger's own queue bound in bytes: one isolate alone never holds more waiting than the ledger would queue. */
-export const MAX_WAITING_BYTES = MAX_QUEUED_BYTES;
+/**
+ * About the ledger's queue of 10,000 events in bodies of typical events (~300 bytes each): a burst of
+ * batches meets it after a dozen or so full commits' worth, while hundreds of concurrent single events
+ * (a healthy ledger's traffic) stay far under it. Never above the ledger's own bound in bytes.
+ */
+export const MAX_WAITING_BYTES = Math.min(4 * 1024 * 1024, MAX_QUEUED_BYTES);
 const UNSAID_LENGTH = 1024 * 1024;
 const waiting = new Map<string, { requests: number; bytes: number }>();
 
