@@ -79,25 +79,17 @@ async function settledRows(url, quietMs = 4000) {
 const minus = (a, b) => ({ d1Read: a.d1Read - b.d1Read, d1Written: a.d1Written - b.d1Written, doRead: a.doRead - b.doRead, doWritten: a.doWritten - b.doWritten });
 const plus = (a, b) => ({ d1Read: a.d1Read + b.d1Read, d1Written: a.d1Written + b.d1Written, doRead: a.doRead + b.doRead, doWritten: a.doWritten + b.doWritten });
 
-/** One number from the project's local D1 file, read-only beside the running service. */
-function localGet(persistDir, file, query, ...params) {
+/** A query on the project's local D1 file, read-only beside the running service: `get` one row or `all` of them. */
+function localQuery(how, persistDir, file, query, ...params) {
   const db = new DatabaseSync(join(persistDir, "v3", "d1", "miniflare-D1DatabaseObject", file), { readOnly: true });
   try {
-    return db.prepare(query).get(...params);
+    return db.prepare(query)[how](...params);
   } finally {
     db.close();
   }
 }
-
-/** Every row of a query on the project's local D1 file. */
-function localAll(persistDir, file, query, ...params) {
-  const db = new DatabaseSync(join(persistDir, "v3", "d1", "miniflare-D1DatabaseObject", file), { readOnly: true });
-  try {
-    return db.prepare(query).all(...params);
-  } finally {
-    db.close();
-  }
-}
+const localGet = (...args) => localQuery("get", ...args);
+const localAll = (...args) => localQuery("all", ...args);
 
 /**
  * Reads of archived events by id alone, p50/p95 in 100 rounds at the runtime's socket through the proxy: the
