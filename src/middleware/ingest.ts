@@ -19,8 +19,8 @@ import { catalogFor, checkEvents, forgetCatalog, UnknownVersionError, type Catal
  * at once: requests, and the bytes of their bodies (Content-Length; 1 MiB
  * when a request does not say; a body is at most 2 MiB). A ledger that
  * falls behind holds requests open; without a bound, a burst piles them up
- * in the isolate, each holding
- * its body, until memory goes (an isolate has 128 MB). The ledger's own
+ * in the isolate, each holding its body, until memory goes (an isolate has
+ * 128 MB). The ledger's own
  * bounds (src/chain/ingest-admission.ts) only see what reaches it. Far above
  * what concurrent clients of a healthy ledger have waiting (hundreds of
  * single events), so only a ledger that fell behind meets it.
