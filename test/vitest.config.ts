@@ -44,8 +44,8 @@ export default defineConfig(async () => ({
     // helpers) runs without the setup: importing cloudflare:test and migrating the databases cost each
     // file ~3-5 s here, a third of the suite's time, for the ~30 files that are pure logic.
     projects: [
-      { extends: true, test: { name: "pure", include: pureFiles } },
-      { extends: true, test: { name: "workers", include: ["test/**/*.test.ts"], exclude: pureFiles, setupFiles: ["./test/setup.ts"] } },
+      { extends: true as const, test: { name: "pure", include: pureFiles } },
+      { extends: true as const, test: { name: "workers", include: ["test/**/*.test.ts"], exclude: pureFiles, setupFiles: ["./test/setup.ts"] } },
     ],
     // Node side: an S3-compatible server (s3rver behind a SigV4 check) for the s3 stream tests, by inject("s3").
     globalSetup: ["./test/streams/s3-server.mjs"],
