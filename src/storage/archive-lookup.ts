@@ -57,14 +57,14 @@ async function locatedHolding(env: Env, db: D1Database, projectId: string, ids: 
 }
 
 /**
- * Reads segments in seq order until every wanted id is found. A candidate can
- * share its millisecond with the one holding an id, so a damaged one that
- * turns out not to be needed does not fail the lookup; if an id stays unfound,
- * the damage is the answer (it may have been there), as ArchiveDamagedError.
+ * Reads segments in seq order until every wanted id is found (taking them out
+ * of `wanted`). A candidate can share its millisecond with the one holding an
+ * id, so a damaged one is noted, not thrown: it fails the lookup only if an
+ * id stays unfound (foundOrDamaged), since it may have been there.
  */
-async function readUntilFound(env: Env, db: D1Database, segments: Iterable<Segment>, wanted: Set<string>): Promise<ArchivedRow[]> {
+async function readUntilFound(env: Env, db: D1Database, segments: Iterable<Segment>, wanted: Set<string>, earlier: ArchiveDamagedError | null = null) {
   const found: ArchivedRow[] = [];
-  let damage: ArchiveDamagedError | null = null;
+  let damage = earlier;
   for (const segment of [...segments].sort((x, y) => x.first_seq - y.first_seq)) {
     if (wanted.size === 0) break;
     try {
@@ -74,6 +74,11 @@ async function readUntilFound(env: Env, db: D1Database, segments: Iterable<Segme
       damage ??= error;
     }
   }
+  return { found, damage };
+}
+
+/** The rows found, unless an id stayed unfound where a damaged segment may have held it. */
+function foundOrDamaged({ found, damage }: { found: ArchivedRow[]; damage: ArchiveDamagedError | null }, wanted: Set<string>): ArchivedRow[] {
   if (damage && wanted.size > 0) throw damage;
   return found;
 }
@@ -82,22 +87,30 @@ async function readUntilFound(env: Env, db: D1Database, segments: Iterable<Segme
  * Archived events of one project by id, in seq order. A located id's time
  * names the one segment whose receive range holds it (model/event-id.ts); for
  * an older id the shard's id index (archive-ids.ts) names its seq. So only the
- * segments holding them are read, each once (readListed: one rewritten meanwhile is read as it is
- * now). Segments sealed before the index, until the archiver has indexed
- * them, are found as before: by the receive-time range that holds an id's
- * millisecond (ids are UUIDv7 minted on receipt). A damaged segment throws
+ * segments holding them are read, each once (readListed: one rewritten
+ * meanwhile is read as it is now). Segments sealed before the index, until
+ * the archiver has indexed them, are looked at only for ids still unfound:
+ * by the receive-time range that holds an id's millisecond (ids are UUIDv7
+ * minted on receipt). A damaged segment that may hold one throws
  * ArchiveDamagedError.
  */
 export async function archivedEventsById(env: Env, db: D1Database, projectId: string, ids: readonly string[]): Promise<ArchivedRow[]> {
   if (ids.length === 0) return [];
-  // The three ways in, at once: a located id, an indexed older one, one of a segment sealed before the index.
-  const [seqs, located, legacy] = await Promise.all([seqsOf(db, projectId, ids), locatedHolding(env, db, projectId, ids), legacySegments(db, projectId, ids)]);
-  const segments = new Map<number, Segment>();
-  for (const segment of [...located, ...legacy]) segments.set(segment.first_seq, segment);
-  for (const segment of await segmentsHolding(db, projectId, [...seqs.values()])) segments.set(segment.first_seq, segment);
-  const found = await readUntilFound(env, db, segments.values(), new Set(ids));
+  const wanted = new Set(ids);
+  // A located id, or an indexed older one, at once; then, for what is left, a segment sealed before the index.
+  const [seqs, located] = await Promise.all([seqsOf(db, projectId, ids), locatedHolding(env, db, projectId, ids)]);
+  const segments = new Map<number, Segment>(located.map((s) => [s.first_seq, s]));
+  if (seqs.size > 0) for (const segment of await segmentsHolding(db, projectId, [...seqs.values()])) segments.set(segment.first_seq, segment);
+  const first = await readUntilFound(env, db, segments.values(), wanted);
+  let found = first.found;
+  let damage = first.damage;
+  if (wanted.size > 0) {
+    const unread = (await legacySegments(db, projectId, [...wanted])).filter((s) => !segments.has(s.first_seq));
+    const more = await readUntilFound(env, db, unread, wanted, damage);
+    [found, damage] = [found.concat(more.found).sort((a, b) => a.seq - b.seq), more.damage];
+  }
   // Rows an erasure still being applied covers come back scrubbed (src/model/pending-erasures.ts).
-  return scrubArchived(db, projectId, found);
+  return scrubArchived(db, projectId, foundOrDamaged({ found, damage }, wanted));
 }
 
 /** One archived event of the project by id, or null (get, receipts). */
@@ -125,7 +138,8 @@ export async function archivedEventAnywhere(env: Env, db: D1Database, id: string
   }
   // Two projects share a tag about once in 4 billion pairs: then the other's segments of that millisecond are read too, and hold no such id.
   for (const segment of located) if (await owns(segment.project_id)) candidates.push(segment);
-  return (await readUntilFound(env, db, candidates, new Set([id])))[0] ?? null;
+  const wanted = new Set([id]);
+  return foundOrDamaged(await readUntilFound(env, db, candidates, wanted), wanted)[0] ?? null;
 }
 
 /**
