@@ -1,5 +1,7 @@
-import { ApiProblem, actorHref, countText, organizationHref, Page, plural, TableBox, targetHref, When, type Viewer } from "./layout";
+import { ApiProblem, actorHref, countText, OrganizationLink, Page, plural, TableBox, targetHref, When, type Viewer } from "./layout";
 import { queryOf, type ApiError } from "./console-api";
+import type { z } from "zod";
+import type { activitySchema } from "../../schemas/stats";
 
 /** Every filter GET /v1/events and /v1/events/search take, as the form names them. */
 export const FILTERS = ["q", "organization", "actor_id", "action", "actions", "actions_exclude", "ip_address", "date_from", "date_to", "limit"] as const;
@@ -97,16 +99,8 @@ export interface Chart {
   bound: number;
 }
 
-/** GET /v1/stats/activity's answer (src/schemas/stats.ts). */
-export interface Activity {
-  bucket: "hour" | "day";
-  from: string;
-  to: string;
-  starts: string[];
-  series: { action: string; total: number; counts: number[] }[];
-  other: number[];
-  total: number;
-}
+/** GET /v1/stats/activity's answer. */
+export type Activity = z.infer<typeof activitySchema>["data"];
 
 const listOf = (v: string | undefined) => (v ? [...new Set(v.split(",").map((a) => a.trim()).filter(Boolean))] : []);
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -399,11 +393,7 @@ export function EventsPage(props: {
                   <TargetList targets={e.targets} />
                 </td>
                 <td data-label="Organization">
-                  {e.organization ? (
-                    <a href={organizationHref(e.organization)} class="id">
-                      {e.organization}
-                    </a>
-                  ) : null}
+                  <OrganizationLink id={e.organization} />
                 </td>
                 <td class="num" data-label="Seq">
                   {e.seq}
