@@ -51,7 +51,9 @@ async function locatedHolding(env: Env, db: D1Database, projectId: string, ids: 
   for (const id of ids) {
     const ms = idMillis(id);
     if (ms === null || tagOfId(id) !== tag) continue;
-    byTime.set(ms, [...(byTime.get(ms) ?? []), id]);
+    const same = byTime.get(ms);
+    if (same) same.push(id);
+    else byTime.set(ms, [id]);
   }
   return (await Promise.all([...byTime].map(([ms, same]) => locatedSegments(env, db, { projectId }, ms, same)))).flat();
 }

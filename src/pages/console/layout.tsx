@@ -139,6 +139,13 @@ export function When(props: { at: string | null | undefined; none?: string; exac
 /** Where the investigation pages (src/routes/console-investigate.ts) open each subject; query strings, so any id (slashes included) names its page. */
 export const actorHref = (id: string) => `/console/actor?id=${encodeURIComponent(id)}`;
 export const organizationHref = (id: string) => `/console/organization?id=${encodeURIComponent(id)}`;
+/** An event's organization as a link to its investigation page, or nothing. */
+export const OrganizationLink = ({ id }: { id: string | null }) =>
+  id ? (
+    <a href={organizationHref(id)} class="id">
+      {id}
+    </a>
+  ) : null;
 export const targetHref = (type: string, id: string) => `/console/target?type=${encodeURIComponent(type)}&id=${encodeURIComponent(id)}`;
 
 /**

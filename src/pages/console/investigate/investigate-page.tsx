@@ -1,5 +1,5 @@
 import type { Child } from "hono/jsx";
-import { ApiProblem, Page, type Viewer } from "../layout";
+import { ApiProblem, OrganizationLink, Page, type Viewer } from "../layout";
 import type { ApiError } from "../console-api";
 import { ActivityChart, activityOf } from "./activity-chart";
 import {
@@ -155,11 +155,7 @@ function EventsTable(props: { rows: InvEvent[]; later: boolean; now: number }) {
                 <Targets targets={e.targets} />
               </td>
               <td data-label="Organization">
-                {e.organization ? (
-                  <a href={organizationHref(e.organization)} class="id">
-                    {e.organization}
-                  </a>
-                ) : null}
+                <OrganizationLink id={e.organization} />
               </td>
             </tr>
           ))}
@@ -210,7 +206,7 @@ function ErasureText(props: { state: ErasureState; now: number }) {
           {e.organization ? (
             <>
               {" "}
-              in organization <a href={organizationHref(e.organization)} class="id">{e.organization}</a> only
+              in organization <OrganizationLink id={e.organization} /> only
             </>
           ) : null}
           {e.anonymized !== null ? `: ${plural(e.anonymized, "event")} anonymized` : ": its events are being anonymized"}.{" "}
