@@ -1,11 +1,12 @@
 import type { EventRow } from "../db/schema";
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node.
+import { idMillis } from "../model/event-id.ts";
 import { searchIndexStatements } from "../model/search-index.ts";
 
 export const COLUMNS = [
   "id", "project_id", "seq", "action", "organization", "actor_id", "actor_type", "actor_name",
   "actor_email", "targets", "metadata", "occurred_at", "received_at", "ip_address", "user_agent",
-  "pii_salt", "pii_commitment", "hash", "prev_hash", "signature", "changes", "schema_version", "schema_valid",
+  "pii_salt", "pii_commitment", "hash", "prev_hash", "signature", "changes", "schema_version", "schema_valid", "id_indexed",
 ] as const;
 
 const INSERT_SQL =
@@ -23,7 +24,41 @@ export function columnValues(r: EventRow): unknown[] {
     r.id, r.project_id, r.seq, r.action, r.organization, r.actor_id, r.actor_type, r.actor_name,
     r.actor_email, r.targets, r.metadata, r.occurred_at, r.received_at, r.ip_address, r.user_agent,
     r.pii_salt, r.pii_commitment, r.hash, r.prev_hash, r.signature, r.changes, r.schema_version, r.schema_valid,
+    foundBySpan(r) ? 0 : 1,
   ];
+}
+
+/**
+ * Whether the row's id carries its received_at millisecond (a located id,
+ * model/event-id.ts): then its commit's span finds it and it takes no id
+ * index entry (migration 0029). Anything else keeps the index.
+ */
+function foundBySpan(r: EventRow): boolean {
+  return idMillis(r.id) === Date.parse(r.received_at);
+}
+
+/**
+ * One commit_spans row per (project, received_at) of the rows found by span:
+ * a commit shares one received_at, so this is one row per commit, where the
+ * id index took one per event. A span covers its rows' whole seq range: an id
+ * is matched against the rows of that range, never taken from the span alone.
+ */
+function spanStatements(db: D1Database, rows: EventRow[]): D1PreparedStatement[] {
+  const spans = new Map<string, { received_at: string; project_id: string; first: number; last: number }>();
+  for (const r of rows) {
+    if (!foundBySpan(r)) continue;
+    const key = `${r.project_id}\n${r.received_at}`;
+    const span = spans.get(key);
+    if (span) {
+      span.first = Math.min(span.first, r.seq);
+      span.last = Math.max(span.last, r.seq);
+    } else {
+      spans.set(key, { received_at: r.received_at, project_id: r.project_id, first: r.seq, last: r.seq });
+    }
+  }
+  return [...spans.values()].map((s) =>
+    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq) VALUES (?, ?, ?, ?)").bind(s.received_at, s.project_id, s.first, s.last),
+  );
 }
 
 /** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */
@@ -32,8 +67,9 @@ const MAX_PARAM_BYTES = 1_000_000;
 /**
  * Many rows per statement through json_each: D1 allows only 100 bound
  * parameters per statement, and one statement per row would be far slower.
- * The rows' search index entries follow the inserts, so one D1 batch commits
- * both (the index text is made in JavaScript: see search-index.ts).
+ * The rows' commit spans and search index entries follow the inserts, so one
+ * D1 batch commits them all (the index text is made in JavaScript: see
+ * search-index.ts).
  */
 export function insertEventsStatements(db: D1Database, rows: EventRow[]): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
@@ -52,6 +88,7 @@ export function insertEventsStatements(db: D1Database, rows: EventRow[]): D1Prep
     bytes += json.length;
   }
   flush();
+  statements.push(...spanStatements(db, rows));
   const byProject = new Map<string, EventRow[]>();
   for (const row of rows) {
     const list = byProject.get(row.project_id);

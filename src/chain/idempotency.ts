@@ -2,6 +2,7 @@
 import { SHAPE_SELECT, type ShapeRow } from "../model/event-shape";
 import { archivedEventsById } from "../storage/archive-lookup";
 import { shapeRows } from "../model/event-shape";
+import { eventsByIdStatement } from "../model/event-lookup";
 
 /** How long a retried Idempotency-Key returns the first result. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -24,15 +25,12 @@ export async function findIdempotent(env: Env, db: D1Database, projectId: string
     .bind(projectId, key, since)
     .first<{ event_ids: string; request_hash: string | null }>();
   if (!hit) return null;
-  const rows: ShapeRow[] = await shapeRows(db, {
-    sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.id IN (SELECT value FROM json_each(?)) ORDER BY e.seq`,
-    params: [projectId, hit.event_ids],
-  });
   const ids: string[] = JSON.parse(hit.event_ids);
+  const rows: ShapeRow[] = await shapeRows(db, eventsByIdStatement(SHAPE_SELECT, ids, projectId));
   if (rows.length < ids.length) {
     const hot = new Set(rows.map((r) => r.id));
     rows.push(...(await archivedEventsById(env, db, projectId, ids.filter((id) => !hot.has(id)))));
-    rows.sort((a, b) => a.seq - b.seq);
   }
+  rows.sort((a, b) => a.seq - b.seq);
   return { requestHash: hit.request_hash, rows };
 }

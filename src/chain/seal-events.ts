@@ -23,6 +23,8 @@ export async function sealEvents(ring: SigningKeyring, projectId: string, head: 
   const key = ring.keys.get(ring.newest)!;
   const version = `v${ring.newest}:`;
   const saltBytes = new Uint8Array(16);
+  // No index refuses a repeated id any more (migration 0029): a commit's ids share a millisecond, so they are kept distinct here.
+  const minted = new Set<string>();
   let { seq, hash: prevHash } = head;
   const rows: EventRow[] = [];
   for (const e of events) {
@@ -32,7 +34,7 @@ export async function sealEvents(ring: SigningKeyring, projectId: string, head: 
     const row: EventRow = {
       row_id: null as unknown as number,
       // Located ids (model/event-id.ts): found once archived without an index row of their own.
-      id: mintEventId(receivedAt, tag),
+      id: distinctId(minted, receivedAt, tag),
       project_id: projectId,
       seq,
       action: e.action,
@@ -65,6 +67,14 @@ export async function sealEvents(ring: SigningKeyring, projectId: string, head: 
     rows.push(row);
   }
   return rows;
+}
+
+/** A located id none of this commit's earlier ids has (42 random bits: a second draw is almost never needed). */
+function distinctId(minted: Set<string>, receivedAt: string, tag: number): string {
+  let id = mintEventId(receivedAt, tag);
+  while (minted.has(id)) id = mintEventId(receivedAt, tag);
+  minted.add(id);
+  return id;
 }
 
 /** Statements that remember each keyed request's events and body hash, in the commit's own batch. */

@@ -40,7 +40,8 @@ export const events = sqliteTable(
   {
     /** Integer key so the FTS index can point at rows with a rowid VACUUM never renumbers. */
     row_id: integer("row_id").primaryKey(),
-    id: text("id").notNull().unique(),
+    /** Unique: the ledger mints it (model/event-id.ts); the index below holds only rows a commit span does not find (migration 0029). */
+    id: text("id").notNull(),
     project_id: text("project_id").notNull(),
     seq: integer("seq").notNull(),
     action: text("action").notNull(),
@@ -70,10 +71,13 @@ export const events = sqliteTable(
     schema_version: integer("schema_version"),
     /** 1 passed, 0 broke schema_version and was stored anyway (catalog mode warn); hashed when present. */
     schema_valid: integer("schema_valid"),
+    /** 0: found by its commit's span (commit_spans), with no id index entry; 1 (every other writer): by the id index. */
+    id_indexed: integer("id_indexed").notNull().default(1),
   },
   (t) => [
     // One seq per project: a second writer can never fork the chain.
     uniqueIndex("events_project_seq_idx").on(t.project_id, t.seq),
+    uniqueIndex("events_legacy_id_unique").on(t.id).where(sql`id_indexed = 1`),
     index("events_project_time_idx").on(t.project_id, t.occurred_at, t.seq),
     index("events_org_time_idx").on(t.project_id, t.organization, t.occurred_at, t.seq),
     index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq),
@@ -205,7 +209,26 @@ export const archiveSummaries = sqliteTable(
   (t) => [primaryKey({ columns: [t.project_id, t.first_seq] })],
 );
 
-export type EventRow = typeof events.$inferSelect;
+/**
+ * One row per commit (event shards; migration 0029, which makes it WITHOUT
+ * ROWID and adds the trigger that deletes a span with its last event): the
+ * seq range of the events a commit received at one instant, so an event whose
+ * id carries that instant is found without an id index entry of its own
+ * (src/model/event-lookup.ts).
+ */
+export const commitSpans = sqliteTable(
+  "commit_spans",
+  {
+    received_at: text("received_at").notNull(),
+    project_id: text("project_id").notNull(),
+    first_seq: integer("first_seq").notNull(),
+    last_seq: integer("last_seq").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.received_at, t.project_id, t.first_seq] })],
+);
+
+/** An event as the chain knows it; id_indexed is storage's concern (event-insert.ts), not the event's. */
+export type EventRow = Omit<typeof events.$inferSelect, "id_indexed">;
 
 /**
  * Jobs (event shards; migrations 0013, 0020): one per export or verify run as a

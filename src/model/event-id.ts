@@ -1,4 +1,5 @@
-import { sha256Hex, uuidV7 } from "../lib/crypto";
+// .ts extension: chain/event-insert.ts imports this file, and test/bench/sqlite-floor.mjs runs that in plain Node.
+import { sha256Hex, uuidV7 } from "../lib/crypto.ts";
 
 /**
  * Event ids that say where the event is (storage v2, issue 38). An id is a

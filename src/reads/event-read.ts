@@ -5,6 +5,7 @@
  * the per-day counts behind stats.
  */
 import { type Cursor, encodeCursor } from "../model/cursor";
+import { eventsByIdStatement } from "../model/event-lookup";
 import { selectEvents, type Selection } from "../model/event-query";
 import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
 import { parsePending, PendingScrub, PENDING_COLUMN, wasScrubbed } from "../model/pending-erasures";
@@ -170,8 +171,15 @@ export async function searchEvents(
 }
 
 /** The chain position of one of the project's events, hot or archived; null when it has no such event. */
+/** One hot event of the project by id, shaped for reads (model/event-lookup.ts), or null. */
+export async function hotEvent(db: D1Database, projectId: string, id: string): Promise<ShapeRow | null> {
+  const [row] = await shapeRows(db, eventsByIdStatement(SHAPE_SELECT, [id], projectId));
+  return row ?? null;
+}
+
 export async function eventSeq(env: Env, projectId: string, id: string): Promise<number | null> {
   const db = await eventsDb(env, projectId);
-  const hot = await db.prepare("SELECT seq FROM events WHERE id = ? AND project_id = ?").bind(id, projectId).first<{ seq: number }>();
+  const { sql, params } = eventsByIdStatement("e.seq", [id], projectId);
+  const hot = await db.prepare(sql).bind(...params).first<{ seq: number }>();
   return (hot ?? (await archivedEvent(env, db, projectId, id)))?.seq ?? null;
 }

@@ -10,6 +10,7 @@ import { archivedEventAnywhere, legacyEventAnywhere } from "../storage/archive-l
 import { loadKeyring, type SigningKeyring } from "../sealing/signing-keys";
 import { originalOf, PENDING_AS, scrubArchived, scrubObjects } from "../model/pending-erasures";
 import { CHAIN_COLUMNS, type ChainRow } from "../model/chain-row";
+import { eventsByIdStatement } from "../model/event-lookup";
 
 export const RECEIPT_TYPE = "witness.receipt.v1";
 
@@ -33,8 +34,14 @@ async function served(row: (ChainRow & { _pending?: unknown }) | null): Promise<
   return (await scrubObjects([stored], () => _pending))[0];
 }
 
+/** The hot row of an event by id (model/event-lookup.ts), in one project or, with null, in any. */
+function hotChainRow(db: D1Database, id: string, projectId: string | null): Promise<(ChainRow & { _pending?: unknown }) | null> {
+  const { sql, params } = eventsByIdStatement(`${CHAIN_COLUMNS}, ${PENDING_AS}`, [id], projectId);
+  return db.prepare(sql).bind(...params).first();
+}
+
 export async function loadChainRow(db: D1Database, id: string, projectId: string): Promise<ChainRow | null> {
-  return served(await db.prepare(`SELECT ${CHAIN_COLUMNS}, ${PENDING_AS} FROM events e WHERE e.id = ? AND e.project_id = ?`).bind(id, projectId).first());
+  return served(await hotChainRow(db, id, projectId));
 }
 
 /**
@@ -47,7 +54,7 @@ export async function loadChainRow(db: D1Database, id: string, projectId: string
 export async function findChainRow(env: Env, id: string): Promise<ChainRow | null> {
   const shards = shardNumbers(env);
   const rows = await Promise.all(
-    shards.map(async (n) => served(await shardDb(env, n).prepare(`SELECT ${CHAIN_COLUMNS}, ${PENDING_AS} FROM events e WHERE e.id = ?`).bind(id).first())),
+    shards.map(async (n) => served(await hotChainRow(shardDb(env, n), id, null))),
   );
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i];

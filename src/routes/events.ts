@@ -2,10 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { archivedEvent } from "../storage/archive-lookup";
 import { hotSince } from "../storage/archive-segments";
 import { ApiError } from "../lib/errors";
-import { eventJson, eventWriter, pageJson, SHAPE_SELECT, type ShapeRow } from "../model/event-shape";
+import { eventJson, eventWriter, pageJson, type ShapeRow } from "../model/event-shape";
 import { ocsfWriter } from "../model/export-formats";
 import { ledgerOf } from "../chain/ledger";
-import { EMPTY_PAGE, eventSeq } from "../reads/event-read";
+import { EMPTY_PAGE, eventSeq, hotEvent } from "../reads/event-read";
 import { listHistory, searchHistory, TooManySegmentsError } from "../reads/history-read";
 import { narrowedOrganization, selectionFor } from "../model/event-query";
 import { appendEvents, ingestDoor, requestContext } from "../middleware/ingest";
@@ -26,7 +26,6 @@ import { eventsDb } from "../storage/shards";
 import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { CAPS, eventInputSchema } from "../schemas/event";
 import { batchRequestSchema, eventBatchEnvelopeSchema, eventEnvelopeSchema, eventPageSchema, receiptSchema, verifyResultSchema, logProofSchema } from "../schemas/responses";
-import { shapeRows } from "../model/event-shape";
 import { orArchiveDamaged } from "../middleware/archive-damaged";
 import { catalogFor } from "../catalog/catalog-cache";
 import { decodeFeedCursor, encodeFeedCursor, readFeed, seqBefore } from "../reads/feed";
@@ -236,10 +235,7 @@ events.get("/:id", READ_OR_EMBED.guard, async (c) => {
   const projectId = projectOf(credential);
   const db = await eventsDb(c.env, projectId);
   const catalog = catalogFor(c.env, projectId);
-  const [hot] = await shapeRows(db, {
-    sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.id = ? AND e.project_id = ?`,
-    params: [c.req.param("id"), projectId],
-  });
+  const hot = await hotEvent(db, projectId, c.req.param("id"));
   // Not hot: maybe in the cold tier (src/storage/archive-segments.ts).
   const row = hot ?? (await orArchiveDamaged(archivedEvent(c.env, db, projectId, c.req.param("id"))));
   const narrowed = narrowedOrganization(credential);

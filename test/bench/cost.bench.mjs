@@ -92,18 +92,19 @@ const localGet = (...args) => localQuery("get", ...args);
 const localAll = (...args) => localQuery("all", ...args);
 
 /**
- * Reads of archived events by id alone, p50/p95 in 100 rounds at the runtime's socket through the proxy: the
- * project's get, the public receipt (no project: the id's tag finds it), and an id no event has (same tag and
- * millisecond as a real one, other random bits: reads the segments of that millisecond and finds nothing).
+ * Reads of events by id alone, p50/p95 in 100 rounds through the proxy: the project's get, the public receipt
+ * (no project), and an id no event has (same tag and millisecond as a real one, other random bits). Hot, each
+ * is found through its commit's span (src/model/event-lookup.ts); archived, through the segment of the id's
+ * millisecond (src/storage/archive-lookup.ts), which the unknown id reads and finds nothing in.
  */
-async function archivedReads(url, key, ids) {
+async function readsById(url, key, ids, tier) {
   const auth = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.21" };
   const pub = { "CF-Connecting-IP": "127.0.0.22" };
   let i = 0;
   const next = () => ids[i++ % ids.length];
   const forged = ids[0].slice(0, 15) + (ids[0].slice(15, 18) === "000" ? "001" : "000") + ids[0].slice(18);
   const expect = (status) => (res) => {
-    if (res.status !== status) throw new Error(`an archived read answered ${res.status}, expected ${status}: ${res.body}`);
+    if (res.status !== status) throw new Error(`a read of ${tier} events answered ${res.status}, expected ${status}: ${res.body}`);
   };
   const [get, receipt, unknown] = await latencies(
     [
@@ -258,8 +259,9 @@ async function measure({ url, persistDir, report, processes }, runtime) {
   const archivedAll = () => localGet(persistDir, file, "SELECT coalesce(sum(count), 0) AS n FROM archive_segments WHERE project_id = ?", projectId).n;
   if (hotBench() !== n) throw new Error(`${projectId}: ${hotBench()} events hot after the load, expected ${n}`);
 
-  // Ids to read back once archived (found by the ids alone since located ids: src/model/event-id.ts).
+  // Ids to read back hot now and once archived (found by the ids alone since located ids: src/model/event-id.ts).
   const sampleIds = localAll(persistDir, file, "SELECT id FROM events WHERE project_id = ? AND action NOT LIKE 'witness.%' ORDER BY random() LIMIT 50", projectId).map((r) => r.id);
+  const hotReads = await readsById(url, key, sampleIds, "hot");
 
   // 2. Archive: hot window 0 days; the cron wakes the ledger, its alarms seal everything received before now.
   const cronBeforeArchive = await cronAlone(url);
@@ -283,7 +285,7 @@ async function measure({ url, persistDir, report, processes }, runtime) {
   const doArchived = doBytes(persistDir);
   const r2Archived = r2Objects(persistDir);
 
-  const reads = await archivedReads(url, key, sampleIds);
+  const reads = await readsById(url, key, sampleIds, "archived");
 
   // 3. Purge: a plan that keeps every event one day; all of them happened before yesterday (sampleEvent's
   // occurred_at lies within the year before 2026-11-15): retention goes by occurred_at (src/chain/retention.ts,
@@ -315,6 +317,11 @@ async function measure({ url, persistDir, report, processes }, runtime) {
     r2: { ingest: diffR2(r2Before, r2Ingested), archive: diffR2(r2Ingested, r2Archived), purge: diffR2(r2Archived, r2Purged) },
   });
   const ms = (l) => `p50 ${l.p50.toFixed(1)} / p95 ${l.p95.toFixed(1)} ms`;
+  report("Hot events read by id (100 rounds, each a different event of the 20,000, through the proxy)", [
+    ["GET /v1/events/{id}", ms(hotReads.get)],
+    ["GET /v1/receipts/{id} (public: no project)", ms(hotReads.receipt)],
+    ["GET /v1/events/{id}, an id no event has, same tag and millisecond (404)", ms(hotReads.unknown)],
+  ]);
   report("Archived events read by id (100 rounds, each a different event of the 20,000, through the proxy)", [
     ["GET /v1/events/{id}", ms(reads.get)],
     ["GET /v1/receipts/{id} (public: no project, found by the id's tag)", ms(reads.receipt)],

@@ -14,12 +14,11 @@ import { ROOT, sampleEvent } from "./lib.mjs";
 
 const hex = (bytes) => randomBytes(bytes).toString("hex");
 
-/** A stored row as the ledger writes it: the event's columns plus the chain fields, sized like real ones. */
-function storedRow(i, projectId) {
+/** A stored row as the ledger writes it: the event's columns plus the chain fields, sized like real ones; one receive time a commit, which the id carries. */
+function storedRow(i, projectId, now) {
   const e = sampleEvent(i);
-  const now = new Date().toISOString();
   return {
-    id: uuidV7(), project_id: projectId, seq: i + 1, action: e.action, organization: e.organization,
+    id: uuidV7(Date.parse(now), 0x5eed), project_id: projectId, seq: i + 1, action: e.action, organization: e.organization,
     actor_id: e.actor.id, actor_type: e.actor.type, actor_name: e.actor.name, actor_email: e.actor.email,
     targets: JSON.stringify(e.targets), metadata: JSON.stringify(e.metadata), occurred_at: now, received_at: now,
     ip_address: "127.0.0.2", user_agent: "bench", pii_salt: randomBytes(16).toString("base64url"),
@@ -43,7 +42,8 @@ export function sqliteInsertFloor({ total, batchSize = 100 }) {
     let ms = 0;
     for (let from = 0; from < total; from += batchSize) {
       const rows = [];
-      for (let i = from; i < Math.min(total, from + batchSize); i++) rows.push(storedRow(i, "bench-floor"));
+      const now = new Date().toISOString();
+      for (let i = from; i < Math.min(total, from + batchSize); i++) rows.push(storedRow(i, "bench-floor", now));
       const started = performance.now();
       db.exec("BEGIN");
       for (const { sql, params } of insertEventsStatements(d1, rows)) db.prepare(sql).run(...params);

@@ -30,14 +30,30 @@ describe("the meter counts billed rows", () => {
     expect((await call("POST", "/v1/events", { key: project.key, body: event })).status).toBe(201);
     const report = await call("GET", "/__meter");
     const { rows, invocations } = report.json.data;
-    // D1: the event row and its 7 indexes, its target's row and index, its search-index row
-    // (issue 38's "11 at ingest", the figure storage v2 brings down).
+    // D1: the event row and its 6 indexes, its target's row and index, its search-index row, and its
+    // commit's span (issue 38 counted 11 with the id index; a lone event's commit still pays 11).
     expect(rows.d1Written).toBe(11);
     // The ledger's own storage: the head, the log's tiles and rollups; cheap, but billed as rows too.
     expect(rows.doWritten).toBeGreaterThan(0);
     const append = invocations.find((i: { invocation: string }) => i.invocation === "ProjectLedger.append");
     expect(append.rowsWritten).toBe(rows.d1Written + rows.doWritten);
     console.log(`one event at ingest: ${rows.d1Written} D1 rows written, ${rows.doWritten} Durable Object rows written, ${rows.d1Read + rows.doRead} rows read`);
+  });
+
+  it("writes one span per commit instead of an id index entry per event", async () => {
+    const project = await createProject();
+    const event = { action: "probe.one", actor: { id: "u_1" }, targets: [{ type: "doc", id: "d_1" }] };
+    expect((await call("POST", "/v1/events", { key: project.key, body: event })).status).toBe(201);
+    resetMeterReport();
+    const batch = await call("POST", "/v1/events/batch", { key: project.key, body: { events: Array.from({ length: 40 }, () => event) } });
+    expect(batch.status).toBe(201);
+    const { rows } = (await call("GET", "/__meter")).json.data;
+    // 10 an event (the row, 6 indexes, the target's 2, the search row) and 1 for the commit (migration 0029).
+    expect(rows.d1Written).toBe(10 * 40 + 1);
+    const spans = await project.db.prepare("SELECT first_seq, last_seq FROM commit_spans WHERE project_id = ? ORDER BY first_seq").bind(project.id).all();
+    expect(spans.results).toEqual([{ first_seq: 1, last_seq: 1 }, { first_seq: 2, last_seq: 41 }]);
+    const indexed = await project.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND id_indexed = 1").bind(project.id).first<{ n: number }>();
+    expect(indexed!.n).toBe(0);
   });
 });
 
@@ -52,10 +68,13 @@ describe("what archiving costs in billed rows", () => {
     expect((await segmentsOf(project.db, project.id)).map((s) => [s.count, s.id_tag !== null])).toEqual([[40, true]]);
     const ids = await project.db.prepare("SELECT count(*) AS n FROM archive_ids WHERE project_id = ?").bind(project.id).first<{ n: number }>();
     expect(ids!.n).toBe(0);
-    // 3 an event (issue 38 counted 5: archive_ids' row and index are gone), plus the segment's index row and its summary.
+    // 3 an event (issue 38 counted 5: archive_ids' row and index are gone), plus the segment's index row and
+    // its summary, and the commit's span, which goes with its last event.
     const perSegment = rows.d1Written - 3 * 40;
     expect(perSegment).toBeGreaterThan(0);
-    expect(perSegment).toBeLessThanOrEqual(8);
+    expect(perSegment).toBeLessThanOrEqual(9);
+    const spans = await project.db.prepare("SELECT count(*) AS n FROM commit_spans WHERE project_id = ?").bind(project.id).first<{ n: number }>();
+    expect(spans!.n).toBe(0);
     console.log(`archiving 40 events: ${rows.d1Written} D1 rows written (${perSegment} for the segment)`);
   });
 });

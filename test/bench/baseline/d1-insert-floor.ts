@@ -37,7 +37,8 @@ export async function d1InsertFloor(c: Context<{ Bindings: { DB: D1Database } }>
   const userAgent = c.req.header("User-Agent") ?? null;
   const rows: EventRow[] = events.map((e) => ({
     row_id: null as unknown as number,
-    id: uuidV7(),
+    // Located, as the ledger mints them (src/model/event-id.ts): the commit writes a span, not an id index entry per event.
+    id: uuidV7(Date.parse(receivedAt), 0x5eed),
     project_id: FLOOR_PROJECT,
     seq: ++floorSeq,
     action: e.action,
