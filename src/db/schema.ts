@@ -79,10 +79,11 @@ export const events = sqliteTable(
     uniqueIndex("events_project_seq_idx").on(t.project_id, t.seq),
     uniqueIndex("events_legacy_id_unique").on(t.id).where(sql`id_indexed = 1`),
     index("events_project_time_idx").on(t.project_id, t.occurred_at, t.seq),
-    index("events_org_time_idx").on(t.project_id, t.organization, t.occurred_at, t.seq),
-    index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq),
+    // Partial (migration 0030): an event without the field is never a match, and writes no entry.
+    index("events_org_time_idx").on(t.project_id, t.organization, t.occurred_at, t.seq).where(sql`organization IS NOT NULL`),
+    index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq).where(sql`actor_id IS NOT NULL`),
     index("events_action_time_idx").on(t.project_id, t.action, t.occurred_at, t.seq),
-    index("events_ip_time_idx").on(t.project_id, t.ip_address, t.occurred_at, t.seq),
+    index("events_ip_time_idx").on(t.project_id, t.ip_address, t.occurred_at, t.seq).where(sql`ip_address IS NOT NULL`),
   ],
 );
 

@@ -7,8 +7,11 @@ import { sha256Hex, uuidV7 } from "../lib/crypto.ts";
  * millisecond and whose last 32 bits are a tag of its project (the first 4
  * bytes of a SHA-256 of the project id); the 42 bits between stay random, so
  * ids remain unguessable and unique (two events of a project in one
- * millisecond collide once in ~4 trillion pairs, and the unique index on ids
- * would refuse that commit, not corrupt it).
+ * millisecond collide once in ~4 trillion pairs; within one commit, where
+ * they share the millisecond, sealing draws again: chain/seal-events.ts).
+ *
+ * Hot, such an id is found through its commit's span, with no id index entry
+ * of its own (model/event-lookup.ts, migration 0029).
  *
  * Once archived, such an id is found without a row of its own: the tag names
  * the project's segments and the time names the one segment whose receive

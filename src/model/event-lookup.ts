@@ -1,5 +1,6 @@
-import { idMillis } from "./event-id";
-import type { Statement } from "./event-query";
+// .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
+import { idMillis } from "./event-id.ts";
+import type { Statement } from "./event-query.ts";
 
 /**
  * Hot events by id, without an id index entry per event (storage v2,

@@ -1,5 +1,6 @@
-import type { Cursor } from "./cursor";
-import { SEARCH_TABLE } from "./search-index";
+// .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
+import type { Cursor } from "./cursor.ts";
+import { SEARCH_TABLE } from "./search-index.ts";
 
 /** The filters of one read, resolved against the credential and reduced to what SQL needs. */
 export interface Selection {

@@ -23,7 +23,7 @@ describe("the meter counts billed rows", () => {
 
   it("reports what one ingest writes to D1 and to the ledger's own SQLite", async () => {
     const project = await createProject();
-    const event = { action: "probe.one", actor: { id: "u_1" }, targets: [{ type: "doc", id: "d_1" }] };
+    const event = { action: "probe.one", organization: "org_1", actor: { id: "u_1" }, targets: [{ type: "doc", id: "d_1" }] };
     // The ledger's first wake sets itself up; what follows is what every later event costs.
     expect((await call("POST", "/v1/events", { key: project.key, body: event })).status).toBe(201);
     resetMeterReport();
@@ -40,9 +40,22 @@ describe("the meter counts billed rows", () => {
     console.log(`one event at ingest: ${rows.d1Written} D1 rows written, ${rows.doWritten} Durable Object rows written, ${rows.d1Read + rows.doRead} rows read`);
   });
 
+  it("writes no filter index entry for a field the event leaves out (a system event: no actor, no organization)", async () => {
+    const project = await createProject();
+    expect((await call("POST", "/v1/events", { key: project.key, body: { action: "probe.first" } })).status).toBe(201);
+    resetMeterReport();
+    expect((await call("POST", "/v1/events", { key: project.key, body: { action: "system.cron.ran" } })).status).toBe(201);
+    const { rows } = (await call("GET", "/__meter")).json.data;
+    // The row, its seq, time, action and address index entries, its search row and its commit's span
+    // (migration 0030: the actor and organization indexes hold only events that have one).
+    expect(rows.d1Written).toBe(7);
+    const listed = await call("GET", "/v1/events?organization=org_1", { key: project.key });
+    expect(listed.json.data).toEqual([]);
+  });
+
   it("writes one span per commit instead of an id index entry per event", async () => {
     const project = await createProject();
-    const event = { action: "probe.one", actor: { id: "u_1" }, targets: [{ type: "doc", id: "d_1" }] };
+    const event = { action: "probe.one", organization: "org_1", actor: { id: "u_1" }, targets: [{ type: "doc", id: "d_1" }] };
     expect((await call("POST", "/v1/events", { key: project.key, body: event })).status).toBe(201);
     resetMeterReport();
     const batch = await call("POST", "/v1/events/batch", { key: project.key, body: { events: Array.from({ length: 40 }, () => event) } });

@@ -1,0 +1,133 @@
+// Migrations 0029 and 0030 (issue 38, storage v2) over a shard that already holds events, in Node's
+// own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
+// (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
+// Every event from before stays findable by id (through the now partial id index, which SQLite is
+// seen to use) and by every filter; events written after take a span and no id index entry.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { after, before, describe, it } from "node:test";
+import { insertEventsStatements } from "../../src/chain/event-insert.ts";
+import { idTag, mintEventId } from "../../src/model/event-id.ts";
+import { eventsByIdStatement } from "../../src/model/event-lookup.ts";
+import { selectEvents } from "../../src/model/event-query.ts";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const MIGRATIONS = join(ROOT, "migrations");
+const dir = mkdtempSync(join(tmpdir(), "witness-storage-v2-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function apply(db, file) {
+  for (const statement of readFileSync(join(MIGRATIONS, file), "utf8").split("--> statement-breakpoint")) {
+    if (statement.trim()) db.exec(statement);
+  }
+}
+
+/** A D1 stand-in for the statement builders: prepare/bind make {sql, params}. */
+const d1 = { prepare: (sql) => ({ bind: (...params) => ({ sql, params }) }) };
+
+const hex = (n) => randomBytes(n).toString("hex");
+const PROJECT = "p-storage-v2";
+const OTHER = "p-storage-v2-other";
+
+/** A stored row as the chain has it (the values matter only for the reads below). */
+function row(projectId, seq, id, receivedAt, fields = {}) {
+  return {
+    row_id: null, id, project_id: projectId, seq, action: "doc.viewed", organization: null, actor_id: null, actor_type: null,
+    actor_name: null, actor_email: null, targets: "[]", metadata: "{}", occurred_at: receivedAt, received_at: receivedAt,
+    ip_address: null, user_agent: null, pii_salt: null, pii_commitment: hex(32), hash: hex(32), prev_hash: null, signature: null,
+    anonymized_at: null, changes: null, schema_version: null, schema_valid: null, ...fields,
+  };
+}
+
+/** How the ledger inserted rows before migration 0029: the same columns, without id_indexed. */
+function insertBefore(db, rows) {
+  const columns = Object.keys(rows[0]).filter((c) => c !== "row_id");
+  const insert = db.prepare(`INSERT INTO events (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`);
+  for (const r of rows) insert.run(...columns.map((c) => r[c]));
+}
+
+const all = (db, { sql, params }) => db.prepare(sql).all(...params);
+const plan = (db, { sql, params }) => db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => r.detail).join("\n");
+
+describe("migrations 0029 and 0030 over a shard holding events", () => {
+  const db = new DatabaseSync(join(dir, "shard.sqlite"));
+  const before0029 = [];
+  const after0029 = [];
+
+  before(async () => {
+    const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
+    for (const file of files.filter((f) => f < "0029")) apply(db, file);
+    // Ids as the ledger minted them before located ids (random) and after (located), both before 0029.
+    const t0 = "2026-11-20T10:00:00.000Z";
+    before0029.push(
+      row(PROJECT, 1, crypto.randomUUID(), t0, { organization: "org_a", actor_id: "u_1", ip_address: "10.0.0.1" }),
+      row(PROJECT, 2, mintEventId(t0, await idTag(PROJECT)), t0, { actor_id: "u_2" }),
+      row(OTHER, 1, mintEventId(t0, await idTag(OTHER)), t0, { organization: "org_a" }),
+    );
+    insertBefore(db, before0029);
+    for (const file of files.filter((f) => f >= "0029")) apply(db, file);
+    // After: the ledger's own statements.
+    const t1 = "2026-11-28T10:00:00.000Z";
+    const tag = await idTag(PROJECT);
+    after0029.push(
+      row(PROJECT, 3, mintEventId(t1, tag), t1, { organization: "org_a", actor_id: "u_1", ip_address: "10.0.0.1" }),
+      row(PROJECT, 4, mintEventId(t1, tag), t1),
+    );
+    for (const s of insertEventsStatements(d1, after0029)) db.prepare(s.sql).run(...s.params);
+  });
+
+  it("moves every existing event into the partial id index and drops the full one", () => {
+    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' ORDER BY name").all().map((r) => r.name);
+    assert.ok(!indexes.includes("events_id_unique"));
+    assert.ok(indexes.includes("events_legacy_id_unique"));
+    const indexed = db.prepare("SELECT count(*) AS n FROM events INDEXED BY events_legacy_id_unique WHERE id_indexed = 1 AND id IS NOT NULL").get().n;
+    assert.equal(indexed, before0029.length);
+    assert.deepEqual(db.prepare("SELECT seq FROM events WHERE project_id = ? AND id_indexed = 0 ORDER BY seq").all(PROJECT).map((r) => r.seq), [3, 4]);
+    assert.deepEqual(db.prepare("SELECT * FROM commit_spans").all().map((r) => ({ ...r })), [
+      { received_at: "2026-11-28T10:00:00.000Z", project_id: PROJECT, first_seq: 3, last_seq: 4 },
+    ]);
+  });
+
+  it("finds every event by id, before and after, in its project and from a public receipt, and no other project's", () => {
+    for (const r of [...before0029, ...after0029]) {
+      assert.deepEqual(all(db, eventsByIdStatement("e.seq, e.project_id", [r.id], r.project_id)).map((x) => ({ ...x })), [{ seq: r.seq, project_id: r.project_id }]);
+      assert.deepEqual(all(db, eventsByIdStatement("e.seq", [r.id], null)).map((x) => x.seq), [r.seq]);
+    }
+    assert.deepEqual(all(db, eventsByIdStatement("e.seq", [before0029[2].id], PROJECT)), []);
+    const replay = all(db, eventsByIdStatement("e.seq", [...before0029, ...after0029].filter((r) => r.project_id === PROJECT).map((r) => r.id), PROJECT));
+    assert.deepEqual(replay.map((x) => x.seq).sort(), [1, 2, 3, 4]);
+  });
+
+  it("reads through the partial id index and the spans, never a scan of the events", () => {
+    const text = plan(db, eventsByIdStatement("e.seq", [after0029[0].id], PROJECT));
+    assert.match(text, /USING INDEX events_legacy_id_unique/);
+    assert.match(text, /SEARCH c USING PRIMARY KEY \(received_at=\? AND project_id=\?\)/);
+    assert.match(text, /USING INDEX events_project_seq_idx \(project_id=\? AND seq>\? AND seq<\?\)/);
+    assert.doesNotMatch(text, /SCAN e\b|SCAN s\b/);
+  });
+
+  it("answers every filter from the partial filter indexes, old events included", () => {
+    const base = { projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
+    const seqs = (sel) => all(db, selectEvents({ ...base, ...sel }, { columns: "e.seq", cursor: null, limit: 50 })).map((r) => r.seq).sort();
+    assert.deepEqual(seqs({ organization: "org_a" }), [1, 3]);
+    assert.deepEqual(seqs({ actorId: "u_1" }), [1, 3]);
+    assert.deepEqual(seqs({ actorId: "u_2" }), [2]);
+    assert.deepEqual(seqs({ ipAddress: "10.0.0.1" }), [1, 3]);
+    assert.deepEqual(seqs({ organization: "org_a", actions: ["doc.viewed", "doc.shared"] }), [1, 3]);
+    assert.deepEqual(seqs({}), [1, 2, 3, 4]);
+    const text = plan(db, selectEvents({ ...base, organization: "org_a" }, { columns: "e.seq", cursor: null, limit: 50 }));
+    assert.match(text, /USING (COVERING )?INDEX events_org_time_idx \(project_id=\? AND organization=\?\)/);
+  });
+
+  it("drops a span with the last event of its range, whatever order its events go in", () => {
+    db.prepare("DELETE FROM events WHERE project_id = ? AND seq = 4").run(PROJECT);
+    assert.equal(db.prepare("SELECT count(*) AS n FROM commit_spans").get().n, 1);
+    assert.deepEqual(all(db, eventsByIdStatement("e.seq", [after0029[0].id], PROJECT)).map((x) => x.seq), [3]);
+    db.prepare("DELETE FROM events WHERE project_id = ? AND seq = 3").run(PROJECT);
+    assert.equal(db.prepare("SELECT count(*) AS n FROM commit_spans").get().n, 0);
+  });
+});
