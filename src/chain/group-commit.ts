@@ -55,6 +55,8 @@ export class GroupCommit {
   private queued = { events: 0, bytes: 0 };
   /** Events committed per second, smoothed over recent commits. */
   private drainRate = 0;
+  /** The last commit's received_at, in ms: each commit takes a later one (see commit()). */
+  private lastReceivedMs = 0;
 
   constructor(private readonly host: CommitHost) {}
 
@@ -110,7 +112,13 @@ export class GroupCommit {
     const { host } = this;
     try {
       const ring = await loadKeyring(host.env.SIGNING_KEYS);
-      const rows = await sealEvents(ring, host.projectId, host.head(), group.flatMap((p) => p.events));
+      // One millisecond per commit at most: a located id carries its commit's instant (model/event-id.ts), so
+      // two commits never share one and ids stay distinct without an index to refuse a repeat (migration 0029).
+      // It also keeps receive times from stepping back when the clock does, while this ledger runs.
+      const receivedMs = Math.max(Date.now(), this.lastReceivedMs + 1);
+      // Taken even if the batch fails: its answer may be lost while its rows landed (host.recover adopts them).
+      this.lastReceivedMs = receivedMs;
+      const rows = await sealEvents(ring, host.projectId, host.head(), group.flatMap((p) => p.events), new Date(receivedMs).toISOString());
       const last = rows[rows.length - 1];
       let offset = 0;
       const slices = group.map((p) => rows.slice(offset, (offset += p.events.length)));

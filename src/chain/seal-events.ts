@@ -17,8 +17,13 @@ const scratch = scratchEncoder();
  * one encoding of each payload, no per-event buffers or object copies, and
  * the hash and signature awaited together: this runs once per ingested event.
  */
-export async function sealEvents(ring: SigningKeyring, projectId: string, head: Head, events: NewEvent[]): Promise<EventRow[]> {
-  const receivedAt = new Date().toISOString();
+export async function sealEvents(
+  ring: SigningKeyring,
+  projectId: string,
+  head: Head,
+  events: NewEvent[],
+  receivedAt = new Date().toISOString(),
+): Promise<EventRow[]> {
   const tag = await idTag(projectId);
   const key = ring.keys.get(ring.newest)!;
   const version = `v${ring.newest}:`;

@@ -170,13 +170,13 @@ export async function searchEvents(
   return toPage(rows, limit, (row) => filtered() && matchesAll(terms, [row.action]));
 }
 
-/** The chain position of one of the project's events, hot or archived; null when it has no such event. */
 /** One hot event of the project by id, shaped for reads (model/event-lookup.ts), or null. */
 export async function hotEvent(db: D1Database, projectId: string, id: string): Promise<ShapeRow | null> {
   const [row] = await shapeRows(db, eventsByIdStatement(SHAPE_SELECT, [id], projectId));
   return row ?? null;
 }
 
+/** The chain position of one of the project's events, hot or archived; null when it has no such event. */
 export async function eventSeq(env: Env, projectId: string, id: string): Promise<number | null> {
   const db = await eventsDb(env, projectId);
   const { sql, params } = eventsByIdStatement("e.seq", [id], projectId);

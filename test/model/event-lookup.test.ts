@@ -63,6 +63,16 @@ describe("hot events by id, through their commit's span", () => {
     expect(await spansOf(project.db, project.id)).toEqual([]);
   });
 
+  it("gives each commit its own receive millisecond, so no two commits' ids can meet", async () => {
+    const project = await createProject();
+    const sent = await Promise.all(Array.from({ length: 40 }, (_, i) => call("POST", "/v1/events", { key: project.key, body: { action: "doc.viewed", metadata: { i } } })));
+    expect(sent.every((r) => r.status === 201)).toBe(true);
+    const spans = (await project.db.prepare("SELECT received_at FROM commit_spans WHERE project_id = ? ORDER BY first_seq").bind(project.id).all<{ received_at: string }>()).results;
+    expect(new Set(spans.map((s) => s.received_at)).size).toBe(spans.length);
+    // In chain order, never stepping back.
+    expect(spans.map((s) => s.received_at)).toEqual([...spans.map((s) => s.received_at)].sort());
+  });
+
   it("reads every span of a millisecond: two commits received at the same instant are both found", async () => {
     const projectId = `p-${crypto.randomUUID()}`;
     const receivedAt = new Date().toISOString();
