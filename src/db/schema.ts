@@ -212,7 +212,8 @@ export const archiveSummaries = sqliteTable(
 
 /**
  * One row per commit (event shards; migration 0029, which makes it WITHOUT
- * ROWID and adds the trigger that deletes a span with its last event): the
+ * ROWID and adds the trigger that deletes a span once none of its events is
+ * left): the
  * seq range of the events a commit received at one instant, so an event whose
  * id carries that instant is found without an id index entry of its own
  * (src/model/event-lookup.ts).

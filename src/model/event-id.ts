@@ -6,9 +6,10 @@ import { sha256Hex, uuidV7 } from "../lib/crypto.ts";
  * UUIDv7 (RFC 9562) whose 48-bit time is the event's received_at to the
  * millisecond and whose last 32 bits are a tag of its project (the first 4
  * bytes of a SHA-256 of the project id); the 42 bits between stay random, so
- * ids remain unguessable and unique (two events of a project in one
- * millisecond collide once in ~4 trillion pairs; within one commit, where
- * they share the millisecond, sealing draws again: chain/seal-events.ts).
+ * ids remain unguessable. They are unique without an index to enforce it:
+ * no two commits of a project share a millisecond (chain/group-commit.ts),
+ * and within one commit, where they share it, sealing draws again on a
+ * repeat (chain/seal-events.ts).
  *
  * Hot, such an id is found through its commit's span, with no id index entry
  * of its own (model/event-lookup.ts, migration 0029).
