@@ -19,12 +19,12 @@ const INSERT_SQL =
  * instead of twenty keyed reads through a closure (the insert runs once per
  * ingested event). A unit test holds it to COLUMNS.
  */
-export function columnValues(r: EventRow): unknown[] {
+export function columnValues(r: EventRow, bySpan = foundBySpan(r)): unknown[] {
   return [
     r.id, r.project_id, r.seq, r.action, r.organization, r.actor_id, r.actor_type, r.actor_name,
     r.actor_email, r.targets, r.metadata, r.occurred_at, r.received_at, r.ip_address, r.user_agent,
     r.pii_salt, r.pii_commitment, r.hash, r.prev_hash, r.signature, r.changes, r.schema_version, r.schema_valid,
-    foundBySpan(r) ? 0 : 1,
+    bySpan ? 0 : 1,
   ];
 }
 
@@ -43,10 +43,10 @@ function foundBySpan(r: EventRow): boolean {
  * id index took one per event. A span covers its rows' whole seq range: an id
  * is matched against the rows of that range, never taken from the span alone.
  */
-function spanStatements(db: D1Database, rows: EventRow[]): D1PreparedStatement[] {
+function spanStatements(db: D1Database, rows: EventRow[], bySpan: boolean[]): D1PreparedStatement[] {
   const spans = new Map<string, { received_at: string; project_id: string; first: number; last: number }>();
-  for (const r of rows) {
-    if (!foundBySpan(r)) continue;
+  for (const [i, r] of rows.entries()) {
+    if (!bySpan[i]) continue;
     const key = `${r.project_id}\n${r.received_at}`;
     const span = spans.get(key);
     if (span) {
@@ -81,14 +81,15 @@ export function insertEventsStatements(db: D1Database, rows: EventRow[]): D1Prep
     chunk = [];
     bytes = 0;
   };
-  for (const row of rows) {
-    const json = JSON.stringify(columnValues(row));
+  const bySpan = rows.map(foundBySpan);
+  for (const [i, row] of rows.entries()) {
+    const json = JSON.stringify(columnValues(row, bySpan[i]));
     if (bytes + json.length > MAX_PARAM_BYTES) flush();
     chunk.push(json);
     bytes += json.length;
   }
   flush();
-  statements.push(...spanStatements(db, rows));
+  statements.push(...spanStatements(db, rows, bySpan));
   const byProject = new Map<string, EventRow[]>();
   for (const row of rows) {
     const list = byProject.get(row.project_id);

@@ -109,12 +109,13 @@ async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, 
   if (eligible === 0) return { archived: 0, done: !bounded, segment: null };
   // A routine step leaves a part of a segment for later, unless it must close the gap below the next segment.
   if (mode === "routine" && eligible < limit && !bounded && !ripe(rows[0][RECEIVED] as string, cutoff)) return { archived: 0, done: true, segment: null };
-  const sealed = await sealWithCompanions(projectId, rows.slice(0, eligible), now.toISOString());
+  const taken = rows.slice(0, eligible);
+  const sealed = await sealWithCompanions(projectId, taken, now.toISOString());
   const { segment } = sealed;
   await putSealed(env, sealed);
   if (hooks.failAfterPut) throw new Error("injected failure after the segment write");
   companions.record(segment.sha256, { csv: segment.csv_sha256!, json: segment.json_sha256! });
-  const summary = await summarise(env, segment, rowsAsObjects(rows.slice(0, eligible)));
+  const summary = await summarise(env, segment, rowsAsObjects(taken));
   await db.batch([
     insertSegment(db, segment),
     summaryStatement(db, summary),
@@ -124,14 +125,17 @@ async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, 
   ]);
   // The hot rows' pages are free now (shard-pressure.ts); the segment's own rows and summary took a little back.
   const shard = await projectShard(env, projectId);
-  if (shard !== null) await recordFreed(env, shard, freedBy(rows.slice(0, eligible)) - summary.filter.length);
+  if (shard !== null) await recordFreed(env, shard, freedBy(taken) - summary.filter.length);
   return { archived: segment.count, done: eligible < limit && !bounded, segment };
 }
 
-/** What deleting these hot rows (raw, EVENT_COLUMNS order) frees in the shard, roughly: their JSON and their index entries. */
-export function freedBy(rows: unknown[][]): number {
+/** What deleting these hot rows (raw, EVENT_COLUMNS order) frees in the shard, roughly: their values (8 bytes a number) and index entries. */
+function freedBy(rows: unknown[][]): number {
   let bytes = 0;
-  for (const r of rows) bytes += JSON.stringify(r).length + HOT_ROW_OVERHEAD_BYTES;
+  for (const r of rows) {
+    bytes += HOT_ROW_OVERHEAD_BYTES;
+    for (const v of r) bytes += typeof v === "string" ? v.length : 8;
+  }
   return bytes;
 }
 

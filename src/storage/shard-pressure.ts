@@ -56,9 +56,9 @@ export async function shardSize(env: Env, shard: number): Promise<number> {
 const RECORD_EVERY_MS = 10_000;
 
 /**
- * What one deleted row leaves free beyond its own JSON: its entries in the
- * events table's 7 indexes, the search index and the targets table (about
- * 1,364 bytes an event hot against ~600 of JSON in the cost bench).
+ * What one deleted row leaves free beyond its own values: its entries in the
+ * events table's indexes, the search index and the targets table (about
+ * 1,313 bytes an event hot against ~600 of values in the cost bench).
  */
 export const HOT_ROW_OVERHEAD_BYTES = 700;
 
@@ -159,10 +159,10 @@ export type PressureArchive = (projectId: string) => Promise<number>;
  */
 export async function relievePressure(env: Env, shard: number, archive: PressureArchive, maxSteps: number) {
   const measured = await measureShard(env, shard);
-  let size = measured.size;
+  let state = measured;
   let progressed = false;
   const stuck = new Set<string>();
-  for (let step = 0; size > measured.mark && step < maxSteps; step++) {
+  for (let step = 0; state.size > measured.mark && step < maxSteps; step++) {
     const target = (await largestProjects(shardDb(env, shard), stuck.size + 1)).find((p) => !stuck.has(p.project_id));
     if (!target) break;
     if ((await archive(target.project_id)) === 0) {
@@ -170,9 +170,8 @@ export async function relievePressure(env: Env, shard: number, archive: Pressure
       continue;
     }
     progressed = true;
-    size = (await measureShard(env, shard)).size;
+    state = await measureShard(env, shard);
   }
-  const state = progressed ? await measureShard(env, shard) : measured;
   if (state.size > state.mark && !progressed) console.error(`shard ${shard} is over its high-water mark (${state.size} of ${state.mark} bytes) with nothing its projects can archive now`);
   return { ...state, before: measured.size, progressed };
 }
