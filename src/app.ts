@@ -3,6 +3,7 @@ import type { ErrorHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { ApiError, errorBody } from "./lib/errors";
+import { databaseRefusal } from "./lib/database-refusal";
 import type { AppEnv } from "./middleware/app-env";
 import { documented, errors, json, router } from "./middleware/openapi";
 import { serviceInfoSchema } from "./schemas/responses";
@@ -132,6 +133,22 @@ export const answerError: ErrorHandler<AppEnv> = (err, c) => {
         reason: "overloaded",
         retry_after: OVERLOADED_RETRY_AFTER,
       }),
+      429,
+    );
+  }
+  // A full or overloaded database (lib/database-refusal.ts): the write stored nothing and a retry later can succeed.
+  const refusal = databaseRefusal(err);
+  if (refusal) {
+    console.warn(`[${c.get("requestId")}] the database refused: ${(err as Error).message}`);
+    c.header("Retry-After", String(refusal.retryAfter));
+    return c.json(
+      errorBody(
+        "RATE_LIMITED",
+        refusal.reason === "storage_full"
+          ? `The database holding this project's events is full and is freeing space by archiving; nothing was stored, retry in ${refusal.retryAfter} s`
+          : `The database holding this project's events is overloaded; nothing was stored, retry in ${refusal.retryAfter} s`,
+        { reason: refusal.reason, retry_after: refusal.retryAfter },
+      ),
       429,
     );
   }

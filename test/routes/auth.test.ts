@@ -94,6 +94,32 @@ describe("errors", () => {
     }
   });
 
+  it("answers 429 with Retry-After, not a 500, when the project's database is full, stores nothing, and goes on when space is back", async () => {
+    const p = await createProject();
+    const first = await ingest(p.key, { action: "before.full" });
+    expect(first.status).toBe(201);
+    // Local D1 has no size limit (and refuses PRAGMA max_page_count), so a trigger refuses the write with the
+    // message D1 gives at its 10 GB limit: "D1_ERROR: Exceeded maximum DB size".
+    await p.db.exec("CREATE TRIGGER full_shard BEFORE INSERT ON events WHEN NEW.action = 'while.full' BEGIN SELECT RAISE(ABORT, 'Exceeded maximum DB size'); END");
+    try {
+      const res = await call("POST", "/v1/events/batch", { key: p.key, body: { events: [{ action: "while.full" }, { action: "while.full" }] } });
+      expect(res.status).toBe(429);
+      expect(res.headers.get("Retry-After")).toBe("60");
+      expect(res.json.error).toMatchObject({ code: "RATE_LIMITED", details: { reason: "storage_full", retry_after: 60 } });
+      expect(res.json.error.message).toMatch(/full .*nothing was stored, retry in 60 s/);
+      expect(res.text).not.toMatch(/SQLITE|D1_ERROR/);
+    } finally {
+      await p.db.exec("DROP TRIGGER full_shard");
+    }
+    const listed = await call("GET", "/v1/events?action=while.full", { key: p.key });
+    expect(listed.json.data).toEqual([]);
+    // The chain goes on from the last stored event: the refused commit left no seq behind.
+    const next = await ingest(p.key, { action: "after.full" });
+    expect(next.status).toBe(201);
+    expect(next.json.data.seq).toBe(2);
+    expect(next.json.data.prev_hash).toBe(first.json.data.hash);
+  });
+
   it("answers 429 with Retry-After, not a 500, when the runtime finds a Durable Object overloaded (the call never reached it)", async () => {
     // What Cloudflare's runtime throws from a stub whose object has too many requests queued (local workerd never does),
     // through the service's own error handler.
