@@ -41,6 +41,17 @@ export function dbOf(projectId: string): Promise<D1Database> {
   return eventsDb(env, projectId);
 }
 
+const octet = (n: number) => Math.floor(Math.random() * n);
+
+/**
+ * A client address no other test uses. Per-IP budgets belong to the runtime, and test files share
+ * one (test/vitest.config.ts): a test that counts what is left of an address's budget, or spends a
+ * lot of it, takes one of these. (call()'s default, 10.0.x.y, is random too, for everything else.)
+ */
+export function freshIp(): string {
+  return `10.${100 + octet(150)}.${octet(250)}.${octet(250)}`;
+}
+
 export interface CallOptions {
   key?: string | null;
   body?: unknown;
@@ -51,7 +62,7 @@ export interface CallOptions {
 /** Calls the worker's own fetch handler, as a client over HTTP would. */
 export async function call(method: string, path: string, options: CallOptions = {}) {
   const headers: Record<string, string> = {
-    "CF-Connecting-IP": options.ip ?? `10.0.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`,
+    "CF-Connecting-IP": options.ip ?? `10.0.${octet(250)}.${octet(250)}`,
     ...(options.key ? { Authorization: `Bearer ${options.key}` } : {}),
     ...(options.body !== undefined ? { "Content-Type": "application/json" } : {}),
     ...options.headers,

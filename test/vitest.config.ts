@@ -17,6 +17,25 @@ const pureFiles = readdirSync("test", { recursive: true, encoding: "utf8" })
   .map((f) => join("test", f))
   .filter((f) => !/cloudflare:|helpers|SELF/.test(readFileSync(f, "utf8")));
 
+/**
+ * Files that measure what the whole runtime holds or did: a whole shard, the cron over every project,
+ * or the meter's worst invocations (src/lib/meter.ts keeps one report per runtime). Each gets a
+ * runtime of its own, as every file did before.
+ */
+const ownRuntimeFiles = [
+  "test/storage/shard-pressure.test.ts",
+  "test/storage/shard-move.test.ts",
+  "test/alerts/integrity.test.ts",
+  "test/auth/key-audit.test.ts",
+  "test/jobs/job-resume.test.ts",
+  "test/routes/verify.test.ts",
+  "test/chain/erasure-job.test.ts",
+  "test/chain/verify-chunks.test.ts",
+  "test/chain/retention-archive-summary.test.ts",
+  "test/jobs/job-archive.test.ts",
+  "test/lib/meter-rows.test.ts",
+];
+
 export default defineConfig(async () => ({
   plugins: [
     cloudflareTest({
@@ -40,12 +59,18 @@ export default defineConfig(async () => ({
     }),
   ],
   test: {
-    // Two projects, one runtime. A file that never touches a binding (no cloudflare:* import, no test
+    // Three projects, one runtime. A file that never touches a binding (no cloudflare:* import, no test
     // helpers) runs without the setup: importing cloudflare:test and migrating the databases cost each
     // file ~3-5 s here, a third of the suite's time, for the ~30 files that are pure logic.
+    // The files that touch bindings share their worker's module graph and storage (isolate: false):
+    // loading the worker's modules again for every file was another 5 s a file (the suite: 256 s -> about
+    // 110 s). Each test makes its own project, so sharing storage is what production does. The few files
+    // that measure the whole runtime (ownRuntimeFiles) keep one of their own: another file's projects,
+    // or its work still finishing in the background, would change what they measure.
     projects: [
       { extends: true as const, test: { name: "pure", include: pureFiles } },
-      { extends: true as const, test: { name: "workers", include: ["test/**/*.test.ts"], exclude: pureFiles, setupFiles: ["./test/setup.ts"] } },
+      { extends: true as const, test: { name: "workers", include: ["test/**/*.test.ts"], exclude: [...pureFiles, ...ownRuntimeFiles], setupFiles: ["./test/setup.ts"], isolate: false } },
+      { extends: true as const, test: { name: "own-runtime", include: ownRuntimeFiles, setupFiles: ["./test/setup.ts"] } },
     ],
     // Node side: an S3-compatible server (s3rver behind a SigV4 check) for the s3 stream tests, by inject("s3").
     globalSetup: ["./test/streams/s3-server.mjs"],

@@ -2,7 +2,7 @@ import { exports } from "cloudflare:workers";
 import createClient from "openapi-fetch";
 import { describe, expect, it } from "vitest";
 import committed from "../../src/client/openapi.json";
-import { BASE, call, createProject, ingestMany } from "../helpers";
+import { BASE, call, createProject, freshIp, ingestMany } from "../helpers";
 import { checkResponse } from "./contract";
 
 // Drives every operation of the committed OpenAPI document through openapi-fetch, a client that
@@ -51,7 +51,7 @@ describe("the OpenAPI document, driven by openapi-fetch", () => {
     let answer: Answer | null = null;
     const client = createClient<any>({
       baseUrl: BASE,
-      headers: { Authorization: `Bearer ${p.key}`, "CF-Connecting-IP": "10.77.0.1" },
+      headers: { Authorization: `Bearer ${p.key}`, "CF-Connecting-IP": freshIp() },
       fetch: async (req: Request) => {
         const res = await exports.default.fetch(req);
         const copy = res.clone();

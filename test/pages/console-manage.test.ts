@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { COSTS } from "../../src/auth/rate-cost";
-import { call, createProject, ingestMany } from "../helpers";
+import { call, createProject, freshIp, ingestMany } from "../helpers";
 import { createStream, Network } from "../streams/receiver";
 import { consoleFetch, signIn } from "./console-helpers";
 
@@ -20,7 +20,7 @@ describe("console budget and streams", () => {
     const p = await createProject();
     await ingestMany(p.key, [{ action: "budget.one" }]);
     const { cookie } = await signIn(p.key);
-    const ip = `10.77.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+    const ip = freshIp();
     const headers = { "CF-Connecting-IP": ip };
     const first = await consoleFetch("/console/events", { cookie, headers });
     expect(first.status).toBe(200);

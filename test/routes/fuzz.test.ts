@@ -2,7 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import app from "../../src/app";
 import { verifyChunked } from "../../src/chain/verify-run";
-import { BASE, call, createProject, dbOf, ingest } from "../helpers";
+import { BASE, call, createProject, dbOf, freshIp, ingest } from "../helpers";
 
 /**
  * Generated requests against every route of the app: bodies, headers, query
@@ -276,9 +276,12 @@ function pathFor(r: Rng, template: string, f: Fixture): string {
     );
 }
 
+/** This file's few client addresses (a /24 of freshIp()). */
+const FUZZ_NET = freshIp().split(".").slice(0, 3).join(".");
+
 function headersFor(r: Rng, f: Fixture, declaredJson: boolean): Record<string, string> {
   // A few client addresses: each has its own rate-limiter object, and making one per request would be most of the cost.
-  const h: Record<string, string> = { "CF-Connecting-IP": `10.77.0.${r.int(16)}` };
+  const h: Record<string, string> = { "CF-Connecting-IP": `${FUZZ_NET}.${r.int(16)}` };
   const auth = r.int(10);
   if (auth < 6) h.Authorization = `Bearer ${f.key}`;
   else if (auth === 6) h.Authorization = `Bearer ${f.embedToken}`;

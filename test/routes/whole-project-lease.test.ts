@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { PROJECT_WALK_LIMIT } from "../../src/auth/project-walk";
 import { COSTS } from "../../src/auth/rate-cost";
 import { whenSettled } from "../../src/middleware/project-walk";
-import { BASE, call, createProject, ingestMany } from "../helpers";
+import { BASE, call, createProject, freshIp, ingestMany } from "../helpers";
 
 /** 1000 events of ~7 KB each: a 7.6 MB export, far more than the runtime buffers ahead of a client that stops reading. */
 async function largeProject() {
@@ -110,23 +110,24 @@ describe("one whole-project walk (verify or export) per project at a time", () =
     const walks = PROJECT_WALK_LIMIT / COSTS.verify;
     for (let i = 0; i < walks; i++) {
       // A fresh IP each time: every one of them is far within its own budget.
-      const res = await call("GET", i % 2 ? "/v1/events/verify" : "/v1/exports?format=csv", { key: p.key, ip: `10.77.${i}.1` });
+      const res = await call("GET", i % 2 ? "/v1/events/verify" : "/v1/exports?format=csv", { key: p.key, ip: freshIp() });
       expect(res.status).toBe(200);
       // Successes report the caller's per-IP budget, as for every other read.
       expect(res.headers.get("RateLimit-Remaining")).toBe("1480");
     }
-    const refused = await call("GET", "/v1/events/verify", { key: p.key, ip: "10.77.200.1" });
+    const late = freshIp();
+    const refused = await call("GET", "/v1/events/verify", { key: p.key, ip: late });
     expect(refused.status).toBe(429);
     expect(refused.json.error).toMatchObject({ code: "RATE_LIMITED", details: { reason: "project_budget", limit: PROJECT_WALK_LIMIT, cost: COSTS.verify } });
     expect(refused.headers.get("RateLimit-Limit")).toBe(String(PROJECT_WALK_LIMIT));
     expect(refused.headers.get("RateLimit-Remaining")).toBe("0");
     expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
     expect(refused.headers.get("Retry-After")).toBe(refused.headers.get("RateLimit-Reset"));
-    expect((await call("GET", "/v1/exports?format=json", { key: p.key, ip: "10.77.201.1" })).status).toBe(429);
+    expect((await call("GET", "/v1/exports?format=json", { key: p.key, ip: freshIp() })).status).toBe(429);
     // Other reads of the project, and other projects' walks, are not drawn from it.
     expect((await call("GET", "/v1/events", { key: p.key })).status).toBe(200);
     const other = await createProject();
-    expect((await call("GET", "/v1/events/verify", { key: other.key, ip: "10.77.200.1" })).status).toBe(200);
+    expect((await call("GET", "/v1/events/verify", { key: other.key, ip: late })).status).toBe(200);
   });
 });
 
