@@ -108,6 +108,24 @@ app.notFound(() => {
 /** Seconds an overloaded Durable Object is given before a client comes back. */
 const OVERLOADED_RETRY_AFTER = 5;
 
+/** What refused a request for now, and when to come back; null for a real fault. */
+function retryLater(err: unknown): { reason: string; retryAfter: number; what: string } | null {
+  if (err instanceof Error && (err as { overloaded?: unknown }).overloaded === true) {
+    return {
+      reason: "overloaded",
+      retryAfter: OVERLOADED_RETRY_AFTER,
+      what: "A Durable Object this request needs (the project's ledger, most often) is overloaded and refused it",
+    };
+  }
+  const refusal = databaseRefusal(err);
+  if (!refusal) return null;
+  const what =
+    refusal.reason === "storage_full"
+      ? "The database holding this project's events is full and is freeing space by archiving"
+      : "The database holding this project's events is overloaded";
+  return { ...refusal, what };
+}
+
 /** The one error handler: every failure becomes the envelope (exported for the test of what only Cloudflare's runtime throws). */
 export const answerError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof ApiError) return c.json(errorBody(err.code, err.message, err.details), err.status);
@@ -123,32 +141,15 @@ export const answerError: ErrorHandler<AppEnv> = (err, c) => {
       410,
     );
   }
-  // Cloudflare's runtime refuses a call to a Durable Object whose inbox is too long (`.overloaded`) before the call
-  // reaches it; retrying at once would only add to the overload, so the client is told when to come back.
-  if (err instanceof Error && (err as { overloaded?: unknown }).overloaded === true) {
-    console.warn(`[${c.get("requestId")}] a Durable Object is overloaded: ${err.message}`);
-    c.header("Retry-After", String(OVERLOADED_RETRY_AFTER));
+  // Refusals that mean "not now": the request stored nothing, and retrying at once would only add to the load, so the
+  // client is told when to come back. Cloudflare's runtime refuses a call to a Durable Object whose inbox is too long
+  // (`.overloaded`) before the call reaches it; D1 refuses a full or overloaded database (lib/database-refusal.ts).
+  const later = retryLater(err);
+  if (later) {
+    console.warn(`[${c.get("requestId")}] refused for now (${later.reason}): ${(err as Error).message}`);
+    c.header("Retry-After", String(later.retryAfter));
     return c.json(
-      errorBody("RATE_LIMITED", `A Durable Object this request needs (the project's ledger, most often) is overloaded and refused it; retry in ${OVERLOADED_RETRY_AFTER} s`, {
-        reason: "overloaded",
-        retry_after: OVERLOADED_RETRY_AFTER,
-      }),
-      429,
-    );
-  }
-  // A full or overloaded database (lib/database-refusal.ts): the write stored nothing and a retry later can succeed.
-  const refusal = databaseRefusal(err);
-  if (refusal) {
-    console.warn(`[${c.get("requestId")}] the database refused: ${(err as Error).message}`);
-    c.header("Retry-After", String(refusal.retryAfter));
-    return c.json(
-      errorBody(
-        "RATE_LIMITED",
-        refusal.reason === "storage_full"
-          ? `The database holding this project's events is full and is freeing space by archiving; nothing was stored, retry in ${refusal.retryAfter} s`
-          : `The database holding this project's events is overloaded; nothing was stored, retry in ${refusal.retryAfter} s`,
-        { reason: refusal.reason, retry_after: refusal.retryAfter },
-      ),
+      errorBody("RATE_LIMITED", `${later.what}; nothing was stored, retry in ${later.retryAfter} s`, { reason: later.reason, retry_after: later.retryAfter }),
       429,
     );
   }

@@ -133,6 +133,6 @@ describe("errors", () => {
     expect(res.headers.get("Retry-After")).toBe("5");
     const body = (await res.json()) as { error: { code: string; message: string; details: unknown } };
     expect(body.error).toMatchObject({ code: "RATE_LIMITED", details: { reason: "overloaded", retry_after: 5 } });
-    expect(body.error.message).toMatch(/overloaded and refused it; retry in 5 s/);
+    expect(body.error.message).toMatch(/overloaded and refused it; nothing was stored, retry in 5 s/);
   });
 });
