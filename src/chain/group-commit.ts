@@ -110,6 +110,8 @@ export class GroupCommit {
 
   private async commit(group: Pending[]) {
     const { host } = this;
+    /** The group's rows as sealed, one slice per append, and the last of them: known once sealing is done. */
+    let sealed: { slices: EventRow[][]; last: EventRow } | null = null;
     try {
       const ring = await loadKeyring(host.env.SIGNING_KEYS);
       // One millisecond per commit at most: a located id carries its commit's instant (model/event-id.ts), so
@@ -122,6 +124,7 @@ export class GroupCommit {
       const last = rows[rows.length - 1];
       let offset = 0;
       const slices = group.map((p) => rows.slice(offset, (offset += p.events.length)));
+      sealed = { slices, last };
       const keyed = group.flatMap((p, i) => (p.idempotencyKey === null ? [] : [{ key: p.idempotencyKey, requestHash: p.requestHash, rows: slices[i] }]));
       const db = host.db();
       // The new leaves are hashed while D1 writes; a failed batch just drops them.
@@ -135,8 +138,18 @@ export class GroupCommit {
       group.forEach((p, i) => p.resolve(slices[i]));
       host.committed();
     } catch (error) {
-      // A D1 batch is one transaction: nothing of it was stored.
+      // A D1 batch is one transaction: all of it was stored or none. Which one, only the database knows when the
+      // answer itself was lost (a dropped connection, a reset after the commit): recover reads the rows past the
+      // head and adopts exactly this commit's, if they landed.
       await host.recover().catch(() => {});
+      const head = host.head();
+      if (sealed && head.seq === sealed.last.seq && head.hash === sealed.last.hash) {
+        // Stored: answered as stored, or the client's retry (told "nothing stored") would store every event twice.
+        const { slices } = sealed;
+        group.forEach((p, i) => p.resolve(slices[i]));
+        host.committed();
+        return;
+      }
       group.forEach((p) => p.reject(error));
     }
   }

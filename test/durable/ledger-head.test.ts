@@ -46,6 +46,35 @@ describe("ProjectLedger head recovery", () => {
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 3 });
   });
 
+  it("answers a commit whose rows landed but whose answer was lost as stored, so a retry does not store it twice", async () => {
+    const p = await createProject();
+    const first = await ingest(p.key, { action: "a" });
+    // The shard commits the next batch, then the answer is lost on its way back (D1's "Network connection lost.").
+    await runInDurableObject(ledger(p.id), (instance: ProjectLedger) => {
+      const host = instance as unknown as { db: D1Database };
+      const real = host.db;
+      host.db = {
+        prepare: (sql: string) => real.prepare(sql),
+        batch: async (statements: D1PreparedStatement[]) => {
+          await real.batch(statements);
+          host.db = real;
+          throw new Error("D1_ERROR: Network connection lost.");
+        },
+      } as unknown as D1Database;
+    });
+    const batch = await call("POST", "/v1/events/batch", { key: p.key, body: { events: [{ action: "lost.1" }, { action: "lost.2" }, { action: "lost.3" }] } });
+    expect(batch.status).toBe(201);
+    expect(batch.json.data.map((e: { seq: number }) => e.seq)).toEqual([2, 3, 4]);
+    expect(batch.json.data[0].prev_hash).toBe(first.json.data.hash);
+    // Stored once each, readable, and the chain goes on from them.
+    const { results } = await p.db.prepare("SELECT seq FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number }>();
+    expect(results.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    expect((await call("GET", `/v1/events/${batch.json.data[2].id}`, { key: p.key })).json.data).toEqual(batch.json.data[2]);
+    const next = await ingest(p.key, { action: "b" });
+    expect(next.json.data).toMatchObject({ seq: 5, prev_hash: batch.json.data[2].hash });
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 5 });
+  });
+
   it("attack: a row planted past the head with a recomputed hash is not adopted, and verify names it", async () => {
     const p = await createProject();
     const first = await ingest(p.key, { action: "a" });
