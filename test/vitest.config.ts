@@ -11,11 +11,11 @@ process.env.WRANGLER_LOG ??= "error";
 // every request body a refusing worker leaves unread.
 const verbose = process.env.WITNESS_TEST_VERBOSE === "1";
 
-/** Test files that use no binding: they import nothing from cloudflare:* and none of the test helpers. */
-const pureFiles = readdirSync("test", { recursive: true, encoding: "utf8" })
+const testFiles = readdirSync("test", { recursive: true, encoding: "utf8" })
   .filter((f) => f.endsWith(".test.ts"))
-  .map((f) => join("test", f))
-  .filter((f) => !/cloudflare:|helpers|SELF/.test(readFileSync(f, "utf8")));
+  .map((f) => ({ path: join("test", f), text: readFileSync(join("test", f), "utf8") }));
+/** Test files that use no binding: they import nothing from cloudflare:* and none of the test helpers. */
+const pureFiles = testFiles.filter((f) => !/cloudflare:|helpers|SELF/.test(f.text)).map((f) => f.path);
 
 /**
  * Files that need a runtime of their own, as every file had before the others began to share one:
@@ -27,10 +27,7 @@ const pureFiles = readdirSync("test", { recursive: true, encoding: "utf8" })
  */
 const RUNTIME_WIDE = /setStreamPolicy|setEmailPolicy|\/receiver"|backfillPolicy|meterReport|\/__meter|scheduled!?\(createScheduledController/;
 const ownRuntimeFiles = [
-  ...readdirSync("test", { recursive: true, encoding: "utf8" })
-    .filter((f) => f.endsWith(".test.ts"))
-    .map((f) => join("test", f))
-    .filter((f) => !pureFiles.includes(f) && RUNTIME_WIDE.test(readFileSync(f, "utf8"))),
+  ...testFiles.filter((f) => !pureFiles.includes(f.path) && RUNTIME_WIDE.test(f.text)).map((f) => f.path),
   // A shard's size and which project it archives first.
   "test/storage/shard-pressure.test.ts",
   "test/storage/shard-move.test.ts",
@@ -64,9 +61,9 @@ export default defineConfig(async () => ({
     // file ~3-5 s here, a third of the suite's time, for the ~30 files that are pure logic.
     // The files that touch bindings share their worker's module graph and storage (isolate: false):
     // loading the worker's modules again for every file was another 5 s a file (the suite: 256 s -> about
-    // 110 s). Each test makes its own project, so sharing storage is what production does. The few files
-    // that measure the whole runtime (ownRuntimeFiles) keep one of their own: another file's projects,
-    // or its work still finishing in the background, would change what they measure.
+    // 125 s). Each test makes its own project, so sharing storage is what production does. The files that
+    // steer or measure the whole runtime (ownRuntimeFiles) keep one of their own: another file's projects,
+    // or its work still finishing in the background, would change what they do or measure.
     projects: [
       { extends: true as const, test: { name: "pure", include: pureFiles } },
       { extends: true as const, test: { name: "workers", include: ["test/**/*.test.ts"], exclude: [...pureFiles, ...ownRuntimeFiles], setupFiles: ["./test/setup.ts"], isolate: false } },
