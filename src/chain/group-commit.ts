@@ -123,8 +123,8 @@ export class GroupCommit {
       const rows = await sealEvents(ring, host.projectId, host.head(), group.flatMap((p) => p.events), new Date(receivedMs).toISOString());
       const last = rows[rows.length - 1];
       let offset = 0;
-      const slices = group.map((p) => rows.slice(offset, (offset += p.events.length)));
-      sealed = { slices, last };
+      sealed = { slices: group.map((p) => rows.slice(offset, (offset += p.events.length))), last };
+      const { slices } = sealed;
       const keyed = group.flatMap((p, i) => (p.idempotencyKey === null ? [] : [{ key: p.idempotencyKey, requestHash: p.requestHash, rows: slices[i] }]));
       const db = host.db();
       // The new leaves are hashed while D1 writes; a failed batch just drops them.
@@ -135,22 +135,20 @@ export class GroupCommit {
       // No await between the tree and the head: one storage transaction stores both or neither.
       host.log().apply(leaves);
       host.advance({ seq: last.seq, hash: last.hash }, rows);
-      group.forEach((p, i) => p.resolve(slices[i]));
-      host.committed();
     } catch (error) {
       // A D1 batch is one transaction: all of it was stored or none. Which one, only the database knows when the
       // answer itself was lost (a dropped connection, a reset after the commit): recover reads the rows past the
-      // head and adopts exactly this commit's, if they landed.
+      // head and adopts exactly this commit's, if they landed. Then it is answered as stored: told "nothing
+      // stored", the client's retry would store every event twice.
       await host.recover().catch(() => {});
       const head = host.head();
-      if (sealed && head.seq === sealed.last.seq && head.hash === sealed.last.hash) {
-        // Stored: answered as stored, or the client's retry (told "nothing stored") would store every event twice.
-        const { slices } = sealed;
-        group.forEach((p, i) => p.resolve(slices[i]));
-        host.committed();
+      if (!sealed || head.seq !== sealed.last.seq || head.hash !== sealed.last.hash) {
+        group.forEach((p) => p.reject(error));
         return;
       }
-      group.forEach((p) => p.reject(error));
     }
+    const { slices } = sealed;
+    group.forEach((p, i) => p.resolve(slices[i]));
+    host.committed();
   }
 }
