@@ -9,7 +9,7 @@
  * (src/model/pending-erasures.ts); src/model/erasable.ts says what it may touch.
  */
 import { sha256Hex } from "../lib/crypto";
-import { reindexStatements } from "../model/search-index";
+import { groupReindexStatement, searchWords } from "../model/search-index";
 import type { AuditOutbox } from "./audit-outbox";
 import { erasableSql } from "../model/erasable";
 import { holdsErasureWouldBreak } from "./erasure-holds";
@@ -48,23 +48,27 @@ export async function scrubHotBatch(
   const column = COLUMN[req.by];
   const match = `project_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR organization = ?3) AND seq <= ?6 AND ${erasableSql()}`;
   const { results } = await db
-    .prepare(`SELECT seq FROM events WHERE ${match} ORDER BY seq LIMIT ?4`)
+    .prepare(`SELECT seq, action FROM events WHERE ${match} ORDER BY seq LIMIT ?4`)
     .bind(req.projectId, req.value, req.organization, batch, null, throughSeq)
-    .all<{ seq: number }>();
+    .all<{ seq: number; action: string }>();
   if (results.length === 0) return 0;
   const seqs = results.map((r) => r.seq);
   records.cover(erasureId, seqs);
-  const scrubbed = await db
-    .prepare(
-      `UPDATE events SET actor_id = NULL, actor_name = NULL, actor_email = NULL, ip_address = NULL,
-         user_agent = NULL, pii_salt = NULL, anonymized_at = ?5
-       WHERE ${match} AND seq IN (SELECT value FROM json_each(?4))
-       RETURNING row_id, action, actor_name, actor_email, actor_id`,
-    )
-    .bind(req.projectId, req.value, req.organization, JSON.stringify(seqs), erasedAt, throughSeq)
-    .all<{ row_id: number; action: string; actor_name: null; actor_email: null; actor_id: null }>();
-  const reindex = reindexStatements(db, req.projectId, scrubbed.results);
-  if (reindex.length > 0) await db.batch(reindex);
+  // What a scrubbed row keeps searchable: its action's words (the action is not personal data).
+  const kept = [...new Set(results.map((r) => r.action))].map((action) => [action, searchWords({ action, actor_name: null, actor_email: null, actor_id: null }).join(" ")]);
+  // One batch: the update trigger drops the search entries of the rows' groups, and the groups' other events
+  // must never be left without theirs.
+  const [scrubbed] = await db.batch([
+    db
+      .prepare(
+        `UPDATE events SET actor_id = NULL, actor_name = NULL, actor_email = NULL, ip_address = NULL,
+           user_agent = NULL, pii_salt = NULL, anonymized_at = ?5, search_words = (SELECT k.value ->> 1 FROM json_each(?7) k WHERE k.value ->> 0 = action)
+         WHERE ${match} AND seq IN (SELECT value FROM json_each(?4))
+         RETURNING seq`,
+      )
+      .bind(req.projectId, req.value, req.organization, JSON.stringify(seqs), erasedAt, throughSeq, JSON.stringify(kept)),
+    groupReindexStatement(db, req.projectId, seqs),
+  ]);
   return scrubbed.results.length;
 }
 

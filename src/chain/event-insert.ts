@@ -1,12 +1,13 @@
 import type { EventRow } from "../db/schema";
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node.
 import { idMillis } from "../model/event-id.ts";
-import { searchIndexStatements } from "../model/search-index.ts";
+import { groupIndexStatement, searchLeads, searchWords } from "../model/search-index.ts";
 
 export const COLUMNS = [
   "id", "project_id", "seq", "action", "organization", "actor_id", "actor_type", "actor_name",
   "actor_email", "targets", "metadata", "occurred_at", "received_at", "ip_address", "user_agent",
   "pii_salt", "pii_commitment", "hash", "prev_hash", "signature", "changes", "schema_version", "schema_valid", "id_indexed",
+  "search_lead", "search_words",
 ] as const;
 
 const INSERT_SQL =
@@ -19,12 +20,12 @@ const INSERT_SQL =
  * instead of twenty keyed reads through a closure (the insert runs once per
  * ingested event). A unit test holds it to COLUMNS.
  */
-export function columnValues(r: EventRow, bySpan = foundBySpan(r)): unknown[] {
+export function columnValues(r: EventRow, bySpan = foundBySpan(r), searchLead = 0): unknown[] {
   return [
     r.id, r.project_id, r.seq, r.action, r.organization, r.actor_id, r.actor_type, r.actor_name,
     r.actor_email, r.targets, r.metadata, r.occurred_at, r.received_at, r.ip_address, r.user_agent,
     r.pii_salt, r.pii_commitment, r.hash, r.prev_hash, r.signature, r.changes, r.schema_version, r.schema_valid,
-    bySpan ? 0 : 1,
+    bySpan ? 0 : 1, searchLead, searchWords(r).join(" "),
   ];
 }
 
@@ -68,8 +69,9 @@ const MAX_PARAM_BYTES = 1_000_000;
  * Many rows per statement through json_each: D1 allows only 100 bound
  * parameters per statement, and one statement per row would be far slower.
  * The rows' commit spans and search index entries follow the inserts, so one
- * D1 batch commits them all (the index text is made in JavaScript: see
- * search-index.ts).
+ * D1 batch commits them all. The rows go in array order, so one transaction
+ * numbers them consecutively: that is what lets a search group find its
+ * entry at row_id - search_lead (search-index.ts).
  */
 export function insertEventsStatements(db: D1Database, rows: EventRow[]): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
@@ -82,20 +84,25 @@ export function insertEventsStatements(db: D1Database, rows: EventRow[]): D1Prep
     bytes = 0;
   };
   const bySpan = rows.map(foundBySpan);
+  const leads = searchLeads(rows);
   for (const [i, row] of rows.entries()) {
-    const json = JSON.stringify(columnValues(row, bySpan[i]));
+    const json = JSON.stringify(columnValues(row, bySpan[i], leads[i]));
     if (bytes + json.length > MAX_PARAM_BYTES) flush();
     chunk.push(json);
     bytes += json.length;
   }
   flush();
   statements.push(...spanStatements(db, rows, bySpan));
-  const byProject = new Map<string, EventRow[]>();
+  const seqs = new Map<string, { first: number; last: number }>();
   for (const row of rows) {
-    const list = byProject.get(row.project_id);
-    if (list) list.push(row);
-    else byProject.set(row.project_id, [row]);
+    const range = seqs.get(row.project_id);
+    if (range) {
+      range.first = Math.min(range.first, row.seq);
+      range.last = Math.max(range.last, row.seq);
+    } else {
+      seqs.set(row.project_id, { first: row.seq, last: row.seq });
+    }
   }
-  for (const [projectId, list] of byProject) statements.push(...searchIndexStatements(db, projectId, list));
+  for (const [projectId, { first, last }] of seqs) statements.push(groupIndexStatement(db, projectId, first, last));
   return statements;
 }

@@ -73,6 +73,10 @@ export const events = sqliteTable(
     schema_valid: integer("schema_valid"),
     /** 0: found by its commit's span (commit_spans), with no id index entry; 1 (every other writer): by the id index. */
     id_indexed: integer("id_indexed").notNull().default(1),
+    /** How far back in row_id its search group's first event is: the group's index entry is row_id - search_lead (migration 0031). */
+    search_lead: integer("search_lead").notNull().default(0),
+    /** Its searchable words (model/search-index.ts), or NULL for rows with an index entry of their own (every writer but the commit). */
+    search_words: text("search_words"),
   },
   (t) => [
     // One seq per project: a second writer can never fork the chain.
@@ -229,8 +233,8 @@ export const commitSpans = sqliteTable(
   (t) => [primaryKey({ columns: [t.received_at, t.project_id, t.first_seq] })],
 );
 
-/** An event as the chain knows it; id_indexed is storage's concern (event-insert.ts), not the event's. */
-export type EventRow = Omit<typeof events.$inferSelect, "id_indexed">;
+/** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
+export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words">;
 
 /**
  * Jobs (event shards; migrations 0013, 0020): one per export or verify run as a

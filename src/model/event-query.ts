@@ -1,6 +1,6 @@
 // .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
 import type { Cursor } from "./cursor.ts";
-import { SEARCH_TABLE } from "./search-index.ts";
+import { SEARCH_GROUP, SEARCH_TABLE } from "./search-index.ts";
 
 /** The filters of one read, resolved against the credential and reduced to what SQL needs. */
 export interface Selection {
@@ -117,8 +117,12 @@ export interface SelectOptions {
   columns: string;
   cursor: Cursor | null;
   limit: number;
-  /** An FTS5 MATCH expression (ftsExpression, with the project's tag): walk the full-text matches, not the list index. */
-  match?: string;
+  /**
+   * Walk the full-text matches, not the list index: an FTS5 MATCH expression
+   * (ftsExpression, with the project's tag) and its terms, which each event of
+   * a matching group must hold (search-index.ts).
+   */
+  match?: { expression: string; terms: string[] };
   /**
    * With excluded actions: look at only the next `window` events of the walk
    * and leave out the excluded ones among them, instead of walking on until
@@ -150,7 +154,8 @@ function indexFor(sel: Selection, action: boolean): string {
  *   the narrowest equality filter;
  * - several actions: one ordered, limited branch per action, merged (SQLite
  *   cannot walk an IN list in index order; it would sort every matching row);
- * - match: the FTS5 hits, looked up by rowid and sorted (cheap when rare);
+ * - match: the FTS5 hits (groups of events), their events that hold every
+ *   term looked up by rowid and sorted (cheap when rare);
  * - window: the next `window` events of the walk without the exclusion,
  *   looked up by rowid, the excluded ones left out, the rest sorted.
  */
@@ -198,10 +203,16 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
 
   if (options.match !== undefined) {
     if (actions.length > 0) where.push(`e.action IN (${actions.join(", ")})`);
+    // A group's entry holds all its events' words; an event is a hit when its own words hold every term
+    // (each a prefix of one of its words). Rows with an entry of their own store no words: the entry is theirs.
+    const holds = options.match.terms.map((t) => `instr(' ' || e.search_words, ' ' || ${bind(t)}) > 0`);
+    where.push(`(e.search_words IS NULL OR (${holds.join(" AND ")}))`);
     return {
       sql:
-        `SELECT ${options.columns} FROM ${SEARCH_TABLE} f CROSS JOIN events e ON e.row_id = f.rowid ` +
-        `WHERE f.${SEARCH_TABLE} MATCH ${bind(options.match)} AND ${where.join(" AND ")} ${ORDER} LIMIT ${limit}`,
+        // NOT INDEXED: the rowid range is the walk; a filter's index (one organization's every event) would be read per hit.
+        `SELECT ${options.columns} FROM ${SEARCH_TABLE} f CROSS JOIN events e NOT INDEXED ` +
+        `ON e.row_id BETWEEN f.rowid AND f.rowid + ${SEARCH_GROUP - 1} AND e.row_id - e.search_lead = f.rowid ` +
+        `WHERE f.${SEARCH_TABLE} MATCH ${bind(options.match.expression)} AND ${where.join(" AND ")} ${ORDER} LIMIT ${limit}`,
       params,
     };
   }

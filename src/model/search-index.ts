@@ -11,14 +11,24 @@ import { words } from "./search-query.ts";
  * contentless and its tokenizer (ascii) only splits at the spaces between
  * words: FTS5 and matchesAll() see exactly the same words.
  *
+ * An entry is one group of up to SEARCH_GROUP events of a commit, not one
+ * event (migrations/0031_search_groups.sql): D1 bills each entry as a row
+ * written, at insert and again at delete, whatever its text. Each event keeps
+ * its own words (search_words), so a search checks in SQL which events of a
+ * matching group hold every term (event-query.ts). Rows with search_words
+ * NULL (shard copies, restores, rows from before) have an entry each.
+ *
  * Who writes it:
- * - ingest: insertEventsStatements() appends searchIndexStatements(), so the
- *   entries commit in the same D1 batch as the events;
- * - delete (retention, shard moves): a trigger drops the entry;
- * - erasure: a trigger drops the entry of a row whose action or actor changes,
- *   then the eraser calls reindexStatements() with the scrubbed values (the
- *   action stays searchable) and compactSearchIndex() so the erased words also
- *   leave the index's data pages (a delete only hides them until a merge);
+ * - ingest: insertEventsStatements() stores each event's words and lead and
+ *   appends groupIndexStatement(), so the entries commit in the same D1 batch
+ *   as the events;
+ * - shard copies and restores: searchIndexStatements(), an entry per event;
+ * - delete (retention, shard moves): a trigger drops a group's entry with the
+ *   last of its events;
+ * - erasure: the scrub rewrites the rows' words, a trigger drops their groups'
+ *   entries, and groupReindexStatement() (same batch) makes them again from
+ *   the stored words; compactSearchIndex() then makes the erased words leave
+ *   the index's data pages (a delete only hides them until a merge);
  * - rows written before this index existed: the daily cron's reindexBacklog().
  */
 export const SEARCH_TABLE = "events_search";
@@ -47,15 +57,71 @@ export interface SearchableFields {
   actor_id: string | null;
 }
 
-/** The indexed text of one event: its distinct words, each behind the project's tag. */
-export function indexText(tag: string, row: SearchableFields): string {
+/** One event's distinct searchable words, as stored in its search_words. */
+export function searchWords(row: SearchableFields): string[] {
   const all = new Set<string>();
   for (const text of [row.action, row.actor_name, row.actor_email, row.actor_id]) {
     if (text) for (const w of words(text)) all.add(w);
   }
-  let out = "";
-  for (const w of all) out += out === "" ? tag + w : ` ${tag}${w}`;
-  return out;
+  return [...all];
+}
+
+/** The indexed text of one event: its distinct words, each behind the project's tag. */
+export function indexText(tag: string, row: SearchableFields): string {
+  return searchWords(row).map((w) => tag + w).join(" ");
+}
+
+/**
+ * Events per index entry. Each entry is a billed row at insert and at delete;
+ * a search reads up to this many events per matching entry (one b-tree page
+ * or two of consecutive rows) and keeps those holding every term.
+ */
+export const SEARCH_GROUP = 16;
+
+/** Where each row of a commit sits in its search group: 0 starts one. Rows are in insert order, per project. */
+export function searchLeads(rows: ReadonlyArray<{ project_id: string }>): number[] {
+  const leads: number[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const prev = i > 0 ? leads[i - 1] : -1;
+    leads.push(i > 0 && rows[i - 1].project_id === rows[i].project_id && prev + 1 < SEARCH_GROUP ? prev + 1 : 0);
+  }
+  return leads;
+}
+
+/** The tagged text of a group, from its rows' stored words (' ' separates words, so the tag goes before each). */
+const GROUP_TEXT = "group_concat(?1 || replace(e.search_words, ' ', ' ' || ?1), ' ')";
+
+/**
+ * The entries of a commit's groups, made from the words its rows store:
+ * one statement for the project's rows of seqs [first, last], after their
+ * inserts, in the same batch.
+ */
+export function groupIndexStatement(db: D1Database, projectId: string, first: number, last: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT e.row_id - e.search_lead, ${GROUP_TEXT} FROM events e ` +
+        "WHERE e.project_id = ?2 AND e.seq BETWEEN ?3 AND ?4 AND e.search_words IS NOT NULL AND e.search_words <> '' " +
+        "GROUP BY e.row_id - e.search_lead",
+    )
+    .bind(searchTag(projectId), projectId, first, last);
+}
+
+/**
+ * For erasure, right after the scrub in the same batch: the entries of the
+ * groups holding these seqs (which the update trigger dropped), made again
+ * from every row's stored words, the scrubbed rows' included. A group whose
+ * entry is already there is left as it is, so a repeat adds nothing.
+ */
+export function groupReindexStatement(db: D1Database, projectId: string, seqs: number[]): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT g.k, (SELECT ${GROUP_TEXT} FROM events e ` +
+        `WHERE e.row_id BETWEEN g.k AND g.k + ${SEARCH_GROUP - 1} AND e.row_id - e.search_lead = g.k AND e.search_words <> '') ` +
+        "FROM (SELECT DISTINCT x.row_id - x.search_lead AS k FROM events x WHERE x.project_id = ?2 AND x.seq IN (SELECT value FROM json_each(?3))) g " +
+        `WHERE NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k) ` +
+        `AND EXISTS (SELECT 1 FROM events e WHERE e.row_id BETWEEN g.k AND g.k + ${SEARCH_GROUP - 1} AND e.row_id - e.search_lead = g.k AND e.search_words <> '')`,
+    )
+    .bind(searchTag(projectId), projectId, JSON.stringify(seqs));
 }
 
 /** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */
@@ -85,8 +151,9 @@ const INSERT_BY_SEQ =
   "FROM json_each(?2) j CROSS JOIN events e ON e.project_id = ?1 AND e.seq = j.value ->> 0";
 
 /**
- * Index entries of events just inserted (by project and seq: their row_id is
- * only known inside the database). Run after the inserts, in the same batch.
+ * An index entry per event of rows just inserted by a shard copy or a restore
+ * (by project and seq: their row_id is only known inside the database). Run
+ * after the inserts, in the same batch.
  */
 export function searchIndexStatements(
   db: D1Database,
@@ -115,26 +182,11 @@ function replaceStatements(db: D1Database, rows: ReadonlyArray<SearchableFields 
   return chunks(entries).flatMap((json) => [db.prepare(DELETE_BY_ROW_ID).bind(json), db.prepare(INSERT_BY_ROW_ID).bind(json)]);
 }
 
-/**
- * For erasure: replaces the index entries of rows whose personal data was
- * just scrubbed, from their values after the scrub (action and the nulls).
- * Pass the rows the UPDATE returned (`RETURNING row_id, action, actor_name,
- * actor_email, actor_id`) and run the statements after it, in one batch or
- * right after; a row whose values differ from the ones passed is skipped.
- */
-export function reindexStatements(
-  db: D1Database,
-  projectId: string,
-  rows: ReadonlyArray<SearchableFields & { row_id: number }>,
-): D1PreparedStatement[] {
-  return replaceStatements(db, rows.map((r) => ({ ...r, project_id: projectId })));
-}
-
 /** The FTS5 structure record (rowid 10 of the data table): it changes whenever a merge does any work. */
 const STRUCTURE = `SELECT hex(block) AS s FROM ${SEARCH_TABLE}_data WHERE id = 10`;
 
 /**
- * For erasure, after reindexStatements(): merges the index until every
+ * For erasure, after the scrub and groupReindexStatement(): merges the index until every
  * segment is rewritten, so deleted entries (tombstones) and their words leave
  * the data pages. Done in steps of `pages` pages ('merge' with a negative
  * count is an incremental 'optimize'), so other queries of the shard run
@@ -187,7 +239,8 @@ export async function reindexBacklog(db: D1Database, limit = 2000): Promise<{ in
     .prepare(
       "SELECT e.row_id, e.project_id, e.action, e.actor_name, e.actor_email, e.actor_id, " +
         `EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = e.row_id) AS indexed ` +
-        "FROM events e WHERE e.row_id BETWEEN ? AND ? ORDER BY e.row_id LIMIT ?",
+        // Rows with stored words were written with their group's entry (migration 0031): never one of their own.
+        "FROM events e WHERE e.row_id BETWEEN ? AND ? AND e.search_words IS NULL ORDER BY e.row_id LIMIT ?",
     )
     .bind(state.next, last, limit)
     .all<BacklogRow>();

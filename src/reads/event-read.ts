@@ -81,7 +81,10 @@ export async function listEvents(db: D1Database, selection: Selection, cursor: C
 
 /** Events of the filtered list a search checks itself first: a common term fills its page here. */
 export const FIRST_WINDOW = 250;
-/** FTS5 hits (of this project's tag) up to which fetching every hit beats walking the list. */
+/**
+ * FTS5 hits (of this project's tag) up to which fetching every hit beats walking the list. A hit is a
+ * search group (up to 16 consecutive rows of one commit, search-index.ts) whose events SQL checks for the terms.
+ */
 export const RARE_HITS = 500;
 /** Events checked next when the term is neither common in the first window nor rare in the project. */
 export const SCAN_WINDOW = 2000;
@@ -163,7 +166,7 @@ export async function searchEvents(
     });
   }
   if (more && hits.length < want) {
-    const rest = selectEvents(sel, { columns: SHAPE_SELECT, cursor: below, limit: want - hits.length, match: expression });
+    const rest = selectEvents(sel, { columns: SHAPE_SELECT, cursor: below, limit: want - hits.length, match: { expression, terms } });
     rows = rows.concat(await shapeRows(db, rest));
   }
   const filtered = stillMatches(sel);

@@ -4,22 +4,28 @@ import type { ErasureRecords } from "../../src/chain/erasure-records";
 import { createProject, dbOf, interceptPrepare } from "../helpers";
 import type { ErasureRequest } from "../../src/chain/erasure-running";
 
-/** The project's D1, except that each scrub statement reports how many rows it rewrote. */
+/** The project's D1, except that each scrub statement reports how many rows it rewrote (it runs in a batch with its reindex). */
 function countingDb(db: D1Database, perStatement: number[]): D1Database {
-  return interceptPrepare(db, (sql, statement) => {
+  const scrubs = new WeakSet<D1PreparedStatement>();
+  const counting = interceptPrepare(db, (sql, statement) => {
     if (!sql.trimStart().startsWith("UPDATE")) return statement;
     return {
       bind: (...values: unknown[]) => {
         const bound = statement.bind(...values);
-        return {
-          all: async () => {
-            const result = await bound.all();
-            perStatement.push(result.results.length);
-            return result;
-          },
-        };
+        scrubs.add(bound);
+        return bound;
       },
     } as unknown as D1PreparedStatement;
+  });
+  return new Proxy(counting, {
+    get(target, prop) {
+      if (prop !== "batch") return Reflect.get(target, prop);
+      return async (statements: D1PreparedStatement[]) => {
+        const results = await db.batch(statements);
+        statements.forEach((s, i) => scrubs.has(s) && perStatement.push(results[i].results.length));
+        return results;
+      };
+    },
   });
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { canonicalize } from "../../src/sealing/canonical";
 import { personalDataText, piiCommitment, sealRow } from "../../src/sealing/payload";
 import { COLUMNS, columnValues } from "../../src/chain/event-insert";
+import { searchWords } from "../../src/model/search-index";
 import { sealEvents } from "../../src/chain/seal-events";
 import { loadKeyring } from "../../src/sealing/signing-keys";
 import type { NewEvent } from "../../src/model/new-event";
@@ -70,8 +71,11 @@ describe("columnValues", () => {
   it("lists a row's values in the INSERT's COLUMNS order", async () => {
     const ring = await loadKeyring("1:an-old-signing-key-0123");
     const [row] = await sealEvents(ring, "demo", { seq: 0, hash: null }, [event(8)]);
-    // id_indexed is storage's column, not the event's: 0 because a sealed row's id carries its received_at (a commit span finds it).
-    expect(columnValues(row)).toEqual(COLUMNS.map((c) => (c === "id_indexed" ? 0 : row[c])));
-    expect(columnValues({ ...row, id: crypto.randomUUID() }).at(-1)).toBe(1);
+    // id_indexed and the search columns are storage's, not the event's: id_indexed 0 because a sealed row's id carries its
+    // received_at (a commit span finds it); the row's words for its search group, which it starts unless told its lead.
+    const storage: Record<string, unknown> = { id_indexed: 0, search_lead: 0, search_words: searchWords(row).join(" ") };
+    expect(columnValues(row)).toEqual(COLUMNS.map((c) => (c in storage ? storage[c] : row[c as keyof typeof row])));
+    expect(columnValues({ ...row, id: crypto.randomUUID() })[COLUMNS.indexOf("id_indexed")]).toBe(1);
+    expect(columnValues(row, true, 5)[COLUMNS.indexOf("search_lead")]).toBe(5);
   });
 });

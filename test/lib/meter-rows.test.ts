@@ -4,6 +4,7 @@ import { asInvocation, meterReport, meterTotals, resetMeterReport } from "../../
 import { meterEnv } from "../../src/lib/metered-bindings";
 import { call, createProject } from "../helpers";
 import { archiveAll, segmentsOf } from "../storage/archive-helpers";
+import { SEARCH_GROUP } from "../../src/model/search-index";
 
 describe("the meter counts billed rows", () => {
   it("takes D1's own rows_read and rows_written, indexes included, per invocation and in total", async () => {
@@ -53,7 +54,7 @@ describe("the meter counts billed rows", () => {
     expect(listed.json.data).toEqual([]);
   });
 
-  it("writes one span per commit instead of an id index entry per event", async () => {
+  it("writes one span per commit and a search entry per 16 of its events, instead of an id index entry and a search row per event", async () => {
     const project = await createProject();
     const event = { action: "probe.one", organization: "org_1", actor: { id: "u_1" }, targets: [{ type: "doc", id: "d_1" }] };
     expect((await call("POST", "/v1/events", { key: project.key, body: event })).status).toBe(201);
@@ -61,8 +62,9 @@ describe("the meter counts billed rows", () => {
     const batch = await call("POST", "/v1/events/batch", { key: project.key, body: { events: Array.from({ length: 40 }, () => event) } });
     expect(batch.status).toBe(201);
     const { rows } = (await call("GET", "/__meter")).json.data;
-    // 10 an event (the row, 6 indexes, the target's 2, the search row) and 1 for the commit (migration 0029).
-    expect(rows.d1Written).toBe(10 * 40 + 1);
+    // 9 an event (the row, 6 indexes, the target's 2), a search entry per group of 16 (migration 0031: 16, 16 and 8)
+    // and 1 for the commit (migration 0029).
+    expect(rows.d1Written).toBe(9 * 40 + Math.ceil(40 / SEARCH_GROUP) + 1);
     const spans = await project.db.prepare("SELECT first_seq, last_seq FROM commit_spans WHERE project_id = ? ORDER BY first_seq").bind(project.id).all();
     expect(spans.results).toEqual([{ first_seq: 1, last_seq: 1 }, { first_seq: 2, last_seq: 41 }]);
     const indexed = await project.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND id_indexed = 1").bind(project.id).first<{ n: number }>();
@@ -71,7 +73,7 @@ describe("the meter counts billed rows", () => {
 });
 
 describe("what archiving costs in billed rows", () => {
-  it("writes no row per event for its id: the hot row, its target's and its search row go, and a few rows per segment are added", async () => {
+  it("writes no row per event for its id: the hot row and its target's go, a search entry per group, and a few rows per segment are added", async () => {
     const project = await createProject();
     const event = { action: "probe.one", actor: { id: "u_1" }, targets: [{ type: "doc", id: "d_1" }] };
     expect((await call("POST", "/v1/events/batch", { key: project.key, body: { events: Array.from({ length: 40 }, () => event) } })).status).toBe(201);
@@ -81,9 +83,10 @@ describe("what archiving costs in billed rows", () => {
     expect((await segmentsOf(project.db, project.id)).map((s) => [s.count, s.id_tag !== null])).toEqual([[40, true]]);
     const ids = await project.db.prepare("SELECT count(*) AS n FROM archive_ids WHERE project_id = ?").bind(project.id).first<{ n: number }>();
     expect(ids!.n).toBe(0);
-    // 3 an event (issue 38 counted 5: archive_ids' row and index are gone), plus the segment's index row and
-    // its summary, and the commit's span, which goes with its last event.
-    const perSegment = rows.d1Written - 3 * 40;
+    // 2 an event (issue 38 counted 5: archive_ids' row and index are gone, and the search entry is one per 16 events),
+    // the search groups' entries, plus the segment's index row and its summary, and the commit's span, which goes
+    // with its last event.
+    const perSegment = rows.d1Written - 2 * 40 - Math.ceil(40 / SEARCH_GROUP);
     expect(perSegment).toBeGreaterThan(0);
     expect(perSegment).toBeLessThanOrEqual(9);
     const spans = await project.db.prepare("SELECT count(*) AS n FROM commit_spans WHERE project_id = ?").bind(project.id).first<{ n: number }>();

@@ -1,4 +1,4 @@
-// Migrations 0029 and 0030 (issue 38, storage v2) over a shard that already holds events, in Node's
+// Migrations 0029, 0030 and 0031 (issue 38, storage v2) over a shard that already holds events, in Node's
 // own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
 // (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
 // Every event from before stays findable by id (through the now partial id index, which SQLite is
@@ -14,6 +14,8 @@ import { insertEventsStatements } from "../../src/chain/event-insert.ts";
 import { idTag, mintEventId } from "../../src/model/event-id.ts";
 import { eventsByIdStatement } from "../../src/model/event-lookup.ts";
 import { selectEvents } from "../../src/model/event-query.ts";
+import { searchIndexStatements, searchTag } from "../../src/model/search-index.ts";
+import { ftsExpression } from "../../src/model/search-query.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const MIGRATIONS = join(ROOT, "migrations");
@@ -129,5 +131,54 @@ describe("migrations 0029 and 0030 over a shard holding events", () => {
     assert.deepEqual(all(db, eventsByIdStatement("e.seq", [after0029[0].id], PROJECT)).map((x) => x.seq), [3]);
     db.prepare("DELETE FROM events WHERE project_id = ? AND seq = 3").run(PROJECT);
     assert.equal(db.prepare("SELECT count(*) AS n FROM commit_spans").get().n, 0);
+  });
+});
+
+describe("migration 0031 over a shard whose events have a search entry each", () => {
+  const db = new DatabaseSync(join(dir, "search.sqlite"));
+  const t0 = "2026-11-20T10:00:00.000Z";
+  const t1 = "2026-11-28T10:00:00.000Z";
+  const old = [1, 2, 3].map((seq) => row(PROJECT, seq, crypto.randomUUID(), t0, { actor_name: seq === 2 ? "Pat Marker" : "Sam Other", actor_id: `acct${seq}z` }));
+  const fresh = [4, 5, 6, 7].map((seq) => row(PROJECT, seq, crypto.randomUUID(), t1, { actor_name: seq === 6 ? "Pat Marker" : "Sam Other", actor_id: `acct${seq}z` }));
+  const base = { projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
+  const found = (terms) =>
+    all(db, selectEvents(base, { columns: "e.seq", cursor: null, limit: 50, match: { expression: ftsExpression(terms, searchTag(PROJECT)), terms } })).map((r) => r.seq);
+  const entries = () => db.prepare("SELECT count(*) AS n FROM events_search WHERE events_search MATCH ?").get(ftsExpression(["doc"], searchTag(PROJECT))).n;
+
+  before(() => {
+    const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
+    for (const file of files.filter((f) => f < "0031")) apply(db, file);
+    // As the ledger wrote them before: the rows, then an entry each from their text.
+    for (const s of insertEventsStatements(d1, old).filter((s) => !s.sql.includes("events_search"))) {
+      db.prepare(s.sql.replace(", search_lead, search_words", "").replace(/, value ->> 2[45]/g, "")).run(...s.params);
+    }
+    for (const s of searchIndexStatements(d1, PROJECT, old)) db.prepare(s.sql).run(...s.params);
+    apply(db, "0031_search_groups.sql");
+    for (const s of insertEventsStatements(d1, fresh)) db.prepare(s.sql).run(...s.params);
+  });
+
+  it("keeps the old events' own entries and gives a new commit one entry for its group", () => {
+    assert.deepEqual(db.prepare("SELECT seq, search_lead AS lead, search_words IS NULL AS legacy FROM events ORDER BY seq").all().map((r) => ({ ...r })), [
+      { seq: 1, lead: 0, legacy: 1 }, { seq: 2, lead: 0, legacy: 1 }, { seq: 3, lead: 0, legacy: 1 },
+      { seq: 4, lead: 0, legacy: 0 }, { seq: 5, lead: 1, legacy: 0 }, { seq: 6, lead: 2, legacy: 0 }, { seq: 7, lead: 3, legacy: 0 },
+    ]);
+    assert.equal(entries(), 4);
+  });
+
+  it("finds exactly the events holding every term, old and new", () => {
+    assert.deepEqual(found(["marker"]), [6, 2]);
+    assert.deepEqual(found(["pat", "acct6z"]), [6]);
+    assert.deepEqual(found(["acct5z"]), [5]);
+    assert.deepEqual(found(["pat", "acct5z"]), []);
+    assert.deepEqual(found(["sam"]), [7, 5, 4, 3, 1]);
+  });
+
+  it("drops an old event's entry with it, and a group's with the last of its events", () => {
+    db.prepare("DELETE FROM events WHERE project_id = ? AND seq IN (2, 4, 5)").run(PROJECT);
+    assert.equal(entries(), 3);
+    assert.deepEqual(found(["sam"]), [7, 3, 1]);
+    db.prepare("DELETE FROM events WHERE project_id = ? AND seq IN (6, 7)").run(PROJECT);
+    assert.equal(entries(), 2);
+    db.exec("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)");
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { searchEvents } from "../../src/reads/event-read";
 import type { Selection } from "../../src/model/event-query";
-import { compactSearchIndex, indexText, reindexBacklog, reindexStatements, searchTag } from "../../src/model/search-index";
+import { compactSearchIndex, indexText, reindexBacklog, SEARCH_GROUP, searchTag } from "../../src/model/search-index";
 import { ftsExpression } from "../../src/model/search-query";
-import { createProject, ingest, ingestMany } from "../helpers";
+import { call, createProject, ingest, ingestMany } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
 
 const selection = (projectId: string): Selection => ({
@@ -15,6 +15,12 @@ async function matches(db: D1Database, expression: string): Promise<number[]> {
     .bind(expression)
     .all<{ r: number }>();
   return results.map((x) => x.r);
+}
+
+/** The index entries a project's rows are found by: one per search group (row_id - search_lead). */
+async function groupKeys(db: D1Database, projectId: string): Promise<number[]> {
+  const { results } = await db.prepare("SELECT DISTINCT row_id - search_lead AS k FROM events WHERE project_id = ? ORDER BY k").bind(projectId).all<{ k: number }>();
+  return results.map((x) => x.k);
 }
 
 async function rowIds(db: D1Database, projectId: string): Promise<number[]> {
@@ -55,8 +61,8 @@ describe("the per-project search index", () => {
     const same = { action: "doc.shared", actor: { id: "u_1", name: "Same Person" } };
     await ingestMany(a.key, [same, same]);
     await ingestMany(b.key, [same, same, same]);
-    expect(await matches(a.db, ftsExpression(["same", "doc"], searchTag(a.id)))).toEqual(await rowIds(a.db, a.id));
-    expect(await matches(b.db, ftsExpression(["same", "doc"], searchTag(b.id)))).toEqual(await rowIds(b.db, b.id));
+    expect(await matches(a.db, ftsExpression(["same", "doc"], searchTag(a.id)))).toEqual(await groupKeys(a.db, a.id));
+    expect(await matches(b.db, ftsExpression(["same", "doc"], searchTag(b.id)))).toEqual(await groupKeys(b.db, b.id));
     expect(await matches(a.db, '"same"* OR "doc"* OR "person"*')).toEqual([]);
   });
 
@@ -92,11 +98,11 @@ describe("the per-project search index", () => {
 
     expect((await eraseApplied(p.key, `/v1/actors/${actor.id}`)).status).toBe(202);
     expect(await matches(p.db, ftsExpression([marker], tag))).toEqual([]);
-    // What the erasure does next: index the scrubbed values, then compact.
-    const row = (await p.db.prepare("SELECT row_id, action, actor_name, actor_email, actor_id FROM events WHERE id = ?").bind(e.id)
-      .first<{ row_id: number; action: string; actor_name: null; actor_email: null; actor_id: null }>())!;
+    // The scrub indexed the scrubbed values in the same batch: the action stays searchable.
+    const row = (await p.db.prepare("SELECT row_id, actor_name, search_words FROM events WHERE id = ?").bind(e.id)
+      .first<{ row_id: number; actor_name: null; search_words: string }>())!;
     expect(row.actor_name).toBeNull();
-    await p.db.batch(reindexStatements(p.db, p.id, [row]));
+    expect(row.search_words).toBe("profile updated");
     expect(await matches(p.db, ftsExpression(["profile", "updated"], tag))).toEqual([row.row_id]);
     expect(await matches(p.db, ftsExpression(["ada"], tag))).toEqual([]);
     expect((await compactSearchIndex(p.db, 50)).done).toBe(true);
@@ -111,7 +117,9 @@ describe("the per-project search index", () => {
     await ingestMany(p.key, Array.from({ length: 5 }, (_, i) => ({ action: "legacy.row", actor: { id: `u_${i}`, name: "Old Timer" } })));
     await ingest(other.key, { action: "legacy.row" });
     const ids = await rowIds(p.db, p.id);
-    // As after the migration: p's rows have no entries yet, other's row (inside the range) already has one.
+    // As after the migration: p's rows are as older code wrote them (no stored words, no group) and have no entries yet,
+    // other's row (inside the range) already has one.
+    await p.db.prepare("UPDATE events SET search_lead = 0, search_words = NULL WHERE project_id = ?").bind(p.id).run();
     await p.db.prepare("DELETE FROM events_search WHERE rowid IN (SELECT row_id FROM events WHERE project_id = ?)").bind(p.id).run();
     await p.db.prepare("UPDATE search_backlog SET next_row_id = ?, last_row_id = NULL WHERE id = 1").bind(ids[0]).run();
     const expression = ftsExpression(["legacy", "timer"], searchTag(p.id));
@@ -128,8 +136,83 @@ describe("the per-project search index", () => {
     expect(indexed).toBe(5);
     expect(steps).toBeGreaterThanOrEqual(3);
     expect(await matches(p.db, expression)).toEqual(ids);
-    expect(await matches(p.db, ftsExpression(["legacy"], searchTag(other.id)))).toEqual(await rowIds(p.db, other.id));
+    expect(await matches(p.db, ftsExpression(["legacy"], searchTag(other.id)))).toEqual(await rowIds(other.db, other.id));
     expect(await reindexBacklog(p.db, 2)).toEqual({ indexed: 0, done: true });
+    await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
+  });
+});
+
+/** Every page of GET /v1/events/search, newest first: the ids found. */
+async function searchAll(key: string, q: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await call("GET", `/v1/events/search?q=${encodeURIComponent(q)}&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key });
+    expect(res.status).toBe(200);
+    ids.push(...res.json.data.map((e: { id: string }) => e.id));
+    cursor = res.json.nextCursor;
+  } while (cursor);
+  return ids;
+}
+
+describe("search groups: one index entry per 16 events of a commit", () => {
+  // 300 events, 100 a request: the first 50 (oldest) lie below the search's list walks (250 and 2,000 events), so
+  // they are found through the index; every 7th names "Pat Marker", the rest "Sam Other".
+  const events = Array.from({ length: 300 }, (_, i) => ({
+    action: i % 2 === 0 ? "doc.viewed" : "doc.shared",
+    actor: { id: `acct${i}z`, name: i % 7 === 0 ? "Pat Marker" : "Sam Other" },
+  }));
+  const newestFirst = <T>(list: T[]) => [...list].reverse();
+
+  it("writes one entry per group, and search still finds exactly the events holding every term", async () => {
+    const p = await createProject();
+    const stored = await ingestMany(p.key, events);
+    const tag = searchTag(p.id);
+    // 100 events a commit: 7 groups each (6 of 16, 1 of 4).
+    expect(await matches(p.db, ftsExpression(["doc"], tag))).toHaveLength(3 * Math.ceil(100 / SEARCH_GROUP));
+    expect(await groupKeys(p.db, p.id)).toHaveLength(21);
+    // A group's entry holds words its other events do not: only the events that hold every term are hits.
+    const marked = stored.filter((_, i) => i % 7 === 0).map((e) => e.id);
+    expect(await searchAll(p.key, "marker")).toEqual(newestFirst(marked));
+    expect(await searchAll(p.key, "pat shared")).toEqual(newestFirst(stored.filter((_, i) => i % 7 === 0 && i % 2 === 1).map((e) => e.id)));
+    expect(await searchAll(p.key, "acct3z shared")).toEqual([stored[3].id]);
+    expect(await searchAll(p.key, "acct3z viewed")).toEqual([]);
+  });
+
+  it("keeps a group's entry until the last of its events is gone", async () => {
+    const p = await createProject();
+    const stored = await ingestMany(p.key, events.slice(0, 20));
+    const tag = searchTag(p.id);
+    const keys = await groupKeys(p.db, p.id);
+    expect(keys).toHaveLength(2);
+    // Retention by rule takes some events of a group and not others: the group's first event among them.
+    await p.db.prepare("DELETE FROM events WHERE project_id = ? AND seq IN (1, 2, 3)").bind(p.id).run();
+    expect(await matches(p.db, ftsExpression(["doc"], tag))).toEqual(keys);
+    expect(await searchAll(p.key, "marker")).toEqual([stored[14].id, stored[7].id]);
+    await p.db.prepare("DELETE FROM events WHERE project_id = ? AND seq <= 16").bind(p.id).run();
+    expect(await matches(p.db, ftsExpression(["doc"], tag))).toEqual([keys[1]]);
+    await p.db.prepare("DELETE FROM events WHERE project_id = ?").bind(p.id).run();
+    expect(await matches(p.db, ftsExpression(["doc"], tag))).toEqual([]);
+    await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
+  });
+
+  it("an erasure rewrites its events' groups: the erased words match nothing, the group's other events still match theirs", async () => {
+    const p = await createProject();
+    const marker = `zq${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
+    const group = Array.from({ length: 16 }, (_, i) => ({ action: "doc.viewed", actor: { id: i === 5 ? `${marker}id` : `acct${i}z`, name: i === 5 ? "Erin Gone" : "Kept Person" } }));
+    const stored = await ingestMany(p.key, [...group, ...events.slice(0, 260)]);
+    const tag = searchTag(p.id);
+    expect(await searchAll(p.key, marker)).toEqual([stored[5].id]);
+
+    expect((await eraseApplied(p.key, `/v1/actors/${marker}id`)).status).toBe(202);
+    expect(await matches(p.db, ftsExpression([marker], tag))).toEqual([]);
+    expect(await matches(p.db, ftsExpression(["erin"], tag))).toEqual([]);
+    expect(await searchAll(p.key, marker)).toEqual([]);
+    expect(await searchAll(p.key, "kept acct9z")).toEqual([stored[9].id]);
+    // The scrubbed event keeps its action's words.
+    expect(await searchAll(p.key, "doc viewed")).toContain(stored[5].id);
+    expect((await compactSearchIndex(p.db, 50)).done).toBe(true);
+    expect(await pagesHolding(p.db, marker)).toBe(0);
     await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
   });
 });

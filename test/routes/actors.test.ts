@@ -20,7 +20,7 @@ const bob = { id: "u_bob", type: "user", name: "Bob Byron", email: "bob@example.
 const client = { ip: "203.0.113.7", headers: { "User-Agent": "AdaBrowser/1.0" } };
 
 async function rows(projectId: string) {
-  const { results } = await (await dbOf(projectId)).prepare("SELECT * FROM events WHERE project_id = ? ORDER BY seq").bind(projectId).all<EventRow>();
+  const { results } = await (await dbOf(projectId)).prepare("SELECT * FROM events WHERE project_id = ? ORDER BY seq").bind(projectId).all<EventRow & { search_words: string | null }>();
   return results;
 }
 
@@ -76,7 +76,9 @@ describe("DELETE /v1/actors/:id", () => {
       const row = after.find((r) => r.id === id)!;
       expect(row).toMatchObject({ actor_id: null, actor_name: null, actor_email: null, ip_address: null, user_agent: null, pii_salt: null });
       expect(Date.parse(row.anonymized_at!)).toBeGreaterThan(Date.now() - 60_000);
-      const { actor_id, actor_name, actor_email, ip_address, user_agent, pii_salt, anonymized_at, ...kept } = was;
+      // The words it is searched by keep only the action's.
+      expect(row.search_words).toBe(was.action.replace(".", " "));
+      const { actor_id, actor_name, actor_email, ip_address, user_agent, pii_salt, anonymized_at, search_words, ...kept } = was;
       expect(row).toMatchObject(kept);
     }
     expect(after.find((r) => r.id === b1.id)).toEqual(before.find((r) => r.id === b1.id));
