@@ -119,7 +119,7 @@ export interface SelectOptions {
   limit: number;
   /**
    * Walk the full-text matches, not the list index: an FTS5 MATCH expression
-   * (ftsExpression, with the project's tag) and its terms, which each event of
+   * (searchExpression) and its terms, which each event of
    * a matching group must hold (search-index.ts).
    */
   match?: { expression: string; terms: string[] };

@@ -1,4 +1,4 @@
-import { words } from "./search-query.ts";
+import { ftsExpression, words } from "./search-query.ts";
 
 /**
  * The full-text index, scoped per project (migrations/0004_search_per_project.sql).
@@ -13,10 +13,15 @@ import { words } from "./search-query.ts";
  *
  * An entry is one group of up to SEARCH_GROUP events of a commit, not one
  * event (migrations/0031_search_groups.sql): D1 bills each entry as a row
- * written, at insert and again at delete, whatever its text. Each event keeps
- * its own words (search_words), so a search checks in SQL which events of a
- * matching group hold every term (event-query.ts). Rows with search_words
- * NULL (shard copies, restores, rows from before) have an entry each.
+ * written, at insert and again at delete, whatever its text. Each event's
+ * words carry the tag of its slot in the group (slotTag: the project's tag
+ * with its last character standing for the slot), and a search asks for all
+ * its terms within one slot (searchExpression), so an entry matches only when
+ * one of its events holds every term, as a per-event entry did. Each event
+ * also keeps its own words (search_words), so that SQL finds which events of
+ * a matching group they are (event-query.ts). Rows with search_words NULL
+ * (shard copies, restores, rows from before) have an entry each, under the
+ * project's own tag.
  *
  * Who writes it:
  * - ingest: insertEventsStatements() stores each event's words and lead and
@@ -88,8 +93,30 @@ export function searchLeads(rows: ReadonlyArray<{ project_id: string }>): number
   return leads;
 }
 
+/** One character per slot of a group: SEARCH_GROUP of them. */
+const SLOTS = "0123456789abcdef";
+
+/** The tag of the words of a group's slot-th event: the project's tag with its last character standing for the slot. */
+export function slotTag(tag: string, slot: number): string {
+  return tag.slice(0, TAG_LENGTH - 1) + SLOTS[slot];
+}
+
+/**
+ * The MATCH expression of a search: every term within one event, that is
+ * within one entry of the project's own (a row indexed alone) or within one
+ * slot of a group. Two projects whose tags share the first five characters
+ * share doclists, as two with the same tag do: every read filters on project_id.
+ */
+export function searchExpression(terms: string[], projectId: string): string {
+  const tag = searchTag(projectId);
+  const tags = new Set([tag, ...Array.from(SLOTS, (_, slot) => slotTag(tag, slot))]);
+  return [...tags].map((t) => `(${ftsExpression(terms, t)})`).join(" OR ");
+}
+
+/** The slot's tag of a row, in SQL: ?1 is the project's tag less its last character. */
+const ROW_TAG = `(?1 || substr('${SLOTS}', e.search_lead + 1, 1))`;
 /** The tagged text of a group, from its rows' stored words (' ' separates words, so the tag goes before each). */
-const GROUP_TEXT = "group_concat(?1 || replace(e.search_words, ' ', ' ' || ?1), ' ')";
+const GROUP_TEXT = `group_concat(${ROW_TAG} || replace(e.search_words, ' ', ' ' || ${ROW_TAG}), ' ')`;
 
 /**
  * The entries of a commit's groups, made from the words its rows store:
@@ -103,7 +130,7 @@ export function groupIndexStatement(db: D1Database, projectId: string, first: nu
         "WHERE e.project_id = ?2 AND e.seq BETWEEN ?3 AND ?4 AND e.search_words IS NOT NULL AND e.search_words <> '' " +
         "GROUP BY e.row_id - e.search_lead",
     )
-    .bind(searchTag(projectId), projectId, first, last);
+    .bind(searchTag(projectId).slice(0, TAG_LENGTH - 1), projectId, first, last);
 }
 
 /**
@@ -121,7 +148,7 @@ export function groupReindexStatement(db: D1Database, projectId: string, seqs: n
         `WHERE NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k) ` +
         `AND EXISTS (SELECT 1 FROM events e WHERE e.row_id BETWEEN g.k AND g.k + ${SEARCH_GROUP - 1} AND e.row_id - e.search_lead = g.k AND e.search_words <> '')`,
     )
-    .bind(searchTag(projectId), projectId, JSON.stringify(seqs));
+    .bind(searchTag(projectId).slice(0, TAG_LENGTH - 1), projectId, JSON.stringify(seqs));
 }
 
 /** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */

@@ -9,8 +9,8 @@ import { eventsByIdStatement } from "../model/event-lookup";
 import { selectEvents, type Selection } from "../model/event-query";
 import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
 import { parsePending, PendingScrub, PENDING_COLUMN, wasScrubbed } from "../model/pending-erasures";
-import { SEARCH_TABLE, searchTag } from "../model/search-index";
-import { ftsExpression, matchesAll } from "../model/search-query";
+import { SEARCH_TABLE, searchExpression } from "../model/search-index";
+import { matchesAll } from "../model/search-query";
 import { archivedEvent } from "../storage/archive-lookup";
 import { eventsDb } from "../storage/shards";
 
@@ -124,7 +124,7 @@ export async function searchEvents(
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
   const want = limit + 1;
-  const expression = ftsExpression(terms, searchTag(sel.projectId));
+  const expression = searchExpression(terms, sel.projectId);
   const hits: number[] = [];
   const pending = new PendingScrub();
   let below = cursor;

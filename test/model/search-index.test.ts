@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { searchEvents } from "../../src/reads/event-read";
 import type { Selection } from "../../src/model/event-query";
-import { compactSearchIndex, indexText, reindexBacklog, SEARCH_GROUP, searchTag } from "../../src/model/search-index";
-import { ftsExpression } from "../../src/model/search-query";
+import { compactSearchIndex, indexText, reindexBacklog, SEARCH_GROUP, searchExpression, searchTag, slotTag } from "../../src/model/search-index";
 import { call, createProject, ingest, ingestMany } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
 
@@ -61,8 +60,8 @@ describe("the per-project search index", () => {
     const same = { action: "doc.shared", actor: { id: "u_1", name: "Same Person" } };
     await ingestMany(a.key, [same, same]);
     await ingestMany(b.key, [same, same, same]);
-    expect(await matches(a.db, ftsExpression(["same", "doc"], searchTag(a.id)))).toEqual(await groupKeys(a.db, a.id));
-    expect(await matches(b.db, ftsExpression(["same", "doc"], searchTag(b.id)))).toEqual(await groupKeys(b.db, b.id));
+    expect(await matches(a.db, searchExpression(["same", "doc"], a.id))).toEqual(await groupKeys(a.db, a.id));
+    expect(await matches(b.db, searchExpression(["same", "doc"], b.id))).toEqual(await groupKeys(b.db, b.id));
     expect(await matches(a.db, '"same"* OR "doc"* OR "person"*')).toEqual([]);
   });
 
@@ -83,7 +82,7 @@ describe("the per-project search index", () => {
     expect(matching).toHaveLength(2);
     for (const { sql, params } of matching) {
       expect(sql).toContain("events_search MATCH");
-      expect(params).toContain(`"${searchTag(p.id)}needle"*`);
+      expect(params).toContain(searchExpression(["needle"], p.id));
     }
   });
 
@@ -92,22 +91,21 @@ describe("the per-project search index", () => {
     const marker = `zq${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
     const actor = { id: `${marker}id`, name: `Ada ${marker}name`, email: `${marker}mail@example.com` };
     const e = (await ingest(p.key, { action: "profile.updated", actor })).json.data;
-    const tag = searchTag(p.id);
-    expect(await matches(p.db, ftsExpression([marker], tag))).toHaveLength(1);
+    expect(await matches(p.db, searchExpression([marker], p.id))).toHaveLength(1);
     expect(await pagesHolding(p.db, marker)).toBeGreaterThan(0);
 
     expect((await eraseApplied(p.key, `/v1/actors/${actor.id}`)).status).toBe(202);
-    expect(await matches(p.db, ftsExpression([marker], tag))).toEqual([]);
+    expect(await matches(p.db, searchExpression([marker], p.id))).toEqual([]);
     // The scrub indexed the scrubbed values in the same batch: the action stays searchable.
     const row = (await p.db.prepare("SELECT row_id, actor_name, search_words FROM events WHERE id = ?").bind(e.id)
       .first<{ row_id: number; actor_name: null; search_words: string }>())!;
     expect(row.actor_name).toBeNull();
     expect(row.search_words).toBe("profile updated");
-    expect(await matches(p.db, ftsExpression(["profile", "updated"], tag))).toEqual([row.row_id]);
-    expect(await matches(p.db, ftsExpression(["ada"], tag))).toEqual([]);
+    expect(await matches(p.db, searchExpression(["profile", "updated"], p.id))).toEqual([row.row_id]);
+    expect(await matches(p.db, searchExpression(["ada"], p.id))).toEqual([]);
     expect((await compactSearchIndex(p.db, 50)).done).toBe(true);
     expect(await pagesHolding(p.db, marker)).toBe(0);
-    expect(await matches(p.db, ftsExpression(["profile"], tag))).toEqual([row.row_id]);
+    expect(await matches(p.db, searchExpression(["profile"], p.id))).toEqual([row.row_id]);
     await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
   });
 
@@ -122,7 +120,7 @@ describe("the per-project search index", () => {
     await p.db.prepare("UPDATE events SET search_lead = 0, search_words = NULL WHERE project_id = ?").bind(p.id).run();
     await p.db.prepare("DELETE FROM events_search WHERE rowid IN (SELECT row_id FROM events WHERE project_id = ?)").bind(p.id).run();
     await p.db.prepare("UPDATE search_backlog SET next_row_id = ?, last_row_id = NULL WHERE id = 1").bind(ids[0]).run();
-    const expression = ftsExpression(["legacy", "timer"], searchTag(p.id));
+    const expression = searchExpression(["legacy", "timer"], p.id);
     expect(await matches(p.db, expression)).toEqual([]);
 
     let indexed = 0;
@@ -136,7 +134,7 @@ describe("the per-project search index", () => {
     expect(indexed).toBe(5);
     expect(steps).toBeGreaterThanOrEqual(3);
     expect(await matches(p.db, expression)).toEqual(ids);
-    expect(await matches(p.db, ftsExpression(["legacy"], searchTag(other.id)))).toEqual(await rowIds(other.db, other.id));
+    expect(await matches(p.db, searchExpression(["legacy"], other.id))).toEqual(await rowIds(other.db, other.id));
     expect(await reindexBacklog(p.db, 2)).toEqual({ indexed: 0, done: true });
     await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
   });
@@ -167,9 +165,8 @@ describe("search groups: one index entry per 16 events of a commit", () => {
   it("writes one entry per group, and search still finds exactly the events holding every term", async () => {
     const p = await createProject();
     const stored = await ingestMany(p.key, events);
-    const tag = searchTag(p.id);
     // 100 events a commit: 7 groups each (6 of 16, 1 of 4).
-    expect(await matches(p.db, ftsExpression(["doc"], tag))).toHaveLength(3 * Math.ceil(100 / SEARCH_GROUP));
+    expect(await matches(p.db, searchExpression(["doc"], p.id))).toHaveLength(3 * Math.ceil(100 / SEARCH_GROUP));
     expect(await groupKeys(p.db, p.id)).toHaveLength(21);
     // A group's entry holds words its other events do not: only the events that hold every term are hits.
     const marked = stored.filter((_, i) => i % 7 === 0).map((e) => e.id);
@@ -179,20 +176,34 @@ describe("search groups: one index entry per 16 events of a commit", () => {
     expect(await searchAll(p.key, "acct3z viewed")).toEqual([]);
   });
 
+  it("matches a group only when one of its events holds every term, never terms spread over two of them", async () => {
+    expect(slotTag("abc123", 0)).toBe("abc120");
+    expect(slotTag("abc123", SEARCH_GROUP - 1)).toBe("abc12f");
+    const p = await createProject();
+    await ingestMany(p.key, [
+      { action: "doc.viewed", actor: { id: "a1", name: "Alpha Person" } },
+      { action: "doc.viewed", actor: { id: "b1", name: "Beta Person" } },
+    ]);
+    const [key] = await groupKeys(p.db, p.id);
+    expect(await matches(p.db, searchExpression(["alpha"], p.id))).toEqual([key]);
+    expect(await matches(p.db, searchExpression(["alpha", "person"], p.id))).toEqual([key]);
+    expect(await matches(p.db, searchExpression(["alpha", "beta"], p.id))).toEqual([]);
+    expect(await searchAll(p.key, "alpha beta")).toEqual([]);
+  });
+
   it("keeps a group's entry until the last of its events is gone", async () => {
     const p = await createProject();
     const stored = await ingestMany(p.key, events.slice(0, 20));
-    const tag = searchTag(p.id);
     const keys = await groupKeys(p.db, p.id);
     expect(keys).toHaveLength(2);
     // Retention by rule takes some events of a group and not others: the group's first event among them.
     await p.db.prepare("DELETE FROM events WHERE project_id = ? AND seq IN (1, 2, 3)").bind(p.id).run();
-    expect(await matches(p.db, ftsExpression(["doc"], tag))).toEqual(keys);
+    expect(await matches(p.db, searchExpression(["doc"], p.id))).toEqual(keys);
     expect(await searchAll(p.key, "marker")).toEqual([stored[14].id, stored[7].id]);
     await p.db.prepare("DELETE FROM events WHERE project_id = ? AND seq <= 16").bind(p.id).run();
-    expect(await matches(p.db, ftsExpression(["doc"], tag))).toEqual([keys[1]]);
+    expect(await matches(p.db, searchExpression(["doc"], p.id))).toEqual([keys[1]]);
     await p.db.prepare("DELETE FROM events WHERE project_id = ?").bind(p.id).run();
-    expect(await matches(p.db, ftsExpression(["doc"], tag))).toEqual([]);
+    expect(await matches(p.db, searchExpression(["doc"], p.id))).toEqual([]);
     await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
   });
 
@@ -201,12 +212,11 @@ describe("search groups: one index entry per 16 events of a commit", () => {
     const marker = `zq${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
     const group = Array.from({ length: 16 }, (_, i) => ({ action: "doc.viewed", actor: { id: i === 5 ? `${marker}id` : `acct${i}z`, name: i === 5 ? "Erin Gone" : "Kept Person" } }));
     const stored = await ingestMany(p.key, [...group, ...events.slice(0, 260)]);
-    const tag = searchTag(p.id);
     expect(await searchAll(p.key, marker)).toEqual([stored[5].id]);
 
     expect((await eraseApplied(p.key, `/v1/actors/${marker}id`)).status).toBe(202);
-    expect(await matches(p.db, ftsExpression([marker], tag))).toEqual([]);
-    expect(await matches(p.db, ftsExpression(["erin"], tag))).toEqual([]);
+    expect(await matches(p.db, searchExpression([marker], p.id))).toEqual([]);
+    expect(await matches(p.db, searchExpression(["erin"], p.id))).toEqual([]);
     expect(await searchAll(p.key, marker)).toEqual([]);
     expect(await searchAll(p.key, "kept acct9z")).toEqual([stored[9].id]);
     // The scrubbed event keeps its action's words.

@@ -11,7 +11,7 @@ import { sha256Hex } from "../../src/lib/crypto";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/sealing/payload";
 import { checkSignature, loadKeyring } from "../../src/sealing/signing-keys";
 import { parseEvent } from "../../src/schemas/event";
-import { SEARCH_TABLE, searchTag } from "../../src/model/search-index";
+import { SEARCH_TABLE, searchExpression } from "../../src/model/search-index";
 import { call, createProject, createScopedKey, ingest, dbOf } from "../helpers";
 import { accepted, eraseApplied } from "../chain/erasure-helpers";
 
@@ -54,7 +54,7 @@ function erase(key: string, actorId: string, organization?: string) {
 /** Entries of the project's search index for words starting with term (asked the way a search asks). */
 async function indexMatches(projectId: string, term: string) {
   const db = await dbOf(projectId);
-  return db.prepare(`SELECT rowid FROM ${SEARCH_TABLE} WHERE ${SEARCH_TABLE} MATCH ?`).bind(`"${searchTag(projectId)}${term}"*`).all();
+  return db.prepare(`SELECT rowid FROM ${SEARCH_TABLE} WHERE ${SEARCH_TABLE} MATCH ?`).bind(searchExpression([term], projectId)).all();
 }
 
 describe("DELETE /v1/actors/:id", () => {
