@@ -44,7 +44,7 @@ function foundBySpan(r: EventRow): boolean {
  * id index took one per event. A span covers its rows' whole seq range: an id
  * is matched against the rows of that range, never taken from the span alone.
  */
-function spanStatements(db: D1Database, rows: EventRow[], bySpan: boolean[]): D1PreparedStatement[] {
+function spanStatements(db: D1Database, rows: EventRow[], bySpan: boolean[], appends: readonly NamedAppend[]): D1PreparedStatement[] {
   const spans = new Map<string, { received_at: string; project_id: string; first: number; last: number }>();
   for (const [i, r] of rows.entries()) {
     if (!bySpan[i]) continue;
@@ -57,9 +57,19 @@ function spanStatements(db: D1Database, rows: EventRow[], bySpan: boolean[]): D1
       spans.set(key, { received_at: r.received_at, project_id: r.project_id, first: r.seq, last: r.seq });
     }
   }
-  return [...spans.values()].map((s) =>
-    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq) VALUES (?, ?, ?, ?)").bind(s.received_at, s.project_id, s.first, s.last),
-  );
+  return [...spans.values()].map((s) => {
+    const own = appends.filter((a) => a.first >= s.first && a.last <= s.last).map((a) => [a.token, a.first, a.last]);
+    return db
+      .prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, appends) VALUES (?, ?, ?, ?, ?)")
+      .bind(s.received_at, s.project_id, s.first, s.last, own.length > 0 ? JSON.stringify(own) : null);
+  });
+}
+
+/** An append of the commit, by the name its worker gave it, and its seqs: kept on the commit's span (landed-appends.ts). */
+export interface NamedAppend {
+  token: string;
+  first: number;
+  last: number;
 }
 
 /** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */
@@ -73,7 +83,7 @@ const MAX_PARAM_BYTES = 1_000_000;
  * numbers them consecutively: that is what lets a search group find its
  * entry at row_id - search_lead (search-index.ts).
  */
-export function insertEventsStatements(db: D1Database, rows: EventRow[]): D1PreparedStatement[] {
+export function insertEventsStatements(db: D1Database, rows: EventRow[], appends: readonly NamedAppend[] = []): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   let chunk: string[] = [];
   let bytes = 0;
@@ -92,7 +102,7 @@ export function insertEventsStatements(db: D1Database, rows: EventRow[]): D1Prep
     bytes += json.length;
   }
   flush();
-  statements.push(...spanStatements(db, rows, bySpan));
+  statements.push(...spanStatements(db, rows, bySpan, appends));
   const seqs = new Map<string, { first: number; last: number }>();
   for (const row of rows) {
     const range = seqs.get(row.project_id);

@@ -15,6 +15,8 @@ interface Pending {
   bytes: number;
   idempotencyKey: string | null;
   requestHash: string | null;
+  /** The worker's name for this append, stored with the commit: after a lost answer it finds whether it landed (src/chain/landed-appends.ts). */
+  token: string | null;
   resolve: (rows: EventRow[]) => void;
   reject: (error: unknown) => void;
 }
@@ -71,11 +73,11 @@ export class GroupCommit {
   }
 
   /** The events as rows of the chain, once they are committed. */
-  enqueue(events: NewEvent[], idempotencyKey: string | null = null, requestHash: string | null = null, bytes = 0): Promise<EventRow[]> {
+  enqueue(events: NewEvent[], idempotencyKey: string | null = null, requestHash: string | null = null, bytes = 0, token: string | null = null): Promise<EventRow[]> {
     this.queued.events += events.length;
     this.queued.bytes += bytes;
     return new Promise<EventRow[]>((resolve, reject) => {
-      this.queue.push({ events, idempotencyKey, requestHash, bytes, resolve, reject });
+      this.queue.push({ events, idempotencyKey, requestHash, token, bytes, resolve, reject });
       this.schedule();
     }).finally(() => {
       this.queued.events -= events.length;
@@ -126,11 +128,12 @@ export class GroupCommit {
       sealed = { slices: group.map((p) => rows.slice(offset, (offset += p.events.length))), last };
       const { slices } = sealed;
       const keyed = group.flatMap((p, i) => (p.idempotencyKey === null ? [] : [{ key: p.idempotencyKey, requestHash: p.requestHash, rows: slices[i] }]));
+      const named = group.flatMap((p, i) => (p.token === null || slices[i].length === 0 ? [] : [{ token: p.token, first: slices[i][0].seq, last: slices[i][slices[i].length - 1].seq }]));
       const db = host.db();
       // The new leaves are hashed while D1 writes; a failed batch just drops them.
       const [leaves] = await Promise.all([
         host.log().prepare(rows),
-        db.batch([...insertEventsStatements(db, rows), ...idempotencyStatements(db, host.projectId, keyed)]),
+        db.batch([...insertEventsStatements(db, rows, named), ...idempotencyStatements(db, host.projectId, keyed)]),
       ]);
       // No await between the tree and the head: one storage transaction stores both or neither.
       host.log().apply(leaves);

@@ -21,6 +21,8 @@ export interface AppendRequest {
   bytes?: number;
   /** When the worker handed it to the ledger (its clock, ms): an append that waited too long to arrive is refused (src/chain/ingest-admission.ts). */
   sentAt?: number;
+  /** The worker's name for this append, stored with its commit, so that a worker that lost the answer finds whether it landed (landed-appends.ts). */
+  token?: string;
 }
 
 /**
@@ -51,10 +53,10 @@ export class IdempotentAppends {
     private readonly env: Env,
     private readonly projectId: string,
     private readonly db: () => D1Database,
-    private readonly enqueue: (events: NewEvent[], idempotencyKey: string, requestHash: string | null, bytes: number) => Promise<EventRow[]>,
+    private readonly enqueue: (events: NewEvent[], idempotencyKey: string, requestHash: string | null, bytes: number, token: string | null) => Promise<EventRow[]>,
   ) {}
 
-  run(events: NewEvent[], key: string, requestHash: string | null, display?: Display, bytes = 0): Promise<Outcome> {
+  run(events: NewEvent[], key: string, requestHash: string | null, display?: Display, bytes = 0, token: string | null = null): Promise<Outcome> {
     const running = this.inFlight.get(key);
     if (running) {
       if (!sameBody(running.requestHash, requestHash)) return Promise.resolve({ status: "key_reused", events: [] });
@@ -64,7 +66,7 @@ export class IdempotentAppends {
       const earlier = await findIdempotent(this.env, this.db(), this.projectId, key);
       if (earlier && !sameBody(earlier.requestHash, requestHash)) return { status: "key_reused", events: [] };
       if (earlier) return { status: "replayed", events: earlier.rows.map((row) => eventJson(row, display)) };
-      return { status: "appended", events: (await this.enqueue(events, key, requestHash, bytes)).map((row) => eventJson(row, display)) };
+      return { status: "appended", events: (await this.enqueue(events, key, requestHash, bytes, token)).map((row) => eventJson(row, display)) };
     })();
     this.inFlight.set(key, { requestHash, attempt });
     return attempt.finally(() => this.inFlight.delete(key));

@@ -48,8 +48,9 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
     const refusal = await this.admission.admit(events.length, bytes, Date.now(), request.sentAt ?? null);
     if (refusal) return { status: "overloaded", rate, refusal };
     const display = this.compiled().display;
-    if (request.idempotencyKey === null) return { status: "appended", events: (await this.commits.enqueue(events, null, null, bytes)).map((row) => eventJson(row, display)), rate };
-    return { ...(await this.keyed.run(events, request.idempotencyKey, request.requestHash, display, bytes)), rate };
+    const token = request.token ?? null;
+    if (request.idempotencyKey === null) return { status: "appended", events: (await this.commits.enqueue(events, null, null, bytes, token)).map((row) => eventJson(row, display)), rate };
+    return { ...(await this.keyed.run(events, request.idempotencyKey, request.requestHash, display, bytes, token)), rate };
   }
 
   /** Counts an ingest request that failed before it could be appended. */

@@ -113,7 +113,7 @@ export abstract class LedgerCore extends LedgerLogRpc {
       },
       recover: () => this.loadHead(),
     });
-    this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash, bytes) => this.commits.enqueue(events, key, requestHash, bytes));
+    this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash, bytes, token) => this.commits.enqueue(events, key, requestHash, bytes, token));
     this.admission = new IngestAdmission(() => this.commits.load(), () => ingestEventsPerMinute(env, this.projectId));
     // Once started, append any self-audit event a crash left staged.
     ctx.blockConcurrencyWhile(() => this.loadHead()).then(() => this.drainAudit()).then(() => this.erasing.resume());

@@ -8,6 +8,7 @@ import { ledgerOf, packEvents } from "../chain/ledger";
 import { MAX_QUEUED_BYTES } from "../chain/ingest-admission";
 import type { AppendResult } from "../chain/idempotent-appends";
 import { findIdempotent } from "../chain/idempotency";
+import { findLandedAppend } from "../chain/landed-appends";
 import { eventJson } from "../model/event-shape";
 import { eventsDb } from "../storage/shards";
 import { validationError } from "../lib/validate";
@@ -125,16 +126,29 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
       if (replay) return replay;
       throw error;
     }
-    const result = await ledger.append({
-      events: packEvents(events),
-      idempotencyKey: key,
-      requestHash,
-      keyPrefix: credential.prefix,
-      rateLimit: ingestLimit(c.env),
-      catalogRevision: catalog.revision,
-      bytes: bodyText.length,
-      sentAt: Date.now(),
-    });
+    const token = crypto.randomUUID();
+    const sentAt = Date.now();
+    let result: AppendResult;
+    try {
+      result = await ledger.append({
+        events: packEvents(events),
+        idempotencyKey: key,
+        requestHash,
+        keyPrefix: credential.prefix,
+        rateLimit: ingestLimit(c.env),
+        catalogRevision: catalog.revision,
+        bytes: bodyText.length,
+        sentAt,
+        token,
+      });
+    } catch (error) {
+      // Refused by the runtime before the ledger ran (app.ts answers 429): nothing to look for.
+      if ((error as { overloaded?: boolean } | null)?.overloaded === true) throw error;
+      // The ledger may have stopped after its commit landed and before it answered: then the events are stored.
+      const landed = await findLandedAppend(await eventsDb(c.env, credential.projectId), credential.projectId, token, sentAt).catch(() => null);
+      if (landed === null) throw error;
+      return landed.map((row) => eventJson(row, catalog.display));
+    }
     if (result.status !== "catalog_stale") return answered(c, result, key);
     forgetCatalog(credential.projectId);
     if (tries === CATALOG_TRIES) {

@@ -75,6 +75,55 @@ describe("ProjectLedger head recovery", () => {
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 5 });
   });
 
+  /** Makes the ledger's next D1 batch stop the runtime (the object is reset), after the batch committed or instead of it. */
+  async function stopOnNextBatch(projectId: string, when: "after_commit" | "before_commit") {
+    await runInDurableObject(ledger(projectId), (instance: ProjectLedger, state: DurableObjectState) => {
+      const host = instance as unknown as { db: D1Database };
+      const real = host.db;
+      host.db = {
+        prepare: (sql: string) => real.prepare(sql),
+        batch: async (statements: D1PreparedStatement[]) => {
+          host.db = real;
+          if (when === "after_commit") await real.batch(statements);
+          state.abort(`test: the runtime stops the ledger ${when === "after_commit" ? "after its commit" : "before its commit"}`);
+          throw new Error("unreachable: the object was reset");
+        },
+      } as unknown as D1Database;
+    });
+  }
+
+  it("answers an append whose ledger was stopped after its commit landed as stored, so a retry does not store it twice", async () => {
+    const p = await createProject();
+    const first = await ingest(p.key, { action: "a" });
+    await stopOnNextBatch(p.id, "after_commit");
+    const batch = await call("POST", "/v1/events/batch", { key: p.key, body: { events: [{ action: "stopped.1" }, { action: "stopped.2" }] } });
+    expect(batch.status).toBe(201);
+    expect(batch.json.data.map((e: { seq: number; action: string }) => [e.seq, e.action])).toEqual([[2, "stopped.1"], [3, "stopped.2"]]);
+    expect(batch.json.data[0].prev_hash).toBe(first.json.data.hash);
+    // What it answered is what is stored, once, and the chain goes on from it under the ledger's next instance.
+    expect((await call("GET", `/v1/events/${batch.json.data[1].id}`, { key: p.key })).json.data).toEqual(batch.json.data[1]);
+    const { results } = await p.db.prepare("SELECT seq FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number }>();
+    expect(results.map((r) => r.seq)).toEqual([1, 2, 3]);
+    const next = await ingest(p.key, { action: "b" });
+    expect(next.json.data).toMatchObject({ seq: 4, prev_hash: batch.json.data[1].hash });
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 4 });
+  });
+
+  it("answers an append whose ledger was stopped before its commit as a failure that stored nothing", async () => {
+    const p = await createProject();
+    await ingest(p.key, { action: "a" });
+    await stopOnNextBatch(p.id, "before_commit");
+    const failed = await call("POST", "/v1/events", { key: p.key, body: { action: "never.stored" } });
+    expect(failed.status).toBe(500);
+    expect(failed.json.error.message).toMatch(/stored nothing/);
+    const { results } = await p.db.prepare("SELECT seq FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number }>();
+    expect(results.map((r) => r.seq)).toEqual([1]);
+    // The retry it was told is safe stores the event once.
+    const retry = await ingest(p.key, { action: "never.stored" });
+    expect(retry.json.data).toMatchObject({ seq: 2, action: "never.stored" });
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 2 });
+  });
+
   it("attack: a row planted past the head with a recomputed hash is not adopted, and verify names it", async () => {
     const p = await createProject();
     const first = await ingest(p.key, { action: "a" });

@@ -14,8 +14,7 @@ import { insertEventsStatements } from "../../src/chain/event-insert.ts";
 import { idTag, mintEventId } from "../../src/model/event-id.ts";
 import { eventsByIdStatement } from "../../src/model/event-lookup.ts";
 import { selectEvents } from "../../src/model/event-query.ts";
-import { searchIndexStatements, searchTag } from "../../src/model/search-index.ts";
-import { ftsExpression } from "../../src/model/search-query.ts";
+import { searchExpression, searchIndexStatements } from "../../src/model/search-index.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const MIGRATIONS = join(ROOT, "migrations");
@@ -90,7 +89,7 @@ describe("migrations 0029 and 0030 over a shard holding events", () => {
     assert.equal(indexed, before0029.length);
     assert.deepEqual(db.prepare("SELECT seq FROM events WHERE project_id = ? AND id_indexed = 0 ORDER BY seq").all(PROJECT).map((r) => r.seq), [3, 4]);
     assert.deepEqual(db.prepare("SELECT * FROM commit_spans").all().map((r) => ({ ...r })), [
-      { received_at: "2026-11-28T10:00:00.000Z", project_id: PROJECT, first_seq: 3, last_seq: 4 },
+      { received_at: "2026-11-28T10:00:00.000Z", project_id: PROJECT, first_seq: 3, last_seq: 4, appends: null },
     ]);
   });
 
@@ -142,8 +141,8 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
   const fresh = [4, 5, 6, 7].map((seq) => row(PROJECT, seq, crypto.randomUUID(), t1, { actor_name: seq === 6 ? "Pat Marker" : "Sam Other", actor_id: `acct${seq}z` }));
   const base = { projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
   const found = (terms) =>
-    all(db, selectEvents(base, { columns: "e.seq", cursor: null, limit: 50, match: { expression: ftsExpression(terms, searchTag(PROJECT)), terms } })).map((r) => r.seq);
-  const entries = () => db.prepare("SELECT count(*) AS n FROM events_search WHERE events_search MATCH ?").get(ftsExpression(["doc"], searchTag(PROJECT))).n;
+    all(db, selectEvents(base, { columns: "e.seq", cursor: null, limit: 50, match: { expression: searchExpression(terms, PROJECT), terms } })).map((r) => r.seq);
+  const entries = () => db.prepare("SELECT count(*) AS n FROM events_search WHERE events_search MATCH ?").get(searchExpression(["doc"], PROJECT)).n;
 
   before(() => {
     const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
