@@ -88,6 +88,9 @@ export const events = sqliteTable(
     index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq).where(sql`actor_id IS NOT NULL`),
     index("events_action_time_idx").on(t.project_id, t.action, t.occurred_at, t.seq),
     index("events_ip_time_idx").on(t.project_id, t.ip_address, t.occurred_at, t.seq).where(sql`ip_address IS NOT NULL`),
+    // The first target (migration 0033): index entries cost no row when the event is deleted; event_targets holds the others.
+    index("events_first_target_type_idx").on(t.project_id, sql`(targets ->> '$[0].type')`, t.occurred_at, t.seq).where(sql`targets <> '[]'`),
+    index("events_first_target_id_idx").on(t.project_id, sql`(targets ->> '$[0].type')`, sql`(targets ->> '$[0].id')`, t.occurred_at, t.seq).where(sql`targets <> '[]'`),
   ],
 );
 

@@ -190,8 +190,14 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     return targetWalk(sel, targetType, options, params, bind, where, exclude, limit);
   }
   if (targetType !== null) {
-    const id = sel.targetId != null ? ` AND t.id = ${bind(sel.targetId)}` : "";
-    where.push(`EXISTS (SELECT 1 FROM event_targets t WHERE t.project_id = e.project_id AND t.type = ${bind(targetType)}${id} AND t.occurred_at = e.occurred_at AND t.seq = e.seq)`);
+    const type = bind(targetType);
+    const targetId = sel.targetId != null ? bind(sel.targetId) : null;
+    const id = targetId !== null ? ` AND t.id = ${targetId}` : "";
+    const first = `${FIRST_TYPE} = ${type}${targetId !== null ? ` AND ${FIRST_ID} = ${targetId}` : ""}`;
+    where.push(
+      `((e.targets <> '[]' AND ${first}) OR ` +
+        `EXISTS (SELECT 1 FROM event_targets t WHERE t.project_id = e.project_id AND t.type = ${type}${id} AND t.occurred_at = e.occurred_at AND t.seq = e.seq))`,
+    );
   }
   const from = `FROM events e INDEXED BY ${indexFor(sel, (sel.actions?.length ?? 0) > 0)}`;
   if (exclude && options.window !== undefined && options.match === undefined) {
@@ -245,12 +251,17 @@ function unionAll(selects: string[]): string {
   return unionAll(groups);
 }
 
+/** An event's first target, as migrations/0033_first_target_indexes.sql indexes it (the same expressions, or SQLite will not use the index). */
+const FIRST_TYPE = "(e.targets ->> '$[0].type')";
+const FIRST_ID = "(e.targets ->> '$[0].id')";
+
 /**
- * A target filter without a narrower actor or address: walk the target's own
- * index (event_targets, kept by triggers) in list order and join each hit to
- * its event, the other filters applied to it. The table holds one row per
- * distinct target of an event; with only a type, an event naming several
- * targets of it is listed once (its row of the smallest id).
+ * A target filter without a narrower actor or address: two walks in list
+ * order, merged. An event's first target is in two indexes on the events
+ * table (migration 0033); every other target is a row of event_targets (kept
+ * by triggers), as are the first targets of events stored before that
+ * migration. Each walk stops at the limit, and the merge lists an event
+ * found by both (or by two of its targets) once.
  */
 function targetWalk(
   sel: Selection,
@@ -263,25 +274,40 @@ function targetWalk(
   limit: string,
 ): Statement {
   const id = sel.targetId ?? null;
-  // The same bounds, on the target rows: t.occurred_at and t.seq are the event's own.
+  const type = bind(targetType);
+  const targetId = id !== null ? bind(id) : null;
+  const actions = (sel.actions ?? []).map(bind);
+  const onEvent = [...(exclude ? [exclude] : []), ...(actions.length > 0 ? [`e.action IN (${actions.join(", ")})`] : [])];
+
+  // The first targets: the events table's own index, with every other filter on the same row.
+  const firstIndex = id !== null ? "events_first_target_id_idx" : "events_first_target_type_idx";
+  const firsts =
+    `SELECT e.row_id, e.occurred_at, e.seq FROM events e INDEXED BY ${firstIndex} ` +
+    `WHERE ${[...eventWhere, "e.targets <> '[]'", `${FIRST_TYPE} = ${type}`, ...(targetId !== null ? [`${FIRST_ID} = ${targetId}`] : []), ...onEvent].join(" AND ")} ` +
+    `${ORDER} LIMIT ${limit}`;
+
+  // The other targets: the same bounds on the target rows (t.occurred_at and t.seq are the event's own).
   const where = eventWhere.map((w) => w.replaceAll("e.occurred_at", "t.occurred_at").replaceAll("e.seq", "t.seq").replace("e.project_id", "t.project_id"));
-  where.push(`t.type = ${bind(targetType)}`);
-  if (id !== null) where.push(`t.id = ${bind(id)}`);
-  if (id === null) {
+  where.push(`t.type = ${type}`);
+  if (targetId !== null) where.push(`t.id = ${targetId}`);
+  if (targetId === null) {
+    // With a type only, an event naming several targets of it is walked once (its row of the smallest id).
     where.push(
       "NOT EXISTS (SELECT 1 FROM event_targets d INDEXED BY event_targets_type_time_idx WHERE d.project_id = t.project_id AND d.type = t.type " +
         "AND d.occurred_at = t.occurred_at AND d.seq = t.seq AND d.id < t.id)",
     );
   }
-  if (exclude) where.push(exclude);
-  const actions = (sel.actions ?? []).map(bind);
-  if (actions.length > 0) where.push(`e.action IN (${actions.join(", ")})`);
+  where.push(...onEvent);
   // With an id, the table's own key (project, type, id, occurred_at, seq) is the walk; with a type only, its index.
-  const index = id !== null ? "" : " INDEXED BY event_targets_type_time_idx";
+  const index = targetId !== null ? "" : " INDEXED BY event_targets_type_time_idx";
+  const others =
+    `SELECT e.row_id, e.occurred_at, e.seq FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id ` +
+    `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`;
+
   return {
     sql:
-      `SELECT ${options.columns} FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id ` +
-      `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`,
+      `SELECT ${options.columns} FROM events e WHERE e.row_id IN (SELECT row_id FROM ` +
+      `(SELECT * FROM (${firsts}) UNION SELECT * FROM (${others})) ORDER BY occurred_at DESC, seq DESC LIMIT ${limit}) ${ORDER}`,
     params,
   };
 }

@@ -1,4 +1,4 @@
-// Migrations 0029, 0030 and 0031 (issue 38, storage v2) over a shard that already holds events, in Node's
+// Migrations 0029 to 0033 (issue 38, storage v2) over a shard that already holds events, in Node's
 // own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
 // (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
 // Every event from before stays findable by id (through the now partial id index, which SQLite is
@@ -179,5 +179,50 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
     db.prepare("DELETE FROM events WHERE project_id = ? AND seq IN (6, 7)").run(PROJECT);
     assert.equal(entries(), 2);
     db.exec("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)");
+  });
+});
+
+describe("migration 0033 over a shard whose events have a target row each", () => {
+  const db = new DatabaseSync(join(dir, "targets.sqlite"));
+  const t0 = "2026-11-20T10:00:00.000Z";
+  const t1 = "2026-11-28T10:00:00.000Z";
+  const doc = (id) => JSON.stringify([{ id, name: null, type: "doc" }]);
+  const old = [
+    row(PROJECT, 1, crypto.randomUUID(), t0, { targets: doc("d1") }),
+    row(PROJECT, 2, crypto.randomUUID(), t0, { targets: JSON.stringify([{ id: "u1", name: null, type: "user" }, { id: "d1", name: null, type: "doc" }]) }),
+    row(PROJECT, 3, crypto.randomUUID(), t0),
+  ];
+  const fresh = [row(PROJECT, 4, crypto.randomUUID(), t1, { targets: doc("d1") }), row(PROJECT, 5, crypto.randomUUID(), t1, { targets: doc("d2") })];
+  const base = { projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
+  const seqs = (sel) => all(db, selectEvents({ ...base, ...sel }, { columns: "e.seq", cursor: null, limit: 50 })).map((r) => r.seq);
+  const targetRows = () => db.prepare("SELECT seq, type, id FROM event_targets ORDER BY seq, type").all().map((r) => ({ ...r }));
+
+  before(() => {
+    const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
+    for (const file of files.filter((f) => f < "0033")) apply(db, file);
+    for (const s of insertEventsStatements(d1, old)) db.prepare(s.sql).run(...s.params);
+    apply(db, "0033_first_target_indexes.sql");
+    for (const s of insertEventsStatements(d1, fresh)) db.prepare(s.sql).run(...s.params);
+  });
+
+  it("builds the indexes over the events already stored, and keeps only later targets as rows from then on", () => {
+    assert.deepEqual(targetRows(), [
+      { seq: 1, type: "doc", id: "d1" }, { seq: 2, type: "doc", id: "d1" }, { seq: 2, type: "user", id: "u1" },
+    ]);
+    const indexed = db.prepare("SELECT count(*) AS n FROM events INDEXED BY events_first_target_type_idx WHERE project_id = ? AND targets <> '[]' AND (targets ->> '$[0].type') IS NOT NULL").get(PROJECT).n;
+    assert.equal(indexed, 4);
+  });
+
+  it("finds every event by its targets once, old and new", () => {
+    assert.deepEqual(seqs({ targetType: "doc", targetId: "d1" }), [4, 2, 1]);
+    assert.deepEqual(seqs({ targetType: "doc" }), [5, 4, 2, 1]);
+    assert.deepEqual(seqs({ targetType: "user" }), [2]);
+    assert.deepEqual(seqs({ targetType: "user", targetId: "u1", actorId: null, organization: null }), [2]);
+  });
+
+  it("drops the old rows with their events", () => {
+    db.prepare("DELETE FROM events WHERE project_id = ? AND seq <= 2").run(PROJECT);
+    assert.deepEqual(targetRows(), []);
+    assert.deepEqual(seqs({ targetType: "doc" }), [5, 4]);
   });
 });

@@ -92,6 +92,27 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     expect(lines).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)");
   });
 
+  it("target filters: walk the first-target index and event_targets in list order, each to the page's end, never a scan", async () => {
+    for (const [filters, first, others] of [
+      [{ target_type: "doc", target_id: "d1" }, "events_first_target_id_idx", /SEARCH t USING PRIMARY KEY \(project_id=\? AND type=\? AND id=\?/],
+      [{ target_type: "doc" }, "events_first_target_type_idx", /SEARCH t USING (COVERING )?INDEX event_targets_type_time_idx \(project_id=\? AND type=\?/],
+      [{ target_type: "doc", organization: "o", date_from: at }, "events_first_target_type_idx", /event_targets_type_time_idx/],
+    ] as const) {
+      const lines = await plan(sel(filters), { cursor: { occurredAt: at, seq: 3 } });
+      const text = lines.join("\n");
+      expect(fullScan(lines), text).toBe(false);
+      expect(text).toMatch(new RegExp(`SEARCH e USING INDEX ${first} \\(project_id=\\? AND <expr>=\\?`));
+      expect(text).toMatch(others);
+      // Each walk is in list order and stops at the limit: only their limited outputs are sorted (for the merge and
+      // the page), never a walk's own rows.
+      lines.forEach((line, i) => {
+        if (line !== "USE TEMP B-TREE FOR ORDER BY") return;
+        const sorted = lines.slice(0, i).reverse().find((l) => l !== "USE TEMP B-TREE FOR ORDER BY");
+        expect(sorted, text).toMatch(/^SCAN \(subquery-\d+\)$/);
+      });
+    }
+  });
+
   it("keeps every statement under D1's 100 bound parameters", () => {
     const fifty = Array.from({ length: 50 }, (_, i) => `a.${i}`);
     const filters = { organization: "o", actor_id: "u", ip_address: "i", date_from: at, date_to: at, actions_exclude: fifty };

@@ -48,6 +48,28 @@ describe("target filters", () => {
     expect(seqsOf(JSON.parse(csv.text))).toEqual(expected((i) => i % 3 === 0));
   });
 
+  it("list events stored before migration 0033 once, though their first target is in event_targets too", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, events);
+    // Only targets past the first have rows now: the users of events 0, 4, ... 20, and event 7's second d2.
+    const rows = async () => (await p.db.prepare("SELECT count(*) AS n FROM event_targets WHERE project_id = ?").bind(p.id).first<{ n: number }>())!.n;
+    expect(await rows()).toBe(6 + 1);
+    // As the trigger wrote them before: a row for the first target too.
+    await p.db.prepare(
+      "INSERT OR IGNORE INTO event_targets (project_id, type, id, occurred_at, seq, row_id) SELECT e.project_id, t.value ->> 'type', t.value ->> 'id', e.occurred_at, e.seq, e.row_id " +
+        "FROM events e, json_each(e.targets) t WHERE e.project_id = ? AND t.key = 0",
+    ).bind(p.id).run();
+    // Event 7's first target is the same row as its second (one row per distinct target).
+    expect(await rows()).toBe(24 + 6);
+    expect(await walk(p.key, "target_type=document&target_id=d2", 2)).toEqual(expected((i) => i % 3 === 1));
+    expect(await walk(p.key, "target_type=document", 4)).toEqual(expected(() => true));
+    expect(await walk(p.key, "target_type=user", 3)).toEqual(expected((i) => i % 4 === 0));
+    expect(await walk(p.key, "target_type=document&target_id=d1&actor_id=u1")).toEqual(expected((i) => i % 3 === 0 && i % 2 === 1));
+    // Their rows still go with their events.
+    await p.db.prepare("DELETE FROM events WHERE project_id = ?").bind(p.id).run();
+    expect(await rows()).toBe(0);
+  });
+
   it("reach archived events in exports, and refuse a target id without its type", async () => {
     const p = await createProject();
     await ingestMany(p.key, events);
