@@ -91,6 +91,8 @@ export default async function readsBench({ url, runtimeUrl, baselineUrl, baselin
     ["ip_address (every event)", "?ip_address=127.0.0.2"],
     ["date range (one month)", "?date_from=2026-03-01T00:00:00.000Z&date_to=2026-03-31T23:59:59.999Z"],
     ["organization + action + month", "?organization=org_8&action=document.shared&date_from=2026-03-01T00:00:00.000Z&date_to=2026-03-31T23:59:59.999Z"],
+    ["target_type (every event)", "?target_type=document"],
+    ["target_type + target_id (1 in 20,000)", "?target_type=document&target_id=doc_42"],
   ];
   // The runtime's own floor (the no-op worker on the same path) and what every authenticated
   // read pays before its own query (routing, the rate limiter, the key check), in the same rounds.
