@@ -260,8 +260,8 @@ const FIRST_ID = "(e.targets ->> '$[0].id')";
  * order, merged. An event's first target is in two indexes on the events
  * table (migration 0033); every other target is a row of event_targets (kept
  * by triggers), as are the first targets of events stored before that
- * migration. Each walk stops at the limit, and the merge lists an event
- * found by both (or by two of its targets) once.
+ * migration. Each walk stops at the limit, and an event found by both (or
+ * by two of its targets) is listed once.
  */
 function targetWalk(
   sel: Selection,
@@ -282,7 +282,7 @@ function targetWalk(
   // The first targets: the events table's own index, with every other filter on the same row.
   const firstIndex = id !== null ? "events_first_target_id_idx" : "events_first_target_type_idx";
   const firsts =
-    `SELECT e.row_id, e.occurred_at, e.seq FROM events e INDEXED BY ${firstIndex} ` +
+    `SELECT e.row_id FROM events e INDEXED BY ${firstIndex} ` +
     `WHERE ${[...eventWhere, "e.targets <> '[]'", `${FIRST_TYPE} = ${type}`, ...(targetId !== null ? [`${FIRST_ID} = ${targetId}`] : []), ...onEvent].join(" AND ")} ` +
     `${ORDER} LIMIT ${limit}`;
 
@@ -301,13 +301,12 @@ function targetWalk(
   // With an id, the table's own key (project, type, id, occurred_at, seq) is the walk; with a type only, its index.
   const index = targetId !== null ? "" : " INDEXED BY event_targets_type_time_idx";
   const others =
-    `SELECT e.row_id, e.occurred_at, e.seq FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id ` +
+    `SELECT e.row_id FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id ` +
     `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`;
 
+  // IN keeps each row once, so the two walks need no merge of their own: the page sorts at most twice its rows.
   return {
-    sql:
-      `SELECT ${options.columns} FROM events e WHERE e.row_id IN (SELECT row_id FROM ` +
-      `(SELECT * FROM (${firsts}) UNION SELECT * FROM (${others})) ORDER BY occurred_at DESC, seq DESC LIMIT ${limit}) ${ORDER}`,
+    sql: `SELECT ${options.columns} FROM events e WHERE e.row_id IN (SELECT * FROM (${firsts}) UNION ALL SELECT * FROM (${others})) ${ORDER} LIMIT ${limit}`,
     params,
   };
 }
