@@ -3,7 +3,7 @@ import type { ErrorHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { ApiError, errorBody } from "./lib/errors";
-import { databaseRefusal } from "./lib/database-refusal";
+import { databaseRefusal, isOverloaded } from "./lib/database-refusal";
 import type { AppEnv } from "./middleware/app-env";
 import { documented, errors, json, router } from "./middleware/openapi";
 import { serviceInfoSchema } from "./schemas/responses";
@@ -110,7 +110,7 @@ const OVERLOADED_RETRY_AFTER = 5;
 
 /** What refused a request for now, and when to come back; null for a real fault. */
 function retryLater(err: unknown): { reason: string; retryAfter: number; what: string } | null {
-  if (err instanceof Error && (err as { overloaded?: unknown }).overloaded === true) {
+  if (isOverloaded(err)) {
     return {
       reason: "overloaded",
       retryAfter: OVERLOADED_RETRY_AFTER,

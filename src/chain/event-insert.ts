@@ -45,24 +45,30 @@ function foundBySpan(r: EventRow): boolean {
  * is matched against the rows of that range, never taken from the span alone.
  */
 function spanStatements(db: D1Database, rows: EventRow[], bySpan: boolean[], appends: readonly NamedAppend[]): D1PreparedStatement[] {
-  const spans = new Map<string, { received_at: string; project_id: string; first: number; last: number }>();
-  for (const [i, r] of rows.entries()) {
-    if (!bySpan[i]) continue;
-    const key = `${r.project_id}\n${r.received_at}`;
-    const span = spans.get(key);
-    if (span) {
-      span.first = Math.min(span.first, r.seq);
-      span.last = Math.max(span.last, r.seq);
-    } else {
-      spans.set(key, { received_at: r.received_at, project_id: r.project_id, first: r.seq, last: r.seq });
-    }
-  }
-  return [...spans.values()].map((s) => {
-    const own = appends.filter((a) => a.first >= s.first && a.last <= s.last).map((a) => [a.token, a.first, a.last]);
+  const spans = seqRanges(rows, (r, i) => (bySpan[i] ? `${r.project_id}\n${r.received_at}` : null));
+  return [...spans.values()].map(({ row, first, last }) => {
+    const own = appends.filter((a) => a.first >= first && a.last <= last).map((a) => [a.token, a.first, a.last]);
     return db
       .prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, appends) VALUES (?, ?, ?, ?, ?)")
-      .bind(s.received_at, s.project_id, s.first, s.last, own.length > 0 ? JSON.stringify(own) : null);
+      .bind(row.received_at, row.project_id, first, last, own.length > 0 ? JSON.stringify(own) : null);
   });
+}
+
+/** The seq range of the rows of each key (a row whose key is null is left out), with the key's first row. */
+function seqRanges(rows: EventRow[], keyOf: (row: EventRow, i: number) => string | null): Map<string, { row: EventRow; first: number; last: number }> {
+  const ranges = new Map<string, { row: EventRow; first: number; last: number }>();
+  for (const [i, row] of rows.entries()) {
+    const key = keyOf(row, i);
+    if (key === null) continue;
+    const range = ranges.get(key);
+    if (range) {
+      range.first = Math.min(range.first, row.seq);
+      range.last = Math.max(range.last, row.seq);
+    } else {
+      ranges.set(key, { row, first: row.seq, last: row.seq });
+    }
+  }
+  return ranges;
 }
 
 /** An append of the commit, by the name its worker gave it, and its seqs: kept on the commit's span (landed-appends.ts). */
@@ -103,16 +109,6 @@ export function insertEventsStatements(db: D1Database, rows: EventRow[], appends
   }
   flush();
   statements.push(...spanStatements(db, rows, bySpan, appends));
-  const seqs = new Map<string, { first: number; last: number }>();
-  for (const row of rows) {
-    const range = seqs.get(row.project_id);
-    if (range) {
-      range.first = Math.min(range.first, row.seq);
-      range.last = Math.max(range.last, row.seq);
-    } else {
-      seqs.set(row.project_id, { first: row.seq, last: row.seq });
-    }
-  }
-  for (const [projectId, { first, last }] of seqs) statements.push(groupIndexStatement(db, projectId, first, last));
+  for (const [projectId, { first, last }] of seqRanges(rows, (r) => r.project_id)) statements.push(groupIndexStatement(db, projectId, first, last));
   return statements;
 }

@@ -39,3 +39,11 @@ export function databaseRefusal(error: unknown): DatabaseRefusal | null {
   if (OVERLOADED.test(message)) return { reason: "database_overloaded", retryAfter: OVERLOADED_RETRY_AFTER };
   return null;
 }
+
+/**
+ * Whether Cloudflare's runtime refused a call to a Durable Object whose inbox
+ * is too long (`.overloaded`): the call never reached it, so nothing ran.
+ */
+export function isOverloaded(error: unknown): boolean {
+  return error instanceof Error && (error as { overloaded?: unknown }).overloaded === true;
+}

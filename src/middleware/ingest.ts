@@ -9,6 +9,7 @@ import { MAX_QUEUED_BYTES } from "../chain/ingest-admission";
 import type { AppendResult } from "../chain/idempotent-appends";
 import { findIdempotent } from "../chain/idempotency";
 import { findLandedAppend } from "../chain/landed-appends";
+import { isOverloaded } from "../lib/database-refusal";
 import { eventJson } from "../model/event-shape";
 import { eventsDb } from "../storage/shards";
 import { validationError } from "../lib/validate";
@@ -143,7 +144,7 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
       });
     } catch (error) {
       // Refused by the runtime before the ledger ran (app.ts answers 429): nothing to look for.
-      if ((error as { overloaded?: boolean } | null)?.overloaded === true) throw error;
+      if (isOverloaded(error)) throw error;
       // The ledger may have stopped after its commit landed and before it answered: then the events are stored.
       const landed = await findLandedAppend(await eventsDb(c.env, credential.projectId), credential.projectId, token, sentAt).catch(() => null);
       if (landed === null) throw error;

@@ -1,6 +1,6 @@
 // .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
 import type { Cursor } from "./cursor.ts";
-import { SEARCH_GROUP, SEARCH_TABLE } from "./search-index.ts";
+import { inGroup, SEARCH_TABLE } from "./search-index.ts";
 
 /** The filters of one read, resolved against the credential and reduced to what SQL needs. */
 export interface Selection {
@@ -193,9 +193,8 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     const type = bind(targetType);
     const targetId = sel.targetId != null ? bind(sel.targetId) : null;
     const id = targetId !== null ? ` AND t.id = ${targetId}` : "";
-    const first = `${FIRST_TYPE} = ${type}${targetId !== null ? ` AND ${FIRST_ID} = ${targetId}` : ""}`;
     where.push(
-      `((e.targets <> '[]' AND ${first}) OR ` +
+      `((${firstTargetIs(type, targetId)}) OR ` +
         `EXISTS (SELECT 1 FROM event_targets t WHERE t.project_id = e.project_id AND t.type = ${type}${id} AND t.occurred_at = e.occurred_at AND t.seq = e.seq))`,
     );
   }
@@ -217,7 +216,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
       sql:
         // NOT INDEXED: the rowid range is the walk; a filter's index (one organization's every event) would be read per hit.
         `SELECT ${options.columns} FROM ${SEARCH_TABLE} f CROSS JOIN events e NOT INDEXED ` +
-        `ON e.row_id BETWEEN f.rowid AND f.rowid + ${SEARCH_GROUP - 1} AND e.row_id - e.search_lead = f.rowid ` +
+        `ON ${inGroup("e", "f.rowid")} ` +
         `WHERE f.${SEARCH_TABLE} MATCH ${bind(options.match.expression)} AND ${where.join(" AND ")} ${ORDER} LIMIT ${limit}`,
       params,
     };
@@ -251,9 +250,14 @@ function unionAll(selects: string[]): string {
   return unionAll(groups);
 }
 
-/** An event's first target, as migrations/0033_first_target_indexes.sql indexes it (the same expressions, or SQLite will not use the index). */
-const FIRST_TYPE = "(e.targets ->> '$[0].type')";
-const FIRST_ID = "(e.targets ->> '$[0].id')";
+/**
+ * SQL: whether event e's first target is of this type (and id), both bound
+ * parameters, in the expressions of migrations/0033_first_target_indexes.sql
+ * (the same ones, and its partial condition, or SQLite will not use the index).
+ */
+function firstTargetIs(type: string, id: string | null): string {
+  return `e.targets <> '[]' AND (e.targets ->> '$[0].type') = ${type}${id !== null ? ` AND (e.targets ->> '$[0].id') = ${id}` : ""}`;
+}
 
 /**
  * A target filter without a narrower actor or address: two walks in list
@@ -273,18 +277,16 @@ function targetWalk(
   exclude: string | null,
   limit: string,
 ): Statement {
-  const id = sel.targetId ?? null;
   const type = bind(targetType);
-  const targetId = id !== null ? bind(id) : null;
+  const targetId = sel.targetId != null ? bind(sel.targetId) : null;
   const actions = (sel.actions ?? []).map(bind);
   const onEvent = [...(exclude ? [exclude] : []), ...(actions.length > 0 ? [`e.action IN (${actions.join(", ")})`] : [])];
 
   // The first targets: the events table's own index, with every other filter on the same row.
-  const firstIndex = id !== null ? "events_first_target_id_idx" : "events_first_target_type_idx";
+  const firstIndex = targetId !== null ? "events_first_target_id_idx" : "events_first_target_type_idx";
   const firsts =
     `SELECT e.row_id FROM events e INDEXED BY ${firstIndex} ` +
-    `WHERE ${[...eventWhere, "e.targets <> '[]'", `${FIRST_TYPE} = ${type}`, ...(targetId !== null ? [`${FIRST_ID} = ${targetId}`] : []), ...onEvent].join(" AND ")} ` +
-    `${ORDER} LIMIT ${limit}`;
+    `WHERE ${[...eventWhere, firstTargetIs(type, targetId), ...onEvent].join(" AND ")} ${ORDER} LIMIT ${limit}`;
 
   // The other targets: the same bounds on the target rows (t.occurred_at and t.seq are the event's own).
   const where = eventWhere.map((w) => w.replaceAll("e.occurred_at", "t.occurred_at").replaceAll("e.seq", "t.seq").replace("e.project_id", "t.project_id"));

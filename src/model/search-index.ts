@@ -113,6 +113,11 @@ export function searchExpression(terms: string[], projectId: string): string {
   return [...tags].map((t) => `(${ftsExpression(terms, t)})`).join(" OR ");
 }
 
+/** SQL: whether row `e` (an events alias) belongs to the group whose entry is `key` (a rowid expression). */
+export function inGroup(e: string, key: string): string {
+  return `${e}.row_id BETWEEN ${key} AND ${key} + ${SEARCH_GROUP - 1} AND ${e}.row_id - ${e}.search_lead = ${key}`;
+}
+
 /** The slot's tag of a row, in SQL: ?1 is the project's tag less its last character. */
 const ROW_TAG = `(?1 || substr('${SLOTS}', e.search_lead + 1, 1))`;
 /** The tagged text of a group, from its rows' stored words (' ' separates words, so the tag goes before each). */
@@ -142,11 +147,11 @@ export function groupIndexStatement(db: D1Database, projectId: string, first: nu
 export function groupReindexStatement(db: D1Database, projectId: string, seqs: number[]): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT g.k, (SELECT ${GROUP_TEXT} FROM events e ` +
-        `WHERE e.row_id BETWEEN g.k AND g.k + ${SEARCH_GROUP - 1} AND e.row_id - e.search_lead = g.k AND e.search_words <> '') ` +
+      // A group whose every row's words are empty gets no entry (its text is NULL), as at ingest.
+      `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT k, text FROM (SELECT g.k, (SELECT ${GROUP_TEXT} FROM events e ` +
+        `WHERE ${inGroup("e", "g.k")} AND e.search_words <> '') AS text ` +
         "FROM (SELECT DISTINCT x.row_id - x.search_lead AS k FROM events x WHERE x.project_id = ?2 AND x.seq IN (SELECT value FROM json_each(?3))) g " +
-        `WHERE NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k) ` +
-        `AND EXISTS (SELECT 1 FROM events e WHERE e.row_id BETWEEN g.k AND g.k + ${SEARCH_GROUP - 1} AND e.row_id - e.search_lead = g.k AND e.search_words <> '')`,
+        `WHERE NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k)) WHERE text IS NOT NULL`,
     )
     .bind(searchTag(projectId).slice(0, TAG_LENGTH - 1), projectId, JSON.stringify(seqs));
 }
