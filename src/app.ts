@@ -3,7 +3,7 @@ import type { ErrorHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { ApiError, errorBody } from "./lib/errors";
-import { databaseRefusal, isOverloaded } from "./lib/database-refusal";
+import { databaseRefusal, isOverloaded, OVERLOADED_RETRY_AFTER } from "./lib/database-refusal";
 import type { AppEnv } from "./middleware/app-env";
 import { documented, errors, json, router } from "./middleware/openapi";
 import { serviceInfoSchema } from "./schemas/responses";
@@ -104,9 +104,6 @@ app.route("/__meter", meter);
 app.notFound(() => {
   throw new ApiError("NOT_FOUND", "No such route");
 });
-
-/** Seconds an overloaded Durable Object is given before a client comes back. */
-const OVERLOADED_RETRY_AFTER = 5;
 
 /** What refused a request for now, and when to come back; null for a real fault. */
 function retryLater(err: unknown): { reason: string; retryAfter: number; what: string } | null {

@@ -12,26 +12,41 @@ import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
  * no row of its own), and a worker whose call failed looks for it here: found,
  * the append is answered as stored, with its events; not found, it did not
  * land and the failure stands.
+ *
+ * "Not found" must stay true: a stopped ledger may have sent its batch, which
+ * D1 can run after the look. So the look also gives the append up
+ * (migrations/0034_given_up_appends.sql), in the same D1 batch: a commit that
+ * names a given-up append is refused whole, so it lands before the look or
+ * never.
  */
 
 /** How far before the worker's own clock a commit's received_at may lie: the ledger runs on another machine's clock. */
 const CLOCK_SKEW_MS = 30_000;
 
+/** How long a given-up name is kept: far past any batch in flight (D1 stops a query at 30 s). */
+const GIVEN_UP_KEPT_MS = 24 * 60 * 60 * 1000;
+
 /**
  * The events of the append named `token`, in chain order, or null when no
  * commit since `sentAtMs` (the worker's clock when it called the ledger)
- * holds it. Reads the spans of the shard's commits since then (their key
- * starts with received_at), then the append's seq range.
+ * holds it, and none ever will. Gives the name up, drops names given up a
+ * day ago, and reads the spans of the shard's commits since `sentAtMs`
+ * (their key starts with received_at), in one batch; then the append's seq range.
  */
 export async function findLandedAppend(db: D1Database, projectId: string, token: string, sentAtMs: number): Promise<ShapeRow[] | null> {
   const since = new Date(sentAtMs - CLOCK_SKEW_MS).toISOString();
-  const hit = await db
-    .prepare(
-      "SELECT j.value ->> 1 AS first, j.value ->> 2 AS last FROM commit_spans c, json_each(c.appends) j " +
-        "WHERE c.received_at >= ?1 AND c.project_id = ?2 AND c.appends IS NOT NULL AND j.value ->> 0 = ?3",
-    )
-    .bind(since, projectId, token)
-    .first<{ first: number; last: number }>();
+  const now = Date.now();
+  const [, , found] = await db.batch<{ first: number; last: number }>([
+    db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(token, new Date(now).toISOString()),
+    db.prepare("DELETE FROM given_up_appends WHERE given_up_at < ?").bind(new Date(now - GIVEN_UP_KEPT_MS).toISOString()),
+    db
+      .prepare(
+        "SELECT j.value ->> 1 AS first, j.value ->> 2 AS last FROM commit_spans c, json_each(c.appends) j " +
+          "WHERE c.received_at >= ?1 AND c.project_id = ?2 AND c.appends IS NOT NULL AND j.value ->> 0 = ?3",
+      )
+      .bind(since, projectId, token),
+  ]);
+  const hit = found.results[0];
   if (!hit) return null;
   return shapeRows(db, {
     sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq BETWEEN ? AND ? ORDER BY e.seq`,

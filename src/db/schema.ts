@@ -232,9 +232,22 @@ export const commitSpans = sqliteTable(
     project_id: text("project_id").notNull(),
     first_seq: integer("first_seq").notNull(),
     last_seq: integer("last_seq").notNull(),
+    /** The commit's appends by the names their workers gave them, [token, first_seq, last_seq] JSON (migration 0032; src/chain/landed-appends.ts). */
+    appends: text("appends"),
   },
   (t) => [primaryKey({ columns: [t.received_at, t.project_id, t.first_seq] })],
 );
+
+/**
+ * The names of appends whose workers lost the ledger's answer and found no
+ * commit holding them (event shards; migration 0034, WITHOUT ROWID, with the
+ * trigger that refuses a later commit naming one): a row per failed call,
+ * none per commit (src/chain/landed-appends.ts).
+ */
+export const givenUpAppends = sqliteTable("given_up_appends", {
+  token: text("token").primaryKey(),
+  given_up_at: text("given_up_at").notNull(),
+}, (t) => [index("given_up_appends_at_idx").on(t.given_up_at)]);
 
 /** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
 export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words">;

@@ -26,8 +26,8 @@ export interface DatabaseRefusal {
 
 /** Archiving a full shard's oldest segment takes a minute or so; retrying sooner only adds load. */
 const FULL_RETRY_AFTER = 60;
-/** D1's queue drains in seconds. */
-const OVERLOADED_RETRY_AFTER = 5;
+/** Seconds an overloaded database or Durable Object is given: their queues drain in seconds. */
+export const OVERLOADED_RETRY_AFTER = 5;
 
 const FULL = /Exceeded maximum DB size|Exceeded maximum account storage|database or disk is full|SQLITE_FULL/;
 const OVERLOADED = /D1 DB is overloaded/;

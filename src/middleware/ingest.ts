@@ -146,7 +146,19 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
       // Refused by the runtime before the ledger ran (app.ts answers 429): nothing to look for.
       if (isOverloaded(error)) throw error;
       // The ledger may have stopped after its commit landed and before it answered: then the events are stored.
-      const landed = await findLandedAppend(await eventsDb(c.env, credential.projectId), credential.projectId, token, sentAt).catch(() => null);
+      let landed: Awaited<ReturnType<typeof findLandedAppend>>;
+      try {
+        landed = await findLandedAppend(await eventsDb(c.env, credential.projectId), credential.projectId, token, sentAt);
+      } catch (lookError) {
+        // Neither found nor given up: the commit may land yet, so "stored nothing" would not be true.
+        console.error(`[${c.get("requestId")}] append failed (${String(error)}) and could not be looked for: ${String(lookError)}`);
+        throw new ApiError(
+          "INTERNAL_ERROR",
+          "The project's ledger failed while storing these events and whether they were stored is not known yet; " +
+            "send the request again with the same Idempotency-Key, or look for the events before sending them again",
+          { request_id: c.get("requestId") },
+        );
+      }
       if (landed === null) throw error;
       return landed.map((row) => eventJson(row, catalog.display));
     }

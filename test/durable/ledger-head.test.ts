@@ -100,6 +100,9 @@ describe("ProjectLedger head recovery", () => {
     expect(batch.status).toBe(201);
     expect(batch.json.data.map((e: { seq: number; action: string }) => [e.seq, e.action])).toEqual([[2, "stopped.1"], [3, "stopped.2"]]);
     expect(batch.json.data[0].prev_hash).toBe(first.json.data.hash);
+    // The ledger's count of the key was lost with it; the next instance counts the request, and the answer says so.
+    expect(Number(batch.headers.get("RateLimit-Limit"))).toBe(1200);
+    expect(Number(batch.headers.get("RateLimit-Remaining"))).toBeLessThan(1200);
     // What it answered is what is stored, once, and the chain goes on from it under the ledger's next instance.
     expect((await call("GET", `/v1/events/${batch.json.data[1].id}`, { key: p.key })).json.data).toEqual(batch.json.data[1]);
     const { results } = await p.db.prepare("SELECT seq FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number }>();
@@ -122,6 +125,76 @@ describe("ProjectLedger head recovery", () => {
     const retry = await ingest(p.key, { action: "never.stored" });
     expect(retry.json.data).toMatchObject({ seq: 2, action: "never.stored" });
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 2 });
+  });
+
+  /**
+   * Makes the ledger's next D1 batch stop the runtime after the batch was sent and before D1 ran it: the
+   * statements are kept (SQL and values) for the test to run when it chooses, as D1 would run a batch
+   * still in flight from a ledger that is gone.
+   */
+  async function stopWithBatchInFlight(projectId: string): Promise<Array<{ sql: string; params: unknown[] }>> {
+    const inFlight: Array<{ sql: string; params: unknown[] }> = [];
+    await runInDurableObject(ledger(projectId), (instance: ProjectLedger, state: DurableObjectState) => {
+      const host = instance as unknown as { db: D1Database };
+      const real = host.db;
+      host.db = {
+        prepare: (sql: string) => real.prepare(sql),
+        batch: async (statements: D1PreparedStatement[]) => {
+          host.db = real;
+          // workerd's statement keeps its SQL and bound values as `statement` and `params`.
+          inFlight.push(...statements.map((s) => s as unknown as { statement: string; params: unknown[] }).map((s) => ({ sql: s.statement, params: s.params })));
+          state.abort("test: the runtime stops the ledger with its batch in flight");
+          throw new Error("unreachable: the object was reset");
+        },
+      } as unknown as D1Database;
+    });
+    return inFlight;
+  }
+
+  it("refuses a commit that reaches D1 after its worker answered that nothing was stored, so a retry does not store it twice", async () => {
+    const p = await createProject();
+    await ingest(p.key, { action: "a" });
+    const inFlight = await stopWithBatchInFlight(p.id);
+    const failed = await call("POST", "/v1/events/batch", { key: p.key, body: { events: [{ action: "late.1" }, { action: "late.2" }] } });
+    expect(failed.status).toBe(500);
+    expect(failed.json.error.message).toMatch(/stored nothing and is safe to retry/);
+    expect(inFlight.some((s) => s.sql.startsWith("INSERT INTO commit_spans"))).toBe(true);
+    // D1 runs the stopped ledger's batch now: it names the append its worker gave up on, so none of it is stored.
+    await expect(p.db.batch(inFlight.map((s) => p.db.prepare(s.sql).bind(...s.params)))).rejects.toThrow(/gave up on; nothing of it was stored/);
+    const { results } = await p.db.prepare("SELECT seq FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number }>();
+    expect(results.map((r) => r.seq)).toEqual([1]);
+    // The retry the client was told is safe stores each event once.
+    const retry = await call("POST", "/v1/events/batch", { key: p.key, body: { events: [{ action: "late.1" }, { action: "late.2" }] } });
+    expect(retry.status).toBe(201);
+    expect(retry.json.data.map((e: { seq: number; action: string }) => [e.seq, e.action])).toEqual([[2, "late.1"], [3, "late.2"]]);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 3 });
+    // Only the failed call wrote a name; the commits that answered wrote none.
+    const given = await p.db.prepare("SELECT count(*) AS n FROM given_up_appends").first<{ n: number }>();
+    expect(given?.n).toBeGreaterThanOrEqual(1);
+  });
+
+  it("says it does not know whether an append was stored when its ledger failed and the database could not be asked", async () => {
+    const p = await createProject();
+    await ingest(p.key, { action: "a" });
+    const inFlight = await stopWithBatchInFlight(p.id);
+    // The database refuses the worker's look (only this file's tests give appends up, one at a time).
+    await p.db.prepare("CREATE TRIGGER test_look_refused BEFORE INSERT ON given_up_appends BEGIN SELECT RAISE(ABORT, 'test: the database is unreachable'); END").run();
+    let failed;
+    try {
+      failed = await call("POST", "/v1/events", { key: p.key, body: { action: "unknown.fate" }, headers: { "Idempotency-Key": "fate-1" } });
+    } finally {
+      await p.db.prepare("DROP TRIGGER test_look_refused").run();
+    }
+    expect(failed.status).toBe(500);
+    expect(failed.json.error.message).toMatch(/whether they were stored is not known yet; send the request again with the same Idempotency-Key/);
+    // It may land yet (nothing gave it up): the retry with the same key gets its first answer, stored once.
+    await p.db.batch(inFlight.map((s) => p.db.prepare(s.sql).bind(...s.params)));
+    const retry = await call("POST", "/v1/events", { key: p.key, body: { action: "unknown.fate" }, headers: { "Idempotency-Key": "fate-1" } });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retry.json.data).toMatchObject({ seq: 2, action: "unknown.fate" });
+    const { results } = await p.db.prepare("SELECT seq FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number }>();
+    expect(results.map((r) => r.seq)).toEqual([1, 2]);
   });
 
   it("attack: a row planted past the head with a recomputed hash is not adopted, and verify names it", async () => {
