@@ -20,14 +20,16 @@ import { ftsExpression, words } from "./search-query.ts";
  * one of its events holds every term, as a per-event entry did. Each event
  * also keeps its own words (search_words), so that SQL finds which events of
  * a matching group they are (event-query.ts). Rows with search_words NULL
- * (shard copies, restores, rows from before) have an entry each, under the
- * project's own tag.
+ * (written before migration 0031, or by older code) have an entry each, under
+ * the project's own tag.
  *
  * Who writes it:
  * - ingest: insertEventsStatements() stores each event's words and lead and
  *   appends groupIndexStatement(), so the entries commit in the same D1 batch
  *   as the events;
- * - shard copies and restores: searchIndexStatements(), an entry per event;
+ * - shard copies and restores: the same columns and groupIndexStatement()
+ *   (storage/shard-copy.ts), so a moved or restored project keeps an entry per
+ *   group, and its rows from before 0031 get their words on the way;
  * - delete (retention, shard moves): a trigger drops a group's entry with the
  *   last of its events;
  * - erasure: the scrub rewrites the rows' words, a trigger drops their groups'
@@ -175,26 +177,6 @@ function chunks(entries: string[]): string[] {
   }
   if (chunk.length > 0) out.push(`[${chunk.join(",")}]`);
   return out;
-}
-
-// CROSS JOIN keeps json_each outside, so each entry is one seek on the (project_id, seq) index.
-const INSERT_BY_SEQ =
-  `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT e.row_id, j.value ->> 1 ` +
-  "FROM json_each(?2) j CROSS JOIN events e ON e.project_id = ?1 AND e.seq = j.value ->> 0";
-
-/**
- * An index entry per event of rows just inserted by a shard copy or a restore
- * (by project and seq: their row_id is only known inside the database). Run
- * after the inserts, in the same batch.
- */
-export function searchIndexStatements(
-  db: D1Database,
-  projectId: string,
-  rows: ReadonlyArray<SearchableFields & { seq: number }>,
-): D1PreparedStatement[] {
-  const tag = searchTag(projectId);
-  const entries = rows.map((r) => JSON.stringify([r.seq, indexText(tag, r)]));
-  return chunks(entries).map((json) => db.prepare(INSERT_BY_SEQ).bind(projectId, json));
 }
 
 const DELETE_BY_ROW_ID = `DELETE FROM ${SEARCH_TABLE} WHERE rowid IN (SELECT j.value ->> 0 FROM json_each(?1) j)`;

@@ -1,4 +1,4 @@
-import { searchIndexStatements } from "../model/search-index";
+import { groupIndexStatement, searchLeads, searchWords } from "../model/search-index";
 import { HOT_ROW_OVERHEAD_BYTES } from "./shard-pressure";
 
 /**
@@ -59,17 +59,39 @@ function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit:
     .raw();
 }
 
-/** Insert statements (rows and search entries) of archived rows brought back into D1. */
+/** The stored columns of an event with its search group's: EVENT_COLUMNS, then search_lead and search_words. */
+const GROUPED_COLUMNS = [...EVENT_COLUMNS, "search_lead", "search_words"] as const;
+
+/**
+ * Insert statements of one project's rows (EVENT_COLUMNS, seq order, seqs
+ * first..last, none of them stored), with their search entries: one per
+ * group of 16, as a commit writes them (model/search-index.ts), not one per
+ * event. Each row's words are made from its fields, which is what ingest
+ * stored, and an erasure's scrub too (its fields are gone, its action's words
+ * stay). In one batch the rows are numbered consecutively, which the groups need.
+ */
+function groupedInserts(db: D1Database, projectId: string, rows: Raw[]): D1PreparedStatement[] {
+  const leads = searchLeads(rows.map(() => ({ project_id: projectId })));
+  const grouped = rows.map((r, i) => [
+    ...r,
+    leads[i],
+    searchWords({
+      action: r[FIELD("action")] as string,
+      actor_name: r[FIELD("actor_name")] as string | null,
+      actor_email: r[FIELD("actor_email")] as string | null,
+      actor_id: r[FIELD("actor_id")] as string | null,
+    }).join(" "),
+  ]);
+  return [
+    ...insertStatements(db, "events", GROUPED_COLUMNS, grouped),
+    groupIndexStatement(db, projectId, rows[0][SEQ] as number, rows[rows.length - 1][SEQ] as number),
+  ];
+}
+
+/** Insert statements (rows and search entries) of archived rows (seq order) brought back into D1. */
 export function restoreStatements(db: D1Database, projectId: string, rows: ReadonlyArray<Record<(typeof EVENT_COLUMNS)[number], unknown>>): D1PreparedStatement[] {
-  const raw = rows.map((r) => EVENT_COLUMNS.map((c) => r[c]));
-  const searchable = rows.map((r) => ({
-    seq: r.seq as number,
-    action: r.action as string,
-    actor_name: r.actor_name as string | null,
-    actor_email: r.actor_email as string | null,
-    actor_id: r.actor_id as string | null,
-  }));
-  return [...insertStatements(db, "events", EVENT_COLUMNS, raw), ...searchIndexStatements(db, projectId, searchable)];
+  if (rows.length === 0) return [];
+  return groupedInserts(db, projectId, rows.map((r) => EVENT_COLUMNS.map((c) => r[c])));
 }
 
 export class CopyMismatchError extends Error {
@@ -90,18 +112,10 @@ export async function copyEvents(from: D1Database, to: D1Database, projectId: st
   if (rows.length === 0) return { copied: 0, lastSeq: afterSeq };
   const first = rows[0][SEQ] as number;
   const last = rows[rows.length - 1][SEQ] as number;
-  const searchable = rows.map((r) => ({
-    seq: r[SEQ] as number,
-    action: r[FIELD("action")] as string,
-    actor_name: r[FIELD("actor_name")] as string | null,
-    actor_email: r[FIELD("actor_email")] as string | null,
-    actor_id: r[FIELD("actor_id")] as string | null,
-  }));
   await to.batch([
     // The delete trigger drops the replaced rows' search entries; the new ones follow the inserts.
     to.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, first, last),
-    ...insertStatements(to, "events", EVENT_COLUMNS, rows),
-    ...searchIndexStatements(to, projectId, searchable),
+    ...groupedInserts(to, projectId, rows),
   ]);
   beforeCheck?.();
   const copy = await eventsAfter(to, projectId, first - 1, rows.length + 1);

@@ -4,6 +4,7 @@ import { ledgerOf } from "../../src/chain/ledger";
 import type { MoveHooks, MoveProgress } from "../../src/storage/shard-move";
 import { call, createProject, ingest, ingestMany } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
+import { searchGroupsOf } from "./search-groups";
 
 const FAST: MoveHooks = { drainSeconds: 0 };
 const events = (n: number, tag: string) =>
@@ -85,6 +86,18 @@ describe("moving a project between shards", () => {
     const search = await call("GET", "/v1/events?q=during&limit=5", { key: p.key });
     expect(search.status).toBe(200);
     expect(search.json.data.length).toBe(5);
+    // The copy indexed the rows as commits do, an entry per group of 16, and search finds exactly the events holding its terms.
+    const groups = await searchGroupsOf(env.EVENTS_1, p.id);
+    expect(groups).toMatchObject({ events: total + 1, worded: total + 1, entries: groups.groups });
+    expect(groups.groups).toBeLessThan((total + 1) / 10);
+    const found: number[] = [];
+    for (let cursor = ""; ; ) {
+      const page = await call("GET", `/v1/events/search?q=before&actor_id=u_3&limit=100${cursor}`, { key: p.key });
+      found.push(...page.json.data.map((e: { metadata: { i: number } }) => e.metadata.i));
+      if (!page.json.nextCursor) break;
+      cursor = `&cursor=${encodeURIComponent(page.json.nextCursor)}`;
+    }
+    expect(found.sort((a, b) => a - b)).toEqual(Array.from({ length: 1100 }, (_, i) => i).filter((i) => i % 7 === 3));
     await expectIntact(p.key, total + 1);
   });
 
@@ -129,6 +142,11 @@ describe("moving a project between shards", () => {
     await runMove(mover.id, 1);
     const names = await env.EVENTS_1.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND actor_name = 'User 1'").bind(mover.id).first<{ n: number }>();
     expect(names!.n).toBe(0);
+    // Nor in its search words: a scrubbed row keeps only its action's (the copy makes them from the scrubbed fields).
+    const words = await env.EVENTS_1.prepare(
+      "SELECT count(*) AS n, sum(search_words = 'doc mover') AS kept FROM events WHERE project_id = ? AND anonymized_at IS NOT NULL",
+    ).bind(mover.id).first<{ n: number; kept: number }>();
+    expect(words).toEqual({ n: 86, kept: 86 });
     expect((await call("GET", "/v1/events/verify", { key: mover.key })).json.data.anonymized).toBe(86); // i % 7 === 1 for i < 600
     expect(await countOn(env.EVENTS_1, stay.id)).toMatchObject({ events: 15 });
     const list = await call("GET", "/v1/events?limit=100", { key: mover.key });
