@@ -1,6 +1,6 @@
 import type { EventRow } from "../db/schema";
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node.
-import { idMillis } from "../model/event-id.ts";
+import { foundBySpan, seqRanges, spanStatements, type NamedAppend } from "../model/commit-spans.ts";
 import { groupIndexStatement, searchLeads, searchWords } from "../model/search-index.ts";
 
 export const COLUMNS = [
@@ -27,55 +27,6 @@ export function columnValues(r: EventRow, bySpan = foundBySpan(r), searchLead = 
     r.pii_salt, r.pii_commitment, r.hash, r.prev_hash, r.signature, r.changes, r.schema_version, r.schema_valid,
     bySpan ? 0 : 1, searchLead, searchWords(r).join(" "),
   ];
-}
-
-/**
- * Whether the row's id carries its received_at millisecond (a located id,
- * model/event-id.ts): then its commit's span finds it and it takes no id
- * index entry (migration 0029). Anything else keeps the index.
- */
-function foundBySpan(r: EventRow): boolean {
-  return idMillis(r.id) === Date.parse(r.received_at);
-}
-
-/**
- * One commit_spans row per (project, received_at) of the rows found by span:
- * a commit shares one received_at, so this is one row per commit, where the
- * id index took one per event. A span covers its rows' whole seq range: an id
- * is matched against the rows of that range, never taken from the span alone.
- */
-function spanStatements(db: D1Database, rows: EventRow[], bySpan: boolean[], appends: readonly NamedAppend[]): D1PreparedStatement[] {
-  const spans = seqRanges(rows, (r, i) => (bySpan[i] ? `${r.project_id}\n${r.received_at}` : null));
-  return [...spans.values()].map(({ row, first, last }) => {
-    const own = appends.filter((a) => a.first >= first && a.last <= last).map((a) => [a.token, a.first, a.last]);
-    return db
-      .prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, appends) VALUES (?, ?, ?, ?, ?)")
-      .bind(row.received_at, row.project_id, first, last, own.length > 0 ? JSON.stringify(own) : null);
-  });
-}
-
-/** The seq range of the rows of each key (a row whose key is null is left out), with the key's first row. */
-function seqRanges(rows: EventRow[], keyOf: (row: EventRow, i: number) => string | null): Map<string, { row: EventRow; first: number; last: number }> {
-  const ranges = new Map<string, { row: EventRow; first: number; last: number }>();
-  for (const [i, row] of rows.entries()) {
-    const key = keyOf(row, i);
-    if (key === null) continue;
-    const range = ranges.get(key);
-    if (range) {
-      range.first = Math.min(range.first, row.seq);
-      range.last = Math.max(range.last, row.seq);
-    } else {
-      ranges.set(key, { row, first: row.seq, last: row.seq });
-    }
-  }
-  return ranges;
-}
-
-/** An append of the commit, by the name its worker gave it, and its seqs: kept on the commit's span (landed-appends.ts). */
-export interface NamedAppend {
-  token: string;
-  first: number;
-  last: number;
 }
 
 /** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */
@@ -108,7 +59,7 @@ export function insertEventsStatements(db: D1Database, rows: EventRow[], appends
     bytes += json.length;
   }
   flush();
-  statements.push(...spanStatements(db, rows, bySpan, appends));
+  statements.push(...spanStatements(db, rows, bySpan, { appends }));
   for (const [projectId, { first, last }] of seqRanges(rows, (r) => r.project_id)) statements.push(groupIndexStatement(db, projectId, first, last));
   return statements;
 }

@@ -11,8 +11,10 @@ import type { Statement } from "./event-query.ts";
  * (received_at, project, seq range) and its rows take no id index entry
  * (id_indexed = 0). A lookup reads the spans of the id's millisecond (usually
  * one) and then that seq range of the (project_id, seq) index, comparing ids.
- * Rows written any other way (before 0029, shard copies, fixtures) keep
- * id_indexed = 1 and their entry in the now partial id index: the statement
+ * Shard copies and archive restores write spans too (commit-spans.ts). Rows
+ * written any other way (before 0029, older code, an id without its
+ * received_at) keep id_indexed = 1 and their entry in the now partial id
+ * index: the statement
  * asks both ways at once, so no reader needs to know which a row took.
  *
  * `columns` are of `events e` (CHAIN_COLUMNS, SHAPE_SELECT). Without a

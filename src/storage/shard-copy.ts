@@ -1,3 +1,4 @@
+import { foundBySpan, spanStatements } from "../model/commit-spans";
 import { groupIndexStatement, searchLeads, searchWords } from "../model/search-index";
 import { HOT_ROW_OVERHEAD_BYTES } from "./shard-pressure";
 
@@ -59,21 +60,32 @@ function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit:
     .raw();
 }
 
-/** The stored columns of an event with its search group's: EVENT_COLUMNS, then search_lead and search_words. */
-const GROUPED_COLUMNS = [...EVENT_COLUMNS, "search_lead", "search_words"] as const;
+/** The stored columns of an event with storage's own: EVENT_COLUMNS, then id_indexed, search_lead and search_words. */
+const STORED_COLUMNS = [...EVENT_COLUMNS, "id_indexed", "search_lead", "search_words"] as const;
 
 /**
  * Insert statements of one project's rows (EVENT_COLUMNS, seq order, seqs
- * first..last, none of them stored), with their search entries: one per
- * group of 16, as a commit writes them (model/search-index.ts), not one per
- * event. Each row's words are made from its fields, which is what ingest
- * stored, and an erasure's scrub too (its fields are gone, its action's words
- * stay). In one batch the rows are numbered consecutively, which the groups need.
+ * first..last, none of them stored), indexed as the commits that first wrote
+ * them were:
+ * - found by id through commit spans (model/commit-spans.ts), with no id
+ *   index entry, when the id carries the row's received_at;
+ * - searched through an entry per group of 16 (model/search-index.ts), with
+ *   each row's words made from its fields: what ingest stored, and for a
+ *   scrubbed row what the erasure left (its action's words).
+ * In one batch the rows are numbered consecutively, which the groups need.
  */
-function groupedInserts(db: D1Database, projectId: string, rows: Raw[]): D1PreparedStatement[] {
-  const leads = searchLeads(rows.map(() => ({ project_id: projectId })));
-  const grouped = rows.map((r, i) => [
+function storedInserts(db: D1Database, projectId: string, rows: Raw[]): D1PreparedStatement[] {
+  const located = rows.map((r) => ({
+    id: r[FIELD("id")] as string,
+    project_id: projectId,
+    seq: r[SEQ] as number,
+    received_at: r[FIELD("received_at")] as string,
+  }));
+  const bySpan = located.map(foundBySpan);
+  const leads = searchLeads(located);
+  const stored = rows.map((r, i) => [
     ...r,
+    bySpan[i] ? 0 : 1,
     leads[i],
     searchWords({
       action: r[FIELD("action")] as string,
@@ -83,15 +95,16 @@ function groupedInserts(db: D1Database, projectId: string, rows: Raw[]): D1Prepa
     }).join(" "),
   ]);
   return [
-    ...insertStatements(db, "events", GROUPED_COLUMNS, grouped),
-    groupIndexStatement(db, projectId, rows[0][SEQ] as number, rows[rows.length - 1][SEQ] as number),
+    ...insertStatements(db, "events", STORED_COLUMNS, stored),
+    ...spanStatements(db, located, bySpan, { copy: true }),
+    groupIndexStatement(db, projectId, located[0].seq, located[located.length - 1].seq),
   ];
 }
 
 /** Insert statements (rows and search entries) of archived rows (seq order) brought back into D1. */
 export function restoreStatements(db: D1Database, projectId: string, rows: ReadonlyArray<Record<(typeof EVENT_COLUMNS)[number], unknown>>): D1PreparedStatement[] {
   if (rows.length === 0) return [];
-  return groupedInserts(db, projectId, rows.map((r) => EVENT_COLUMNS.map((c) => r[c])));
+  return storedInserts(db, projectId, rows.map((r) => EVENT_COLUMNS.map((c) => r[c])));
 }
 
 export class CopyMismatchError extends Error {
@@ -115,7 +128,7 @@ export async function copyEvents(from: D1Database, to: D1Database, projectId: st
   await to.batch([
     // The delete trigger drops the replaced rows' search entries; the new ones follow the inserts.
     to.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, first, last),
-    ...groupedInserts(to, projectId, rows),
+    ...storedInserts(to, projectId, rows),
   ]);
   beforeCheck?.();
   const copy = await eventsAfter(to, projectId, first - 1, rows.length + 1);

@@ -14,7 +14,7 @@ import { insertEventsStatements } from "../../src/chain/event-insert.ts";
 import { idTag, mintEventId } from "../../src/model/event-id.ts";
 import { eventsByIdStatement } from "../../src/model/event-lookup.ts";
 import { selectEvents } from "../../src/model/event-query.ts";
-import { searchExpression, searchIndexStatements } from "../../src/model/search-index.ts";
+import { indexText, searchExpression, searchTag } from "../../src/model/search-index.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const MIGRATIONS = join(ROOT, "migrations");
@@ -151,7 +151,8 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
     for (const s of insertEventsStatements(d1, old).filter((s) => !s.sql.includes("events_search"))) {
       db.prepare(s.sql.replace(", search_lead, search_words", "").replace(/, value ->> 2[45]/g, "")).run(...s.params);
     }
-    for (const s of searchIndexStatements(d1, PROJECT, old)) db.prepare(s.sql).run(...s.params);
+    const entry = db.prepare("INSERT INTO events_search (rowid, words) SELECT row_id, ? FROM events WHERE project_id = ? AND seq = ?");
+    for (const row of old) entry.run(indexText(searchTag(PROJECT), row), PROJECT, row.seq);
     apply(db, "0031_search_groups.sql");
     for (const s of insertEventsStatements(d1, fresh)) db.prepare(s.sql).run(...s.params);
   });
