@@ -88,9 +88,12 @@ export const events = sqliteTable(
     index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq).where(sql`actor_id IS NOT NULL`),
     index("events_action_time_idx").on(t.project_id, t.action, t.occurred_at, t.seq),
     index("events_ip_time_idx").on(t.project_id, t.ip_address, t.occurred_at, t.seq).where(sql`ip_address IS NOT NULL`),
-    // The first target (migration 0033): index entries cost no row when the event is deleted; event_targets holds the others.
+    // The first target (migration 0033): index entries cost no row when the event is deleted.
     index("events_first_target_type_idx").on(t.project_id, sql`(targets ->> '$[0].type')`, t.occurred_at, t.seq).where(sql`targets <> '[]'`),
     index("events_first_target_id_idx").on(t.project_id, sql`(targets ->> '$[0].type')`, sql`(targets ->> '$[0].id')`, t.occurred_at, t.seq).where(sql`targets <> '[]'`),
+    // The second target likewise (migration 0035), on events that name one; event_targets holds the third and later.
+    index("events_second_target_type_idx").on(t.project_id, sql`(targets ->> '$[1].type')`, t.occurred_at, t.seq).where(sql`json_array_length(targets) > 1`),
+    index("events_second_target_id_idx").on(t.project_id, sql`(targets ->> '$[1].type')`, sql`(targets ->> '$[1].id')`, t.occurred_at, t.seq).where(sql`json_array_length(targets) > 1`),
   ],
 );
 

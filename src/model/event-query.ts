@@ -194,7 +194,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     const targetId = sel.targetId != null ? bind(sel.targetId) : null;
     const id = targetId !== null ? ` AND t.id = ${targetId}` : "";
     where.push(
-      `((${firstTargetIs(type, targetId)}) OR ` +
+      `(${INDEXED_TARGETS.map((at) => `(${targetAtIs(at, type, targetId)}) OR `).join("")}` +
         `EXISTS (SELECT 1 FROM event_targets t WHERE t.project_id = e.project_id AND t.type = ${type}${id} AND t.occurred_at = e.occurred_at AND t.seq = e.seq))`,
     );
   }
@@ -251,21 +251,33 @@ function unionAll(selects: string[]): string {
 }
 
 /**
- * SQL: whether event e's first target is of this type (and id), both bound
- * parameters, in the expressions of migrations/0033_first_target_indexes.sql
- * (the same ones, and its partial condition, or SQLite will not use the index).
+ * The targets the events table indexes itself, by their place in the event's
+ * array (migrations 0033 and 0035): each in two partial indexes, (type) and
+ * (type, id). event_targets holds every later target.
  */
-function firstTargetIs(type: string, id: string | null): string {
-  return `e.targets <> '[]' AND (e.targets ->> '$[0].type') = ${type}${id !== null ? ` AND (e.targets ->> '$[0].id') = ${id}` : ""}`;
+const INDEXED_TARGETS = [
+  { at: 0, holds: "e.targets <> '[]'", byType: "events_first_target_type_idx", byId: "events_first_target_id_idx" },
+  { at: 1, holds: "json_array_length(e.targets) > 1", byType: "events_second_target_type_idx", byId: "events_second_target_id_idx" },
+] as const;
+type IndexedTarget = (typeof INDEXED_TARGETS)[number];
+
+/**
+ * SQL: whether event e's target at this place is of this type (and id), both
+ * bound parameters, in the expressions of its indexes and with their partial
+ * condition (the same ones, or SQLite will not use the index).
+ */
+function targetAtIs(target: IndexedTarget, type: string, id: string | null): string {
+  const at = `'$[${target.at}]`;
+  return `${target.holds} AND (e.targets ->> ${at}.type') = ${type}${id !== null ? ` AND (e.targets ->> ${at}.id') = ${id}` : ""}`;
 }
 
 /**
- * A target filter without a narrower actor or address: two walks in list
- * order, merged. An event's first target is in two indexes on the events
- * table (migration 0033); every other target is a row of event_targets (kept
- * by triggers), as are the first targets of events stored before that
- * migration. Each walk stops at the limit, and an event found by both (or
- * by two of its targets) is listed once.
+ * A target filter without a narrower actor or address: three walks in list
+ * order, merged. An event's first and second targets are in indexes on the
+ * events table (migrations 0033, 0035); every later target is a row of
+ * event_targets (kept by triggers), as are the first and second targets of
+ * events stored before those migrations. Each walk stops at the limit, and
+ * an event found twice (by two walks, or by two of its targets) is listed once.
  */
 function targetWalk(
   sel: Selection,
@@ -282,11 +294,12 @@ function targetWalk(
   const actions = (sel.actions ?? []).map(bind);
   const onEvent = [...(exclude ? [exclude] : []), ...(actions.length > 0 ? [`e.action IN (${actions.join(", ")})`] : [])];
 
-  // The first targets: the events table's own index, with every other filter on the same row.
-  const firstIndex = targetId !== null ? "events_first_target_id_idx" : "events_first_target_type_idx";
-  const firsts =
-    `SELECT e.row_id FROM events e INDEXED BY ${firstIndex} ` +
-    `WHERE ${[...eventWhere, firstTargetIs(type, targetId), ...onEvent].join(" AND ")} ${ORDER} LIMIT ${limit}`;
+  // The first and second targets: the events table's own indexes, with every other filter on the same row.
+  const indexed = INDEXED_TARGETS.map(
+    (at) =>
+      `SELECT e.row_id FROM events e INDEXED BY ${targetId !== null ? at.byId : at.byType} ` +
+      `WHERE ${[...eventWhere, targetAtIs(at, type, targetId), ...onEvent].join(" AND ")} ${ORDER} LIMIT ${limit}`,
+  );
 
   // The other targets: the same bounds on the target rows (t.occurred_at and t.seq are the event's own).
   const where = eventWhere.map((w) => w.replaceAll("e.occurred_at", "t.occurred_at").replaceAll("e.seq", "t.seq").replace("e.project_id", "t.project_id"));
@@ -306,9 +319,10 @@ function targetWalk(
     `SELECT e.row_id FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id ` +
     `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`;
 
-  // IN keeps each row once, so the two walks need no merge of their own: the page sorts at most twice its rows.
+  // IN keeps each row once, so the walks need no merge of their own: the page sorts at most three times its rows.
+  const walks = [...indexed, others].map((walk) => `SELECT * FROM (${walk})`).join(" UNION ALL ");
   return {
-    sql: `SELECT ${options.columns} FROM events e WHERE e.row_id IN (SELECT * FROM (${firsts}) UNION ALL SELECT * FROM (${others})) ${ORDER} LIMIT ${limit}`,
+    sql: `SELECT ${options.columns} FROM events e WHERE e.row_id IN (${walks}) ${ORDER} LIMIT ${limit}`,
     params,
   };
 }

@@ -183,7 +183,7 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
   });
 });
 
-describe("migration 0033 over a shard whose events have a target row each", () => {
+describe("migrations 0033 and 0035 over a shard whose events have a target row each", () => {
   const db = new DatabaseSync(join(dir, "targets.sqlite"));
   const t0 = "2026-11-20T10:00:00.000Z";
   const t1 = "2026-11-28T10:00:00.000Z";
@@ -193,7 +193,12 @@ describe("migration 0033 over a shard whose events have a target row each", () =
     row(PROJECT, 2, crypto.randomUUID(), t0, { targets: JSON.stringify([{ id: "u1", name: null, type: "user" }, { id: "d1", name: null, type: "doc" }]) }),
     row(PROJECT, 3, crypto.randomUUID(), t0),
   ];
-  const fresh = [row(PROJECT, 4, crypto.randomUUID(), t1, { targets: doc("d1") }), row(PROJECT, 5, crypto.randomUUID(), t1, { targets: doc("d2") })];
+  const three = JSON.stringify([{ id: "d3", name: null, type: "doc" }, { id: "u2", name: null, type: "user" }, { id: "t1", name: null, type: "team" }]);
+  const fresh = [
+    row(PROJECT, 4, crypto.randomUUID(), t1, { targets: doc("d1") }),
+    row(PROJECT, 5, crypto.randomUUID(), t1, { targets: doc("d2") }),
+    row(PROJECT, 6, crypto.randomUUID(), t1, { targets: three }),
+  ];
   const base = { projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
   const seqs = (sel) => all(db, selectEvents({ ...base, ...sel }, { columns: "e.seq", cursor: null, limit: 50 })).map((r) => r.seq);
   const targetRows = () => db.prepare("SELECT seq, type, id FROM event_targets ORDER BY seq, type").all().map((r) => ({ ...r }));
@@ -202,28 +207,32 @@ describe("migration 0033 over a shard whose events have a target row each", () =
     const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
     for (const file of files.filter((f) => f < "0033")) apply(db, file);
     for (const s of insertEventsStatements(d1, old)) db.prepare(s.sql).run(...s.params);
-    apply(db, "0033_first_target_indexes.sql");
+    for (const file of files.filter((f) => f >= "0033")) apply(db, file);
     for (const s of insertEventsStatements(d1, fresh)) db.prepare(s.sql).run(...s.params);
   });
 
-  it("builds the indexes over the events already stored, and keeps only later targets as rows from then on", () => {
+  it("builds the indexes over the events already stored, and keeps only targets past the second as rows from then on", () => {
     assert.deepEqual(targetRows(), [
-      { seq: 1, type: "doc", id: "d1" }, { seq: 2, type: "doc", id: "d1" }, { seq: 2, type: "user", id: "u1" },
+      { seq: 1, type: "doc", id: "d1" }, { seq: 2, type: "doc", id: "d1" }, { seq: 2, type: "user", id: "u1" }, { seq: 6, type: "team", id: "t1" },
     ]);
-    const indexed = db.prepare("SELECT count(*) AS n FROM events INDEXED BY events_first_target_type_idx WHERE project_id = ? AND targets <> '[]' AND (targets ->> '$[0].type') IS NOT NULL").get(PROJECT).n;
-    assert.equal(indexed, 4);
+    const firsts = db.prepare("SELECT count(*) AS n FROM events INDEXED BY events_first_target_type_idx WHERE project_id = ? AND targets <> '[]' AND (targets ->> '$[0].type') IS NOT NULL").get(PROJECT).n;
+    assert.equal(firsts, 5);
+    const seconds = db.prepare("SELECT count(*) AS n FROM events INDEXED BY events_second_target_type_idx WHERE project_id = ? AND json_array_length(targets) > 1 AND (targets ->> '$[1].type') IS NOT NULL").get(PROJECT).n;
+    assert.equal(seconds, 2);
   });
 
   it("finds every event by its targets once, old and new", () => {
     assert.deepEqual(seqs({ targetType: "doc", targetId: "d1" }), [4, 2, 1]);
-    assert.deepEqual(seqs({ targetType: "doc" }), [5, 4, 2, 1]);
-    assert.deepEqual(seqs({ targetType: "user" }), [2]);
+    assert.deepEqual(seqs({ targetType: "doc" }), [6, 5, 4, 2, 1]);
+    assert.deepEqual(seqs({ targetType: "user" }), [6, 2]);
     assert.deepEqual(seqs({ targetType: "user", targetId: "u1", actorId: null, organization: null }), [2]);
+    assert.deepEqual(seqs({ targetType: "user", targetId: "u2" }), [6]);
+    assert.deepEqual(seqs({ targetType: "team" }), [6]);
   });
 
   it("drops the old rows with their events", () => {
     db.prepare("DELETE FROM events WHERE project_id = ? AND seq <= 2").run(PROJECT);
-    assert.deepEqual(targetRows(), []);
-    assert.deepEqual(seqs({ targetType: "doc" }), [5, 4]);
+    assert.deepEqual(targetRows(), [{ seq: 6, type: "team", id: "t1" }]);
+    assert.deepEqual(seqs({ targetType: "doc" }), [6, 5, 4]);
   });
 });
