@@ -9,7 +9,7 @@ import { MAX_QUEUED_BYTES } from "../chain/ingest-admission";
 import type { AppendResult } from "../chain/idempotent-appends";
 import { findIdempotent } from "../chain/idempotency";
 import { findLandedAppend } from "../chain/landed-appends";
-import { isOverloaded } from "../lib/database-refusal";
+import { databaseRefusal, isOverloaded } from "../lib/database-refusal";
 import { eventJson } from "../model/event-shape";
 import { eventsDb } from "../storage/shards";
 import { validationError } from "../lib/validate";
@@ -143,8 +143,9 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
         token,
       });
     } catch (error) {
-      // Refused by the runtime before the ledger ran (app.ts answers 429): nothing to look for.
-      if (isOverloaded(error)) throw error;
+      // Refused by the runtime before the ledger ran, or by a full or overloaded database (app.ts answers 429 for
+      // both): nothing was stored, and a full database would refuse the look's own write too.
+      if (isOverloaded(error) || databaseRefusal(error)) throw error;
       // The ledger may have stopped after its commit landed and before it answered: then the events are stored.
       let landed: Awaited<ReturnType<typeof findLandedAppend>>;
       try {

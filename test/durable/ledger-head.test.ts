@@ -197,6 +197,25 @@ describe("ProjectLedger head recovery", () => {
     expect(results.map((r) => r.seq)).toEqual([1, 2]);
   });
 
+  it("answers a commit a full database refused 429 storage_full without looking for it (the look's own write would be refused too)", async () => {
+    const p = await createProject();
+    await ingest(p.key, { action: "a" });
+    // A full database refuses every write, the look's included (only this file's tests give appends up, one at a time).
+    await p.db.batch([
+      p.db.prepare("CREATE TRIGGER test_full_events BEFORE INSERT ON events WHEN NEW.action = 'while.full' BEGIN SELECT RAISE(ABORT, 'Exceeded maximum DB size'); END"),
+      p.db.prepare("CREATE TRIGGER test_full_given_up BEFORE INSERT ON given_up_appends BEGIN SELECT RAISE(ABORT, 'Exceeded maximum DB size'); END"),
+    ]);
+    let refused;
+    try {
+      refused = await call("POST", "/v1/events", { key: p.key, body: { action: "while.full" } });
+    } finally {
+      await p.db.batch([p.db.prepare("DROP TRIGGER test_full_events"), p.db.prepare("DROP TRIGGER test_full_given_up")]);
+    }
+    expect(refused.status).toBe(429);
+    expect(refused.json.error).toMatchObject({ code: "RATE_LIMITED", details: { reason: "storage_full", retry_after: 60 } });
+    expect((await ingest(p.key, { action: "after.full" })).json.data).toMatchObject({ seq: 2 });
+  });
+
   it("attack: a row planted past the head with a recomputed hash is not adopted, and verify names it", async () => {
     const p = await createProject();
     const first = await ingest(p.key, { action: "a" });
