@@ -75,8 +75,13 @@ describe("ProjectLedger head recovery", () => {
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 5 });
   });
 
-  /** Makes the ledger's next D1 batch stop the runtime (the object is reset), after the batch committed or instead of it. */
-  async function stopOnNextBatch(projectId: string, when: "after_commit" | "before_commit") {
+  /**
+   * Makes the ledger's next D1 batch stop the runtime (the object is reset): after the batch committed, instead
+   * of it, or with it in flight (sent, not yet run). In flight, its statements (SQL and values) are returned for
+   * the test to run when it chooses, as D1 would run a batch from a ledger that is gone.
+   */
+  async function stopOnNextBatch(projectId: string, when: "after_commit" | "before_commit" | "in_flight") {
+    const inFlight: Array<{ sql: string; params: unknown[] }> = [];
     await runInDurableObject(ledger(projectId), (instance: ProjectLedger, state: DurableObjectState) => {
       const host = instance as unknown as { db: D1Database };
       const real = host.db;
@@ -85,11 +90,14 @@ describe("ProjectLedger head recovery", () => {
         batch: async (statements: D1PreparedStatement[]) => {
           host.db = real;
           if (when === "after_commit") await real.batch(statements);
-          state.abort(`test: the runtime stops the ledger ${when === "after_commit" ? "after its commit" : "before its commit"}`);
+          // workerd's statement keeps its SQL and bound values as `statement` and `params`.
+          if (when === "in_flight") inFlight.push(...statements.map((s) => s as unknown as { statement: string; params: unknown[] }).map((s) => ({ sql: s.statement, params: s.params })));
+          state.abort(`test: the runtime stops the ledger ${when === "after_commit" ? "after its commit" : when === "in_flight" ? "with its batch in flight" : "before its commit"}`);
           throw new Error("unreachable: the object was reset");
         },
       } as unknown as D1Database;
     });
+    return inFlight;
   }
 
   it("answers an append whose ledger was stopped after its commit landed as stored, so a retry does not store it twice", async () => {
@@ -127,34 +135,10 @@ describe("ProjectLedger head recovery", () => {
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 2 });
   });
 
-  /**
-   * Makes the ledger's next D1 batch stop the runtime after the batch was sent and before D1 ran it: the
-   * statements are kept (SQL and values) for the test to run when it chooses, as D1 would run a batch
-   * still in flight from a ledger that is gone.
-   */
-  async function stopWithBatchInFlight(projectId: string): Promise<Array<{ sql: string; params: unknown[] }>> {
-    const inFlight: Array<{ sql: string; params: unknown[] }> = [];
-    await runInDurableObject(ledger(projectId), (instance: ProjectLedger, state: DurableObjectState) => {
-      const host = instance as unknown as { db: D1Database };
-      const real = host.db;
-      host.db = {
-        prepare: (sql: string) => real.prepare(sql),
-        batch: async (statements: D1PreparedStatement[]) => {
-          host.db = real;
-          // workerd's statement keeps its SQL and bound values as `statement` and `params`.
-          inFlight.push(...statements.map((s) => s as unknown as { statement: string; params: unknown[] }).map((s) => ({ sql: s.statement, params: s.params })));
-          state.abort("test: the runtime stops the ledger with its batch in flight");
-          throw new Error("unreachable: the object was reset");
-        },
-      } as unknown as D1Database;
-    });
-    return inFlight;
-  }
-
   it("refuses a commit that reaches D1 after its worker answered that nothing was stored, so a retry does not store it twice", async () => {
     const p = await createProject();
     await ingest(p.key, { action: "a" });
-    const inFlight = await stopWithBatchInFlight(p.id);
+    const inFlight = await stopOnNextBatch(p.id, "in_flight");
     const failed = await call("POST", "/v1/events/batch", { key: p.key, body: { events: [{ action: "late.1" }, { action: "late.2" }] } });
     expect(failed.status).toBe(500);
     expect(failed.json.error.message).toMatch(/stored nothing and is safe to retry/);
@@ -176,7 +160,7 @@ describe("ProjectLedger head recovery", () => {
   it("says it does not know whether an append was stored when its ledger failed and the database could not be asked", async () => {
     const p = await createProject();
     await ingest(p.key, { action: "a" });
-    const inFlight = await stopWithBatchInFlight(p.id);
+    const inFlight = await stopOnNextBatch(p.id, "in_flight");
     // The database refuses the worker's look (only this file's tests give appends up, one at a time).
     await p.db.prepare("CREATE TRIGGER test_look_refused BEFORE INSERT ON given_up_appends BEGIN SELECT RAISE(ABORT, 'test: the database is unreachable'); END").run();
     let failed;
