@@ -1,13 +1,13 @@
 import type { EventRow } from "../db/schema";
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node.
-import { foundBySpan, seqRanges, spanStatements, type NamedAppend } from "../model/commit-spans.ts";
-import { groupIndexStatement, searchLeads, searchWords } from "../model/search-index.ts";
+import type { NamedAppend } from "../model/commit-spans.ts";
+import { afterInserts, INDEXING_COLUMNS, rowIndexing, type RowIndexing } from "../model/row-indexing.ts";
 
 export const COLUMNS = [
   "id", "project_id", "seq", "action", "organization", "actor_id", "actor_type", "actor_name",
   "actor_email", "targets", "metadata", "occurred_at", "received_at", "ip_address", "user_agent",
-  "pii_salt", "pii_commitment", "hash", "prev_hash", "signature", "changes", "schema_version", "schema_valid", "id_indexed",
-  "search_lead", "search_words",
+  "pii_salt", "pii_commitment", "hash", "prev_hash", "signature", "changes", "schema_version", "schema_valid",
+  ...INDEXING_COLUMNS,
 ] as const;
 
 const INSERT_SQL =
@@ -20,12 +20,12 @@ const INSERT_SQL =
  * instead of twenty keyed reads through a closure (the insert runs once per
  * ingested event). A unit test holds it to COLUMNS.
  */
-export function columnValues(r: EventRow, bySpan = foundBySpan(r), searchLead = 0): unknown[] {
+export function columnValues(r: EventRow, indexing: RowIndexing): unknown[] {
   return [
     r.id, r.project_id, r.seq, r.action, r.organization, r.actor_id, r.actor_type, r.actor_name,
     r.actor_email, r.targets, r.metadata, r.occurred_at, r.received_at, r.ip_address, r.user_agent,
     r.pii_salt, r.pii_commitment, r.hash, r.prev_hash, r.signature, r.changes, r.schema_version, r.schema_valid,
-    bySpan ? 0 : 1, searchLead, searchWords(r).join(" "),
+    indexing[0], indexing[1], indexing[2],
   ];
 }
 
@@ -35,10 +35,8 @@ const MAX_PARAM_BYTES = 1_000_000;
 /**
  * Many rows per statement through json_each: D1 allows only 100 bound
  * parameters per statement, and one statement per row would be far slower.
- * The rows' commit spans and search index entries follow the inserts, so one
- * D1 batch commits them all. The rows go in array order, so one transaction
- * numbers them consecutively: that is what lets a search group find its
- * entry at row_id - search_lead (search-index.ts).
+ * The rows' commit spans and search index entries follow the inserts
+ * (model/row-indexing.ts), so one D1 batch commits them all.
  */
 export function insertEventsStatements(db: D1Database, rows: EventRow[], appends: readonly NamedAppend[] = []): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
@@ -50,16 +48,14 @@ export function insertEventsStatements(db: D1Database, rows: EventRow[], appends
     chunk = [];
     bytes = 0;
   };
-  const bySpan = rows.map(foundBySpan);
-  const leads = searchLeads(rows);
+  const indexing = rowIndexing(rows);
   for (const [i, row] of rows.entries()) {
-    const json = JSON.stringify(columnValues(row, bySpan[i], leads[i]));
+    const json = JSON.stringify(columnValues(row, indexing[i]));
     if (bytes + json.length > MAX_PARAM_BYTES) flush();
     chunk.push(json);
     bytes += json.length;
   }
   flush();
-  statements.push(...spanStatements(db, rows, bySpan, { appends }));
-  for (const [projectId, { first, last }] of seqRanges(rows, (r) => r.project_id)) statements.push(groupIndexStatement(db, projectId, first, last));
+  statements.push(...afterInserts(db, rows, indexing, { appends }));
   return statements;
 }

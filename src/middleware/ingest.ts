@@ -10,7 +10,7 @@ import type { AppendResult } from "../chain/idempotent-appends";
 import { findIdempotent } from "../chain/idempotency";
 import { findLandedAppend } from "../chain/landed-appends";
 import { databaseRefusal, isOverloaded } from "../lib/database-refusal";
-import { eventJson } from "../model/event-shape";
+import { eventJson, type ShapeRow } from "../model/event-shape";
 import { eventsDb } from "../storage/shards";
 import { validationError } from "../lib/validate";
 import { apiKeyOf } from "./credential";
@@ -143,25 +143,7 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
         token,
       });
     } catch (error) {
-      // Refused by the runtime before the ledger ran, or by a full or overloaded database (app.ts answers 429 for
-      // both): nothing was stored, and a full database would refuse the look's own write too.
-      if (isOverloaded(error) || databaseRefusal(error)) throw error;
-      // The ledger may have stopped after its commit landed and before it answered: then the events are stored.
-      let landed: Awaited<ReturnType<typeof findLandedAppend>>;
-      try {
-        landed = await findLandedAppend(await eventsDb(c.env, credential.projectId), credential.projectId, token, sentAt);
-      } catch (lookError) {
-        // Neither found nor given up: the commit may land yet, so "stored nothing" would not be true.
-        console.error(`[${c.get("requestId")}] append failed (${String(error)}) and could not be looked for: ${String(lookError)}`);
-        throw new ApiError(
-          "INTERNAL_ERROR",
-          "The project's ledger failed while storing these events and whether they were stored is not known yet; " +
-            "send the request again with the same Idempotency-Key, or look for the events before sending them again",
-          { request_id: c.get("requestId") },
-        );
-      }
-      if (landed === null) throw error;
-      return landed.map((row) => eventJson(row, catalog.display));
+      return (await landedAnyway(c, credential.projectId, token, sentAt, error)).map((row) => eventJson(row, catalog.display));
     }
     if (result.status !== "catalog_stale") return answered(c, result, key);
     forgetCatalog(credential.projectId);
@@ -171,6 +153,32 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
     }
     catalog = await catalogFor(c.env, credential.projectId, 0);
   }
+}
+
+/**
+ * After the call to the ledger failed: the append's events if its commit
+ * landed all the same (the ledger stopped after its commit and before it
+ * answered), or the failure, now true (landed-appends.ts gave the append up).
+ */
+async function landedAnyway(c: Context<AppEnv>, projectId: string, token: string, sentAt: number, error: unknown): Promise<ShapeRow[]> {
+  // Refused by the runtime before the ledger ran, or by a full or overloaded database (app.ts answers 429 for
+  // both): nothing was stored, and a full database would refuse the look's own write too.
+  if (isOverloaded(error) || databaseRefusal(error)) throw error;
+  let landed: ShapeRow[] | null;
+  try {
+    landed = await findLandedAppend(await eventsDb(c.env, projectId), projectId, token, sentAt);
+  } catch (lookError) {
+    // Neither found nor given up: the commit may land yet, so "stored nothing" would not be true.
+    console.error(`[${c.get("requestId")}] append failed (${String(error)}) and could not be looked for: ${String(lookError)}`);
+    throw new ApiError(
+      "INTERNAL_ERROR",
+      "The project's ledger failed while storing these events and whether they were stored is not known yet; " +
+        "send the request again with the same Idempotency-Key, or look for the events before sending them again",
+      { request_id: c.get("requestId") },
+    );
+  }
+  if (landed === null) throw error;
+  return landed;
 }
 
 /** The first answer of an Idempotency-Key sent with this same body, or null. */

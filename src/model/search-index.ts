@@ -98,9 +98,14 @@ export function searchLeads(rows: ReadonlyArray<{ project_id: string }>): number
 /** One character per slot of a group: SEARCH_GROUP of them. */
 const SLOTS = "0123456789abcdef";
 
+/** What a project's slot tags share: its tag less the last character, which stands for the slot. */
+function slotBase(tag: string): string {
+  return tag.slice(0, TAG_LENGTH - 1);
+}
+
 /** The tag of the words of a group's slot-th event: the project's tag with its last character standing for the slot. */
 export function slotTag(tag: string, slot: number): string {
-  return tag.slice(0, TAG_LENGTH - 1) + SLOTS[slot];
+  return slotBase(tag) + SLOTS[slot];
 }
 
 /**
@@ -137,7 +142,7 @@ export function groupIndexStatement(db: D1Database, projectId: string, first: nu
         "WHERE e.project_id = ?2 AND e.seq BETWEEN ?3 AND ?4 AND e.search_words IS NOT NULL AND e.search_words <> '' " +
         "GROUP BY e.row_id - e.search_lead",
     )
-    .bind(searchTag(projectId).slice(0, TAG_LENGTH - 1), projectId, first, last);
+    .bind(slotBase(searchTag(projectId)), projectId, first, last);
 }
 
 /**
@@ -155,7 +160,7 @@ export function groupReindexStatement(db: D1Database, projectId: string, seqs: n
         "FROM (SELECT DISTINCT x.row_id - x.search_lead AS k FROM events x WHERE x.project_id = ?2 AND x.seq IN (SELECT value FROM json_each(?3))) g " +
         `WHERE NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k)) WHERE text IS NOT NULL`,
     )
-    .bind(searchTag(projectId).slice(0, TAG_LENGTH - 1), projectId, JSON.stringify(seqs));
+    .bind(slotBase(searchTag(projectId)), projectId, JSON.stringify(seqs));
 }
 
 /** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */

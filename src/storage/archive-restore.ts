@@ -40,7 +40,7 @@ export async function restoreNewestSegment(env: Env, db: D1Database, projectId: 
   if (!segment) return { status: "done", events: 0, remaining: 0 };
   const rows = await readSegment(env, segment);
   await db.batch([
-    ...restoreStatements(db, projectId, rows),
+    ...restoreStatements(db, rows),
     db.prepare("DELETE FROM archive_segments WHERE project_id = ? AND first_seq = ?").bind(projectId, segment.first_seq),
     unindexRange(db, projectId, segment.first_seq, segment.last_seq),
     dropSummary(db, projectId, segment.first_seq),

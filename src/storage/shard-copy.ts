@@ -1,5 +1,4 @@
-import { foundBySpan, spanStatements } from "../model/commit-spans";
-import { groupIndexStatement, searchLeads, searchWords } from "../model/search-index";
+import { afterInserts, INDEXING_COLUMNS, rowIndexing, type IndexedRow } from "../model/row-indexing";
 import { HOT_ROW_OVERHEAD_BYTES } from "./shard-pressure";
 
 /**
@@ -24,7 +23,6 @@ export const SEGMENT_COLUMNS = [
 const KEY_COLUMNS = ["project_id", "key", "event_ids", "created_at", "request_hash"] as const;
 
 const SEQ = EVENT_COLUMNS.indexOf("seq");
-const FIELD = (name: (typeof EVENT_COLUMNS)[number]) => EVENT_COLUMNS.indexOf(name);
 
 /** Rows per copy or delete batch: one batch is one short D1 transaction on each side. */
 export const MOVE_BATCH = 500;
@@ -60,51 +58,23 @@ function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit:
     .raw();
 }
 
-/** The stored columns of an event with storage's own: EVENT_COLUMNS, then id_indexed, search_lead and search_words. */
-const STORED_COLUMNS = [...EVENT_COLUMNS, "id_indexed", "search_lead", "search_words"] as const;
-
 /**
- * Insert statements of one project's rows (EVENT_COLUMNS, seq order, seqs
- * first..last, none of them stored), indexed as the commits that first wrote
- * them were:
- * - found by id through commit spans (model/commit-spans.ts), with no id
- *   index entry, when the id carries the row's received_at;
- * - searched through an entry per group of 16 (model/search-index.ts), with
- *   each row's words made from its fields: what ingest stored, and for a
- *   scrubbed row what the erasure left (its action's words).
- * In one batch the rows are numbered consecutively, which the groups need.
+ * Insert statements of one project's rows (EVENT_COLUMNS, seq order, none of
+ * them stored), stored as the commits that first wrote them stored them: their
+ * commit spans and search groups follow in the same batch (model/row-indexing.ts).
  */
-function storedInserts(db: D1Database, projectId: string, rows: Raw[]): D1PreparedStatement[] {
-  const located = rows.map((r) => ({
-    id: r[FIELD("id")] as string,
-    project_id: projectId,
-    seq: r[SEQ] as number,
-    received_at: r[FIELD("received_at")] as string,
-  }));
-  const bySpan = located.map(foundBySpan);
-  const leads = searchLeads(located);
-  const stored = rows.map((r, i) => [
-    ...r,
-    bySpan[i] ? 0 : 1,
-    leads[i],
-    searchWords({
-      action: r[FIELD("action")] as string,
-      actor_name: r[FIELD("actor_name")] as string | null,
-      actor_email: r[FIELD("actor_email")] as string | null,
-      actor_id: r[FIELD("actor_id")] as string | null,
-    }).join(" "),
-  ]);
+function storedInserts(db: D1Database, rows: Raw[]): D1PreparedStatement[] {
+  const named = rows.map((r) => Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, r[i]])) as unknown as IndexedRow);
+  const indexing = rowIndexing(named);
   return [
-    ...insertStatements(db, "events", STORED_COLUMNS, stored),
-    ...spanStatements(db, located, bySpan, { copy: true }),
-    groupIndexStatement(db, projectId, located[0].seq, located[located.length - 1].seq),
+    ...insertStatements(db, "events", [...EVENT_COLUMNS, ...INDEXING_COLUMNS], rows.map((r, i) => [...r, ...indexing[i]])),
+    ...afterInserts(db, named, indexing, { copy: true }),
   ];
 }
 
 /** Insert statements (rows and search entries) of archived rows (seq order) brought back into D1. */
-export function restoreStatements(db: D1Database, projectId: string, rows: ReadonlyArray<Record<(typeof EVENT_COLUMNS)[number], unknown>>): D1PreparedStatement[] {
-  if (rows.length === 0) return [];
-  return storedInserts(db, projectId, rows.map((r) => EVENT_COLUMNS.map((c) => r[c])));
+export function restoreStatements(db: D1Database, rows: ReadonlyArray<Record<(typeof EVENT_COLUMNS)[number], unknown>>): D1PreparedStatement[] {
+  return rows.length === 0 ? [] : storedInserts(db, rows.map((r) => EVENT_COLUMNS.map((c) => r[c])));
 }
 
 export class CopyMismatchError extends Error {
@@ -128,7 +98,7 @@ export async function copyEvents(from: D1Database, to: D1Database, projectId: st
   await to.batch([
     // The delete trigger drops the replaced rows' search entries; the new ones follow the inserts.
     to.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, first, last),
-    ...storedInserts(to, projectId, rows),
+    ...storedInserts(to, rows),
   ]);
   beforeCheck?.();
   const copy = await eventsAfter(to, projectId, first - 1, rows.length + 1);

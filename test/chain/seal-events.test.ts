@@ -3,6 +3,7 @@ import { canonicalize } from "../../src/sealing/canonical";
 import { personalDataText, piiCommitment, sealRow } from "../../src/sealing/payload";
 import { COLUMNS, columnValues } from "../../src/chain/event-insert";
 import { searchWords } from "../../src/model/search-index";
+import { rowIndexing } from "../../src/model/row-indexing";
 import { sealEvents } from "../../src/chain/seal-events";
 import { loadKeyring } from "../../src/sealing/signing-keys";
 import type { NewEvent } from "../../src/model/new-event";
@@ -74,8 +75,9 @@ describe("columnValues", () => {
     // id_indexed and the search columns are storage's, not the event's: id_indexed 0 because a sealed row's id carries its
     // received_at (a commit span finds it); the row's words for its search group, which it starts unless told its lead.
     const storage: Record<string, unknown> = { id_indexed: 0, search_lead: 0, search_words: searchWords(row).join(" ") };
-    expect(columnValues(row)).toEqual(COLUMNS.map((c) => (c in storage ? storage[c] : row[c as keyof typeof row])));
-    expect(columnValues({ ...row, id: crypto.randomUUID() })[COLUMNS.indexOf("id_indexed")]).toBe(1);
-    expect(columnValues(row, true, 5)[COLUMNS.indexOf("search_lead")]).toBe(5);
+    expect(columnValues(row, rowIndexing([row])[0])).toEqual(COLUMNS.map((c) => (c in storage ? storage[c] : row[c as keyof typeof row])));
+    const unlocated = { ...row, id: crypto.randomUUID() };
+    expect(columnValues(unlocated, rowIndexing([unlocated])[0])[COLUMNS.indexOf("id_indexed")]).toBe(1);
+    expect(columnValues(row, rowIndexing(Array(6).fill(row))[5])[COLUMNS.indexOf("search_lead")]).toBe(5);
   });
 });

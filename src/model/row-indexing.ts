@@ -1,0 +1,49 @@
+// .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
+import { foundBySpan, seqRanges, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
+import { groupIndexStatement, searchLeads, searchWords, type SearchableFields } from "./search-index.ts";
+
+/**
+ * How storage finds the event rows it writes, beyond their own columns: by id
+ * through a commit span instead of an id index entry (commit-spans.ts), and by
+ * search through one entry per group of events (search-index.ts). Every writer
+ * of new rows does both the same way: commits (chain/event-insert.ts), shard
+ * copies and archive restores (storage/shard-copy.ts), so a moved or restored
+ * row is stored as the commit that first wrote it stored it.
+ */
+
+/** What storage reads of a row to place it. */
+export type IndexedRow = SpannedRow & SearchableFields;
+
+/** The columns storage adds to a row, in this order. */
+export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words"] as const;
+
+/** A row's values of INDEXING_COLUMNS. */
+export type RowIndexing = [idIndexed: 0 | 1, searchLead: number, searchWords: string];
+
+/**
+ * The INDEXING_COLUMNS of rows about to be inserted in this order, in one
+ * batch: one transaction numbers them consecutively, which a search group
+ * needs to find its entry at row_id - search_lead. A row's words are made from
+ * its fields: what ingest stores, and for a scrubbed row what the erasure
+ * left (its action's words).
+ */
+export function rowIndexing(rows: readonly IndexedRow[]): RowIndexing[] {
+  const leads = searchLeads(rows);
+  return rows.map((r, i) => [foundBySpan(r) ? 0 : 1, leads[i], searchWords(r).join(" ")]);
+}
+
+/**
+ * What follows the rows' inserts in the same batch: their commit spans, and
+ * the search entries of each project's seq range (made from the words the
+ * rows store). `copy`: rows that a commit first wrote (commit-spans.ts).
+ */
+export function afterInserts(
+  db: D1Database,
+  rows: readonly SpannedRow[],
+  indexing: readonly RowIndexing[],
+  options: { appends?: readonly NamedAppend[]; copy?: boolean } = {},
+): D1PreparedStatement[] {
+  const spans = spanStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 0), options);
+  const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => groupIndexStatement(db, projectId, first, last));
+  return [...spans, ...groups];
+}
