@@ -2,6 +2,7 @@ import type { EventRow } from "../db/schema";
 import type { NewEvent } from "../model/new-event";
 import type { Head } from "./chain-check";
 import { insertEventsStatements } from "./event-insert";
+import { givenUpAmong, isGivenUpRefusal } from "./landed-appends";
 import { idempotencyStatements, sealEvents } from "./seal-events";
 import { loadKeyring } from "../sealing/signing-keys";
 import type { LedgerHost } from "../storage/ledger-host";
@@ -146,12 +147,33 @@ export class GroupCommit {
       await host.recover().catch(() => {});
       const head = host.head();
       if (!sealed || head.seq !== sealed.last.seq || head.hash !== sealed.last.hash) {
-        group.forEach((p) => p.reject(error));
+        const others = await this.withoutGivenUp(group, error);
+        if (others === null) group.forEach((p) => p.reject(error));
+        else if (others.length > 0) await this.commit(others);
         return;
       }
     }
     const { slices } = sealed;
     group.forEach((p, i) => p.resolve(slices[i]));
     host.committed();
+  }
+
+  /**
+   * After D1 refused the whole commit because it names an append whose worker
+   * already gave up on it (its call failed while this ledger lived on, and it
+   * answered "nothing stored": landed-appends.ts): those appends fail, and the
+   * group's others, which nobody gave up on, are returned to be committed
+   * again without them (sealed anew from the same head: nothing of the
+   * refused batch was stored). Null when the refusal was anything else, or
+   * named none of this group's appends; then the whole group fails as before.
+   */
+  private async withoutGivenUp(group: Pending[], error: unknown): Promise<Pending[] | null> {
+    if (!isGivenUpRefusal(error)) return null;
+    const tokens = group.flatMap((p) => (p.token === null ? [] : [p.token]));
+    const given = await givenUpAmong(this.host.db(), tokens).catch(() => new Set<string>());
+    if (given.size === 0) return null;
+    const refused = (p: Pending) => p.token !== null && given.has(p.token);
+    group.filter(refused).forEach((p) => p.reject(error));
+    return group.filter((p) => !refused(p));
   }
 }

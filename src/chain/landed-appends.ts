@@ -38,7 +38,7 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
   const now = Date.now();
   const [, , found] = await db.batch<{ first: number; last: number }>([
     db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(token, new Date(now).toISOString()),
-    db.prepare("DELETE FROM given_up_appends WHERE given_up_at < ?").bind(new Date(now - GIVEN_UP_KEPT_MS).toISOString()),
+    dropStaleStatement(db, now),
     db
       .prepare(
         "SELECT j.value ->> 1 AS first, j.value ->> 2 AS last FROM commit_spans c, json_each(c.appends) j " +
@@ -52,4 +52,33 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
     sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq BETWEEN ? AND ? ORDER BY e.seq`,
     params: [projectId, hit.first, hit.last],
   });
+}
+
+/** Drops the names given up long enough ago that no batch naming them can still be in flight. */
+function dropStaleStatement(db: D1Database, nowMs: number): D1PreparedStatement {
+  return db.prepare("DELETE FROM given_up_appends WHERE given_up_at < ?").bind(new Date(nowMs - GIVEN_UP_KEPT_MS).toISOString());
+}
+
+/** The daily cron's sweep of a shard's stale names: a shard whose calls stopped failing keeps none for long. */
+export async function dropStaleGivenUpAppends(db: D1Database, now: Date): Promise<number> {
+  return (await dropStaleStatement(db, now.getTime()).run()).meta.changes;
+}
+
+/** What the database says when a commit names a given-up append (migrations/0034_given_up_appends.sql). */
+export function isGivenUpRefusal(error: unknown): boolean {
+  return String((error as Error | null)?.message ?? error).includes("names an append its worker gave up on");
+}
+
+/**
+ * Which of these append names were given up: a commit that names one of them
+ * is refused whole, so the ledger commits the others again without them.
+ * One bound value whatever their number (D1 allows 100).
+ */
+export async function givenUpAmong(db: D1Database, tokens: readonly string[]): Promise<Set<string>> {
+  if (tokens.length === 0) return new Set();
+  const { results } = await db
+    .prepare("SELECT g.token FROM json_each(?) j JOIN given_up_appends g ON g.token = j.value")
+    .bind(JSON.stringify(tokens))
+    .all<{ token: string }>();
+  return new Set(results.map((r) => r.token));
 }

@@ -1,12 +1,14 @@
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { piiCommitment, sealRow } from "../../src/sealing/payload";
 import { insertEventsStatements } from "../../src/chain/event-insert";
 import { loadKeyring } from "../../src/sealing/signing-keys";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
 import type { EventRow } from "../../src/db/schema";
-import { call, createProject, ingest } from "../helpers";
+import worker from "../../src/index";
+import { holdCommits, queuedEvents } from "../chain/commit-gate";
+import { call, createProject, ingest, until } from "../helpers";
 
 const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
 
@@ -155,6 +157,68 @@ describe("ProjectLedger head recovery", () => {
     // Only the failed call wrote a name; the commits that answered wrote none.
     const given = await p.db.prepare("SELECT count(*) AS n FROM given_up_appends").first<{ n: number }>();
     expect(given?.n).toBeGreaterThanOrEqual(1);
+  });
+
+  it("commits a group again without an append its worker gave up on while the ledger lived, so the group's other appends are stored", async () => {
+    const p = await createProject();
+    await ingest(p.key, { action: "a" });
+    // The ledger's commits wait (a slow database), so the two appends sent behind the lead's are committed together.
+    const release = await holdCommits(p.id);
+    const lead = call("POST", "/v1/events", { key: p.key, body: { action: "lead" } });
+    await until(async () => (await queuedEvents(p.id)) >= 1);
+    const pooled = Promise.all(["pooled.1", "pooled.2"].map((action) => call("POST", "/v1/events", { key: p.key, body: { action } })));
+    await until(async () => (await queuedEvents(p.id)) >= 3);
+    // Before that group's batch runs, the worker of one of its appends gives it up (as after its call to the ledger failed).
+    let givenUp: Array<[string, number, number]> = [];
+    await runInDurableObject(ledger(p.id), (instance: ProjectLedger) => {
+      const host = instance as unknown as { db: D1Database };
+      const slow = host.db;
+      host.db = {
+        prepare: (sql: string) => slow.prepare(sql),
+        batch: async (statements: D1PreparedStatement[]) => {
+          const span = statements.map((s) => s as unknown as { statement: string; params: unknown[] }).find((s) => s.statement.startsWith("INSERT INTO commit_spans"));
+          const appends = span ? (JSON.parse(span.params[4] as string) as Array<[string, number, number]>) : [];
+          if (appends.length === 2) {
+            host.db = slow;
+            givenUp = appends;
+            await slow.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?)").bind(appends[0][0], new Date().toISOString()).run();
+          }
+          return slow.batch(statements);
+        },
+      } as unknown as D1Database;
+    });
+    release();
+    expect((await lead).status).toBe(201);
+    const answers = await pooled;
+    expect(givenUp).toHaveLength(2);
+    const kept = answers.find((r) => r.status === 201)!;
+    const given = answers.find((r) => r.status !== 201)!;
+    expect(kept).toBeDefined();
+    // The given-up append stored nothing and its answer says so; the other one is stored, once, right after the lead.
+    expect(given.status).toBe(500);
+    expect(given.json.error.message).toMatch(/stored nothing and is safe to retry/);
+    expect(kept.json.data).toMatchObject({ seq: 3 });
+    const stored = await p.db.prepare("SELECT seq, action FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number; action: string }>();
+    expect(stored.results.map((r) => [r.seq, r.action])).toEqual([[1, "a"], [2, "lead"], [3, kept.json.data.action]]);
+    const lost = kept.json.data.action === "pooled.1" ? "pooled.2" : "pooled.1";
+    const retry = await ingest(p.key, { action: lost });
+    expect(retry.json.data).toMatchObject({ seq: 4, action: lost });
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 4 });
+  });
+
+  it("forgets names given up a day ago at the daily cron, on a shard where no call failed since", async () => {
+    const p = await createProject();
+    const [old, recent] = [crypto.randomUUID(), crypto.randomUUID()];
+    await p.db.batch([
+      p.db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?)").bind(old, new Date(Date.now() - 25 * 3_600_000).toISOString()),
+      p.db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?)").bind(recent, new Date(Date.now() - 60_000).toISOString()),
+    ]);
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: "17 3 * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    const { results } = await p.db.prepare("SELECT token FROM given_up_appends WHERE token IN (?, ?)").bind(old, recent).all<{ token: string }>();
+    // The recent one may still meet a batch in flight; the old one cannot.
+    expect(results.map((r) => r.token)).toEqual([recent]);
   });
 
   it("says it does not know whether an append was stored when its ledger failed and the database could not be asked", async () => {
