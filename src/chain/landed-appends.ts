@@ -17,7 +17,8 @@ import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
  * D1 can run after the look. So the look also gives the append up
  * (migrations/0034_given_up_appends.sql), in the same D1 batch: a commit that
  * names a given-up append is refused whole, so it lands before the look or
- * never.
+ * never. A ledger that lived on and pooled that append with others commits
+ * the others again without it (chain/group-commit.ts, givenUpAmong).
  */
 
 /** How far before the worker's own clock a commit's received_at may lie: the ledger runs on another machine's clock. */
