@@ -12,6 +12,7 @@ import { LegalHolds } from "../chain/legal-holds";
 import { loadKeyring } from "../sealing/signing-keys";
 import { Rollups } from "../reads/rollups";
 import { beginRollupBackfill } from "../reads/rollup-backfill";
+import { catchUpRollups } from "../reads/rollup-catch-up";
 import { hasWitnesses, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
 import { ProjectLog } from "../log/project-log";
 import type { NewEvent } from "../model/new-event";
@@ -99,7 +100,7 @@ export abstract class LedgerCore extends LedgerLogRpc {
       advance: (head, rows) => {
         this.current = head;
         this.ctx.storage.kv.put("head", head);
-        this.rollups.add(rows);
+        this.rollups.defer(rows);
       },
       committed: () => {
         this.heads.advanced(this.current.seq);
@@ -135,10 +136,9 @@ export abstract class LedgerCore extends LedgerLogRpc {
     // Adopted rows are a commit whose head was never recorded, so neither were its leaves.
     const leaves = await this.log.prepare(recovered.adopted);
     this.log.apply(leaves);
-    if (recovered.adopted.length > 0) {
-      this.ctx.storage.kv.put("head", this.current);
-      this.rollups.add(recovered.adopted);
-    }
+    if (recovered.adopted.length > 0) this.ctx.storage.kv.put("head", this.current);
+    // Counts a stopped instance had not written yet, and the adopted commit's.
+    await catchUpRollups(this.db, this.projectId, this.rollups, stored.seq, this.current.seq);
     // Rollups older than the console's: rebuilt once from the hot events, by the alarm.
     await beginRollupBackfill(this.ctx.storage, this.rollups, this.current.seq);
     // Pin the log's id on first wake, before anything asks for it: a D1 log_id changed later cannot move this log.

@@ -25,6 +25,8 @@ import { LedgerCatalogRpc } from "./ledger-catalog-rpc";
 export class ProjectLedger extends LedgerCatalogRpc {
   /** Background work: the log's (building the tree of an older project, witness rounds), then continuous archiving. */
   async alarm() {
+    // Commits' waiting activity counts (src/reads/rollups.ts): the alarm comes about a minute after commits.
+    this.rollups.flush();
     await logAlarm(this.log, this.logDeps());
     await moveAlarm(this.ctx.storage, (shard) => this.moveShard(shard));
     await retentionAlarm(this.ctx.storage, (at, afterSeq) => this.purgeExpired(at, afterSeq));

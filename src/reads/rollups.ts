@@ -1,10 +1,16 @@
 /**
  * Per-project activity rollups: events per hour (of occurred_at, UTC) and
- * action, kept in the ledger Durable Object's own SQLite storage and updated
- * in the same storage transaction as the head a commit moves, so the console's
- * chart reads a few hundred small rows instead of scanning events.
+ * action, kept in the ledger Durable Object's own SQLite storage, so the
+ * console's chart reads a few hundred small rows instead of scanning events.
  * They count what was committed: a later purge, erasure or archive does not
  * uncount it (the chart shows what the project recorded, not what is left).
+ *
+ * A commit's counts are not written at once (issue 38: each upsert is a billed
+ * row, three per commit of one event): they wait in memory and are written
+ * together, with the last seq they cover (activity_through), before anything
+ * reads them, from the ledger's alarm, and once enough wait. A ledger stopped
+ * with counts waiting counts those events again from D1 when it starts
+ * (rollup-catch-up.ts): every event up to activity_through is counted once.
  */
 
 export type Bucket = "hour" | "day";
@@ -48,9 +54,22 @@ export interface ActionSeen {
 /** Actions per page of GET /v1/actions, at most. */
 export const MAX_ACTIONS_PAGE = 200;
 
+/** Counts waiting in memory are written once this many events, or this many (hour, action) keys, wait. */
+export const DEFER_EVENTS = 5000;
+const DEFER_KEYS = 2000;
+
+type HourCounts = Map<string, { hour: number; action: string; n: number }>;
+
 export class Rollups {
+  /** Counts of committed events not written yet, and the seq of the last of them. */
+  private waiting: HourCounts = new Map();
+  private waitingEvents = 0;
+  private waitingThrough: number | null = null;
+
   constructor(private readonly sql: SqlStorage) {
     sql.exec("CREATE TABLE IF NOT EXISTS activity_rollups (hour INTEGER NOT NULL, action TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (hour, action)) WITHOUT ROWID");
+    // Every committed event up to seq is counted in the tables; none yet: a ledger older than the deferral (through its head).
+    sql.exec("CREATE TABLE IF NOT EXISTS activity_through (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL)");
     // Per day too: a year by day reads ~365 x actions rows, not 24 times as many (test/bench/console.bench.mjs).
     const daily = sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'activity_rollups_daily'").toArray().length > 0;
     if (!daily) {
@@ -68,24 +87,47 @@ export class Rollups {
 
   /** Empties the counts (a rebuild starts: rollup-backfill.ts). */
   clear(): void {
+    this.flush();
     this.sql.exec("DELETE FROM activity_rollups");
     this.sql.exec("DELETE FROM activity_rollups_daily");
     this.sql.exec("DELETE FROM activity_actions");
   }
 
-  /** Synchronous, so it lands in the storage transaction of the commit that stored these rows. */
+  /** Writes these rows' counts now (a rebuild's step, a catch-up), in the caller's storage transaction. */
   add(rows: readonly RollupRow[]): void {
-    const counts = new Map<string, { hour: number; action: string; n: number }>();
-    for (const row of rows) {
-      const ms = Date.parse(row.occurred_at);
-      if (!Number.isFinite(ms)) continue;
-      const hour = Math.floor(ms / HOUR_MS);
-      const key = `${hour}\u0000${row.action}`;
-      const seen = counts.get(key);
-      if (seen) seen.n++;
-      else counts.set(key, { hour, action: row.action, n: 1 });
-    }
-    // Each of the three tables gets one upsert per key it has in this commit: a row written is billed,
+    this.write(countByHour(rows, new Map()));
+  }
+
+  /** A commit's rows, in seq order: counted in memory, written by the next flush(). */
+  defer(rows: ReadonlyArray<RollupRow & { seq: number }>): void {
+    if (rows.length === 0) return;
+    countByHour(rows, this.waiting);
+    this.waitingEvents += rows.length;
+    this.waitingThrough = rows[rows.length - 1].seq;
+    if (this.waitingEvents >= DEFER_EVENTS || this.waiting.size >= DEFER_KEYS) this.flush();
+  }
+
+  /** Writes the waiting counts and the seq they reach, in one storage transaction (no await in between). */
+  flush(): void {
+    if (this.waitingThrough === null) return;
+    this.write(this.waiting);
+    this.setThrough(this.waitingThrough);
+    this.waiting = new Map();
+    this.waitingEvents = 0;
+    this.waitingThrough = null;
+  }
+
+  /** Every committed event up to this seq is counted in the tables; null for a ledger from before the deferral. */
+  through(): number | null {
+    return this.sql.exec<{ seq: number }>("SELECT seq FROM activity_through WHERE id = 1").toArray()[0]?.seq ?? null;
+  }
+
+  setThrough(seq: number): void {
+    this.sql.exec("INSERT INTO activity_through (id, seq) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq", seq);
+  }
+
+  private write(counts: HourCounts): void {
+    // Each of the three tables gets one upsert per key it has in these counts: a row written is billed,
     // and a backfill spreads one commit's events over as many hours as it has events.
     const days = new Map<string, { day: number; action: string; n: number }>();
     const actions = new Map<string, { n: number; first: number; last: number }>();
@@ -118,6 +160,7 @@ export class Rollups {
    * (src/alerts/anomaly.ts): one indexed read per hour asked for.
    */
   hourCounts(patterns: string[], hours: number[]): Record<number, number> {
+    this.flush();
     const exact = patterns.filter((p) => !p.endsWith("*"));
     const prefixes = patterns.filter((p) => p.endsWith("*")).map((p) => p.slice(0, -1));
     const out: Record<number, number> = {};
@@ -135,6 +178,7 @@ export class Rollups {
    * and the cursor, so a page costs its own rows whatever the history.
    */
   actions(prefix: string, after: string | null, limit: number): ActionSeen[] {
+    this.flush();
     const from = after !== null && after >= prefix ? after : prefix;
     const rows = this.sql
       .exec<{ action: string; n: number; first_hour: number; last_hour: number }>(
@@ -152,6 +196,7 @@ export class Rollups {
 
   /** Counts per bucket in [from, to] (both ISO 8601, whole buckets), the top actions apart. */
   read(from: string, to: string, bucket: Bucket): Activity {
+    this.flush();
     const size = bucket === "hour" ? 1 : 24;
     const first = alignHour(Date.parse(from), size);
     const last = alignHour(Date.parse(to), size);
@@ -186,6 +231,20 @@ export class Rollups {
     const starts = Array.from({ length: n }, (_, i) => new Date((first + i * size) * HOUR_MS).toISOString());
     return { bucket, from: starts[0], to: new Date((end + 1) * HOUR_MS - 1).toISOString(), starts, series, other, total };
   }
+}
+
+/** Adds the rows' events per (hour of occurred_at, action) to `counts`. */
+function countByHour(rows: readonly RollupRow[], counts: HourCounts): HourCounts {
+  for (const row of rows) {
+    const ms = Date.parse(row.occurred_at);
+    if (!Number.isFinite(ms)) continue;
+    const hour = Math.floor(ms / HOUR_MS);
+    const key = `${hour}\u0000${row.action}`;
+    const seen = counts.get(key);
+    if (seen) seen.n++;
+    else counts.set(key, { hour, action: row.action, n: 1 });
+  }
+  return counts;
 }
 
 /** The hour number of the bucket holding `ms`. */

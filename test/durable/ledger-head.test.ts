@@ -46,6 +46,9 @@ describe("ProjectLedger head recovery", () => {
     const next = await ingest(p.key, { action: "b" });
     expect(next.json.data).toMatchObject({ seq: 3, prev_hash: row.hash });
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 3 });
+    // The adopted event is counted in the project's activity, as each committed one is, once.
+    const actions = (await call("GET", "/v1/actions", { key: p.key })).json.data;
+    expect(actions.map((a: { action: string; count: number }) => [a.action, a.count])).toEqual([["a", 1], ["b", 1], ["landed.late", 1]]);
   });
 
   it("answers a commit whose rows landed but whose answer was lost as stored, so a retry does not store it twice", async () => {
