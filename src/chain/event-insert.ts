@@ -2,6 +2,7 @@ import type { EventRow } from "../db/schema";
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node.
 import type { NamedAppend } from "../model/commit-spans.ts";
 import { afterInserts, INDEXING_COLUMNS, rowIndexing, type RowIndexing } from "../model/row-indexing.ts";
+import { commitInsertSql } from "../model/search-index.ts";
 
 export const COLUMNS = [
   "id", "project_id", "seq", "action", "organization", "actor_id", "actor_type", "actor_name",
@@ -10,10 +11,8 @@ export const COLUMNS = [
   ...INDEXING_COLUMNS,
 ] as const;
 
-const INSERT_SQL =
-  `INSERT INTO events (${COLUMNS.join(", ")}) SELECT ` +
-  COLUMNS.map((_, i) => `value ->> ${i}`).join(", ") +
-  " FROM json_each(?)";
+/** The rows of one project, the first with seq ?3, from JSON ?1, numbered for its search groups (search-index.ts). */
+const INSERT_SQL = commitInsertSql(COLUMNS);
 
 /**
  * A row's values in COLUMNS order, written out: one array literal per row
@@ -35,27 +34,34 @@ const MAX_PARAM_BYTES = 1_000_000;
 /**
  * Many rows per statement through json_each: D1 allows only 100 bound
  * parameters per statement, and one statement per row would be far slower.
- * The rows' commit spans and search index entries follow the inserts
- * (model/row-indexing.ts), so one D1 batch commits them all.
+ * Rows are in seq order per project (a commit's are one project's). Their
+ * row_id and search lead are made in SQL (search-index.ts, commitInsertSql),
+ * so a commit's rows go on in the project's open search group; the other
+ * columns of indexing are the ones every writer computes (model/row-indexing.ts).
+ * The rows' commit spans and search index entries follow the inserts, so one
+ * D1 batch commits them all.
  */
 export function insertEventsStatements(db: D1Database, rows: EventRow[], appends: readonly NamedAppend[] = []): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   let chunk: string[] = [];
   let bytes = 0;
+  let first: EventRow | null = null;
   const flush = () => {
-    if (chunk.length === 0) return;
-    statements.push(db.prepare(INSERT_SQL).bind(`[${chunk.join(",")}]`));
+    if (first === null) return;
+    statements.push(db.prepare(INSERT_SQL).bind(`[${chunk.join(",")}]`, first.project_id, first.seq));
     chunk = [];
     bytes = 0;
+    first = null;
   };
   const indexing = rowIndexing(rows);
   for (const [i, row] of rows.entries()) {
     const json = JSON.stringify(columnValues(row, indexing[i]));
-    if (bytes + json.length > MAX_PARAM_BYTES) flush();
+    if (bytes + json.length > MAX_PARAM_BYTES || (first !== null && first.project_id !== row.project_id)) flush();
+    first ??= row;
     chunk.push(json);
     bytes += json.length;
   }
   flush();
-  statements.push(...afterInserts(db, rows, indexing, { appends }));
+  statements.push(...afterInserts(db, rows, indexing, { appends, groups: "closed" }));
   return statements;
 }

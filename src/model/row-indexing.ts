@@ -1,6 +1,6 @@
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
 import { foundBySpan, seqRanges, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
-import { groupIndexStatement, searchLeads, searchWords, type SearchableFields } from "./search-index.ts";
+import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, type SearchableFields } from "./search-index.ts";
 
 /**
  * How storage finds the event rows it writes, beyond their own columns: by id
@@ -23,7 +23,9 @@ export type RowIndexing = [idIndexed: 0 | 1, searchLead: number, searchWords: st
 /**
  * The INDEXING_COLUMNS of rows about to be inserted in this order, in one
  * batch: one transaction numbers them consecutively, which a search group
- * needs to find its entry at row_id - search_lead. A row's words are made from
+ * needs to find its entry at row_id - search_lead. (A commit numbers its rows
+ * and makes their leads itself, to go on in the project's open group:
+ * search-index.ts, commitInsertSql.) A row's words are made from
  * its fields: what ingest stores, and for a scrubbed row what the erasure
  * left (its action's words).
  */
@@ -36,14 +38,19 @@ export function rowIndexing(rows: readonly IndexedRow[]): RowIndexing[] {
  * What follows the rows' inserts in the same batch: their commit spans, and
  * the search entries of each project's seq range (made from the words the
  * rows store). `copy`: rows that a commit first wrote (commit-spans.ts).
+ * `groups`: "all" gives every group of these rows its entry (shard copies
+ * and restores, whose leads rowIndexing made); "closed" only the groups a
+ * commit closed, the project's open group staying without one
+ * (search-index.ts, closedGroupsStatement).
  */
 export function afterInserts(
   db: D1Database,
   rows: readonly SpannedRow[],
   indexing: readonly RowIndexing[],
-  options: { appends?: readonly NamedAppend[]; copy?: boolean } = {},
+  options: { appends?: readonly NamedAppend[]; copy?: boolean; groups: "all" | "closed" },
 ): D1PreparedStatement[] {
   const spans = spanStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 0), options);
-  const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => groupIndexStatement(db, projectId, first, last));
+  const entries = options.groups === "closed" ? closedGroupsStatement : groupIndexStatement;
+  const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
   return [...spans, ...groups];
 }

@@ -11,9 +11,11 @@ import { ftsExpression, words } from "./search-query.ts";
  * contentless and its tokenizer (ascii) only splits at the spaces between
  * words: FTS5 and matchesAll() see exactly the same words.
  *
- * An entry is one group of up to SEARCH_GROUP events of a commit, not one
- * event (migrations/0031_search_groups.sql): D1 bills each entry as a row
- * written, at insert and again at delete, whatever its text. Each event's
+ * An entry is one group of up to SEARCH_GROUP events, not one event
+ * (migrations/0031_search_groups.sql): D1 bills each entry as a row
+ * written, at insert and again at delete, whatever its text. A commit's
+ * events go on in the group the project's last commit left open, so commits
+ * of one event share an entry too (commitInsertSql, closedGroupsStatement). Each event's
  * words carry the tag of its slot in the group (slotTag: the project's tag
  * with its last character standing for the slot), and a search asks for all
  * its terms within one slot (searchExpression), so an entry matches only when
@@ -24,9 +26,11 @@ import { ftsExpression, words } from "./search-query.ts";
  * the project's own tag.
  *
  * Who writes it:
- * - ingest: insertEventsStatements() stores each event's words and lead and
- *   appends groupIndexStatement(), so the entries commit in the same D1 batch
- *   as the events;
+ * - ingest: insertEventsStatements() stores each event's words, numbers its
+ *   row for its group (commitInsertSql) and appends closedGroupsStatement(),
+ *   so the entries of the groups it closed commit in the same D1 batch as the
+ *   events; the project's open group has none until then, and a search reads
+ *   its events among the project's newest (inOpenGroup);
  * - shard copies and restores: the same columns and groupIndexStatement()
  *   (storage/shard-copy.ts), so a moved or restored project keeps an entry per
  *   group, and its rows from before 0031 get their words on the way;
@@ -143,6 +147,90 @@ export function groupIndexStatement(db: D1Database, projectId: string, first: nu
         "GROUP BY e.row_id - e.search_lead",
     )
     .bind(slotBase(searchTag(projectId)), projectId, first, last);
+}
+
+/**
+ * A commit's groups go on across commits: a commit of one event wrote an
+ * entry of its own, a billed row at insert and again at delete, where sixteen
+ * such commits now share one. A group's entry is written once, by the commit
+ * that closes it: the one that fills it, or the project's next one when that
+ * cannot go on in it. Until then the group is open and a search finds its
+ * events by reading the project's newest rows (inOpenGroup).
+ *
+ * A group's events must be at row_id key..key+15 (inGroup), yet other
+ * projects' commits come in between. So a commit numbers its rows itself: a
+ * new group takes the next 16 row_ids above every row of the shard and puts
+ * its first event at the top one (lead 15), so every later insert, whoever
+ * makes it, is numbered above the block (SQLite gives max(row_id) + 1); the
+ * group's later events take key, key + 1, ... (leads 0 to 14). A commit goes
+ * on in the project's open group when its newest row (seq ?3 - 1) is in one:
+ * no entry, not full (lead 14 is the 16th event), its top row still there
+ * (else an insert may have been numbered inside the block), and the next
+ * place free (groups written before this, numbered consecutively, never are).
+ */
+const OPEN_GROUP =
+  "SELECT p.search_lead AS lead, p.row_id - p.search_lead AS base FROM events p " +
+  `WHERE p.project_id = ?2 AND p.seq = ?3 - 1 AND p.search_lead <> ${SEARCH_GROUP - 2} AND p.search_words IS NOT NULL ` +
+  `AND EXISTS (SELECT 1 FROM events t WHERE t.row_id = p.row_id - p.search_lead + ${SEARCH_GROUP - 1} AND t.project_id = ?2) ` +
+  `AND NOT EXISTS (SELECT 1 FROM events s WHERE s.row_id = p.row_id + CASE WHEN p.search_lead = ${SEARCH_GROUP - 1} THEN ${1 - SEARCH_GROUP} ELSE 1 END) ` +
+  `AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} f WHERE f.rowid = p.row_id - p.search_lead)`;
+
+/**
+ * The INSERT of a commit's rows: JSON ?1 (arrays of `columns`' values, in seq
+ * order), all of project ?2, the first with seq ?3; row_id and search_lead
+ * are made here. `free`: the places left in the open group (0 with none);
+ * the rows past them fill new blocks above `top`, the shard's highest row_id
+ * before this statement (materialized first: the rows inserted do not change it).
+ */
+export function commitInsertSql(columns: readonly string[]): string {
+  const last = SEARCH_GROUP - 1;
+  const values = columns.map((c, i) => (c === "search_lead" ? "x.slead" : `x.v ->> ${i}`)).join(", ");
+  return (
+    `WITH o AS MATERIALIZED (${OPEN_GROUP}), ` +
+    "g AS MATERIALIZED (SELECT (SELECT lead FROM o) AS lead, (SELECT base FROM o) AS base, " +
+    `coalesce((SELECT CASE WHEN lead = ${last} THEN ${last} ELSE ${last - 1} - lead END FROM o), 0) AS free, ` +
+    "(SELECT coalesce(max(row_id), 0) FROM events) AS top), " +
+    "x AS (SELECT j.key AS i, j.value AS v, g.free, g.base, g.top, " +
+    `CASE WHEN j.key < g.free THEN (CASE WHEN g.lead = ${last} THEN j.key ELSE g.lead + 1 + j.key END) ` +
+    `WHEN (j.key - g.free) % ${SEARCH_GROUP} = 0 THEN ${last} ELSE (j.key - g.free) % ${SEARCH_GROUP} - 1 END AS slead ` +
+    "FROM json_each(?1) j, g) " +
+    `INSERT INTO events (row_id, ${columns.join(", ")}) ` +
+    `SELECT CASE WHEN x.i < x.free THEN x.base + x.slead ELSE x.top + 1 + ${SEARCH_GROUP} * ((x.i - x.free) / ${SEARCH_GROUP}) + x.slead END, ${values} ` +
+    "FROM x ORDER BY x.i"
+  );
+}
+
+/**
+ * After a commit's rows (project ?2, seqs [first, last]): the entries of the
+ * groups it closed, made from their rows' stored words. That is every group
+ * among its rows and the open group before them, except the group of its
+ * last row when that one is not full (its last row's lead is not 14: it
+ * stays open). A group whose entry is
+ * there already (an erasure may have made it) is left as it is.
+ */
+export function closedGroupsStatement(db: D1Database, projectId: string, first: number, last: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT k, text FROM (SELECT g.k, (SELECT ${GROUP_TEXT} FROM events e ` +
+        `WHERE ${inGroup("e", "g.k")} AND e.search_words <> '') AS text ` +
+        "FROM (SELECT DISTINCT x.row_id - x.search_lead AS k FROM events x WHERE x.project_id = ?2 AND x.seq BETWEEN ?3 AND ?4 AND x.search_words IS NOT NULL) g " +
+        `WHERE g.k IS NOT (SELECT y.row_id - y.search_lead FROM events y WHERE y.project_id = ?2 AND y.seq = ?4 AND y.search_lead <> ${SEARCH_GROUP - 2}) ` +
+        `AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k)) WHERE text IS NOT NULL`,
+    )
+    .bind(slotBase(searchTag(projectId)), projectId, first - (SEARCH_GROUP - 1), last);
+}
+
+/**
+ * SQL: whether row `e` is in its project's open group, whose events no entry
+ * holds yet: among the project's 16 newest rows (an open group has at most 15,
+ * the newest), with stored words and no entry for its group. `project` is the
+ * bound parameter of e's project.
+ */
+export function inOpenGroup(e: string, project: string): string {
+  return (
+    `${e}.seq > (SELECT max(n.seq) FROM events n WHERE n.project_id = ${project}) - ${SEARCH_GROUP} AND ${e}.search_words IS NOT NULL ` +
+    `AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} o WHERE o.rowid = ${e}.row_id - ${e}.search_lead)`
+  );
 }
 
 /**

@@ -151,11 +151,13 @@ export async function searchEvents(
   };
 
   let more = await scan(FIRST_WINDOW);
+  /** Only the project's open search group, which no entry holds yet, is left to look at below the scan. */
+  let openOnly = false;
   if (more && hits.length < want) {
     const found = await rare();
-    // No hit in the whole index: nothing further down can match, so the full FTS5 walk is skipped
-    // (many common terms that never meet cost two walks of their doclists otherwise).
-    if (found === 0) more = false;
+    // No hit in the whole index: nothing further down can match but the open group's events, so the full FTS5
+    // walk is skipped (many common terms that never meet cost two walks of their doclists otherwise).
+    if (found === 0) [more, openOnly] = [false, true];
     else if (found > RARE_HITS) more = await scan(SCAN_WINDOW);
   }
   let rows: ShapeRow[] = [];
@@ -165,8 +167,8 @@ export async function searchEvents(
       params: [JSON.stringify(hits)],
     });
   }
-  if (more && hits.length < want) {
-    const rest = selectEvents(sel, { columns: SHAPE_SELECT, cursor: below, limit: want - hits.length, match: { expression, terms } });
+  if ((more || openOnly) && hits.length < want) {
+    const rest = selectEvents(sel, { columns: SHAPE_SELECT, cursor: below, limit: want - hits.length, match: { expression, terms, openOnly } });
     rows = rows.concat(await shapeRows(db, rest));
   }
   const filtered = stillMatches(sel);

@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, it } from "node:test";
-import { insertEventsStatements } from "../../src/chain/event-insert.ts";
+import { COLUMNS, columnValues, insertEventsStatements } from "../../src/chain/event-insert.ts";
+import { rowIndexing } from "../../src/model/row-indexing.ts";
 import { idTag, mintEventId } from "../../src/model/event-id.ts";
 import { eventsByIdStatement } from "../../src/model/event-lookup.ts";
 import { selectEvents } from "../../src/model/event-query.ts";
@@ -138,7 +139,8 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
   const t0 = "2026-11-20T10:00:00.000Z";
   const t1 = "2026-11-28T10:00:00.000Z";
   const old = [1, 2, 3].map((seq) => row(PROJECT, seq, crypto.randomUUID(), t0, { actor_name: seq === 2 ? "Pat Marker" : "Sam Other", actor_id: `acct${seq}z` }));
-  const fresh = [4, 5, 6, 7].map((seq) => row(PROJECT, seq, crypto.randomUUID(), t1, { actor_name: seq === 6 ? "Pat Marker" : "Sam Other", actor_id: `acct${seq}z` }));
+  // A group's worth: 16 events, its first at the top of its block (lead 15), the others from its key on.
+  const fresh = Array.from({ length: 16 }, (_, i) => i + 4).map((seq) => row(PROJECT, seq, crypto.randomUUID(), t1, { actor_name: seq === 6 ? "Pat Marker" : "Sam Other", actor_id: `acct${seq}z` }));
   const base = { projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
   const found = (terms) =>
     all(db, selectEvents(base, { columns: "e.seq", cursor: null, limit: 50, match: { expression: searchExpression(terms, PROJECT), terms } })).map((r) => r.seq);
@@ -147,9 +149,12 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
   before(() => {
     const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
     for (const file of files.filter((f) => f < "0031")) apply(db, file);
-    // As the ledger wrote them before: the rows, then an entry each from their text.
-    for (const s of insertEventsStatements(d1, old).filter((s) => !s.sql.includes("events_search"))) {
-      db.prepare(s.sql.replace(", search_lead, search_words", "").replace(/, value ->> 2[45]/g, "")).run(...s.params);
+    // As the ledger wrote them before: the rows (no search columns yet), then an entry each from their text.
+    const legacy = COLUMNS.filter((c) => c !== "search_lead" && c !== "search_words");
+    const insert = db.prepare(`INSERT INTO events (${legacy.join(", ")}) VALUES (${legacy.map(() => "?").join(", ")})`);
+    for (const [i, r] of old.entries()) {
+      const values = columnValues(r, rowIndexing(old)[i]);
+      insert.run(...legacy.map((c) => values[COLUMNS.indexOf(c)]));
     }
     const entry = db.prepare("INSERT INTO events_search (rowid, words) SELECT row_id, ? FROM events WHERE project_id = ? AND seq = ?");
     for (const row of old) entry.run(indexText(searchTag(PROJECT), row), PROJECT, row.seq);
@@ -160,8 +165,11 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
   it("keeps the old events' own entries and gives a new commit one entry for its group", () => {
     assert.deepEqual(db.prepare("SELECT seq, search_lead AS lead, search_words IS NULL AS legacy FROM events ORDER BY seq").all().map((r) => ({ ...r })), [
       { seq: 1, lead: 0, legacy: 1 }, { seq: 2, lead: 0, legacy: 1 }, { seq: 3, lead: 0, legacy: 1 },
-      { seq: 4, lead: 0, legacy: 0 }, { seq: 5, lead: 1, legacy: 0 }, { seq: 6, lead: 2, legacy: 0 }, { seq: 7, lead: 3, legacy: 0 },
+      { seq: 4, lead: 15, legacy: 0 }, ...Array.from({ length: 15 }, (_, i) => ({ seq: i + 5, lead: i, legacy: 0 })),
     ]);
+    // One key for the group: its events at key..key+15.
+    const keys = db.prepare("SELECT DISTINCT row_id - search_lead AS k, max(row_id) - min(row_id) AS span FROM events WHERE seq >= 4 GROUP BY 1").all();
+    assert.deepEqual(keys.map((r) => r.span), [15]);
     assert.equal(entries(), 4);
   });
 
@@ -170,14 +178,14 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
     assert.deepEqual(found(["pat", "acct6z"]), [6]);
     assert.deepEqual(found(["acct5z"]), [5]);
     assert.deepEqual(found(["pat", "acct5z"]), []);
-    assert.deepEqual(found(["sam"]), [7, 5, 4, 3, 1]);
+    assert.deepEqual(found(["sam"]), [19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 5, 4, 3, 1]);
   });
 
   it("drops an old event's entry with it, and a group's with the last of its events", () => {
     db.prepare("DELETE FROM events WHERE project_id = ? AND seq IN (2, 4, 5)").run(PROJECT);
     assert.equal(entries(), 3);
-    assert.deepEqual(found(["sam"]), [7, 3, 1]);
-    db.prepare("DELETE FROM events WHERE project_id = ? AND seq IN (6, 7)").run(PROJECT);
+    assert.deepEqual(found(["sam"]), [19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 3, 1]);
+    db.prepare("DELETE FROM events WHERE project_id = ? AND seq >= 6").run(PROJECT);
     assert.equal(entries(), 2);
     db.exec("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)");
   });

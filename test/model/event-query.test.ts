@@ -85,11 +85,18 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     }
   });
 
-  it("full-text match: walks the FTS hits and reads each hit's group by rowid range", async () => {
+  it("full-text match: walks the FTS hits and reads each hit's group by rowid range, and the project's newest rows for its open group", async () => {
     const lines = await plan(sel({ organization: "o" }), { match: { expression: '"log"*', terms: ["log"] } });
-    expect(fullScan(lines)).toBe(false);
-    expect(lines[0]).toMatch(/^SCAN f VIRTUAL TABLE INDEX/);
-    expect(lines).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)");
+    const text = lines.join("\n");
+    expect(fullScan(lines), text).toBe(false);
+    expect(lines.some((l) => /^SCAN f VIRTUAL TABLE INDEX/.test(l)), text).toBe(true);
+    expect(lines, text).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)");
+    // The open group: a range of the (project, seq) index from the project's newest seq back 16.
+    expect(text).toMatch(/SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq>\?\)/);
+    // Only the open group: no FTS walk at all (its one lookup by rowid asks whether a group has its entry).
+    const open = (await plan(sel({ organization: "o" }), { match: { expression: '"log"*', terms: ["log"], openOnly: true } })).join("\n");
+    expect(open).not.toMatch(/SCAN f VIRTUAL TABLE/);
+    expect(open).toMatch(/events_project_seq_idx \(project_id=\? AND seq>\?\)/);
   });
 
   it("target filters: walk the first- and second-target indexes and event_targets in list order, each to the page's end, never a scan", async () => {

@@ -22,6 +22,16 @@ async function groupKeys(db: D1Database, projectId: string): Promise<number[]> {
   return results.map((x) => x.k);
 }
 
+/** The groups that have an entry: all but the project's newest one while fewer than 16 events fill it (it stays open). */
+async function closedGroupKeys(db: D1Database, projectId: string): Promise<number[]> {
+  const keys = await groupKeys(db, projectId);
+  const newest = await db
+    .prepare("SELECT count(*) AS n FROM events WHERE project_id = ?1 AND row_id - search_lead = ?2")
+    .bind(projectId, keys[keys.length - 1])
+    .first<{ n: number }>();
+  return newest!.n < SEARCH_GROUP ? keys.slice(0, -1) : keys;
+}
+
 async function rowIds(db: D1Database, projectId: string): Promise<number[]> {
   const { results } = await db.prepare("SELECT row_id FROM events WHERE project_id = ? ORDER BY row_id").bind(projectId).all<{ row_id: number }>();
   return results.map((x) => x.row_id);
@@ -58,10 +68,12 @@ describe("the per-project search index", () => {
     const a = await createProject(undefined, { shard: 0 });
     const b = await createProject(undefined, { shard: 0 });
     const same = { action: "doc.shared", actor: { id: "u_1", name: "Same Person" } };
-    await ingestMany(a.key, [same, same]);
-    await ingestMany(b.key, [same, same, same]);
+    // A full group each, and b's next one open (no entry yet).
+    await ingestMany(a.key, Array(SEARCH_GROUP).fill(same));
+    await ingestMany(b.key, Array(SEARCH_GROUP + 3).fill(same));
     expect(await matches(a.db, searchExpression(["same", "doc"], a.id))).toEqual(await groupKeys(a.db, a.id));
-    expect(await matches(b.db, searchExpression(["same", "doc"], b.id))).toEqual(await groupKeys(b.db, b.id));
+    expect(await matches(b.db, searchExpression(["same", "doc"], b.id))).toEqual(await closedGroupKeys(b.db, b.id));
+    expect(await closedGroupKeys(b.db, b.id)).toHaveLength(1);
     expect(await matches(a.db, '"same"* OR "doc"* OR "person"*')).toEqual([]);
   });
 
@@ -90,14 +102,15 @@ describe("the per-project search index", () => {
     const p = await createProject();
     const marker = `zq${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
     const actor = { id: `${marker}id`, name: `Ada ${marker}name`, email: `${marker}mail@example.com` };
-    const e = (await ingest(p.key, { action: "profile.updated", actor })).json.data;
+    // A full group, so it has its entry: the erased words are in the index's pages before.
+    const [e] = await ingestMany(p.key, [{ action: "profile.updated", actor }, ...Array(SEARCH_GROUP - 1).fill({ action: "doc.viewed" })]);
     expect(await matches(p.db, searchExpression([marker], p.id))).toHaveLength(1);
     expect(await pagesHolding(p.db, marker)).toBeGreaterThan(0);
 
     expect((await eraseApplied(p.key, `/v1/actors/${actor.id}`)).status).toBe(202);
     expect(await matches(p.db, searchExpression([marker], p.id))).toEqual([]);
     // The scrub indexed the scrubbed values in the same batch: the action stays searchable.
-    const row = (await p.db.prepare("SELECT row_id, actor_name, search_words FROM events WHERE id = ?").bind(e.id)
+    const row = (await p.db.prepare("SELECT row_id - search_lead AS row_id, actor_name, search_words FROM events WHERE id = ?").bind(e.id)
       .first<{ row_id: number; actor_name: null; search_words: string }>())!;
     expect(row.actor_name).toBeNull();
     expect(row.search_words).toBe("profile updated");
@@ -113,7 +126,7 @@ describe("the per-project search index", () => {
     const p = await createProject(undefined, { shard: 1 });
     const other = await createProject(undefined, { shard: 1 });
     await ingestMany(p.key, Array.from({ length: 5 }, (_, i) => ({ action: "legacy.row", actor: { id: `u_${i}`, name: "Old Timer" } })));
-    await ingest(other.key, { action: "legacy.row" });
+    await ingestMany(other.key, Array(SEARCH_GROUP).fill({ action: "legacy.row" }));
     const ids = await rowIds(p.db, p.id);
     // As after the migration: p's rows are as older code wrote them (no stored words, no group) and have no entries yet,
     // other's row (inside the range) already has one.
@@ -134,7 +147,7 @@ describe("the per-project search index", () => {
     expect(indexed).toBe(5);
     expect(steps).toBeGreaterThanOrEqual(3);
     expect(await matches(p.db, expression)).toEqual(ids);
-    expect(await matches(p.db, searchExpression(["legacy"], other.id))).toEqual(await rowIds(other.db, other.id));
+    expect(await matches(p.db, searchExpression(["legacy"], other.id))).toEqual(await groupKeys(other.db, other.id));
     expect(await reindexBacklog(p.db, 2)).toEqual({ indexed: 0, done: true });
     await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
   });
@@ -153,7 +166,7 @@ async function searchAll(key: string, q: string): Promise<string[]> {
   return ids;
 }
 
-describe("search groups: one index entry per 16 events of a commit", () => {
+describe("search groups: one index entry per 16 events, across commits", () => {
   // 300 events, 100 a request: the first 50 (oldest) lie below the search's list walks (250 and 2,000 events), so
   // they are found through the index; every 7th names "Pat Marker", the rest "Sam Other".
   const events = Array.from({ length: 300 }, (_, i) => ({
@@ -165,9 +178,12 @@ describe("search groups: one index entry per 16 events of a commit", () => {
   it("writes one entry per group, and search still finds exactly the events holding every term", async () => {
     const p = await createProject();
     const stored = await ingestMany(p.key, events);
-    // 100 events a commit: 7 groups each (6 of 16, 1 of 4).
-    expect(await matches(p.db, searchExpression(["doc"], p.id))).toHaveLength(3 * Math.ceil(100 / SEARCH_GROUP));
-    expect(await groupKeys(p.db, p.id)).toHaveLength(21);
+    // 100 events a commit, each going on in the group the one before left open, whatever other test files wrote to
+    // the shard meanwhile: 19 groups (18 full, the last open with 12). Every group but the open one has its entry.
+    const keys = await groupKeys(p.db, p.id);
+    expect(keys).toHaveLength(Math.ceil(300 / SEARCH_GROUP));
+    expect(await matches(p.db, searchExpression(["doc"], p.id))).toEqual(keys.slice(0, -1));
+    expect(await closedGroupKeys(p.db, p.id)).toEqual(keys.slice(0, -1));
     // A group's entry holds words its other events do not: only the events that hold every term are hits.
     const marked = stored.filter((_, i) => i % 7 === 0).map((e) => e.id);
     expect(await searchAll(p.key, "marker")).toEqual(newestFirst(marked));
@@ -183,6 +199,7 @@ describe("search groups: one index entry per 16 events of a commit", () => {
     await ingestMany(p.key, [
       { action: "doc.viewed", actor: { id: "a1", name: "Alpha Person" } },
       { action: "doc.viewed", actor: { id: "b1", name: "Beta Person" } },
+      ...Array(SEARCH_GROUP - 2).fill({ action: "doc.viewed", actor: { id: "f1", name: "Filler" } }),
     ]);
     const [key] = await groupKeys(p.db, p.id);
     expect(await matches(p.db, searchExpression(["alpha"], p.id))).toEqual([key]);
@@ -194,17 +211,44 @@ describe("search groups: one index entry per 16 events of a commit", () => {
   it("keeps a group's entry until the last of its events is gone", async () => {
     const p = await createProject();
     const stored = await ingestMany(p.key, events.slice(0, 20));
+    // 16 and 4: the second group is open, so only the first has an entry.
     const keys = await groupKeys(p.db, p.id);
     expect(keys).toHaveLength(2);
+    expect(await matches(p.db, searchExpression(["doc"], p.id))).toEqual([keys[0]]);
     // Retention by rule takes some events of a group and not others: the group's first event among them.
     await p.db.prepare("DELETE FROM events WHERE project_id = ? AND seq IN (1, 2, 3)").bind(p.id).run();
-    expect(await matches(p.db, searchExpression(["doc"], p.id))).toEqual(keys);
+    expect(await matches(p.db, searchExpression(["doc"], p.id))).toEqual([keys[0]]);
     expect(await searchAll(p.key, "marker")).toEqual([stored[14].id, stored[7].id]);
     await p.db.prepare("DELETE FROM events WHERE project_id = ? AND seq <= 16").bind(p.id).run();
-    expect(await matches(p.db, searchExpression(["doc"], p.id))).toEqual([keys[1]]);
+    expect(await matches(p.db, searchExpression(["doc"], p.id))).toEqual([]);
+    // The open group's events are found without an entry.
+    expect(await searchAll(p.key, "acct17z")).toEqual([stored[17].id]);
     await p.db.prepare("DELETE FROM events WHERE project_id = ?").bind(p.id).run();
     expect(await matches(p.db, searchExpression(["doc"], p.id))).toEqual([]);
     await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
+  });
+
+  it("gives commits of one event one entry per 16 of them, and finds the events of the open group, however old they say they are", async () => {
+    const p = await createProject();
+    // Enough events that a search's list walks (the newest 250 and 2,000 by occurred_at) do not reach the old ones below.
+    await ingestMany(p.key, Array.from({ length: 2400 }, (_, i) => ({ ...events[i % events.length], occurred_at: new Date(Date.now() - 60_000).toISOString() })));
+    const lone: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const occurred = new Date(Date.now() - (400 + i) * 86_400_000).toISOString();
+      const res = await ingest(p.key, { action: "key.rotated", actor: { id: `rot${i}z`, name: i === 19 ? "Quill Newest" : "Quill" }, occurred_at: occurred });
+      lone.push(res.json.data.id);
+    }
+    // Twenty commits of one event, whatever other test files commit to the shard in between: an entry each would
+    // be 20; one for the group of 16 they filled, the last 4 open (2,400 filled 150 groups exactly).
+    expect(await matches(p.db, searchExpression(["key", "rotated"], p.id))).toHaveLength(1);
+    const keys = await groupKeys(p.db, p.id);
+    expect(keys).toHaveLength(152);
+    expect(await closedGroupKeys(p.db, p.id)).toEqual(keys.slice(0, -1));
+    // Found through the index (closed groups) and through the open group, in list order: the oldest occurred_at last.
+    expect(await searchAll(p.key, "quill")).toEqual(lone);
+    // Only the newest, which is in the open group.
+    expect(await searchAll(p.key, "quill newest")).toEqual([lone[19]]);
+    expect(await searchAll(p.key, "rot19z")).toEqual([lone[19]]);
   });
 
   it("an erasure rewrites its events' groups: the erased words match nothing, the group's other events still match theirs", async () => {

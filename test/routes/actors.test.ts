@@ -12,7 +12,7 @@ import { canonicalPayload, chainHash, rowCommitment } from "../../src/sealing/pa
 import { checkSignature, loadKeyring } from "../../src/sealing/signing-keys";
 import { parseEvent } from "../../src/schemas/event";
 import { SEARCH_TABLE, searchExpression } from "../../src/model/search-index";
-import { call, createProject, createScopedKey, ingest, dbOf } from "../helpers";
+import { call, createProject, createScopedKey, ingest, ingestMany, dbOf } from "../helpers";
 import { accepted, eraseApplied } from "../chain/erasure-helpers";
 
 const ada = { id: "u_ada", type: "user", name: "Ada Lovelace", email: "ada@example.com" };
@@ -136,8 +136,9 @@ describe("DELETE /v1/actors/:id", () => {
     const p = await createProject();
     const marker = `zq${crypto.randomUUID().slice(0, 8)}`;
     const actor = { id: `${marker}id`, name: `Ada ${marker}name`, email: `${marker}mail@example.com` };
-    await ingest(p.key, { action: "profile.updated", actor });
-    await ingest(p.key, { action: "profile.viewed", actor: { id: "u_other", name: `Other ${marker}name` } });
+    // Each in a full search group of its own, so each group has its entry (an open group has none yet).
+    const filler = Array(15).fill({ action: "doc.read" });
+    await ingestMany(p.key, [{ action: "profile.updated", actor }, ...filler, { action: "profile.viewed", actor: { id: "u_other", name: `Other ${marker}name` } }, ...filler]);
     expect((await indexMatches(p.id, marker)).results).toHaveLength(2);
 
     await erase(p.key, actor.id);

@@ -88,7 +88,9 @@ describe("moving a project between shards", () => {
     expect(search.json.data.length).toBe(5);
     // The copy indexed the rows as commits do, an entry per group of 16, and search finds exactly the events holding its terms.
     const groups = await searchGroupsOf(env.EVENTS_1, p.id);
-    expect(groups).toMatchObject({ events: total + 1, worded: total + 1, entries: groups.groups, id_indexed: 0 });
+    // Every group the copy wrote has its entry; the group the commits after the move started may still be open.
+    expect(groups).toMatchObject({ events: total + 1, worded: total + 1, entries: groups.groups - groups.open, id_indexed: 0 });
+    expect(groups.open).toBeLessThanOrEqual(1);
     expect(groups.groups).toBeLessThan((total + 1) / 10);
     const found: number[] = [];
     const moved: Array<{ id: string }> = [];
