@@ -165,14 +165,18 @@ export function groupIndexStatement(db: D1Database, projectId: string, first: nu
  * group's later events take key, key + 1, ... (leads 0 to 14). A commit goes
  * on in the project's open group when its newest row (seq ?3 - 1) is in one:
  * no entry, not full (lead 14 is the 16th event), its top row still there
- * (else an insert may have been numbered inside the block), and the next
- * place free (groups written before this, numbered consecutively, never are).
+ * and every place after its newest row free. So no insert can ever meet a
+ * row_id taken: a block is above every row when it is made, nothing else is
+ * numbered inside it while its top row stands, and a group whose places are
+ * not all free (groups written before this scheme, numbered consecutively, or
+ * a block an insert reached after its top row went) is closed, not continued.
  */
 const OPEN_GROUP =
   "SELECT p.search_lead AS lead, p.row_id - p.search_lead AS base FROM events p " +
   `WHERE p.project_id = ?2 AND p.seq = ?3 - 1 AND p.search_lead <> ${SEARCH_GROUP - 2} AND p.search_words IS NOT NULL ` +
   `AND EXISTS (SELECT 1 FROM events t WHERE t.row_id = p.row_id - p.search_lead + ${SEARCH_GROUP - 1} AND t.project_id = ?2) ` +
-  `AND NOT EXISTS (SELECT 1 FROM events s WHERE s.row_id = p.row_id + CASE WHEN p.search_lead = ${SEARCH_GROUP - 1} THEN ${1 - SEARCH_GROUP} ELSE 1 END) ` +
+  `AND NOT EXISTS (SELECT 1 FROM events s WHERE s.row_id BETWEEN CASE WHEN p.search_lead = ${SEARCH_GROUP - 1} THEN p.row_id - ${SEARCH_GROUP - 1} ELSE p.row_id + 1 END ` +
+  `AND p.row_id - p.search_lead + ${SEARCH_GROUP - 2}) ` +
   `AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} f WHERE f.rowid = p.row_id - p.search_lead)`;
 
 /**

@@ -3,6 +3,7 @@ import { searchEvents } from "../../src/reads/event-read";
 import type { Selection } from "../../src/model/event-query";
 import { compactSearchIndex, indexText, reindexBacklog, SEARCH_GROUP, searchExpression, searchTag, slotTag } from "../../src/model/search-index";
 import { call, createProject, ingest, ingestMany } from "../helpers";
+import { COLUMNS } from "../../src/chain/event-insert";
 import { eraseApplied } from "../chain/erasure-helpers";
 
 const selection = (projectId: string): Selection => ({
@@ -249,6 +250,41 @@ describe("search groups: one index entry per 16 events, across commits", () => {
     // Only the newest, which is in the open group.
     expect(await searchAll(p.key, "quill newest")).toEqual([lone[19]]);
     expect(await searchAll(p.key, "rot19z")).toEqual([lone[19]]);
+  });
+
+  it("never numbers a row where one already is: a group whose places are not all free is closed, not continued", async () => {
+    const p = await createProject();
+    const rowOf = (seq: number) =>
+      p.db.prepare("SELECT row_id, search_lead AS lead FROM events WHERE project_id = ? AND seq = ?").bind(p.id, seq).first<{ row_id: number; lead: number }>();
+    /** Another row put at this row_id, as an insert numbered inside the block would be (a copy of one of p's, under another project). */
+    const plant = async (rowId: number) => {
+      const cols = COLUMNS.filter((c) => c !== "project_id").join(", ");
+      await p.db.prepare(`INSERT INTO events (row_id, project_id, ${cols}) SELECT ?, ?, ${cols} FROM events WHERE project_id = ? AND seq = 2`)
+        .bind(rowId, `planted-${crypto.randomUUID()}`, p.id).run();
+      return () => p.db.prepare("DELETE FROM events WHERE row_id = ?").bind(rowId).run();
+    };
+    await ingestMany(p.key, [{ action: "doc.viewed", actor: { id: "a1" } }, { action: "doc.viewed", actor: { id: "a2" } }, { action: "doc.viewed", actor: { id: "a3" } }]);
+    const top = (await rowOf(1))!;
+    expect(top.lead).toBe(SEARCH_GROUP - 1);
+    const key = top.row_id - top.lead;
+    // A place further in the block is taken: the next commit of 20 starts a block of its own and closes this group.
+    const unplant = await plant(key + 9);
+    try {
+      const next = await ingestMany(p.key, Array.from({ length: 20 }, (_, i) => ({ action: "doc.viewed", actor: { id: `b${i}` } })));
+      expect(next).toHaveLength(20);
+      expect((await rowOf(4))!.row_id - (await rowOf(4))!.lead).not.toBe(key);
+      expect(await matches(p.db, searchExpression(["a2"], p.id))).toEqual([key]);
+      // 16 of them filled a group; the last 4 (seqs 20-23) are open, seq 20 at the top of their block. With that row
+      // gone (retention by rule), the open group is closed too, and the next commit starts a block of its own.
+      expect(await matches(p.db, searchExpression(["b19"], p.id))).toEqual([]);
+      await p.db.prepare("DELETE FROM events WHERE project_id = ? AND seq = 20").bind(p.id).run();
+      expect((await ingest(p.key, { action: "doc.viewed", actor: { id: "c1" } })).status).toBe(201);
+      const closed = (await rowOf(23))!;
+      expect(await matches(p.db, searchExpression(["b19"], p.id))).toEqual([closed.row_id - closed.lead]);
+      for (const term of ["a2", "b3", "b19", "c1"]) expect(await searchAll(p.key, term)).toHaveLength(1);
+    } finally {
+      await unplant();
+    }
   });
 
   it("an erasure rewrites its events' groups: the erased words match nothing, the group's other events still match theirs", async () => {
