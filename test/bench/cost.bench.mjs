@@ -2,7 +2,9 @@
 // BENCH_COST_EVENTS (default 20,000) events in a fresh project of their own, then three phases, each
 // between a reset of the service's meter and a read of its totals (GET /__meter: rows since the reset,
 // the Worker's and the Durable Objects', which share one isolate under wrangler dev):
-//   ingest   the events through the batch endpoint (100 a request);
+//   ingest   the events through the batch endpoint (BENCH_COST_BATCH a request, default 100, with
+//            BENCH_COST_IN_FLIGHT requests in flight, default 6; BENCH_COST_BATCH=1 BENCH_COST_IN_FLIGHT=1
+//            is an app sending one event a request, each its own commit);
 //   archive  hot window 0 days, the daily cron wakes the ledger, its alarms seal every event into R2;
 //   purge    a retention rule `*` kept 1 day (every event happened days ago: retention goes by
 //            occurred_at), the daily cron wakes the ledger, which retires the archived segments.
@@ -223,6 +225,9 @@ export default async function costBench(ctx) {
   }
 }
 
+const BATCH = Number(process.env.BENCH_COST_BATCH ?? 100);
+const IN_FLIGHT = Number(process.env.BENCH_COST_IN_FLIGHT ?? 6);
+
 async function measure({ url, persistDir, report, processes }, runtime) {
   const n = Number(process.env.BENCH_COST_EVENTS ?? 20_000);
   // A phase that writes at least a D1 row an event (ingest, archive) and counted fewer saw the meter start again.
@@ -247,7 +252,7 @@ async function measure({ url, persistDir, report, processes }, runtime) {
   const doBefore = doBytes(persistDir);
   const r2Before = r2Objects(persistDir);
   await resetMeter(url);
-  const load = await batchLoad({ url, key, total: n, makeEvent: costEvent });
+  const load = await batchLoad({ url, key, total: n, makeEvent: costEvent, batchSize: BATCH, concurrency: IN_FLIGHT });
   const ingest = await settledRows(url);
   check("ingest", ingest);
   await reportMeter(url, "cost: ingest");
@@ -352,7 +357,7 @@ function printFigures({ n, projectId, report, load, seg, rows, cron, d1, dob, r2
     `D1 written ${f2(r.d1Written).padStart(6)}   DO written ${f2(r.doWritten).padStart(6)}   read D1 ${f2(r.d1Read).padStart(7)}, DO ${f2(r.doRead).padStart(6)}   R2 objects ${(objects / n).toFixed(4)}${issue === undefined ? "" : `   (issue: ${issue} D1 rows)`}`,
   ];
   const targets = `${process.env.BENCH_COST_TARGETS === "1" ? "1 target each" : "1.5 targets each on average"}${process.env.BENCH_COST_LIVE === "1" ? ", live (occurred within minutes)" : ", backfilled over a year"}`;
-  report(`Rows per event over its life (${n.toLocaleString("en-US")} events of ${projectId}, ${targets}, 100 a request; ${fmt.rate(load.perSecond, "events/s")})`, [
+  report(`Rows per event over its life (${n.toLocaleString("en-US")} events of ${projectId}, ${targets}, ${BATCH} a request, ${IN_FLIGHT} in flight; ${fmt.rate(load.perSecond, "events/s")})`, [
     line("ingest", rows.ingest, r2.ingest.objects, ISSUE.ingest),
     line("archive (net of a cron run)", rows.archive, r2.archive.objects, ISSUE.archive),
     line("purge of archived events (net of a cron run)", rows.purge, 0, ISSUE.purge),
