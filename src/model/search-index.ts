@@ -15,11 +15,11 @@ import { ftsExpression, words } from "./search-query.ts";
  * (migrations/0031_search_groups.sql): D1 bills each entry as a row
  * written, at insert and again at delete, whatever its text. A commit's
  * events go on in the group the project's last commit left open, so commits
- * of one event share an entry too (commitInsertSql, closedGroupsStatement). Each event's
- * words carry the tag of its slot in the group (slotTag: the project's tag
- * with its last character standing for the slot), and a search asks for all
- * its terms within one slot (searchExpression), so an entry matches only when
- * one of its events holds every term, as a per-event entry did. Each event
+ * of one event share an entry too (commitInsertSql, closedGroupsStatement).
+ * Each event's words carry the tag of its slot in the group (slotTag: the
+ * project's tag with its last character standing for the slot), and a search
+ * asks for all its terms within one slot (searchExpression), so an entry
+ * matches only when one of its events holds every term, as a per-event entry did. Each event
  * also keeps its own words (search_words), so that SQL finds which events of
  * a matching group they are (event-query.ts). Rows with search_words NULL
  * (written before migration 0031, or by older code) have an entry each, under
@@ -209,8 +209,8 @@ export function commitInsertSql(columns: readonly string[]): string {
  * groups it closed, made from their rows' stored words. That is every group
  * among its rows and the open group before them, except the group of its
  * last row when that one is not full (its last row's lead is not 14: it
- * stays open). A group whose entry is
- * there already (an erasure may have made it) is left as it is.
+ * stays open). A group whose entry is there already (an erasure may have
+ * made it) is left as it is.
  */
 export function closedGroupsStatement(db: D1Database, projectId: string, first: number, last: number): D1PreparedStatement {
   return db

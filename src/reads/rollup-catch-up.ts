@@ -1,7 +1,7 @@
-import type { Rollups, RollupRow } from "./rollups";
+import { DEFER_EVENTS, type Rollups, type RollupRow } from "./rollups";
 
-/** Events one catch-up query reads: the most a ledger leaves waiting (DEFER_EVENTS) fits in one. */
-const PAGE_ROWS = 5000;
+/** Events one catch-up query reads: the most a ledger leaves waiting fits in one. */
+const PAGE_ROWS = DEFER_EVENTS;
 
 /**
  * At a ledger's start (and when it reloads its head after a failed commit),
