@@ -287,6 +287,30 @@ describe("search groups: one index entry per 16 events, across commits", () => {
     }
   });
 
+  it("an erasure in the open group gives it its entry, and the next commit starts a group of its own", async () => {
+    const p = await createProject();
+    const marker = `zq${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
+    const stored = await ingestMany(p.key, [
+      { action: "doc.viewed", actor: { id: "kept1", name: "Kept Person" } },
+      { action: "doc.viewed", actor: { id: `${marker}id`, name: "Erin Gone" } },
+      { action: "doc.viewed", actor: { id: "kept2", name: "Kept Person" } },
+    ]);
+    expect(await closedGroupKeys(p.db, p.id)).toEqual([]);
+    expect(await searchAll(p.key, marker)).toEqual([stored[1].id]);
+    expect((await eraseApplied(p.key, `/v1/actors/${marker}id`)).status).toBe(202);
+    // The scrub took the group's entry out (it had none) and made it again from the rows' words: the group is closed.
+    const [key] = await groupKeys(p.db, p.id);
+    expect(await matches(p.db, searchExpression(["kept"], p.id))).toEqual([key]);
+    expect(await matches(p.db, searchExpression([marker], p.id))).toEqual([]);
+    const next = (await ingest(p.key, { action: "doc.viewed", actor: { id: "kept3", name: "Kept Person" } })).json.data;
+    const keys = await groupKeys(p.db, p.id);
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(key);
+    expect(await searchAll(p.key, marker)).toEqual([]);
+    expect(await searchAll(p.key, "kept person")).toEqual([next.id, stored[2].id, stored[0].id]);
+    expect(await searchAll(p.key, "erin")).toEqual([]);
+  });
+
   it("an erasure rewrites its events' groups: the erased words match nothing, the group's other events still match theirs", async () => {
     const p = await createProject();
     const marker = `zq${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
