@@ -36,7 +36,7 @@ export interface LogAppender<Prepared = unknown> {
 /** What the ledger lends its group commit (src/storage/ledger-host.ts): its log, and what happens around a commit. */
 export type CommitHost = LedgerHost & {
   log(): LogAppender;
-  /** Records the new head (and the rows' activity rollups); called with no await after the log's apply, so one storage transaction keeps them all. */
+  /** Records the new head (and hands the rows to the activity rollups, which count them later); called with no await after the log's apply, so one storage transaction keeps head and tree. */
   advance(head: Head, rows: readonly EventRow[]): void;
   /** After a commit: wake the streams, schedule witness rounds. Never awaited. */
   committed(): void;
