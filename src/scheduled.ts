@@ -20,7 +20,7 @@ export async function scheduled(controller: ScheduledController, env: Env, _ctx:
   for (const shard of shardNumbers(env)) {
     const db = shardDb(env, shard);
     await db.prepare("DELETE FROM idempotency_keys WHERE created_at < ?").bind(cutoff).run();
-    // Names of appends given up a day ago (src/chain/landed-appends.ts), on shards with no failed call since.
+    // Names of appends given up a day ago (src/chain/landed-appends.ts).
     await dropStaleGivenUpAppends(db, new Date());
     // Events written before the per-project search index existed, 2,000 at a time.
     for (let i = 0; i < 25; i++) if ((await reindexBacklog(db, 2000)).done) break;

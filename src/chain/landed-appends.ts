@@ -30,16 +30,15 @@ const GIVEN_UP_KEPT_MS = 24 * 60 * 60 * 1000;
 /**
  * The events of the append named `token`, in chain order, or null when no
  * commit since `sentAtMs` (the worker's clock when it called the ledger)
- * holds it, and none ever will. Gives the name up, drops names given up a
- * day ago, and reads the spans of the shard's commits since `sentAtMs`
- * (their key starts with received_at), in one batch; then the append's seq range.
+ * holds it, and none ever will. Gives the name up and reads the spans of the
+ * shard's commits since `sentAtMs` (their key starts with received_at), in
+ * one batch; then the append's seq range. The daily cron drops the names
+ * (dropStaleGivenUpAppends).
  */
 export async function findLandedAppend(db: D1Database, projectId: string, token: string, sentAtMs: number): Promise<ShapeRow[] | null> {
   const since = new Date(sentAtMs - CLOCK_SKEW_MS).toISOString();
-  const now = Date.now();
-  const [, , found] = await db.batch<{ first: number; last: number }>([
-    db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(token, new Date(now).toISOString()),
-    dropStaleStatement(db, now),
+  const [, found] = await db.batch<{ first: number; last: number }>([
+    db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(token, new Date().toISOString()),
     db
       .prepare(
         "SELECT j.value ->> 1 AS first, j.value ->> 2 AS last FROM commit_spans c, json_each(c.appends) j " +
@@ -55,14 +54,9 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
   });
 }
 
-/** Drops the names given up long enough ago that no batch naming them can still be in flight. */
-function dropStaleStatement(db: D1Database, nowMs: number): D1PreparedStatement {
-  return db.prepare("DELETE FROM given_up_appends WHERE given_up_at < ?").bind(new Date(nowMs - GIVEN_UP_KEPT_MS).toISOString());
-}
-
-/** The daily cron's sweep of a shard's stale names: a shard whose calls stopped failing keeps none for long. */
-export async function dropStaleGivenUpAppends(db: D1Database, now: Date): Promise<number> {
-  return (await dropStaleStatement(db, now.getTime()).run()).meta.changes;
+/** The daily cron's sweep of a shard's names given up long enough ago that no batch naming them can still be in flight. */
+export async function dropStaleGivenUpAppends(db: D1Database, now: Date): Promise<void> {
+  await db.prepare("DELETE FROM given_up_appends WHERE given_up_at < ?").bind(new Date(now.getTime() - GIVEN_UP_KEPT_MS).toISOString()).run();
 }
 
 /** What the database says when a commit names a given-up append (migrations/0034_given_up_appends.sql). */

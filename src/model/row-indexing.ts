@@ -37,20 +37,20 @@ export function rowIndexing(rows: readonly IndexedRow[]): RowIndexing[] {
 /**
  * What follows the rows' inserts in the same batch: their commit spans, and
  * the search entries of each project's seq range (made from the words the
- * rows store). `copy`: rows that a commit first wrote (commit-spans.ts).
- * `groups`: "all" gives every group of these rows its entry (shard copies
- * and restores, whose leads rowIndexing made); "closed" only the groups a
- * commit closed, the project's open group staying without one
- * (search-index.ts, closedGroupsStatement).
+ * rows store). A commit writes the entries of the groups it closed, the
+ * project's open group staying without one (search-index.ts,
+ * closedGroupsStatement). `copy`: rows that a commit first wrote
+ * (commit-spans.ts), put back in groups of their own, whose leads rowIndexing
+ * made: every group gets its entry.
  */
 export function afterInserts(
   db: D1Database,
   rows: readonly SpannedRow[],
   indexing: readonly RowIndexing[],
-  options: { appends?: readonly NamedAppend[]; copy?: boolean; groups: "all" | "closed" },
+  options: { appends?: readonly NamedAppend[]; copy?: boolean } = {},
 ): D1PreparedStatement[] {
   const spans = spanStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 0), options);
-  const entries = options.groups === "closed" ? closedGroupsStatement : groupIndexStatement;
+  const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
   return [...spans, ...groups];
 }

@@ -215,13 +215,28 @@ export function commitInsertSql(columns: readonly string[]): string {
 export function closedGroupsStatement(db: D1Database, projectId: string, first: number, last: number): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT k, text FROM (SELECT g.k, (SELECT ${GROUP_TEXT} FROM events e ` +
-        `WHERE ${inGroup("e", "g.k")} AND e.search_words <> '') AS text ` +
-        "FROM (SELECT DISTINCT x.row_id - x.search_lead AS k FROM events x WHERE x.project_id = ?2 AND x.seq BETWEEN ?3 AND ?4 AND x.search_words IS NOT NULL) g " +
-        `WHERE g.k IS NOT (SELECT y.row_id - y.search_lead FROM events y WHERE y.project_id = ?2 AND y.seq = ?4 AND y.search_lead <> ${SEARCH_GROUP - 2}) ` +
-        `AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k)) WHERE text IS NOT NULL`,
+      missingEntriesSql(
+        "x.seq BETWEEN ?3 AND ?4 AND x.search_words IS NOT NULL",
+        `g.k IS NOT (SELECT y.row_id - y.search_lead FROM events y WHERE y.project_id = ?2 AND y.seq = ?4 AND y.search_lead <> ${SEARCH_GROUP - 2})`,
+      ),
     )
     .bind(slotBase(searchTag(projectId)), projectId, first - (SEARCH_GROUP - 1), last);
+}
+
+/**
+ * An INSERT of the entries, made from their rows' stored words, of the groups
+ * of project ?2's rows `x` that match `rows` (?1: the project's slot tag base)
+ * and `keep` (on the group's key g.k), leaving out a group whose entry is
+ * there already, and a group whose every row's words are empty (its text is
+ * NULL), as at ingest.
+ */
+function missingEntriesSql(rows: string, keep = "1"): string {
+  return (
+    `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT k, text FROM (SELECT g.k, (SELECT ${GROUP_TEXT} FROM events e ` +
+    `WHERE ${inGroup("e", "g.k")} AND e.search_words <> '') AS text ` +
+    `FROM (SELECT DISTINCT x.row_id - x.search_lead AS k FROM events x WHERE x.project_id = ?2 AND ${rows}) g ` +
+    `WHERE ${keep} AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k)) WHERE text IS NOT NULL`
+  );
 }
 
 /**
@@ -245,13 +260,7 @@ export function inOpenGroup(e: string, project: string): string {
  */
 export function groupReindexStatement(db: D1Database, projectId: string, seqs: number[]): D1PreparedStatement {
   return db
-    .prepare(
-      // A group whose every row's words are empty gets no entry (its text is NULL), as at ingest.
-      `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT k, text FROM (SELECT g.k, (SELECT ${GROUP_TEXT} FROM events e ` +
-        `WHERE ${inGroup("e", "g.k")} AND e.search_words <> '') AS text ` +
-        "FROM (SELECT DISTINCT x.row_id - x.search_lead AS k FROM events x WHERE x.project_id = ?2 AND x.seq IN (SELECT value FROM json_each(?3))) g " +
-        `WHERE NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k)) WHERE text IS NOT NULL`,
-    )
+    .prepare(missingEntriesSql("x.seq IN (SELECT value FROM json_each(?3))"))
     .bind(slotBase(searchTag(projectId)), projectId, JSON.stringify(seqs));
 }
 

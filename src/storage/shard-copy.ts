@@ -68,7 +68,7 @@ function storedInserts(db: D1Database, rows: Raw[]): D1PreparedStatement[] {
   const indexing = rowIndexing(named);
   return [
     ...insertStatements(db, "events", [...EVENT_COLUMNS, ...INDEXING_COLUMNS], rows.map((r, i) => [...r, ...indexing[i]])),
-    ...afterInserts(db, named, indexing, { copy: true, groups: "all" }),
+    ...afterInserts(db, named, indexing, { copy: true }),
   ];
 }
 

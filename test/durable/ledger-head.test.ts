@@ -19,6 +19,27 @@ async function reloadHead(projectId: string) {
   });
 }
 
+/** workerd's statement keeps its SQL and bound values as `statement` and `params`. */
+const sqlOf = (s: D1PreparedStatement) => s as unknown as { statement: string; params: unknown[] };
+
+/**
+ * Puts `batch` in front of the ledger's D1 batches (its shard's `real`
+ * database, and the object's state) until it calls `restore`.
+ */
+async function interceptBatches(
+  projectId: string,
+  batch: (statements: D1PreparedStatement[], real: D1Database, restore: () => void, state: DurableObjectState) => Promise<unknown>,
+) {
+  await runInDurableObject(ledger(projectId), (instance: ProjectLedger, state: DurableObjectState) => {
+    const host = instance as unknown as { db: D1Database };
+    const real = host.db;
+    host.db = {
+      prepare: (sql: string) => real.prepare(sql),
+      batch: (statements: D1PreparedStatement[]) => batch(statements, real, () => (host.db = real), state),
+    } as unknown as D1Database;
+  });
+}
+
 /** A row as the ledger would seal it after `prev`, signed with `keys`. */
 async function rowAfter(projectId: string, prev: { seq: number; hash: string }, keys: string, action = "landed.late"): Promise<EventRow> {
   const pii = { actor_id: null, actor_name: null, actor_email: null, ip_address: null, user_agent: null };
@@ -55,17 +76,10 @@ describe("ProjectLedger head recovery", () => {
     const p = await createProject();
     const first = await ingest(p.key, { action: "a" });
     // The shard commits the next batch, then the answer is lost on its way back (D1's "Network connection lost.").
-    await runInDurableObject(ledger(p.id), (instance: ProjectLedger) => {
-      const host = instance as unknown as { db: D1Database };
-      const real = host.db;
-      host.db = {
-        prepare: (sql: string) => real.prepare(sql),
-        batch: async (statements: D1PreparedStatement[]) => {
-          await real.batch(statements);
-          host.db = real;
-          throw new Error("D1_ERROR: Network connection lost.");
-        },
-      } as unknown as D1Database;
+    await interceptBatches(p.id, async (statements, real, restore) => {
+      await real.batch(statements);
+      restore();
+      throw new Error("D1_ERROR: Network connection lost.");
     });
     const batch = await call("POST", "/v1/events/batch", { key: p.key, body: { events: [{ action: "lost.1" }, { action: "lost.2" }, { action: "lost.3" }] } });
     expect(batch.status).toBe(201);
@@ -87,20 +101,12 @@ describe("ProjectLedger head recovery", () => {
    */
   async function stopOnNextBatch(projectId: string, when: "after_commit" | "before_commit" | "in_flight") {
     const inFlight: Array<{ sql: string; params: unknown[] }> = [];
-    await runInDurableObject(ledger(projectId), (instance: ProjectLedger, state: DurableObjectState) => {
-      const host = instance as unknown as { db: D1Database };
-      const real = host.db;
-      host.db = {
-        prepare: (sql: string) => real.prepare(sql),
-        batch: async (statements: D1PreparedStatement[]) => {
-          host.db = real;
-          if (when === "after_commit") await real.batch(statements);
-          // workerd's statement keeps its SQL and bound values as `statement` and `params`.
-          if (when === "in_flight") inFlight.push(...statements.map((s) => s as unknown as { statement: string; params: unknown[] }).map((s) => ({ sql: s.statement, params: s.params })));
-          state.abort(`test: the runtime stops the ledger ${when === "after_commit" ? "after its commit" : when === "in_flight" ? "with its batch in flight" : "before its commit"}`);
-          throw new Error("unreachable: the object was reset");
-        },
-      } as unknown as D1Database;
+    await interceptBatches(projectId, async (statements, real, restore, state) => {
+      restore();
+      if (when === "after_commit") await real.batch(statements);
+      if (when === "in_flight") inFlight.push(...statements.map(sqlOf).map((s) => ({ sql: s.statement, params: s.params })));
+      state.abort(`test: the runtime stops the ledger ${when === "after_commit" ? "after its commit" : when === "in_flight" ? "with its batch in flight" : "before its commit"}`);
+      throw new Error("unreachable: the object was reset");
     });
     return inFlight;
   }
@@ -173,22 +179,15 @@ describe("ProjectLedger head recovery", () => {
     await until(async () => (await queuedEvents(p.id)) >= 3);
     // Before that group's batch runs, the worker of one of its appends gives it up (as after its call to the ledger failed).
     let givenUp: Array<[string, number, number]> = [];
-    await runInDurableObject(ledger(p.id), (instance: ProjectLedger) => {
-      const host = instance as unknown as { db: D1Database };
-      const slow = host.db;
-      host.db = {
-        prepare: (sql: string) => slow.prepare(sql),
-        batch: async (statements: D1PreparedStatement[]) => {
-          const span = statements.map((s) => s as unknown as { statement: string; params: unknown[] }).find((s) => s.statement.startsWith("INSERT INTO commit_spans"));
-          const appends = span ? (JSON.parse(span.params[4] as string) as Array<[string, number, number]>) : [];
-          if (appends.length === 2) {
-            host.db = slow;
-            givenUp = appends;
-            await slow.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?)").bind(appends[0][0], new Date().toISOString()).run();
-          }
-          return slow.batch(statements);
-        },
-      } as unknown as D1Database;
+    await interceptBatches(p.id, async (statements, slow, restore) => {
+      const span = statements.map(sqlOf).find((s) => s.statement.startsWith("INSERT INTO commit_spans"));
+      const appends = span ? (JSON.parse(span.params[4] as string) as Array<[string, number, number]>) : [];
+      if (appends.length === 2) {
+        restore();
+        givenUp = appends;
+        await slow.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?)").bind(appends[0][0], new Date().toISOString()).run();
+      }
+      return slow.batch(statements);
     });
     release();
     expect((await lead).status).toBe(201);
