@@ -4,8 +4,14 @@
  * hashes concatenated as served: a group commit then costs one or two
  * statements whatever its size (a row per entry cost ~5 us an event), and a
  * tile is one row read. Full tiles never change; the partial ones only grow.
- * The frontier and the build state are small KV values. Writes are
- * synchronous, so the ledger writes the tree and its head in one transaction.
+ * The build state is a small KV value. Writes are synchronous, so the ledger
+ * writes the tree and its head in one transaction.
+ *
+ * The frontier is not stored: the tree's size and its perfect-subtree roots
+ * are in the tiles (treeSize, and frontierFromEntries in tlog/tile-builder.ts),
+ * and writing it cost a storage row on every commit, a third of what a
+ * one-event commit writes here. A ledger of older code kept it under
+ * `log:frontier`; ProjectLog.init drops that copy.
  *
  * Old full tiles do not stay here (32 bytes an event would fill the ledger's
  * 10 GB at ~300M events): tile-offload.ts moves them to the LOGS bucket, where
@@ -15,7 +21,6 @@
  * that digest (movedTile), so the bucket can withhold a tile but never change one.
  */
 import { HASH_SIZE, bytesEqual, concatBytes } from "../tlog/encoding.ts";
-import { type FrontierJson, TreeFrontier } from "../tlog/merkle.ts";
 import type { EntryReader, TileEntry } from "../tlog/tile-builder.ts";
 import { TILE_WIDTH } from "../tlog/tiles.ts";
 
@@ -91,9 +96,31 @@ export class LogStore {
     return this.storage.kv;
   }
 
-  frontier(): TreeFrontier | null {
-    const json = this.storage.kv.get<FrontierJson>(KEY.frontier);
-    return json === undefined ? null : TreeFrontier.fromJSON(json);
+  /**
+   * Leaves in the tree: per level, the entries up to the end of its newest
+   * tile (a level's newest row is never moved: releaseTiles), in leaves. The
+   * level holding the partial leaf tile counts them all; a level above counts
+   * the full tiles below it, which is every leaf when none is partial.
+   */
+  treeSize(): number {
+    let size = 0;
+    for (const row of this.storage.sql.exec<{ level: number; idx: number; bytes: number }>(
+      "SELECT t.level, t.idx, length(t.data) AS bytes FROM log_tiles t JOIN (SELECT level, MAX(idx) AS idx FROM log_tiles GROUP BY level) m " +
+        "ON m.level = t.level AND m.idx = t.idx",
+    )) {
+      size = Math.max(size, (row.idx * TILE_WIDTH + row.bytes / HASH_SIZE) * TILE_WIDTH ** row.level);
+    }
+    return size;
+  }
+
+  /** Whether this ledger's log was ever started (ProjectLog.init): older code marked it with a stored frontier too. */
+  started(): boolean {
+    return this.storage.kv.get(KEY.build) !== undefined || this.storage.kv.get(KEY.frontier) !== undefined;
+  }
+
+  /** Drops the frontier older code kept (log:frontier): stale from this code's first append on, and derivable. */
+  dropStoredFrontier(): void {
+    if (this.storage.kv.get(KEY.frontier) !== undefined) this.storage.kv.delete(KEY.frontier);
   }
 
   build(): BuildState | null {
@@ -105,10 +132,10 @@ export class LogStore {
   }
 
   /**
-   * Appends entries and saves the frontier they lead to (and the build state,
-   * when given: a ready log's never changes); call inside the caller's transaction.
+   * Appends entries (and saves the build state, when given: a ready log's
+   * never changes); call inside the caller's transaction.
    */
-  append(entries: readonly TileEntry[], frontier: TreeFrontier, build: BuildState | null): void {
+  append(entries: readonly TileEntry[], build: BuildState | null): void {
     // Entries come level by level in index order (appendLeaves): runs of one tile are adjacent.
     const runs: Array<{ level: number; tile: number; offset: number; hashes: Uint8Array[] }> = [];
     for (const e of entries) {
@@ -135,7 +162,6 @@ export class LogStore {
         ).rowsWritten;
         if (written === 0) throw new Error(`log tile ${run.level}/${run.tile} does not end at entry ${run.offset}`);
       }
-      this.storage.kv.put(KEY.frontier, frontier.toJSON());
       if (build) this.setBuild(build);
     });
   }

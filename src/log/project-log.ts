@@ -27,7 +27,7 @@ import type { LeafRun } from "../tlog/leaf-check.ts";
 import { TreeFrontier, emptyRoot, leafHash } from "../tlog/merkle.ts";
 import { consistencyProof, inclusionProof, rangeHash, treeRoot } from "../tlog/proofs.ts";
 import { isLeafSet, multiproofRanges } from "../tlog/multiproof.ts";
-import { type TileEntry, appendLeaves, nodeReader, readTile } from "../tlog/tile-builder.ts";
+import { type TileEntry, appendLeaves, frontierFromEntries, nodeReader, readTile } from "../tlog/tile-builder.ts";
 import { formatTlogProof } from "../tlog/tlog-proof.ts";
 import { TILE_WIDTH, tilePath } from "../tlog/tiles.ts";
 import { type BuildState, LogStore, TileRefusedError } from "./log-store.ts";
@@ -46,7 +46,11 @@ export interface PreparedAppend {
 
 export class ProjectLog {
   readonly store: LogStore;
-  private tree: TreeFrontier;
+  /** Leaves in the tree: known at start from the tiles, moved on by apply(). */
+  private treeSize: number;
+  /** The frontier at treeSize, once rebuilt from the tiles (current()) or left by apply(). */
+  private tree: TreeFrontier | null = null;
+  private rebuilding: Promise<TreeFrontier> | null = null;
   private state: BuildState;
   private logIdValue: string | null = null;
   /** The last checkpoint signed, by size and key: Ed25519 is deterministic, so it stays valid. */
@@ -62,7 +66,7 @@ export class ProjectLog {
       const object = await this.env.LOGS.get(tileObjectKey(await this.logId(), tilePath(level, index)));
       return object ? new Uint8Array(await object.arrayBuffer()) : null;
     });
-    this.tree = this.store.frontier() ?? TreeFrontier.empty();
+    this.treeSize = this.store.treeSize();
     this.state = this.store.build() ?? { status: "ready", lastHash: null };
   }
 
@@ -72,13 +76,34 @@ export class ProjectLog {
    * stored: rows it adopts past it come through prepare/apply like a commit.
    */
   init(head: Head): void {
-    if (this.store.frontier() !== null) return;
+    if (this.store.started()) {
+      this.store.dropStoredFrontier();
+      return;
+    }
     this.state = { status: head.seq === 0 ? "ready" : "building", lastHash: null };
-    this.store.append([], this.tree, this.state);
+    this.store.append([], this.state);
   }
 
   get size(): number {
-    return this.tree.size;
+    return this.treeSize;
+  }
+
+  /**
+   * The frontier at the tree's size: rebuilt once from the tiles after a
+   * start (the log does not store it: log-store.ts), then kept by apply().
+   */
+  private current(): Promise<TreeFrontier> {
+    if (this.tree) return Promise.resolve(this.tree);
+    this.rebuilding ??= frontierFromEntries(this.store.reader, this.treeSize)
+      .then((built) => {
+        // An apply() meanwhile left a newer frontier: keep it.
+        if (this.tree === null && built.size === this.treeSize) this.tree = built;
+        return this.tree ?? built;
+      })
+      .finally(() => {
+        this.rebuilding = null;
+      });
+    return this.rebuilding;
   }
 
   get status(): BuildState["status"] {
@@ -91,7 +116,7 @@ export class ProjectLog {
 
   /** Leaves the public can see: all of them when ready, none before. */
   get publishedSize(): number {
-    return this.state.status === "ready" ? this.tree.size : 0;
+    return this.state.status === "ready" ? this.treeSize : 0;
   }
 
   /**
@@ -105,24 +130,27 @@ export class ProjectLog {
 
   /** Also used by the backfill, which extends a tree that is not ready yet. */
   async extend(rows: ReadonlyArray<Pick<ChainRow, "seq" | "hash">>, allowed = true): Promise<PreparedAppend | null> {
-    if (!allowed || rows.length === 0 || rows[0].seq !== this.tree.size + 1) return null;
-    const frontier = this.tree.clone();
+    if (!allowed || rows.length === 0 || rows[0].seq !== this.treeSize + 1) return null;
+    const frontier = (await this.current()).clone();
+    // The commit lock serializes extend and apply: a frontier of another size means a bug.
+    if (frontier.size !== rows[0].seq - 1) throw new Error(`log append at ${rows[0].seq - 1}, frontier is at ${frontier.size}`);
     const leaves = await Promise.all(rows.map((r) => leafHash(hexDecode(r.hash))));
     const entries = await appendLeaves(frontier, leaves);
-    return { from: this.tree.size, frontier, entries, lastHash: rows[rows.length - 1].hash };
+    return { from: frontier.size - leaves.length, frontier, entries, lastHash: rows[rows.length - 1].hash };
   }
 
   /** Stores a prepared append. Synchronous: run it in the transaction that records the head. */
   apply(p: PreparedAppend | null, next: Partial<BuildState> = {}): void {
     if (p === null) return;
     // The commit lock serializes prepare and apply; a mismatch means a bug, and must not corrupt the tree.
-    if (p.from !== this.tree.size) throw new Error(`log append prepared at ${p.from}, tree is at ${this.tree.size}`);
+    if (p.from !== this.treeSize) throw new Error(`log append prepared at ${p.from}, tree is at ${this.treeSize}`);
     const wasPublished = this.state.status === "ready";
     const state: BuildState = { ...this.state, lastHash: p.lastHash, ...next };
     // lastHash only matters to a backfill: a log that stays ready skips that write on every commit.
     const changed = !wasPublished || state.status !== "ready";
-    this.store.append(p.entries, p.frontier, changed ? state : null);
+    this.store.append(p.entries, changed ? state : null);
     this.tree = p.frontier;
+    this.treeSize = p.frontier.size;
     this.state = state;
   }
 
@@ -152,7 +180,8 @@ export class ProjectLog {
   /** Root of the published tree at `size` (the frontier's when current, else from stored entries). */
   async root(size = this.publishedSize): Promise<Uint8Array> {
     if (size === 0) return emptyRoot();
-    return size === this.tree.size ? this.tree.root() : treeRoot(size, this.getNode(size));
+    const tree = size === this.treeSize ? await this.current() : null;
+    return tree?.size === size ? tree.root() : treeRoot(size, this.getNode(size));
   }
 
   /** The signed checkpoint of the published tree at `size`, with the cosignatures witnesses gave for it. */
@@ -282,7 +311,9 @@ export class ProjectLog {
   /**
    * What verify anchors the tree on: the published size and the root the
    * checkpoint signs, recomputed from the stored tiles, so a stored entry that
-   * drifted from the frontier shows; and the public copies of full tiles in
+   * drifted from the frontier the commits since the ledger's start built in
+   * memory shows (after a start the frontier is the tiles' own right edge:
+   * current()); and the public copies of full tiles in
    * R2, which is what the public fetches: one that is not the ledger's tile
    * (or is for a tile the tree does not have) fails the same way. Listing the
    * copies costs an R2 list per 1,000 full tiles: verify asks for it

@@ -1,13 +1,14 @@
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
 import { verifyCheckpoint } from "../../src/tlog/checkpoint";
-import { base64Encode, hexDecode, hexEncode } from "../../src/tlog/encoding";
+import { base64Decode, base64Encode, hexDecode, hexEncode } from "../../src/tlog/encoding";
 import { eventLeafHash, leafDiffers, pageLeaves } from "../../src/tlog/leaf-check";
 import { backfillStep } from "../../src/log/log-backfill";
 import { leafHash, rootFromLeafHashes } from "../../src/tlog/merkle";
 import type { ProjectLog } from "../../src/log/project-log";
 import { verifyTlogProof } from "../../src/tlog/tlog-proof";
+import { verifyConsistency } from "../../src/tlog/proofs";
 import { call, createProject, ingest, ingestMany } from "../helpers";
 import { chainRows, forgetLog, leafCheck, ledger, rewriteEvents } from "./ledger-log";
 
@@ -47,6 +48,47 @@ describe("the ledger's tree", () => {
     const { leaves } = await ledger(p.id).leavesAt([1]);
     expect(hexEncode(leaves)).not.toBe(await eventLeafHash((await chainRows(p.db, p.id, 2))[0].hash));
     expect(await ledger(p.id).checkpointAnchor()).toMatchObject({ tree_size: 5, tiles_match_root: true });
+  });
+});
+
+describe("a ledger that stores no frontier (its tiles hold it)", () => {
+  it("starts again anywhere in a tile and goes on with the same tree, consistent with every checkpoint before", async () => {
+    const p = await createProject();
+    const hashes: string[] = [];
+    let before: { tree_size: number; root_hash: string } | null = null;
+    // Ends inside a leaf tile, at its last leaf, at a full tile, one past it, and past the second level's first entry.
+    for (const count of [3, 252, 1, 1, 254, 1]) {
+      hashes.push(...(await ingestMany(p.key, Array.from({ length: count }, (_, i) => ({ action: `f.${i}` })))).map((e) => e.hash));
+      await evictDurableObject(ledger(p.id));
+      const info = await logInfo(p.key);
+      expect(info.tree_size).toBe(hashes.length);
+      expect(info.root_hash).toBe(await rootOf(hashes));
+      if (before) {
+        const proof = await ledger(p.id).logConsistency(before.tree_size, info.tree_size);
+        const ok = await verifyConsistency(
+          before.tree_size,
+          info.tree_size,
+          proof!.proof.map(base64Decode),
+          base64Decode(before.root_hash),
+          base64Decode(info.root_hash),
+        );
+        expect(ok, `${before.tree_size} -> ${info.tree_size}`).toBe(true);
+      }
+      before = info;
+    }
+    expect(await ledger(p.id).checkpointAnchor()).toMatchObject({ tree_size: 512, tiles_match_root: true });
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 512 });
+  });
+
+  it("drops the frontier older code stored and never trusts it, even when it no longer matches the tiles", async () => {
+    const p = await createProject();
+    const first = await ingestMany(p.key, Array.from({ length: 5 }, (_, i) => ({ action: `g.${i}` })));
+    // What older code left: a frontier written on every commit, here a stale one of another tree.
+    await runInDurableObject(ledger(p.id), (_, state) => state.storage.kv.put("log:frontier", { size: 5, hashes: [base64Encode(new Uint8Array(32)), base64Encode(new Uint8Array(32))] }));
+    await evictDurableObject(ledger(p.id));
+    const more = await ingestMany(p.key, [{ action: "g.5" }]);
+    expect((await logInfo(p.key)).root_hash).toBe(await rootOf([...first, ...more].map((e) => e.hash)));
+    expect(await runInDurableObject(ledger(p.id), (_, state) => state.storage.kv.get("log:frontier") ?? null)).toBeNull();
   });
 });
 
