@@ -1,3 +1,4 @@
+import { idTag } from "../model/event-id";
 import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
 
 /**
@@ -9,9 +10,10 @@ import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
  * was stored, safe to retry" would make the client's retry store them twice.
  * So every append carries a name the worker made up (a random token), which
  * the commit keeps on its span row (migrations/0032_named_appends.sql: bytes,
- * no row of its own), and a worker whose call failed looks for it here: found,
- * the append is answered as stored, with its events; not found, it did not
- * land and the failure stands.
+ * no row of its own), or a commit of one event on that event's row, which has
+ * no span (migrations/0036_lone_commit_names.sql), and a worker whose call
+ * failed looks for it here: found, the append is answered as stored, with its
+ * events; not found, it did not land and the failure stands.
  *
  * "Not found" must stay true: a stopped ledger may have sent its batch, which
  * D1 can run after the look. So the look also gives the append up
@@ -27,24 +29,38 @@ const CLOCK_SKEW_MS = 30_000;
 /** How long a given-up name is kept: far past any batch in flight (D1 stops a query at 30 s). */
 const GIVEN_UP_KEPT_MS = 24 * 60 * 60 * 1000;
 
+/** The start of the located ids (model/event-id.ts) minted at `ms`: they sort by it, in the id index too. */
+function idsFrom(ms: number): string {
+  const hex = Math.max(0, ms).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+}
+
 /**
  * The events of the append named `token`, in chain order, or null when no
  * commit since `sentAtMs` (the worker's clock when it called the ledger)
- * holds it, and none ever will. Gives the name up and reads the spans of the
- * shard's commits since `sentAtMs` (their key starts with received_at), in
- * one batch; then the append's seq range. The daily cron drops the names
- * (dropStaleGivenUpAppends).
+ * holds it, and none ever will. Gives the name up and, in the same batch,
+ * looks among the shard's commits since `sentAtMs`: their spans (whose key
+ * starts with received_at), and the lone rows of commits of one event, in
+ * the id index between the ids minted then and now (a located id starts
+ * with its received_at, and ends with its project's tag, which the index
+ * entry is checked for before its row is read). Then the append's seq range.
+ * The daily cron drops the names (dropStaleGivenUpAppends).
  */
 export async function findLandedAppend(db: D1Database, projectId: string, token: string, sentAtMs: number): Promise<ShapeRow[] | null> {
   const since = new Date(sentAtMs - CLOCK_SKEW_MS).toISOString();
+  // A commit that landed did so before the look (the given-up name refuses any later one), by the ledger's clock.
+  const until = Date.now() + CLOCK_SKEW_MS + 1;
+  const tag = (await idTag(projectId)).toString(16).padStart(8, "0");
   const [, found] = await db.batch<{ first: number; last: number }>([
     db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(token, new Date().toISOString()),
     db
       .prepare(
         "SELECT j.value ->> 1 AS first, j.value ->> 2 AS last FROM commit_spans c, json_each(c.appends) j " +
-          "WHERE c.received_at >= ?1 AND c.project_id = ?2 AND c.appends IS NOT NULL AND j.value ->> 0 = ?3",
+          "WHERE c.received_at >= ?1 AND c.project_id = ?2 AND c.appends IS NOT NULL AND j.value ->> 0 = ?3 " +
+          "UNION ALL SELECT e.seq, e.seq FROM events e INDEXED BY events_legacy_id_unique " +
+          "WHERE e.id >= ?4 AND e.id < ?5 AND e.id_indexed = 1 AND substr(e.id, 29) = ?6 AND e.project_id = ?2 AND e.append_name = ?3",
       )
-      .bind(since, projectId, token),
+      .bind(since, projectId, token, idsFrom(sentAtMs - CLOCK_SKEW_MS), idsFrom(until), tag),
   ]);
   const hit = found.results[0];
   if (!hit) return null;

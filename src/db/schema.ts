@@ -71,12 +71,14 @@ export const events = sqliteTable(
     schema_version: integer("schema_version"),
     /** 1 passed, 0 broke schema_version and was stored anyway (catalog mode warn); hashed when present. */
     schema_valid: integer("schema_valid"),
-    /** 0: found by its commit's span (commit_spans), with no id index entry; 1 (every other writer): by the id index. */
+    /** 0: found by its commit's span (commit_spans), with no id index entry; 1 (a commit's lone row, every other writer): by the id index. */
     id_indexed: integer("id_indexed").notNull().default(1),
     /** How far back in row_id its search group's first event is: the group's index entry is row_id - search_lead (migration 0031). */
     search_lead: integer("search_lead").notNull().default(0),
     /** Its searchable words (model/search-index.ts), or NULL for rows with an index entry of their own (every writer but the commit). */
     search_words: text("search_words"),
+    /** The name of its append when its commit held it alone (no span carries it: migration 0036), else NULL. */
+    append_name: text("append_name"),
   },
   (t) => [
     // One seq per project: a second writer can never fork the chain.
@@ -253,7 +255,7 @@ export const givenUpAppends = sqliteTable("given_up_appends", {
 }, (t) => [index("given_up_appends_at_idx").on(t.given_up_at)]);
 
 /** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
-export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words">;
+export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name">;
 
 /**
  * Jobs (event shards; migrations 0013, 0020): one per export or verify run as a

@@ -19,11 +19,17 @@ export interface SpannedRow {
 
 /**
  * Whether the row's id carries its received_at millisecond (a located id,
- * event-id.ts): then a span finds it and it takes no id index entry
- * (id_indexed = 0). Anything else keeps the index.
+ * event-id.ts): then a span can find it, and with one (its commit's rows are
+ * two or more: row-indexing.ts) it takes no id index entry (id_indexed = 0).
+ * Anything else keeps the index.
  */
 export function foundBySpan(r: SpannedRow): boolean {
   return idMillis(r.id) === Date.parse(r.received_at);
+}
+
+/** The rows one span covers: a commit's rows, which share their project and received_at. */
+export function spanKey(r: SpannedRow): string {
+  return `${r.project_id}\n${r.received_at}`;
 }
 
 /** An append of the commit, by the name its worker gave it, and its seqs: kept on the commit's span (chain/landed-appends.ts). */
@@ -35,8 +41,9 @@ export interface NamedAppend {
 
 /**
  * One commit_spans row per (project, received_at) of the rows found by span:
- * a commit shares one received_at, so a commit writes one row, where the id
- * index took one per event. A span covers its rows' whole seq range: an id is
+ * a commit shares one received_at, so a commit of two events or more writes
+ * one row, where the id index took one per event (a lone row keeps its
+ * entry: row-indexing.ts). A span covers its rows' whole seq range: an id is
  * matched against the rows of that range, never taken from the span alone.
  *
  * A copy may put back part of a commit (a batch ends inside it) and may run
@@ -52,7 +59,7 @@ export function spanStatements<R extends SpannedRow>(
 ): D1PreparedStatement[] {
   const appends = options.appends ?? [];
   const conflict = options.copy ? " ON CONFLICT DO NOTHING" : "";
-  const spans = seqRanges(rows, (r, i) => (bySpan[i] ? `${r.project_id}\n${r.received_at}` : null));
+  const spans = seqRanges(rows, (r, i) => (bySpan[i] ? spanKey(r) : null));
   return [...spans.values()].map(({ row, first, last }) => {
     const own = appends.filter((a) => a.first >= first && a.last <= last).map((a) => [a.token, a.first, a.last]);
     return db

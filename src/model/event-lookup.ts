@@ -14,8 +14,9 @@ import type { Statement } from "./event-query.ts";
  * Shard copies and archive restores write spans too (commit-spans.ts). Rows
  * written any other way (before 0029, older code, an id without its
  * received_at) keep id_indexed = 1 and their entry in the now partial id
- * index: the statement asks both ways at once, so no reader needs to know
- * which a row took.
+ * index, and so does a row alone in its commit, for which the entry is the
+ * cheaper (migration 0036): the statement asks both ways at once, so no
+ * reader needs to know which a row took.
  *
  * `columns` are of `events e` (CHAIN_COLUMNS, SHAPE_SELECT). Without a
  * project (a public receipt) every project's spans of that millisecond are

@@ -1,5 +1,5 @@
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
-import { foundBySpan, seqRanges, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
+import { foundBySpan, seqRanges, spanKey, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
 import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, type SearchableFields } from "./search-index.ts";
 
 /**
@@ -15,10 +15,10 @@ import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, t
 export type IndexedRow = SpannedRow & SearchableFields;
 
 /** The columns storage adds to a row, in this order. */
-export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words"] as const;
+export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "append_name"] as const;
 
 /** A row's values of INDEXING_COLUMNS. */
-export type RowIndexing = [idIndexed: 0 | 1, searchLead: number, searchWords: string];
+export type RowIndexing = [idIndexed: 0 | 1, searchLead: number, searchWords: string, appendName: string | null];
 
 /**
  * The INDEXING_COLUMNS of rows about to be inserted in this order, in one
@@ -28,10 +28,22 @@ export type RowIndexing = [idIndexed: 0 | 1, searchLead: number, searchWords: st
  * search-index.ts, commitInsertSql.) A row's words are made from
  * its fields: what ingest stores, and for a scrubbed row what the erasure
  * left (its action's words).
+ *
+ * A span pays off for two rows or more: alone in its commit (the batch's
+ * rows of its project and received_at), a row keeps its id index entry, a
+ * row at ingest and none at archive, where a span is one at each
+ * (migration 0036). Its append's name (`appends`, a commit's) then goes on
+ * the row, as no span carries it (chain/landed-appends.ts).
  */
-export function rowIndexing(rows: readonly IndexedRow[]): RowIndexing[] {
+export function rowIndexing(rows: readonly IndexedRow[], appends: readonly NamedAppend[] = []): RowIndexing[] {
   const leads = searchLeads(rows);
-  return rows.map((r, i) => [foundBySpan(r) ? 0 : 1, leads[i], searchWords(r).join(" ")]);
+  const spanned = new Map<string, number>();
+  for (const r of rows) if (foundBySpan(r)) spanned.set(spanKey(r), (spanned.get(spanKey(r)) ?? 0) + 1);
+  return rows.map((r, i) => {
+    const bySpan = foundBySpan(r) && spanned.get(spanKey(r))! > 1;
+    const name = bySpan ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
+    return [bySpan ? 0 : 1, leads[i], searchWords(r).join(" "), name];
+  });
 }
 
 /**

@@ -72,12 +72,17 @@ describe("columnValues", () => {
   it("lists a row's values in the INSERT's COLUMNS order", async () => {
     const ring = await loadKeyring("1:an-old-signing-key-0123");
     const [row] = await sealEvents(ring, "demo", { seq: 0, hash: null }, [event(8)]);
-    // id_indexed and the search columns are storage's, not the event's: id_indexed 0 because a sealed row's id carries its
-    // received_at (a commit span finds it); the row's words for its search group, which it starts unless told its lead.
-    const storage: Record<string, unknown> = { id_indexed: 0, search_lead: 0, search_words: searchWords(row).join(" ") };
-    expect(columnValues(row, rowIndexing([row])[0])).toEqual(COLUMNS.map((c) => (c in storage ? storage[c] : row[c as keyof typeof row])));
-    const unlocated = { ...row, id: crypto.randomUUID() };
-    expect(columnValues(unlocated, rowIndexing([unlocated])[0])[COLUMNS.indexOf("id_indexed")]).toBe(1);
+    // id_indexed, the search columns and append_name are storage's, not the event's: id_indexed 1 because the row is
+    // alone in its commit (its id index entry is cheaper than a span: migration 0036), and it carries its append's name;
+    // the row's words for its search group, which it starts unless told its lead.
+    const storage: Record<string, unknown> = { id_indexed: 1, search_lead: 0, search_words: searchWords(row).join(" "), append_name: "its-name" };
+    const named = [{ token: "its-name", first: row.seq, last: row.seq }];
+    expect(columnValues(row, rowIndexing([row], named)[0])).toEqual(COLUMNS.map((c) => (c in storage ? storage[c] : row[c as keyof typeof row])));
+    // Two rows of one commit: a sealed row's id carries its received_at, so the commit's span finds them, and names the append.
+    const pair = await sealEvents(ring, "demo", { seq: 0, hash: null }, [event(8), event(9)]);
+    expect(rowIndexing(pair, [{ token: "pair", first: 1, last: 2 }]).map(([idIndexed, , , name]) => [idIndexed, name])).toEqual([[0, null], [0, null]]);
+    const unlocated = { ...pair[0], id: crypto.randomUUID() };
+    expect(columnValues(unlocated, rowIndexing([unlocated, pair[1]])[0])[COLUMNS.indexOf("id_indexed")]).toBe(1);
     expect(columnValues(row, rowIndexing(Array(6).fill(row))[5])[COLUMNS.indexOf("search_lead")]).toBe(5);
   });
 });

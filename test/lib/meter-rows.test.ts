@@ -31,10 +31,13 @@ describe("the meter counts billed rows", () => {
     expect((await call("POST", "/v1/events", { key: project.key, body: event })).status).toBe(201);
     const report = await call("GET", "/__meter");
     const { rows, invocations } = report.json.data;
-    // D1: the event row and its 6 indexes, its target's 2 index entries, and its commit's span (issue 38 counted 11
-    // with the id index and a search entry an event). It goes on in the first event's search group, which has no
-    // entry until 16 events fill it (migration 0036): a lone event's commit pays 10, and an entry per 16 commits.
+    // D1: the event row and its 6 indexes, its target's 2 index entries, and its id index entry (issue 38 counted 11
+    // with a search entry an event). Alone in its commit, it keeps the id index entry, which costs no row when the
+    // event is archived, where a span would cost one there too (migration 0036). It goes on in the first event's
+    // search group, which has no entry until 16 events fill it (search-index.ts): an entry per 16 commits.
     expect(rows.d1Written).toBe(10);
+    const spans = await project.db.prepare("SELECT count(*) AS n FROM commit_spans WHERE project_id = ?").bind(project.id).first<{ n: number }>();
+    expect(spans!.n).toBe(0);
     // The ledger's own storage, billed as rows too: the head and the log's partial leaf tile. The activity counts
     // wait in memory for the next read or alarm (src/reads/rollups.ts; written per commit, they were 3 more rows),
     // and the log's frontier is rebuilt from its tiles at start (src/log/log-store.ts; written per commit, 1 more).
@@ -66,13 +69,14 @@ describe("the meter counts billed rows", () => {
     expect(batch.status).toBe(201);
     const { rows } = (await call("GET", "/__meter")).json.data;
     // 9 an event (the row, 6 indexes, its first target's 2 index entries: migration 0033), a search entry per group of 16
-    // it fills (migrations 0031, 0036: the first event's group and the next one; the last 9 stay open) and 1 for the commit
-    // (migration 0029).
+    // it fills (migration 0031 and search-index.ts: the first event's group and the next one; the last 9 stay open) and 1
+    // for the commit (migration 0029).
     expect(rows.d1Written).toBe(9 * 40 + Math.floor((1 + 40) / SEARCH_GROUP) + 1);
     const spans = await project.db.prepare("SELECT first_seq, last_seq FROM commit_spans WHERE project_id = ? ORDER BY first_seq").bind(project.id).all();
-    expect(spans.results).toEqual([{ first_seq: 1, last_seq: 1 }, { first_seq: 2, last_seq: 41 }]);
-    const indexed = await project.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND id_indexed = 1").bind(project.id).first<{ n: number }>();
-    expect(indexed!.n).toBe(0);
+    expect(spans.results).toEqual([{ first_seq: 2, last_seq: 41 }]);
+    // The first event, alone in its commit, took its id index entry and carries its append's name (migration 0036).
+    const indexed = await project.db.prepare("SELECT seq, append_name IS NOT NULL AS named FROM events WHERE project_id = ? AND id_indexed = 1").bind(project.id).all();
+    expect(indexed.results).toEqual([{ seq: 1, named: 1 }]);
   });
 });
 
@@ -97,5 +101,22 @@ describe("what archiving costs in billed rows", () => {
     const spans = await project.db.prepare("SELECT count(*) AS n FROM commit_spans WHERE project_id = ?").bind(project.id).first<{ n: number }>();
     expect(spans!.n).toBe(0);
     console.log(`archiving 40 events: ${rows.d1Written} D1 rows written (${perSegment} for the segment)`);
+  });
+
+  it("writes no row for the id of an event that was alone in its commit: one event a request costs its row at archive, as a batch's events do", async () => {
+    const project = await createProject();
+    const event = { action: "probe.lone", actor: { id: "u_1" }, targets: [{ type: "doc", id: "d_1" }] };
+    for (let i = 0; i < 20; i++) expect((await call("POST", "/v1/events", { key: project.key, body: event })).status).toBe(201);
+    resetMeterReport();
+    await archiveAll(project.id, 20);
+    const { rows } = (await call("GET", "/__meter")).json.data;
+    // Each event's row, the one full search group's entry, and the segment's few rows: no span per commit to delete.
+    const perSegment = rows.d1Written - 20 - Math.floor(20 / SEARCH_GROUP);
+    expect(perSegment).toBeGreaterThan(0);
+    expect(perSegment).toBeLessThanOrEqual(9);
+    // And every one of them is still found by id, now in the archive.
+    const listed = await call("GET", "/v1/events?limit=20", { key: project.key });
+    for (const e of listed.json.data) expect((await call("GET", `/v1/events/${e.id}`, { key: project.key })).json.data).toEqual(e);
+    expect(listed.json.data).toHaveLength(20);
   });
 });

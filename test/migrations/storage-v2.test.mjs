@@ -1,4 +1,4 @@
-// Migrations 0029 to 0033 (issue 38, storage v2) over a shard that already holds events, in Node's
+// Migrations 0029 to 0036 (issue 38, storage v2) over a shard that already holds events, in Node's
 // own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
 // (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
 // Every event from before stays findable by id (through the now partial id index, which SQLite is
@@ -12,7 +12,7 @@ import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, it } from "node:test";
 import { COLUMNS, columnValues, insertEventsStatements } from "../../src/chain/event-insert.ts";
 import { rowIndexing } from "../../src/model/row-indexing.ts";
-import { idTag, mintEventId } from "../../src/model/event-id.ts";
+import { idTag, mintEventId, tagOfId } from "../../src/model/event-id.ts";
 import { eventsByIdStatement } from "../../src/model/event-lookup.ts";
 import { selectEvents } from "../../src/model/event-query.ts";
 import { indexText, searchExpression, searchTag } from "../../src/model/search-index.ts";
@@ -150,7 +150,7 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
     const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
     for (const file of files.filter((f) => f < "0031")) apply(db, file);
     // As the ledger wrote them before: the rows (no search columns yet), then an entry each from their text.
-    const legacy = COLUMNS.filter((c) => c !== "search_lead" && c !== "search_words");
+    const legacy = COLUMNS.filter((c) => c !== "search_lead" && c !== "search_words" && c !== "append_name");
     const insert = db.prepare(`INSERT INTO events (${legacy.join(", ")}) VALUES (${legacy.map(() => "?").join(", ")})`);
     for (const [i, r] of old.entries()) {
       const values = columnValues(r, rowIndexing(old)[i]);
@@ -158,7 +158,8 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
     }
     const entry = db.prepare("INSERT INTO events_search (rowid, words) SELECT row_id, ? FROM events WHERE project_id = ? AND seq = ?");
     for (const row of old) entry.run(indexText(searchTag(PROJECT), row), PROJECT, row.seq);
-    apply(db, "0031_search_groups.sql");
+    // 0031, and the later ones the code that writes the fresh rows below needs (0036's append_name).
+    for (const file of files.filter((f) => f >= "0031")) apply(db, file);
     for (const s of insertEventsStatements(d1, fresh)) db.prepare(s.sql).run(...s.params);
   });
 
@@ -214,7 +215,8 @@ describe("migrations 0033 and 0035 over a shard whose events have a target row e
   before(() => {
     const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
     for (const file of files.filter((f) => f < "0033")) apply(db, file);
-    for (const s of insertEventsStatements(d1, old)) db.prepare(s.sql).run(...s.params);
+    // As the ledger wrote them before 0033: event_targets' triggers take every target.
+    insertBefore(db, old);
     for (const file of files.filter((f) => f >= "0033")) apply(db, file);
     for (const s of insertEventsStatements(d1, fresh)) db.prepare(s.sql).run(...s.params);
   });
@@ -242,5 +244,62 @@ describe("migrations 0033 and 0035 over a shard whose events have a target row e
     db.prepare("DELETE FROM events WHERE project_id = ? AND seq <= 2").run(PROJECT);
     assert.deepEqual(targetRows(), [{ seq: 6, type: "team", id: "t1" }]);
     assert.deepEqual(seqs({ targetType: "doc" }), [6, 5, 4]);
+  });
+});
+
+describe("migration 0036 over a shard whose lone commits have a span each", () => {
+  const db = new DatabaseSync(join(dir, "lone.sqlite"));
+  const t0 = "2026-11-27T10:00:00.000Z";
+  const t1 = "2026-11-29T10:00:00.000Z";
+  const t2 = "2026-11-29T10:00:01.000Z";
+  let old;
+  let lone;
+  let pair;
+
+  before(async () => {
+    const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
+    for (const file of files.filter((f) => f < "0036")) apply(db, file);
+    const tag = await idTag(PROJECT);
+    // As the ledger wrote a commit of one event before 0036: its row found by a span, which carries its append's name.
+    old = row(PROJECT, 1, mintEventId(t0, tag), t0);
+    const columns = Object.keys(old).filter((c) => c !== "row_id");
+    db.prepare(`INSERT INTO events (${columns.join(", ")}, id_indexed) VALUES (${columns.map(() => "?").join(", ")}, 0)`).run(...columns.map((c) => old[c]));
+    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, appends) VALUES (?, ?, 1, 1, ?)").run(t0, PROJECT, JSON.stringify([["old-name", 1, 1]]));
+    for (const file of files.filter((f) => f >= "0036")) apply(db, file);
+    lone = row(PROJECT, 2, mintEventId(t1, tag), t1);
+    for (const s of insertEventsStatements(d1, [lone], [{ token: "lone-name", first: 2, last: 2 }])) db.prepare(s.sql).run(...s.params);
+    pair = [3, 4].map((seq) => row(PROJECT, seq, mintEventId(t2, tag), t2));
+    for (const s of insertEventsStatements(d1, pair, [{ token: "pair-name", first: 3, last: 4 }])) db.prepare(s.sql).run(...s.params);
+  });
+
+  it("gives a lone event its id index entry and its append's name, and a commit of two a span that names it", () => {
+    const rows = db.prepare("SELECT seq, id_indexed, append_name FROM events WHERE project_id = ? ORDER BY seq").all(PROJECT).map((r) => ({ ...r }));
+    assert.deepEqual(rows, [
+      { seq: 1, id_indexed: 0, append_name: null },
+      { seq: 2, id_indexed: 1, append_name: "lone-name" },
+      { seq: 3, id_indexed: 0, append_name: null },
+      { seq: 4, id_indexed: 0, append_name: null },
+    ]);
+    const spans = db.prepare("SELECT first_seq, last_seq, appends FROM commit_spans ORDER BY first_seq").all().map((r) => ({ ...r }));
+    assert.deepEqual(spans, [
+      { first_seq: 1, last_seq: 1, appends: JSON.stringify([["old-name", 1, 1]]) },
+      { first_seq: 3, last_seq: 4, appends: JSON.stringify([["pair-name", 3, 4]]) },
+    ]);
+  });
+
+  it("finds every event by id, the old lone one through its span and the new one through the id index", () => {
+    for (const r of [old, lone, ...pair]) assert.deepEqual(all(db, eventsByIdStatement("e.seq", [r.id], PROJECT)).map((x) => x.seq), [r.seq]);
+  });
+
+  it("refuses a lone row naming an append its worker gave up on, and nothing of its commit is stored", () => {
+    db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES ('late-name', ?)").run(t2);
+    const late = row(PROJECT, 5, mintEventId("2026-11-29T10:00:02.000Z", tagOfId(lone.id)), "2026-11-29T10:00:02.000Z");
+    const statements = insertEventsStatements(d1, [late], [{ token: "late-name", first: 5, last: 5 }]);
+    db.exec("BEGIN");
+    assert.throws(() => {
+      for (const s of statements) db.prepare(s.sql).run(...s.params);
+    }, /gave up on; nothing of it was stored/);
+    db.exec("ROLLBACK");
+    assert.equal(db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND seq = 5").get(PROJECT).n, 0);
   });
 });
