@@ -4,14 +4,16 @@
  * hashes concatenated as served: a group commit then costs one or two
  * statements whatever its size (a row per entry cost ~5 us an event), and a
  * tile is one row read. Full tiles never change; the partial ones only grow.
- * The build state is a small KV value. Writes are synchronous, so the ledger
- * writes the tree and its head in one transaction.
+ * The frontier and the build state are small KV values. Writes are
+ * synchronous, so the ledger writes the tree and its head in one transaction.
  *
- * The frontier is not stored: the tree's size and its perfect-subtree roots
- * are in the tiles (treeSize, and frontierFromEntries in tlog/tile-builder.ts),
- * and writing it cost a storage row on every commit, a third of what a
- * one-event commit writes here. A ledger of older code kept it under
- * `log:frontier`; ProjectLog.init drops that copy.
+ * The frontier is saved only by a commit that completes a leaf tile, not by
+ * every commit: a row written per commit was a third of what a one-event
+ * commit wrote here. The leaves since then are all in the newest leaf tile,
+ * which is never moved, so ProjectLog appends them to the saved frontier when
+ * it starts. The frontier stays made from leaves as they were appended, never
+ * from the upper tiles' entries, so verify's root recomputed from the tiles
+ * (ProjectLog.anchor) still checks those entries against it.
  *
  * Old full tiles do not stay here (32 bytes an event would fill the ledger's
  * 10 GB at ~300M events): tile-offload.ts moves them to the LOGS bucket, where
@@ -21,6 +23,7 @@
  * that digest (movedTile), so the bucket can withhold a tile but never change one.
  */
 import { HASH_SIZE, bytesEqual, concatBytes } from "../tlog/encoding.ts";
+import { type FrontierJson, TreeFrontier } from "../tlog/merkle.ts";
 import type { EntryReader, TileEntry } from "../tlog/tile-builder.ts";
 import { TILE_WIDTH } from "../tlog/tiles.ts";
 
@@ -113,14 +116,15 @@ export class LogStore {
     return size;
   }
 
-  /** Whether this ledger's log was ever started (ProjectLog.init): older code marked it with a stored frontier too. */
+  /** Whether this ledger's log was ever started (ProjectLog.init). */
   started(): boolean {
     return this.storage.kv.get(KEY.build) !== undefined || this.storage.kv.get(KEY.frontier) !== undefined;
   }
 
-  /** Drops the frontier older code kept (log:frontier): stale from this code's first append on, and derivable. */
-  dropStoredFrontier(): void {
-    if (this.storage.kv.get(KEY.frontier) !== undefined) this.storage.kv.delete(KEY.frontier);
+  /** The frontier as last saved (append), at treeSize() or fewer leaves: null before the first leaf tile was completed. */
+  savedFrontier(): TreeFrontier | null {
+    const json = this.storage.kv.get<FrontierJson>(KEY.frontier);
+    return json === undefined ? null : TreeFrontier.fromJSON(json);
   }
 
   build(): BuildState | null {
@@ -132,10 +136,11 @@ export class LogStore {
   }
 
   /**
-   * Appends entries (and saves the build state, when given: a ready log's
-   * never changes); call inside the caller's transaction.
+   * Appends entries, and saves the frontier they lead to when they complete a
+   * leaf tile (and the build state, when given: a ready log's never changes);
+   * call inside the caller's transaction.
    */
-  append(entries: readonly TileEntry[], build: BuildState | null): void {
+  append(entries: readonly TileEntry[], frontier: TreeFrontier, build: BuildState | null): void {
     // Entries come level by level in index order (appendLeaves): runs of one tile are adjacent.
     const runs: Array<{ level: number; tile: number; offset: number; hashes: Uint8Array[] }> = [];
     for (const e of entries) {
@@ -162,6 +167,7 @@ export class LogStore {
         ).rowsWritten;
         if (written === 0) throw new Error(`log tile ${run.level}/${run.tile} does not end at entry ${run.offset}`);
       }
+      if (entries.some((e) => e.tileLevel === 0 && e.index % TILE_WIDTH === TILE_WIDTH - 1)) this.storage.kv.put(KEY.frontier, frontier.toJSON());
       if (build) this.setBuild(build);
     });
   }

@@ -27,7 +27,7 @@ import type { LeafRun } from "../tlog/leaf-check.ts";
 import { TreeFrontier, emptyRoot, leafHash } from "../tlog/merkle.ts";
 import { consistencyProof, inclusionProof, rangeHash, treeRoot } from "../tlog/proofs.ts";
 import { isLeafSet, multiproofRanges } from "../tlog/multiproof.ts";
-import { type TileEntry, appendLeaves, frontierFromEntries, nodeReader, readTile } from "../tlog/tile-builder.ts";
+import { type TileEntry, appendLeaves, nodeReader, readTile } from "../tlog/tile-builder.ts";
 import { formatTlogProof } from "../tlog/tlog-proof.ts";
 import { TILE_WIDTH, tilePath } from "../tlog/tiles.ts";
 import { type BuildState, LogStore, TileRefusedError } from "./log-store.ts";
@@ -48,7 +48,7 @@ export class ProjectLog {
   readonly store: LogStore;
   /** Leaves in the tree: known at start from the tiles, moved on by apply(). */
   private treeSize: number;
-  /** The frontier at treeSize, once rebuilt from the tiles (current()) or left by apply(). */
+  /** The frontier at treeSize, once rebuilt (current()) or left by apply(). */
   private tree: TreeFrontier | null = null;
   private rebuilding: Promise<TreeFrontier> | null = null;
   private state: BuildState;
@@ -76,12 +76,9 @@ export class ProjectLog {
    * stored: rows it adopts past it come through prepare/apply like a commit.
    */
   init(head: Head): void {
-    if (this.store.started()) {
-      this.store.dropStoredFrontier();
-      return;
-    }
+    if (this.store.started()) return;
     this.state = { status: head.seq === 0 ? "ready" : "building", lastHash: null };
-    this.store.append([], this.state);
+    this.store.append([], TreeFrontier.empty(), this.state);
   }
 
   get size(): number {
@@ -89,12 +86,13 @@ export class ProjectLog {
   }
 
   /**
-   * The frontier at the tree's size: rebuilt once from the tiles after a
-   * start (the log does not store it: log-store.ts), then kept by apply().
+   * The frontier at the tree's size: after a start, the one saved when the
+   * last leaf tile was completed with the leaves since appended (log-store.ts),
+   * once; then kept by apply().
    */
   private current(): Promise<TreeFrontier> {
     if (this.tree) return Promise.resolve(this.tree);
-    this.rebuilding ??= frontierFromEntries(this.store.reader, this.treeSize)
+    this.rebuilding ??= this.rebuild(this.treeSize)
       .then((built) => {
         // An apply() meanwhile left a newer frontier: keep it.
         if (this.tree === null && built.size === this.treeSize) this.tree = built;
@@ -104,6 +102,16 @@ export class ProjectLog {
         this.rebuilding = null;
       });
     return this.rebuilding;
+  }
+
+  private async rebuild(size: number): Promise<TreeFrontier> {
+    const frontier = this.store.savedFrontier() ?? TreeFrontier.empty();
+    const leaves = await this.store.readEntries(0, frontier.size, size - frontier.size);
+    if (frontier.size > size || leaves.length !== size - frontier.size) {
+      throw new Error(`log of project ${this.projectId}: the saved frontier (${frontier.size}) and the leaf tiles (${size}) do not meet`);
+    }
+    await frontier.appendMany(leaves);
+    return frontier;
   }
 
   get status(): BuildState["status"] {
@@ -148,7 +156,7 @@ export class ProjectLog {
     const state: BuildState = { ...this.state, lastHash: p.lastHash, ...next };
     // lastHash only matters to a backfill: a log that stays ready skips that write on every commit.
     const changed = !wasPublished || state.status !== "ready";
-    this.store.append(p.entries, changed ? state : null);
+    this.store.append(p.entries, p.frontier, changed ? state : null);
     this.tree = p.frontier;
     this.treeSize = p.frontier.size;
     this.state = state;
@@ -311,9 +319,8 @@ export class ProjectLog {
   /**
    * What verify anchors the tree on: the published size and the root the
    * checkpoint signs, recomputed from the stored tiles, so a stored entry that
-   * drifted from the frontier the commits since the ledger's start built in
-   * memory shows (after a start the frontier is the tiles' own right edge:
-   * current()); and the public copies of full tiles in
+   * drifted from the frontier (made from the leaves as they were appended:
+   * current()) shows; and the public copies of full tiles in
    * R2, which is what the public fetches: one that is not the ledger's tile
    * (or is for a tile the tree does not have) fails the same way. Listing the
    * copies costs an R2 list per 1,000 full tiles: verify asks for it

@@ -85,8 +85,7 @@ export interface FrontierJson {
 /**
  * The right border of a Merkle tree: one perfect-subtree root per set bit of
  * the size. Appending is O(log n) hashes and the whole state is at most 53
- * hashes. A log that stores its tile entries need not store it at all: every
- * root is a node of the tree's rightmost tiles (tile-builder.ts, frontierFromEntries).
+ * hashes, small enough for a Durable Object to rewrite on every append.
  */
 export class TreeFrontier {
   // Plain fields, not constructor parameter properties: Node's type stripping
@@ -105,15 +104,13 @@ export class TreeFrontier {
 
   static fromJSON(json: FrontierJson): TreeFrontier {
     if (!json || !isCount(json.size) || !Array.isArray(json.hashes)) throw new LogFormatError("malformed frontier");
-    return TreeFrontier.fromHashes(json.size, json.hashes.map((h) => (typeof h === "string" ? base64Decode(h) : new Uint8Array(0))));
-  }
-
-  /** The frontier of a tree of `size` from its perfect-subtree roots, largest first (as `hashes` gives them). */
-  static fromHashes(size: number, hashes: readonly Uint8Array[]): TreeFrontier {
-    if (!isCount(size)) throw new LogFormatError("malformed frontier");
-    if (hashes.length !== frontierLevels(size).length) throw new LogFormatError("frontier hash count does not match size");
-    if (hashes.some((h) => h.length !== HASH_SIZE)) throw new LogFormatError("malformed frontier hash");
-    return new TreeFrontier(size, hashes.slice());
+    if (json.hashes.length !== frontierLevels(json.size).length) throw new LogFormatError("frontier hash count does not match size");
+    const hashes = json.hashes.map((h) => {
+      const bytes = typeof h === "string" ? base64Decode(h) : new Uint8Array(0);
+      if (bytes.length !== HASH_SIZE) throw new LogFormatError("malformed frontier hash");
+      return bytes;
+    });
+    return new TreeFrontier(json.size, hashes);
   }
 
   get size(): number {

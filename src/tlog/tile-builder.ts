@@ -6,15 +6,15 @@
  *
  * Typical use in a Durable Object, per batch of new events:
  *
- *   const frontier = await frontierFromEntries(read, size); // once, at start
- *   const entries = await appendLeaves(frontier, hashes);   // store all of them
- *   const root = await frontier.root();
+ *   const frontier = TreeFrontier.fromJSON(saved);        // or TreeFrontier.empty()
+ *   const entries = await appendLeaves(frontier, hashes); // store all of them
+ *   save(frontier.toJSON()); const root = await frontier.root();
  *
  * and to serve `tile/L/N[.p/W]` or proofs, give readTile / nodeReader a
  * function reading stored entries.
  */
 import { isCount } from "./encoding.ts";
-import { TreeFrontier, frontierLevels, rootFromLeafHashes } from "./merkle.ts";
+import { TreeFrontier, rootFromLeafHashes } from "./merkle.ts";
 import type { GetNode } from "./proofs.ts";
 import { TILE_HEIGHT, TILE_WIDTH, type TileId, encodeTile, tileSliceForNode, tileWidth } from "./tiles.ts";
 
@@ -41,25 +41,6 @@ export async function appendLeaves(frontier: TreeFrontier, leafHashes: readonly 
   return created
     .filter((n) => n.level % TILE_HEIGHT === 0)
     .map((n) => ({ tileLevel: n.level / TILE_HEIGHT, index: n.index, hash: n.hash }));
-}
-
-/**
- * The frontier of the tree of `size` from its stored entries: each
- * perfect-subtree root, largest first, is a node whose entries lie in the
- * level's rightmost tile (a subtree that filled a tile would be an entry of
- * the level above). So a log that keeps its tile entries has its frontier in
- * them and need not write it on every append: at most 8 nodes per tile
- * level, each the root of at most 128 entries of one tile.
- */
-export async function frontierFromEntries(read: EntryReader, size: number): Promise<TreeFrontier> {
-  const getNode = nodeReader(read, size);
-  let start = 0;
-  const roots = frontierLevels(size).map((level) => {
-    const node = getNode(level, start / 2 ** level);
-    start += 2 ** level;
-    return node;
-  });
-  return TreeFrontier.fromHashes(size, await Promise.all(roots));
 }
 
 /**

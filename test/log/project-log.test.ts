@@ -5,7 +5,7 @@ import { verifyCheckpoint } from "../../src/tlog/checkpoint";
 import { base64Decode, base64Encode, hexDecode, hexEncode } from "../../src/tlog/encoding";
 import { eventLeafHash, leafDiffers, pageLeaves } from "../../src/tlog/leaf-check";
 import { backfillStep } from "../../src/log/log-backfill";
-import { leafHash, rootFromLeafHashes } from "../../src/tlog/merkle";
+import { TreeFrontier, leafHash, rootFromLeafHashes } from "../../src/tlog/merkle";
 import type { ProjectLog } from "../../src/log/project-log";
 import { verifyTlogProof } from "../../src/tlog/tlog-proof";
 import { verifyConsistency } from "../../src/tlog/proofs";
@@ -51,7 +51,7 @@ describe("the ledger's tree", () => {
   });
 });
 
-describe("a ledger that stores no frontier (its tiles hold it)", () => {
+describe("a ledger that saves its frontier once a leaf tile, not once a commit", () => {
   it("starts again anywhere in a tile and goes on with the same tree, consistent with every checkpoint before", async () => {
     const p = await createProject();
     const hashes: string[] = [];
@@ -65,13 +65,7 @@ describe("a ledger that stores no frontier (its tiles hold it)", () => {
       expect(info.root_hash).toBe(await rootOf(hashes));
       if (before) {
         const proof = await ledger(p.id).logConsistency(before.tree_size, info.tree_size);
-        const ok = await verifyConsistency(
-          before.tree_size,
-          info.tree_size,
-          proof!.proof.map(base64Decode),
-          base64Decode(before.root_hash),
-          base64Decode(info.root_hash),
-        );
+        const ok = await verifyConsistency(before.tree_size, info.tree_size, proof!.proof.map(base64Decode), base64Decode(before.root_hash), base64Decode(info.root_hash));
         expect(ok, `${before.tree_size} -> ${info.tree_size}`).toBe(true);
       }
       before = info;
@@ -80,15 +74,42 @@ describe("a ledger that stores no frontier (its tiles hold it)", () => {
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 512 });
   });
 
-  it("drops the frontier older code stored and never trusts it, even when it no longer matches the tiles", async () => {
+  it("writes it only with a commit that completes a leaf tile", async () => {
+    const p = await createProject();
+    const saved = () => runInDurableObject(ledger(p.id), (_, state) => (state.storage.kv.get<{ size: number }>("log:frontier") ?? null)?.size ?? null);
+    await ingestMany(p.key, Array.from({ length: 200 }, (_, i) => ({ action: `s.${i}` })));
+    expect(await saved()).toBeNull();
+    // 200 -> 300 completes leaf tile 0: the frontier at 300 is saved; 300 -> 400 completes nothing.
+    await ingestMany(p.key, Array.from({ length: 100 }, (_, i) => ({ action: `t.${i}` })));
+    expect(await saved()).toBe(300);
+    await ingestMany(p.key, Array.from({ length: 100 }, (_, i) => ({ action: `u.${i}` })));
+    expect(await saved()).toBe(300);
+  });
+
+  it("still catches an upper tile entry that drifted from the leaves, after a start as before it", async () => {
+    const p = await createProject();
+    await ingestMany(p.key, Array.from({ length: 300 }, (_, i) => ({ action: `v.${i}` })));
+    expect(await ledger(p.id).checkpointAnchor()).toMatchObject({ tree_size: 300, tiles_match_root: true });
+    // The root of leaves 0-255, as the level-1 tile holds it, altered in the ledger's storage.
+    await runInDurableObject(ledger(p.id), (_, state) => {
+      state.storage.sql.exec("UPDATE log_tiles SET data = zeroblob(32) WHERE level = 1 AND idx = 0");
+    });
+    await evictDurableObject(ledger(p.id));
+    // The frontier the ledger starts from was made from the leaves, not from that entry: the two roots disagree.
+    expect(await ledger(p.id).checkpointAnchor()).toMatchObject({ tree_size: 300, tiles_match_root: false });
+  });
+
+  it("goes on from the frontier older code saved on every commit", async () => {
     const p = await createProject();
     const first = await ingestMany(p.key, Array.from({ length: 5 }, (_, i) => ({ action: `g.${i}` })));
-    // What older code left: a frontier written on every commit, here a stale one of another tree.
-    await runInDurableObject(ledger(p.id), (_, state) => state.storage.kv.put("log:frontier", { size: 5, hashes: [base64Encode(new Uint8Array(32)), base64Encode(new Uint8Array(32))] }));
+    // What older code left: the frontier at the head, written by its last commit.
+    const frontier = TreeFrontier.empty();
+    await frontier.appendMany(await Promise.all(first.map((e) => leafHash(hexDecode(e.hash)))));
+    await runInDurableObject(ledger(p.id), (_, state) => state.storage.kv.put("log:frontier", frontier.toJSON()));
     await evictDurableObject(ledger(p.id));
     const more = await ingestMany(p.key, [{ action: "g.5" }]);
     expect((await logInfo(p.key)).root_hash).toBe(await rootOf([...first, ...more].map((e) => e.hash)));
-    expect(await runInDurableObject(ledger(p.id), (_, state) => state.storage.kv.get("log:frontier") ?? null)).toBeNull();
+    expect(await ledger(p.id).checkpointAnchor()).toMatchObject({ tree_size: 6, tiles_match_root: true });
   });
 });
 

@@ -2,9 +2,8 @@ import { describe, expect, it } from "vitest";
 import { hexEncode } from "../../src/tlog/encoding";
 import { TreeFrontier, rootFromLeafHashes } from "../../src/tlog/merkle";
 import { inclusionProof, treeRoot, verifyInclusion } from "../../src/tlog/proofs";
-import { appendLeaves, frontierFromEntries, nodeReader, readTile, tileEntriesFromLeaves, type EntryReader, type TileEntry } from "../../src/tlog/tile-builder";
+import { appendLeaves, nodeReader, readTile, tileEntriesFromLeaves, type EntryReader, type TileEntry } from "../../src/tlog/tile-builder";
 import {
-  TILE_WIDTH,
   decodeTile,
   encodeTile,
   encodeTileIndex,
@@ -152,25 +151,5 @@ describe("tile builder", async () => {
       expect(hex(await smallNodes(level, index))).toBe(hex(await small.getNode(level, index)));
     }
     expect(() => smallNodes(8, 2)).toThrow();
-  });
-
-  it("rebuilds the frontier of any size from each level's newest tile alone, as a log that stores no frontier starts", async () => {
-    const sizes = [0, 1, 2, 3, 255, 256, 257, 511, 512, 700, 65535, 65536, 65537, 65792, 69999, N];
-    for (let i = 0; i < 20; i++) sizes.push(1 + Math.floor(Math.random() * (N - 1)));
-    // What appending built, grown size by size.
-    const appended = TreeFrontier.empty();
-    for (const size of sizes.sort((a, b) => a - b)) {
-      await appendLeaves(appended, leaves.slice(appended.size, size));
-      // Older tiles may be in R2 (src/log/tile-offload.ts): the rebuild must not need them.
-      const newest: EntryReader = async (level, start, count) => {
-        const last = Math.floor((Math.floor(size / TILE_WIDTH ** level) - 1) / TILE_WIDTH);
-        if (Math.floor(start / TILE_WIDTH) !== last) throw new Error(`read tile ${level}/${Math.floor(start / TILE_WIDTH)} of a tree of ${size}: not its newest`);
-        return read(level, start, count);
-      };
-      const built = await frontierFromEntries(newest, size);
-      expect(built.size, `size ${size}`).toBe(size);
-      expect(built.hashes.map(hex), `size ${size}`).toEqual(appended.hashes.map(hex));
-      if (size > 0 && size <= 2000) expect(hex(await built.root()), `size ${size}`).toBe(hex(await naiveTree(leaves.slice(0, size)).mth(0, size)));
-    }
   });
 });
