@@ -1,4 +1,4 @@
-import { idTag } from "../model/event-id";
+import { idTag, locatedIdsFrom, tagSuffix } from "../model/event-id";
 import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
 
 /**
@@ -29,12 +29,6 @@ const CLOCK_SKEW_MS = 30_000;
 /** How long a given-up name is kept: far past any batch in flight (D1 stops a query at 30 s). */
 const GIVEN_UP_KEPT_MS = 24 * 60 * 60 * 1000;
 
-/** The start of the located ids (model/event-id.ts) minted at `ms`: they sort by it, in the id index too. */
-function idsFrom(ms: number): string {
-  const hex = Math.max(0, ms).toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
-}
-
 /**
  * The events of the append named `token`, in chain order, or null when no
  * commit since `sentAtMs` (the worker's clock when it called the ledger)
@@ -50,7 +44,7 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
   const since = new Date(sentAtMs - CLOCK_SKEW_MS).toISOString();
   // A commit that landed did so before the look (the given-up name refuses any later one), by the ledger's clock.
   const until = Date.now() + CLOCK_SKEW_MS + 1;
-  const tag = (await idTag(projectId)).toString(16).padStart(8, "0");
+  const tag = tagSuffix(await idTag(projectId));
   const [, found] = await db.batch<{ first: number; last: number }>([
     db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(token, new Date().toISOString()),
     db
@@ -60,7 +54,7 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
           "UNION ALL SELECT e.seq, e.seq FROM events e INDEXED BY events_legacy_id_unique " +
           "WHERE e.id >= ?4 AND e.id < ?5 AND e.id_indexed = 1 AND substr(e.id, 29) = ?6 AND e.project_id = ?2 AND e.append_name = ?3",
       )
-      .bind(since, projectId, token, idsFrom(sentAtMs - CLOCK_SKEW_MS), idsFrom(until), tag),
+      .bind(since, projectId, token, locatedIdsFrom(sentAtMs - CLOCK_SKEW_MS), locatedIdsFrom(until), tag),
   ]);
   const hit = found.results[0];
   if (!hit) return null;

@@ -116,11 +116,6 @@ export class LogStore {
     return size;
   }
 
-  /** Whether this ledger's log was ever started (ProjectLog.init). */
-  started(): boolean {
-    return this.storage.kv.get(KEY.build) !== undefined || this.storage.kv.get(KEY.frontier) !== undefined;
-  }
-
   /** The frontier as last saved (append), at treeSize() or fewer leaves: null before the first leaf tile was completed. */
   savedFrontier(): TreeFrontier | null {
     const json = this.storage.kv.get<FrontierJson>(KEY.frontier);

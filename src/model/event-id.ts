@@ -48,6 +48,17 @@ export function idMillis(id: string): number | null {
   return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 }
 
+/** What every located id minted at `ms` or later starts with or sorts above: ids sort by their minting time, in an index too. */
+export function locatedIdsFrom(ms: number): string {
+  const hex = Math.max(0, ms).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+}
+
+/** The last 8 characters of every located id of the project with this tag. */
+export function tagSuffix(tag: number): string {
+  return (tag >>> 0).toString(16).padStart(8, "0");
+}
+
 /** The project tag an id carries (meaningful only for a located id). */
 export function tagOfId(id: string): number {
   return parseInt(id.slice(-8), 16);

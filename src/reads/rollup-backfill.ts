@@ -56,17 +56,25 @@ export async function rollupBackfillAlarm(host: BackfillHost): Promise<void> {
   if (pending(host.storage.kv.get<BackfillState>(KEY))) await alarmNoLaterThan(host.storage, Date.now() + 50);
 }
 
+/**
+ * The project's hot events with seq in (after, upTo], up to `pageRows` of
+ * them, as the rollups count them, and the seq they are counted through: upTo
+ * on the last page. Events purged or archived meanwhile are not there to count.
+ */
+export async function rollupPage(db: D1Database, projectId: string, after: number, upTo: number, pageRows: number): Promise<{ rows: RollupRow[]; through: number }> {
+  const { results } = await db
+    .prepare("SELECT seq, action, occurred_at FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?")
+    .bind(projectId, after, upTo, pageRows)
+    .all<RollupRow & { seq: number }>();
+  return { rows: results, through: results.length < pageRows ? upTo : results[results.length - 1].seq };
+}
+
 async function step(host: BackfillHost): Promise<void> {
   const state = host.storage.kv.get<BackfillState>(KEY);
   if (!pending(state)) return;
-  const { results } = await host
-    .db()
-    .prepare("SELECT seq, action, occurred_at FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?")
-    .bind(host.projectId, state.through, state.target, backfillPolicy.pageRows)
-    .all<RollupRow & { seq: number }>();
-  const through = results.length < backfillPolicy.pageRows ? state.target : results[results.length - 1].seq;
+  const { rows, through } = await rollupPage(host.db(), host.projectId, state.through, state.target, backfillPolicy.pageRows);
   // No await from here on: the counts and the cursor land in one storage transaction.
-  host.rollups.add(results);
+  host.rollups.add(rows);
   host.storage.kv.put(KEY, { through, target: state.target } satisfies BackfillState);
 }
 

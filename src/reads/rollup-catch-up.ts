@@ -1,4 +1,5 @@
-import { DEFER_EVENTS, type Rollups, type RollupRow } from "./rollups";
+import { rollupPage } from "./rollup-backfill";
+import { DEFER_EVENTS, type Rollups } from "./rollups";
 
 /** Events one catch-up query reads: the most a ledger leaves waiting fits in one. */
 const PAGE_ROWS = DEFER_EVENTS;
@@ -20,13 +21,9 @@ export async function catchUpRollups(db: D1Database, projectId: string, rollups:
   if (counted === null) rollups.setThrough(storedHeadSeq);
   let through: number = counted ?? storedHeadSeq;
   while (through < headSeq) {
-    const { results } = await db
-      .prepare("SELECT seq, action, occurred_at FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?")
-      .bind(projectId, through, headSeq, PAGE_ROWS)
-      .all<RollupRow & { seq: number }>();
-    // Events purged or archived meanwhile are not here to count (as in a rebuild: rollup-backfill.ts).
-    through = results.length < PAGE_ROWS ? headSeq : results[results.length - 1].seq;
-    rollups.add(results);
+    const page = await rollupPage(db, projectId, through, headSeq, PAGE_ROWS);
+    through = page.through;
+    rollups.add(page.rows);
     rollups.setThrough(through);
   }
 }
