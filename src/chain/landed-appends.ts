@@ -11,7 +11,7 @@ import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
  * So every append carries a name the worker made up (a random token), which
  * the commit keeps on its span row (migrations/0032_named_appends.sql: bytes,
  * no row of its own), or a commit of one event on that event's row, which has
- * no span (migrations/0036_lone_commit_names.sql), and a worker whose call
+ * no span (migrations/0036_lone_commit_names.sql, 0037), and a worker whose call
  * failed looks for it here: found, the append is answered as stored, with its
  * events; not found, it did not land and the failure stands.
  *
@@ -37,7 +37,9 @@ const GIVEN_UP_KEPT_MS = 24 * 60 * 60 * 1000;
  * starts with received_at), and the lone rows of commits of one event, in
  * the id index between the ids minted then and now (a located id starts
  * with its received_at, and ends with its project's tag, which the index
- * entry is checked for before its row is read). Then the append's seq range.
+ * entry is checked for before its row is read), or, live, in the project's
+ * time index between then and now (their occurred_at is their received_at:
+ * model/event-lookup.ts). Then the append's seq range.
  * The daily cron drops the names (dropStaleGivenUpAppends).
  */
 export async function findLandedAppend(db: D1Database, projectId: string, token: string, sentAtMs: number): Promise<ShapeRow[] | null> {
@@ -52,9 +54,11 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
         "SELECT j.value ->> 1 AS first, j.value ->> 2 AS last FROM commit_spans c, json_each(c.appends) j " +
           "WHERE c.received_at >= ?1 AND c.project_id = ?2 AND c.appends IS NOT NULL AND j.value ->> 0 = ?3 " +
           "UNION ALL SELECT e.seq, e.seq FROM events e INDEXED BY events_legacy_id_unique " +
-          "WHERE e.id >= ?4 AND e.id < ?5 AND e.id_indexed = 1 AND substr(e.id, 29) = ?6 AND e.project_id = ?2 AND e.append_name = ?3",
+          "WHERE e.id >= ?4 AND e.id < ?5 AND e.id_indexed = 1 AND substr(e.id, 29) = ?6 AND e.project_id = ?2 AND e.append_name = ?3 " +
+          "UNION ALL SELECT e.seq, e.seq FROM events e INDEXED BY events_project_time_idx " +
+          "WHERE e.project_id = ?2 AND e.occurred_at >= ?1 AND e.occurred_at < ?7 AND e.id_indexed = 2 AND e.append_name = ?3",
       )
-      .bind(since, projectId, token, locatedIdsFrom(sentAtMs - CLOCK_SKEW_MS), locatedIdsFrom(until), tag),
+      .bind(since, projectId, token, locatedIdsFrom(sentAtMs - CLOCK_SKEW_MS), locatedIdsFrom(until), tag, new Date(until).toISOString()),
   ]);
   const hit = found.results[0];
   if (!hit) return null;

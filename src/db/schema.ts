@@ -71,7 +71,7 @@ export const events = sqliteTable(
     schema_version: integer("schema_version"),
     /** 1 passed, 0 broke schema_version and was stored anyway (catalog mode warn); hashed when present. */
     schema_valid: integer("schema_valid"),
-    /** 0: found by its commit's span (commit_spans), with no id index entry; 1 (a commit's lone row, every other writer): by the id index. */
+    /** How it is found by id: 0 by its commit's span (commit_spans), 1 by the id index (a commit's lone row, every other writer), 2 at its id's instant in the time index (a lone live row: migration 0037). */
     id_indexed: integer("id_indexed").notNull().default(1),
     /** How far back in row_id its search group's first event is: the group's index entry is row_id - search_lead (migration 0031). */
     search_lead: integer("search_lead").notNull().default(0),
@@ -241,6 +241,21 @@ export const commitSpans = sqliteTable(
     appends: text("appends"),
   },
   (t) => [primaryKey({ columns: [t.received_at, t.project_id, t.first_seq] })],
+);
+
+/**
+ * The projects whose rows carry an id tag (event shards; migration 0037,
+ * WITHOUT ROWID): a public receipt names only the event, and a lone live
+ * event (id_indexed = 2) is found in its project's time index, so the id's
+ * tag names the projects to look in (src/model/event-lookup.ts).
+ */
+export const projectTags = sqliteTable(
+  "project_tags",
+  {
+    tag: integer("tag").notNull(),
+    project_id: text("project_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tag, t.project_id] })],
 );
 
 /**

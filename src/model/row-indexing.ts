@@ -1,5 +1,6 @@
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
 import { foundBySpan, seqRanges, spanKey, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
+import { foundAtInstant, projectTagStatements, type InstantRow } from "./event-lookup.ts";
 import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, type SearchableFields } from "./search-index.ts";
 
 /**
@@ -12,13 +13,13 @@ import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, t
  */
 
 /** What storage reads of a row to place it. */
-export type IndexedRow = SpannedRow & SearchableFields;
+export type IndexedRow = SpannedRow & InstantRow & SearchableFields;
 
 /** The columns storage adds to a row, in this order. */
 export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "append_name"] as const;
 
 /** A row's values of INDEXING_COLUMNS. */
-export type RowIndexing = [idIndexed: 0 | 1, searchLead: number, searchWords: string, appendName: string | null];
+export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null];
 
 /**
  * The INDEXING_COLUMNS of rows about to be inserted in this order, in one
@@ -32,8 +33,10 @@ export type RowIndexing = [idIndexed: 0 | 1, searchLead: number, searchWords: st
  * A span pays off for two rows or more: alone in its commit (the batch's
  * rows of its project and received_at), a row keeps its id index entry, a
  * row at ingest and none at archive, where a span is one at each
- * (migration 0036). Its append's name (`appends`, a commit's) then goes on
- * the row, as no span carries it (chain/landed-appends.ts).
+ * (migration 0036), or none at all when it is live: the time index holds
+ * it at its id's instant (event-lookup.ts, migration 0037). Its append's
+ * name (`appends`, a commit's) then goes on the row, as no span carries it
+ * (chain/landed-appends.ts).
  */
 export function rowIndexing(rows: readonly IndexedRow[], appends: readonly NamedAppend[] = []): RowIndexing[] {
   const leads = searchLeads(rows);
@@ -42,12 +45,13 @@ export function rowIndexing(rows: readonly IndexedRow[], appends: readonly Named
   return rows.map((r, i) => {
     const bySpan = foundBySpan(r) && spanned.get(spanKey(r))! > 1;
     const name = bySpan ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
-    return [bySpan ? 0 : 1, leads[i], searchWords(r).join(" "), name];
+    return [bySpan ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name];
   });
 }
 
 /**
- * What follows the rows' inserts in the same batch: their commit spans, and
+ * What follows the rows' inserts in the same batch: their commit spans, the
+ * project tags of rows found at their instant (event-lookup.ts), and
  * the search entries of each project's seq range (made from the words the
  * rows store). A commit writes the entries of the groups it closed, the
  * project's open group staying without one (search-index.ts,
@@ -57,12 +61,13 @@ export function rowIndexing(rows: readonly IndexedRow[], appends: readonly Named
  */
 export function afterInserts(
   db: D1Database,
-  rows: readonly SpannedRow[],
+  rows: readonly (SpannedRow & InstantRow)[],
   indexing: readonly RowIndexing[],
   options: { appends?: readonly NamedAppend[]; copy?: boolean } = {},
 ): D1PreparedStatement[] {
   const spans = spanStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 0), options);
+  const tags = projectTagStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 2));
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
-  return [...spans, ...groups];
+  return [...spans, ...tags, ...groups];
 }

@@ -171,13 +171,19 @@ describe("ProjectLedger head recovery", () => {
   it("finds a lone event's append by the name on its row, or refuses its late commit by it: a commit of one event has no span", async () => {
     const p = await createProject();
     await ingest(p.key, { action: "a" });
-    // Stopped after its commit: the worker finds the append in the id index, by the name its row carries.
+    // Stopped after its commit: the worker finds the append by the name its row carries, live in the time index at
+    // its instant (migration 0037), backfilled in the id index (0036).
+    const row = (seq: number) => p.db.prepare("SELECT id_indexed, append_name IS NOT NULL AS named FROM events WHERE project_id = ? AND seq = ?").bind(p.id, seq).first();
     await stopOnNextBatch(p.id, "after_commit");
     const landed = await call("POST", "/v1/events", { key: p.key, body: { action: "lone.landed" } });
     expect(landed.status).toBe(201);
     expect(landed.json.data).toMatchObject({ seq: 2, action: "lone.landed" });
-    const row = await p.db.prepare("SELECT id_indexed, append_name IS NOT NULL AS named FROM events WHERE project_id = ? AND seq = 2").bind(p.id).first();
-    expect(row).toEqual({ id_indexed: 1, named: 1 });
+    expect(await row(2)).toEqual({ id_indexed: 2, named: 1 });
+    await stopOnNextBatch(p.id, "after_commit");
+    const backfilled = await call("POST", "/v1/events", { key: p.key, body: { action: "lone.backfilled", occurred_at: "2026-01-02T03:04:05.000Z" } });
+    expect(backfilled.status).toBe(201);
+    expect(backfilled.json.data).toMatchObject({ seq: 3, action: "lone.backfilled" });
+    expect(await row(3)).toEqual({ id_indexed: 1, named: 1 });
     expect((await p.db.prepare("SELECT count(*) AS n FROM commit_spans WHERE project_id = ?").bind(p.id).first<{ n: number }>())!.n).toBe(0);
     // Stopped with its batch in flight: the worker answers "nothing stored", and the row's name refuses the batch when D1 runs it.
     const inFlight = await stopOnNextBatch(p.id, "in_flight");
@@ -187,10 +193,10 @@ describe("ProjectLedger head recovery", () => {
     expect(inFlight.some((s) => s.sql.startsWith("INSERT INTO commit_spans"))).toBe(false);
     await expect(p.db.batch(inFlight.map((s) => p.db.prepare(s.sql).bind(...s.params)))).rejects.toThrow(/gave up on; nothing of it was stored/);
     const retry = await ingest(p.key, { action: "lone.late" });
-    expect(retry.json.data).toMatchObject({ seq: 3, action: "lone.late" });
+    expect(retry.json.data).toMatchObject({ seq: 4, action: "lone.late" });
     const { results } = await p.db.prepare("SELECT seq, action FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number; action: string }>();
-    expect(results.map((r) => [r.seq, r.action])).toEqual([[1, "a"], [2, "lone.landed"], [3, "lone.late"]]);
-    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 3 });
+    expect(results.map((r) => [r.seq, r.action])).toEqual([[1, "a"], [2, "lone.landed"], [3, "lone.backfilled"], [4, "lone.late"]]);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 4 });
   });
 
   it("commits a group again without an append its worker gave up on while the ledger lived, so the group's other appends are stored", async () => {

@@ -31,13 +31,18 @@ describe("the meter counts billed rows", () => {
     expect((await call("POST", "/v1/events", { key: project.key, body: event })).status).toBe(201);
     const report = await call("GET", "/__meter");
     const { rows, invocations } = report.json.data;
-    // D1: the event row and its 6 indexes, its target's 2 index entries, and its id index entry (issue 38 counted 11
-    // with a search entry an event). Alone in its commit, it keeps the id index entry, which costs no row when the
-    // event is archived, where a span would cost one there too (migration 0036). It goes on in the first event's
-    // search group, which has no entry until 16 events fill it (search-index.ts): an entry per 16 commits.
-    expect(rows.d1Written).toBe(10);
+    // D1: the event row and its 6 indexes and its target's 2 index entries (issue 38 counted 11 with an id index entry
+    // and a search entry an event). Alone in its commit and live, it takes neither an id index entry (0036) nor a span
+    // (0029): its id names its instant, where the time index holds it (migration 0037). Its project's tag row, which
+    // a public receipt reads, was written by the first event; writing it again is an ignored conflict, not a row.
+    // It goes on in the first event's search group, which has no entry until 16 events fill it (search-index.ts).
+    expect(rows.d1Written).toBe(9);
     const spans = await project.db.prepare("SELECT count(*) AS n FROM commit_spans WHERE project_id = ?").bind(project.id).first<{ n: number }>();
     expect(spans!.n).toBe(0);
+    const found = await project.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND id_indexed = 2").bind(project.id).first<{ n: number }>();
+    expect(found!.n).toBe(2);
+    const tags = await project.db.prepare("SELECT count(*) AS n FROM project_tags WHERE project_id = ?").bind(project.id).first<{ n: number }>();
+    expect(tags!.n).toBe(1);
     // The ledger's own storage, billed as rows too: the head and the log's partial leaf tile. The activity counts
     // wait in memory for the next read or alarm (src/reads/rollups.ts; written per commit, they were 3 more rows),
     // and the log's frontier is rebuilt from its tiles at start (src/log/log-store.ts; written per commit, 1 more).
@@ -53,9 +58,9 @@ describe("the meter counts billed rows", () => {
     resetMeterReport();
     expect((await call("POST", "/v1/events", { key: project.key, body: { action: "system.cron.ran" } })).status).toBe(201);
     const { rows } = (await call("GET", "/__meter")).json.data;
-    // The row, its seq, time, action and address index entries and its commit's span (migration 0030: the actor
-    // and organization indexes hold only events that have one; its search group stays open).
-    expect(rows.d1Written).toBe(6);
+    // The row, its seq, time, action and address index entries (migration 0030: the actor and organization indexes
+    // hold only events that have one; live and alone in its commit, it needs no id entry: 0037; its search group stays open).
+    expect(rows.d1Written).toBe(5);
     const listed = await call("GET", "/v1/events?organization=org_1", { key: project.key });
     expect(listed.json.data).toEqual([]);
   });
@@ -74,9 +79,9 @@ describe("the meter counts billed rows", () => {
     expect(rows.d1Written).toBe(9 * 40 + Math.floor((1 + 40) / SEARCH_GROUP) + 1);
     const spans = await project.db.prepare("SELECT first_seq, last_seq FROM commit_spans WHERE project_id = ? ORDER BY first_seq").bind(project.id).all();
     expect(spans.results).toEqual([{ first_seq: 2, last_seq: 41 }]);
-    // The first event, alone in its commit, took its id index entry and carries its append's name (migration 0036).
-    const indexed = await project.db.prepare("SELECT seq, append_name IS NOT NULL AS named FROM events WHERE project_id = ? AND id_indexed = 1").bind(project.id).all();
-    expect(indexed.results).toEqual([{ seq: 1, named: 1 }]);
+    // The first event, alone in its commit and live, is found at its id's instant and carries its append's name (0036, 0037).
+    const unspanned = await project.db.prepare("SELECT seq, id_indexed, append_name IS NOT NULL AS named FROM events WHERE project_id = ? AND id_indexed <> 0").bind(project.id).all();
+    expect(unspanned.results).toEqual([{ seq: 1, id_indexed: 2, named: 1 }]);
   });
 });
 

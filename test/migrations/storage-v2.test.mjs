@@ -1,4 +1,4 @@
-// Migrations 0029 to 0036 (issue 38, storage v2) over a shard that already holds events, in Node's
+// Migrations 0029 to 0037 (issue 38, storage v2) over a shard that already holds events, in Node's
 // own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
 // (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
 // Every event from before stays findable by id (through the now partial id index, which SQLite is
@@ -266,7 +266,8 @@ describe("migration 0036 over a shard whose lone commits have a span each", () =
     db.prepare(`INSERT INTO events (${columns.join(", ")}, id_indexed) VALUES (${columns.map(() => "?").join(", ")}, 0)`).run(...columns.map((c) => old[c]));
     db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, appends) VALUES (?, ?, 1, 1, ?)").run(t0, PROJECT, JSON.stringify([["old-name", 1, 1]]));
     for (const file of files.filter((f) => f >= "0036")) apply(db, file);
-    lone = row(PROJECT, 2, mintEventId(t1, tag), t1);
+    // Backfilled (sent with an occurred_at of its own): a lone live row is found at its instant instead (0037, below).
+    lone = row(PROJECT, 2, mintEventId(t1, tag), t1, { occurred_at: t0 });
     for (const s of insertEventsStatements(d1, [lone], [{ token: "lone-name", first: 2, last: 2 }])) db.prepare(s.sql).run(...s.params);
     pair = [3, 4].map((seq) => row(PROJECT, seq, mintEventId(t2, tag), t2));
     for (const s of insertEventsStatements(d1, pair, [{ token: "pair-name", first: 3, last: 4 }])) db.prepare(s.sql).run(...s.params);
@@ -301,5 +302,97 @@ describe("migration 0036 over a shard whose lone commits have a span each", () =
     }, /gave up on; nothing of it was stored/);
     db.exec("ROLLBACK");
     assert.equal(db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND seq = 5").get(PROJECT).n, 0);
+  });
+});
+
+describe("migration 0037: a lone live event is found at its id's instant, with no id index entry", () => {
+  const db = new DatabaseSync(join(dir, "instant.sqlite"));
+  const t1 = "2026-11-29T11:00:00.000Z";
+  const t2 = "2026-11-29T11:00:01.000Z";
+  let before0037;
+  let live;
+  let backfilled;
+  let elsewhere;
+
+  before(async () => {
+    const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
+    for (const file of files.filter((f) => f < "0037")) apply(db, file);
+    const tag = await idTag(PROJECT);
+    // As the code before 0037 wrote a lone live row: its id index entry.
+    before0037 = row(PROJECT, 1, mintEventId(t1, tag), t1);
+    const columns = Object.keys(before0037).filter((c) => c !== "row_id");
+    db.prepare(`INSERT INTO events (${columns.join(", ")}, id_indexed) VALUES (${columns.map(() => "?").join(", ")}, 1)`).run(...columns.map((c) => before0037[c]));
+    for (const file of files.filter((f) => f >= "0037")) apply(db, file);
+    live = row(PROJECT, 2, mintEventId(t2, tag), t2);
+    for (const s of insertEventsStatements(d1, [live], [{ token: "live-name", first: 2, last: 2 }])) db.prepare(s.sql).run(...s.params);
+    // Sent later with an occurred_at that is the live row's instant: the time index holds both there.
+    backfilled = row(PROJECT, 3, mintEventId("2026-11-29T11:00:02.000Z", tag), "2026-11-29T11:00:02.000Z", { occurred_at: t2 });
+    for (const s of insertEventsStatements(d1, [backfilled])) db.prepare(s.sql).run(...s.params);
+    // Another project's lone live row at the same instant.
+    elsewhere = row(OTHER, 1, mintEventId(t2, await idTag(OTHER)), t2);
+    for (const s of insertEventsStatements(d1, [elsewhere])) db.prepare(s.sql).run(...s.params);
+  });
+
+  it("writes the live row with no id index entry and no span, its append's name on it, and its project's tag once", () => {
+    const rows = db.prepare("SELECT project_id, seq, id_indexed, append_name FROM events ORDER BY project_id, seq").all().map((r) => ({ ...r }));
+    assert.deepEqual(rows, [
+      { project_id: PROJECT, seq: 1, id_indexed: 1, append_name: null },
+      { project_id: PROJECT, seq: 2, id_indexed: 2, append_name: "live-name" },
+      { project_id: PROJECT, seq: 3, id_indexed: 1, append_name: null },
+      { project_id: OTHER, seq: 1, id_indexed: 2, append_name: null },
+    ]);
+    assert.equal(db.prepare("SELECT count(*) AS n FROM events INDEXED BY events_legacy_id_unique WHERE id_indexed = 1 AND id = ?").get(live.id).n, 0);
+    assert.equal(db.prepare("SELECT count(*) AS n FROM commit_spans").get().n, 0);
+    const tags = db.prepare("SELECT tag, project_id FROM project_tags ORDER BY project_id").all().map((r) => ({ ...r }));
+    assert.deepEqual(tags, [
+      { tag: tagOfId(live.id), project_id: PROJECT },
+      { tag: tagOfId(elsewhere.id), project_id: OTHER },
+    ]);
+  });
+
+  it("finds each event by id in its project and from a public receipt, and not in another project", () => {
+    for (const r of [before0037, live, backfilled, elsewhere]) {
+      assert.deepEqual(all(db, eventsByIdStatement("e.project_id, e.seq", [r.id], r.project_id)).map((x) => ({ ...x })), [{ project_id: r.project_id, seq: r.seq }]);
+      assert.deepEqual(all(db, eventsByIdStatement("e.project_id, e.seq", [r.id], null)).map((x) => ({ ...x })), [{ project_id: r.project_id, seq: r.seq }]);
+    }
+    assert.deepEqual(all(db, eventsByIdStatement("e.seq", [live.id], OTHER)), []);
+    assert.deepEqual(all(db, eventsByIdStatement("e.seq", [elsewhere.id], PROJECT)), []);
+  });
+
+  it("still finds a lone live row whose occurred_at a database writer changed, by a search of its received_at", async () => {
+    const db2 = new DatabaseSync(join(dir, "instant-altered.sqlite"));
+    for (const file of readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort()) apply(db2, file);
+    const tag = await idTag(PROJECT);
+    const start = Date.parse("2026-11-29T12:00:00.000Z");
+    const rows = [];
+    for (let seq = 1; seq <= 300; seq++) {
+      const at = new Date(start + seq * 7).toISOString();
+      // Every fifth a commit of two (a span), the rest lone and live.
+      const commit = seq % 5 === 0 ? [row(PROJECT, seq, mintEventId(at, tag), at), row(PROJECT, ++seq, mintEventId(at, tag), at)] : [row(PROJECT, seq, mintEventId(at, tag), at)];
+      for (const s of insertEventsStatements(d1, commit)) db2.prepare(s.sql).run(...s.params);
+      rows.push(...commit);
+    }
+    const lone = rows.filter((r) => db2.prepare("SELECT id_indexed FROM events WHERE id = ?").get(r.id).id_indexed === 2);
+    assert.ok(lone.length > 150);
+    // Holes in seq (retention purged by rule), and the occurred_at of every seventh lone row changed.
+    db2.prepare("DELETE FROM events WHERE project_id = ? AND seq % 11 = 0").run(PROJECT);
+    const altered = lone.filter((r, i) => i % 7 === 0 && r.seq % 11 !== 0);
+    for (const r of altered) db2.prepare("UPDATE events SET occurred_at = '2020-01-01T00:00:00.000Z' WHERE id = ?").run(r.id);
+    for (const r of rows.filter((x) => x.seq % 11 !== 0)) {
+      for (const projectId of [PROJECT, null]) {
+        assert.deepEqual(all(db2, eventsByIdStatement("e.seq", [r.id], projectId)).map((x) => x.seq), [r.seq], `seq ${r.seq}`);
+      }
+    }
+    for (const r of rows.filter((x) => x.seq % 11 === 0)) assert.deepEqual(all(db2, eventsByIdStatement("e.seq", [r.id], PROJECT)), []);
+    assert.deepEqual(all(db2, eventsByIdStatement("e.seq", [altered[0].id], OTHER)), []);
+    db2.close();
+  });
+
+  it("reads the time index at the id's instant, never a scan of the events", () => {
+    for (const projectId of [PROJECT, null]) {
+      const detail = plan(db, eventsByIdStatement("e.seq", [live.id], projectId));
+      assert.match(detail, /events_project_time_idx \(project_id=\? AND occurred_at=\?\)/);
+      assert.doesNotMatch(detail, /SCAN (e|s)\b(?! USING)/);
+    }
   });
 });

@@ -96,3 +96,44 @@ describe("hot events by id, through their commit's span", () => {
     expect((await env.DB.prepare(one.sql).bind(...one.params).all()).results).toEqual([{ seq: 3 }]);
   });
 });
+
+describe("a lone live event, found at its id's instant in the time index (migration 0037)", () => {
+  it("is found for its project and for a public receipt, not for another project, and a made-up id of its instant is not", async () => {
+    const project = await createProject();
+    const sent = await call("POST", "/v1/events", { key: project.key, body: { action: "doc.viewed", actor: { id: "u_1" } } });
+    expect(sent.status).toBe(201);
+    const { id } = sent.json.data;
+    const row = await project.db.prepare("SELECT id_indexed, occurred_at = received_at AS live FROM events WHERE id = ?").bind(id).first();
+    expect(row).toEqual({ id_indexed: 2, live: 1 });
+    expect(await spansOf(project.db, project.id)).toEqual([]);
+    expect((await call("GET", `/v1/events/${id}`, { key: project.key })).json.data).toEqual(sent.json.data);
+    expect((await call("GET", `/v1/receipts/${id}`)).json.data.event_id).toBe(id);
+    const other = await createProject();
+    expect((await call("GET", `/v1/events/${id}`, { key: other.key })).status).toBe(404);
+    expect((await call("GET", `/v1/events/${madeUp(id)}`, { key: project.key })).status).toBe(404);
+    expect((await call("GET", `/v1/receipts/${madeUp(id)}`)).status).toBe(404);
+  });
+
+  it("is told apart from a backfilled event whose occurred_at is the same instant", async () => {
+    const project = await createProject();
+    const live = (await call("POST", "/v1/events", { key: project.key, body: { action: "doc.viewed" } })).json.data;
+    const backfilled = await call("POST", "/v1/events", { key: project.key, body: { action: "doc.shared", occurred_at: live.occurred_at } });
+    expect(backfilled.status).toBe(201);
+    expect(backfilled.json.data.occurred_at).toBe(live.occurred_at);
+    for (const e of [live, backfilled.json.data]) {
+      expect((await call("GET", `/v1/events/${e.id}`, { key: project.key })).json.data).toEqual(e);
+      expect((await call("GET", `/v1/receipts/${e.id}`)).json.data.event_id).toBe(e.id);
+    }
+  });
+
+  it("is answered again to a retry with its Idempotency-Key", async () => {
+    const project = await createProject();
+    const headers = { "Idempotency-Key": "lone-live-once" };
+    const first = await call("POST", "/v1/events", { key: project.key, body: { action: "doc.viewed" }, headers });
+    const again = await call("POST", "/v1/events", { key: project.key, body: { action: "doc.viewed" }, headers });
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.json.data).toEqual(first.json.data);
+    const stored = await project.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ?").bind(project.id).first<{ n: number }>();
+    expect(stored!.n).toBe(1);
+  });
+});

@@ -38,8 +38,8 @@ describe("restoring the archive into D1", () => {
     // Indexed as commits are: an entry per group (one per restored segment of 6), not per event; the restore's own
     // record, committed after, starts the project's open group, whose entry waits until it is closed.
     // And found by id through commit spans, with no id index entry: a receipt and a get of every restored event. The
-    // restore's record, alone in its commit, keeps its id index entry instead (migration 0036).
-    expect(await searchGroupsOf(p.db, p.id)).toEqual({ events: 31, worded: 31, groups: 6, entries: 5, id_indexed: 1, open: 1 });
+    // restore's record, alone in its commit and live, is found at its id's instant in the time index instead (migration 0037).
+    expect(await searchGroupsOf(p.db, p.id)).toEqual({ events: 31, worded: 31, groups: 6, entries: 5, unspanned: 1, open: 1 });
     for (const e of u1) {
       expect((await call("GET", `/v1/events/${e.id}`, { key: p.key })).json.data).toEqual(e);
       expect((await call("GET", `/v1/receipts/${e.id}`)).status).toBe(200);
