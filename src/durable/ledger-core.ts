@@ -99,7 +99,8 @@ export abstract class LedgerCore extends LedgerLogRpc {
       log: () => this.log,
       advance: (head, rows) => {
         this.current = head;
-        this.ctx.storage.kv.put("head", head);
+        // The log's newest leaf row holds the head when it took the commit's leaves (log-store.ts): one row, not two.
+        if (!this.log.holds(head)) this.ctx.storage.kv.put("head", head);
         this.rollups.defer(rows);
       },
       committed: () => {
@@ -121,15 +122,19 @@ export abstract class LedgerCore extends LedgerLogRpc {
   }
 
   /**
-   * The head lives in this object's own storage, never taken from D1. Rows
-   * found past it are adopted only after recoverHead checked them (a commit
-   * whose answer was lost); planted rows are refused and left for verify.
+   * The head lives in this object's own storage, never taken from D1: the
+   * log's newest leaf row (its tree's size and last leaf's data) once the log
+   * takes every commit's leaves, else its own KV value; whichever is further
+   * on. Rows found past it are adopted only after recoverHead checked them (a
+   * commit whose answer was lost); planted rows are refused and left for verify.
    */
   protected async loadHead() {
     this.db = await eventsDb(this.env, this.projectId);
     if (this.ctx.storage.kv.get<number>("signed_from") === undefined) this.ctx.storage.kv.put("signed_from", 1);
-    const stored = this.ctx.storage.kv.get<Head>("head") ?? { seq: 0, hash: null };
     this.log ??= new ProjectLog(this.ctx.storage, this.env, this.projectId);
+    const saved = this.ctx.storage.kv.get<Head>("head") ?? { seq: 0, hash: null };
+    const kept = this.log.keptHead();
+    const stored = kept !== null && kept.seq > saved.seq ? kept : saved;
     this.log.init(stored);
     const recovered = await recoverHead(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, stored, MAX_GROUP_EVENTS);
     this.current = recovered.head;

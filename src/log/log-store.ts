@@ -15,6 +15,12 @@
  * from the upper tiles' entries, so verify's root recomputed from the tiles
  * (ProjectLog.anchor) still checks those entries against it.
  *
+ * The newest leaf tile's row also keeps its last leaf's data (`last`: the
+ * hash of the event it stands for, hex), written by the same statement as its
+ * leaves: the chain's head is the tree's size and that hash, so a ledger whose
+ * log took a commit's leaves needs no head row of its own for it (a one-event
+ * commit then writes one row here, not two: durable/ledger-core.ts).
+ *
  * Old full tiles do not stay here (32 bytes an event would fill the ledger's
  * 10 GB at ~300M events): tile-offload.ts moves them to the LOGS bucket, where
  * they are the public copies, and drops their rows. Per level the moved tiles
@@ -87,8 +93,12 @@ export class LogStore {
     private readonly source: MovedTileSource | null = null,
   ) {
     storage.sql.exec(
-      "CREATE TABLE IF NOT EXISTS log_tiles (level INTEGER NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID",
+      "CREATE TABLE IF NOT EXISTS log_tiles (level INTEGER NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL, last TEXT, PRIMARY KEY (level, idx)) WITHOUT ROWID",
     );
+    // A table older code made has no `last` column: added once, empty, filled by the next append.
+    if (!storage.sql.exec<{ name: string }>("PRAGMA table_info(log_tiles)").toArray().some((c) => c.name === "last")) {
+      storage.sql.exec("ALTER TABLE log_tiles ADD COLUMN last TEXT");
+    }
     // SHA-256 of full tiles, kept once computed (a full tile never changes): what R2 copies are checked against.
     storage.sql.exec(
       "CREATE TABLE IF NOT EXISTS log_tile_digests (level INTEGER NOT NULL, idx INTEGER NOT NULL, sha256 BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID",
@@ -131,11 +141,20 @@ export class LogStore {
   }
 
   /**
+   * The data of the last leaf (hex), as the newest leaf tile's row keeps it;
+   * null before the first leaf, or when older code wrote that row.
+   */
+  lastLeaf(): string | null {
+    return this.storage.sql.exec<{ last: string | null }>("SELECT last FROM log_tiles WHERE level = 0 ORDER BY idx DESC LIMIT 1").toArray()[0]?.last ?? null;
+  }
+
+  /**
    * Appends entries, and saves the frontier they lead to when they complete a
    * leaf tile (and the build state, when given: a ready log's never changes);
-   * call inside the caller's transaction.
+   * `lastLeaf` (hex) goes on the newest leaf tile's row. Call inside the
+   * caller's transaction.
    */
-  append(entries: readonly TileEntry[], frontier: TreeFrontier, build: BuildState | null): void {
+  append(entries: readonly TileEntry[], frontier: TreeFrontier, build: BuildState | null, lastLeaf: string | null = null): void {
     // Entries come level by level in index order (appendLeaves): runs of one tile are adjacent.
     const runs: Array<{ level: number; tile: number; offset: number; hashes: Uint8Array[] }> = [];
     for (const e of entries) {
@@ -144,18 +163,24 @@ export class LogStore {
       if (run && run.level === e.tileLevel && run.tile === tile && run.offset + run.hashes.length === e.index % TILE_WIDTH) run.hashes.push(e.hash);
       else runs.push({ level: e.tileLevel, tile, offset: e.index % TILE_WIDTH, hashes: [e.hash] });
     }
+    let newestLeaves = -1;
+    runs.forEach((run, i) => {
+      if (run.level === 0) newestLeaves = i;
+    });
     // One transaction: a run that does not continue its tile exactly throws, and nothing of it is kept.
     this.storage.transactionSync(() => {
-      for (const run of runs) {
+      for (const [i, run] of runs.entries()) {
         const data = concatBytes(...run.hashes);
+        const last = i === newestLeaves ? lastLeaf : null;
         if (run.offset === 0) {
-          this.storage.sql.exec("INSERT INTO log_tiles (level, idx, data) VALUES (?, ?, ?)", run.level, run.tile, data);
+          this.storage.sql.exec("INSERT INTO log_tiles (level, idx, data, last) VALUES (?, ?, ?, ?)", run.level, run.tile, data, last);
           continue;
         }
         const written = this.storage.sql.exec(
           // || yields text; the cast takes its bytes back as they are (lengths, not NULs, delimit them).
-          "UPDATE log_tiles SET data = CAST(data || ? AS BLOB) WHERE level = ? AND idx = ? AND length(data) = ?",
+          "UPDATE log_tiles SET data = CAST(data || ? AS BLOB), last = ? WHERE level = ? AND idx = ? AND length(data) = ?",
           data,
+          last,
           run.level,
           run.tile,
           run.offset * HASH_SIZE,

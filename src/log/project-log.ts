@@ -51,6 +51,8 @@ export class ProjectLog {
   /** The frontier at treeSize, once rebuilt (current()) or left by apply(). */
   private tree: TreeFrontier | null = null;
   private rebuilding: Promise<TreeFrontier> | null = null;
+  /** The data (hex) of the leaf the last apply() stored last. */
+  private lastLeaf: string | null = null;
   private state: BuildState;
   private logIdValue: string | null = null;
   /** The last checkpoint signed, by size and key: Ed25519 is deterministic, so it stays valid. */
@@ -155,10 +157,32 @@ export class ProjectLog {
     const state: BuildState = { ...this.state, lastHash: p.lastHash, ...next };
     // lastHash only matters to a backfill: a log that stays ready skips that write on every commit.
     const changed = !wasPublished || state.status !== "ready";
-    this.store.append(p.entries, p.frontier, changed ? state : null);
+    this.store.append(p.entries, p.frontier, changed ? state : null, p.lastHash);
     this.tree = p.frontier;
     this.treeSize = p.frontier.size;
     this.state = state;
+    this.lastLeaf = p.lastHash;
+  }
+
+  /**
+   * Whether the tree's newest leaf row holds the chain's head (log-store.ts):
+   * the log is ready and its last apply() stored exactly the leaves up to it.
+   * Then the ledger writes no head row of its own for the commit.
+   */
+  holds(head: Head): boolean {
+    return this.state.status === "ready" && this.treeSize === head.seq && this.lastLeaf === head.hash;
+  }
+
+  /**
+   * The chain's head as the tree keeps it (its size, its last leaf's data),
+   * or null when the log is not ready or its newest leaf row was written by
+   * older code (which kept the head apart, as the ledger still does when its
+   * log does not take a commit's leaves).
+   */
+  keptHead(): Head | null {
+    if (this.state.status !== "ready" || this.treeSize === 0) return null;
+    const hash = this.store.lastLeaf();
+    return hash === null ? null : { seq: this.treeSize, hash };
   }
 
   /** Records a build state change alone (the backfill blocking or finishing). */

@@ -25,6 +25,8 @@ export async function forgetLog(projectId: string, options: { evict?: boolean } 
     state.storage.sql.exec("DROP TABLE IF EXISTS log_tile_digests");
     for (const key of ["log:frontier", "log:build", "log:cosigned", "log:witness_sizes", "log:witness_last"]) state.storage.kv.delete(key);
     const i = instance as unknown as { log: ProjectLog; current: Head };
+    // Such a ledger kept its head in KV, written by every commit (the log's leaf rows keep it now).
+    state.storage.kv.put("head", i.current);
     i.log = new ProjectLog(state.storage, env, projectId);
     i.log.init(i.current);
   });

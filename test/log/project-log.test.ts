@@ -113,6 +113,47 @@ describe("a ledger that saves its frontier once a leaf tile, not once a commit",
   });
 });
 
+describe("a ledger whose head is kept on its log's newest leaf row", () => {
+  const stored = (projectId: string) =>
+    runInDurableObject(ledger(projectId), (_, state) => ({
+      head: state.storage.kv.get<{ seq: number; hash: string }>("head") ?? null,
+      last: state.storage.sql.exec<{ last: string | null }>("SELECT last FROM log_tiles WHERE level = 0 ORDER BY idx DESC LIMIT 1").one().last,
+    }));
+
+  it("writes no head row of its own while its log takes every commit, and starts again from that row", async () => {
+    const p = await createProject();
+    const sent = [];
+    for (let i = 0; i < 3; i++) sent.push((await ingest(p.key, { action: `h.${i}` })).json.data);
+    expect(await stored(p.id)).toEqual({ head: null, last: sent[2].hash });
+    await evictDurableObject(ledger(p.id));
+    const next = (await ingest(p.key, { action: "h.3" })).json.data;
+    expect(next.seq).toBe(4);
+    const [row] = await chainRows(p.db, p.id, 4);
+    expect(row.prev_hash).toBe(sent[2].hash);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 4 });
+    expect(await ledger(p.id).checkpointAnchor()).toMatchObject({ tree_size: 4, tiles_match_root: true });
+  });
+
+  it("goes on from the head older code kept apart, when its leaf rows carry none", async () => {
+    const p = await createProject();
+    const first = await ingestMany(p.key, Array.from({ length: 3 }, (_, i) => ({ action: `o.${i}` })));
+    // What older code left: the head in KV, written by every commit, and no `last` column on the tiles.
+    await runInDurableObject(ledger(p.id), (instance: ProjectLedger, state) => {
+      state.storage.kv.put("head", (instance as unknown as Internals).current);
+      state.storage.sql.exec("ALTER TABLE log_tiles DROP COLUMN last");
+    });
+    await evictDurableObject(ledger(p.id));
+    const next = (await ingest(p.key, { action: "o.3" })).json.data;
+    expect(next.seq).toBe(4);
+    expect((await chainRows(p.db, p.id, 4))[0].prev_hash).toBe(first[2].hash);
+    // From then on the leaf row keeps it.
+    expect((await stored(p.id)).last).toBe(next.hash);
+    await evictDurableObject(ledger(p.id));
+    expect((await ingest(p.key, { action: "o.4" })).json.data.seq).toBe(5);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 5 });
+  });
+});
+
 describe("backfill of a project that predates its log", () => {
   it("builds the tree in bounded steps, publishing nothing until it reaches the head", async () => {
     const p = await createProject();
