@@ -60,8 +60,22 @@ export class GroupCommit {
   private drainRate = 0;
   /** The last commit's received_at, in ms: each commit takes a later one (see commit()). */
   private lastReceivedMs = 0;
+  /** How far ahead of this machine's clock a previous instance's last commit may lie and still be gone on from. */
+  static readonly RESUME_AHEAD_MS = 60_000;
 
   constructor(private readonly host: CommitHost) {}
+
+  /**
+   * At a start: the last commit was received at `ms` (chain/head-recovery.ts),
+   * so every commit of this instance takes a later millisecond, even on a
+   * machine whose clock is behind the one that made it (a Durable Object moves
+   * between machines). A time further ahead than RESUME_AHEAD_MS is a clock
+   * gone wrong, not skew: commits then go by this machine's clock again.
+   */
+  resumeAfter(ms: number | null): void {
+    if (ms === null || ms > Date.now() + GroupCommit.RESUME_AHEAD_MS) return;
+    this.lastReceivedMs = Math.max(this.lastReceivedMs, ms);
+  }
 
   /** Runs work while holding the commit lock. */
   exclusive<T>(work: () => Promise<T>): Promise<T> {

@@ -1,6 +1,7 @@
 import { checkRow, type Head } from "./chain-check";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
+import { idMillis } from "../model/event-id";
 
 /**
  * Rows past the ledger's stored head are adopted only when they are exactly
@@ -10,6 +11,12 @@ import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
  * link hash by hash, carry their personal data and our signature, and be no
  * more than one group commit. Anything else was planted and is left for
  * verify to report; the ledger keeps its own head.
+ *
+ * Also: the millisecond the head's commit was received at (`lastReceivedMs`),
+ * read from its event id, which its hash covers, once that row is seen to be
+ * the one the head names; null when it cannot be trusted. The group commit
+ * goes on after it (GroupCommit.resumeAfter), so receive times never step back
+ * across a restart on a machine whose clock is behind the last one's.
  */
 export async function recoverHead(
   db: D1Database,
@@ -17,16 +24,20 @@ export async function recoverHead(
   projectId: string,
   stored: Head,
   maxGroup: number,
-): Promise<{ head: Head; adopted: ChainRow[]; refused: string | null }> {
+): Promise<{ head: Head; adopted: ChainRow[]; refused: string | null; lastReceivedMs: number | null }> {
+  // The head's own row first (when there is one), then what lies past it.
   const cells = await db
-    .prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
-    .bind(projectId, stored.seq, maxGroup + 1)
+    .prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq >= ? ORDER BY seq LIMIT ?`)
+    .bind(projectId, Math.max(1, stored.seq), maxGroup + 2)
     .raw();
-  const rows = cells.map(chainRowOf);
-  if (rows.length === 0) return { head: stored, adopted: [], refused: null };
+  const all = cells.map(chainRowOf);
+  const own = stored.seq > 0 && all[0]?.seq === stored.seq ? all[0] : null;
+  const rows = own ? all.slice(1) : all;
+  const ownMs = own !== null && own.hash === stored.hash && (await checkRow(ring, own)).hash ? idMillis(own.id) : null;
+  if (rows.length === 0) return { head: stored, adopted: [], refused: null, lastReceivedMs: ownMs };
   const refuse = (why: string) => {
     console.warn(`ledger ${projectId}: kept head ${stored.seq}; rows past it refused: ${why}`);
-    return { head: stored, adopted: [], refused: why };
+    return { head: stored, adopted: [], refused: why, lastReceivedMs: ownMs };
   };
   if (rows.length > maxGroup) return refuse(`more than one group commit (${maxGroup} rows) past the stored head`);
   let prev: Head = stored;
@@ -37,5 +48,5 @@ export async function recoverHead(
     if (!check.hash || check.signature !== true) return refuse(`seq ${row.seq} fails its hash or signature`);
     prev = { seq: row.seq, hash: row.hash };
   }
-  return { head: prev, adopted: rows, refused: null };
+  return { head: prev, adopted: rows, refused: null, lastReceivedMs: idMillis(rows[rows.length - 1].id) };
 }

@@ -138,6 +138,7 @@ export abstract class LedgerCore extends LedgerLogRpc {
     this.log.init(stored);
     const recovered = await recoverHead(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, stored, MAX_GROUP_EVENTS);
     this.current = recovered.head;
+    this.commits.resumeAfter(recovered.lastReceivedMs);
     // Adopted rows are a commit whose head was never recorded, so neither were its leaves.
     const leaves = await this.log.prepare(recovered.adopted);
     this.log.apply(leaves);

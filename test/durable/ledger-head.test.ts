@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
-import { createExecutionContext, createScheduledController, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { createExecutionContext, createScheduledController, evictDurableObject, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import { idMillis } from "../../src/model/event-id";
 import { piiCommitment, sealRow } from "../../src/sealing/payload";
 import { insertEventsStatements } from "../../src/chain/event-insert";
 import { loadKeyring } from "../../src/sealing/signing-keys";
@@ -197,6 +198,42 @@ describe("ProjectLedger head recovery", () => {
     const { results } = await p.db.prepare("SELECT seq, action FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number; action: string }>();
     expect(results.map((r) => [r.seq, r.action])).toEqual([[1, "a"], [2, "lone.landed"], [3, "lone.backfilled"], [4, "lone.late"]]);
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 4 });
+  });
+
+  it("keeps receive times in order when it starts again on a machine whose clock is behind the last one's", async () => {
+    const p = await createProject();
+    const first = (await ingest(p.key, { action: "clock.first" })).json.data;
+    const receivedAt = async (id: string) => Date.parse((await p.db.prepare("SELECT received_at FROM events WHERE id = ?").bind(id).first<{ received_at: string }>())!.received_at);
+    const firstMs = await receivedAt(first.id);
+    await evictDurableObject(ledger(p.id));
+    // The next start runs 10 s behind the clock that received the first event (a Durable Object moved machines).
+    vi.useFakeTimers({ toFake: ["Date"] });
+    let next: { id: string; seq: number };
+    try {
+      vi.setSystemTime(firstMs - 10_000);
+      next = (await ingest(p.key, { action: "clock.next" })).json.data;
+    } finally {
+      vi.useRealTimers();
+    }
+    // It goes on after the head's commit (read from the head's own row, whose hash covers its id), not before it.
+    expect(next.seq).toBe(first.seq + 1);
+    expect(await receivedAt(next.id)).toBe(firstMs + 1);
+    expect(idMillis(next.id)).toBe(firstMs + 1);
+    // A clock more than a minute behind the head's commit is not skew but a clock gone wrong (on either side): the
+    // ledger stamps by its own clock again rather than run ahead of real time for as long as the gap.
+    await evictDurableObject(ledger(p.id));
+    vi.useFakeTimers({ toFake: ["Date"] });
+    let late: { id: string; seq: number };
+    try {
+      vi.setSystemTime(firstMs - 10 * 60_000);
+      late = (await ingest(p.key, { action: "clock.late" })).json.data;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await receivedAt(late.id)).toBe(firstMs - 10 * 60_000);
+    // All found by id (a lone live event is found at its id's instant: model/event-lookup.ts), and verified.
+    for (const e of [first, next, late]) expect((await call("GET", `/v1/events/${e.id}`, { key: p.key })).status).toBe(200);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 3 });
   });
 
   it("commits a group again without an append its worker gave up on while the ledger lived, so the group's other appends are stored", async () => {
