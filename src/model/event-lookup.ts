@@ -72,10 +72,10 @@ export function eventsByIdStatement(columns: string, ids: readonly string[], pro
  * reads its occurred_at. A database writer who changes that field must not
  * make the event unknown (a receipt would then say no such event, as if
  * retention had purged it): found here, its receipt says it was altered. A
- * project whose received_at ever stepped back (the group commit keeps it from
- * doing so only while its ledger runs: a clock that went backwards across a
- * restart) may send the search past the row; it then stays unknown, as it
- * would have without this search.
+ * project whose received_at ever stepped back (a ledger that started on a
+ * clock more than a minute behind its last commit, or code before
+ * GroupCommit.resumeAfter) may send the search past the row; it then stays
+ * unknown, as it would have without this search.
  */
 function byReceiveTime(projects: string): string {
   // Each step either probes the first row in [mid, hi] (k = 0), keeping it as received_at || seq (received_at is

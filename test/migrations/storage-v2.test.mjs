@@ -28,6 +28,17 @@ function apply(db, file) {
   }
 }
 
+/** The migrations whose file names `keep` accepts, in order. */
+function migrate(db, keep = () => true) {
+  for (const file of readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort().filter(keep)) apply(db, file);
+}
+
+/** A row as the code of an earlier migration inserted it, with the id_indexed that code gave it. */
+function insertAs(db, r, idIndexed) {
+  const columns = Object.keys(r).filter((c) => c !== "row_id");
+  db.prepare(`INSERT INTO events (${columns.join(", ")}, id_indexed) VALUES (${columns.map(() => "?").join(", ")}, ?)`).run(...columns.map((c) => r[c]), idIndexed);
+}
+
 /** A D1 stand-in for the statement builders: prepare/bind make {sql, params}. */
 const d1 = { prepare: (sql) => ({ bind: (...params) => ({ sql, params }) }) };
 
@@ -257,15 +268,13 @@ describe("migration 0036 over a shard whose lone commits have a span each", () =
   let pair;
 
   before(async () => {
-    const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
-    for (const file of files.filter((f) => f < "0036")) apply(db, file);
+    migrate(db, (f) => f < "0036");
     const tag = await idTag(PROJECT);
     // As the ledger wrote a commit of one event before 0036: its row found by a span, which carries its append's name.
     old = row(PROJECT, 1, mintEventId(t0, tag), t0);
-    const columns = Object.keys(old).filter((c) => c !== "row_id");
-    db.prepare(`INSERT INTO events (${columns.join(", ")}, id_indexed) VALUES (${columns.map(() => "?").join(", ")}, 0)`).run(...columns.map((c) => old[c]));
+    insertAs(db, old, 0);
     db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, appends) VALUES (?, ?, 1, 1, ?)").run(t0, PROJECT, JSON.stringify([["old-name", 1, 1]]));
-    for (const file of files.filter((f) => f >= "0036")) apply(db, file);
+    migrate(db, (f) => f >= "0036");
     // Backfilled (sent with an occurred_at of its own): a lone live row is found at its instant instead (0037, below).
     lone = row(PROJECT, 2, mintEventId(t1, tag), t1, { occurred_at: t0 });
     for (const s of insertEventsStatements(d1, [lone], [{ token: "lone-name", first: 2, last: 2 }])) db.prepare(s.sql).run(...s.params);
@@ -315,14 +324,12 @@ describe("migration 0037: a lone live event is found at its id's instant, with n
   let elsewhere;
 
   before(async () => {
-    const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
-    for (const file of files.filter((f) => f < "0037")) apply(db, file);
+    migrate(db, (f) => f < "0037");
     const tag = await idTag(PROJECT);
     // As the code before 0037 wrote a lone live row: its id index entry.
     before0037 = row(PROJECT, 1, mintEventId(t1, tag), t1);
-    const columns = Object.keys(before0037).filter((c) => c !== "row_id");
-    db.prepare(`INSERT INTO events (${columns.join(", ")}, id_indexed) VALUES (${columns.map(() => "?").join(", ")}, 1)`).run(...columns.map((c) => before0037[c]));
-    for (const file of files.filter((f) => f >= "0037")) apply(db, file);
+    insertAs(db, before0037, 1);
+    migrate(db, (f) => f >= "0037");
     live = row(PROJECT, 2, mintEventId(t2, tag), t2);
     for (const s of insertEventsStatements(d1, [live], [{ token: "live-name", first: 2, last: 2 }])) db.prepare(s.sql).run(...s.params);
     // Sent later with an occurred_at that is the live row's instant: the time index holds both there.
@@ -361,7 +368,7 @@ describe("migration 0037: a lone live event is found at its id's instant, with n
 
   it("still finds a lone live row whose occurred_at a database writer changed, by a search of its received_at", async () => {
     const db2 = new DatabaseSync(join(dir, "instant-altered.sqlite"));
-    for (const file of readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort()) apply(db2, file);
+    migrate(db2);
     const tag = await idTag(PROJECT);
     const start = Date.parse("2026-11-29T12:00:00.000Z");
     const rows = [];
