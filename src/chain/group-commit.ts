@@ -10,6 +10,9 @@ import type { LedgerHost } from "../storage/ledger-host";
 /** Bound on one group commit, so one D1 batch stays well inside its limits. */
 export const MAX_GROUP_EVENTS = 1000;
 
+/** How far ahead of this machine's clock a previous instance's last commit may lie and still be gone on from (resumeAfter). */
+const RESUME_AHEAD_MS = 60_000;
+
 interface Pending {
   events: NewEvent[];
   /** The request body's size, for the queue's byte bound (src/chain/ingest-admission.ts). */
@@ -60,8 +63,6 @@ export class GroupCommit {
   private drainRate = 0;
   /** The last commit's received_at, in ms: each commit takes a later one (see commit()). */
   private lastReceivedMs = 0;
-  /** How far ahead of this machine's clock a previous instance's last commit may lie and still be gone on from. */
-  static readonly RESUME_AHEAD_MS = 60_000;
 
   constructor(private readonly host: CommitHost) {}
 
@@ -73,7 +74,7 @@ export class GroupCommit {
    * gone wrong, not skew: commits then go by this machine's clock again.
    */
   resumeAfter(ms: number | null): void {
-    if (ms === null || ms > Date.now() + GroupCommit.RESUME_AHEAD_MS) return;
+    if (ms === null || ms > Date.now() + RESUME_AHEAD_MS) return;
     this.lastReceivedMs = Math.max(this.lastReceivedMs, ms);
   }
 

@@ -163,15 +163,12 @@ export class LogStore {
       if (run && run.level === e.tileLevel && run.tile === tile && run.offset + run.hashes.length === e.index % TILE_WIDTH) run.hashes.push(e.hash);
       else runs.push({ level: e.tileLevel, tile, offset: e.index % TILE_WIDTH, hashes: [e.hash] });
     }
-    let newestLeaves = -1;
-    runs.forEach((run, i) => {
-      if (run.level === 0) newestLeaves = i;
-    });
     // One transaction: a run that does not continue its tile exactly throws, and nothing of it is kept.
     this.storage.transactionSync(() => {
       for (const [i, run] of runs.entries()) {
         const data = concatBytes(...run.hashes);
-        const last = i === newestLeaves ? lastLeaf : null;
+        // Runs come level by level: the last leaf run is the one no leaf run follows.
+        const last = run.level === 0 && runs[i + 1]?.level !== 0 ? lastLeaf : null;
         if (run.offset === 0) {
           this.storage.sql.exec("INSERT INTO log_tiles (level, idx, data, last) VALUES (?, ?, ?, ?)", run.level, run.tile, data, last);
           continue;

@@ -51,8 +51,6 @@ export class ProjectLog {
   /** The frontier at treeSize, once rebuilt (current()) or left by apply(). */
   private tree: TreeFrontier | null = null;
   private rebuilding: Promise<TreeFrontier> | null = null;
-  /** The data (hex) of the leaf the last apply() stored last. */
-  private lastLeaf: string | null = null;
   private state: BuildState;
   private logIdValue: string | null = null;
   /** The last checkpoint signed, by size and key: Ed25519 is deterministic, so it stays valid. */
@@ -161,16 +159,16 @@ export class ProjectLog {
     this.tree = p.frontier;
     this.treeSize = p.frontier.size;
     this.state = state;
-    this.lastLeaf = p.lastHash;
   }
 
   /**
    * Whether the tree's newest leaf row holds the chain's head (log-store.ts):
-   * the log is ready and its last apply() stored exactly the leaves up to it.
-   * Then the ledger writes no head row of its own for the commit.
+   * the log is ready and its last apply() stored exactly the leaves up to it
+   * (apply() leaves the last leaf's data in the state's lastHash). Then the
+   * ledger writes no head row of its own for the commit.
    */
   holds(head: Head): boolean {
-    return this.state.status === "ready" && this.treeSize === head.seq && this.lastLeaf === head.hash;
+    return this.state.status === "ready" && this.treeSize === head.seq && this.state.lastHash === head.hash;
   }
 
   /**

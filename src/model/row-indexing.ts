@@ -40,10 +40,11 @@ export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords
  */
 export function rowIndexing(rows: readonly IndexedRow[], appends: readonly NamedAppend[] = []): RowIndexing[] {
   const leads = searchLeads(rows);
+  const keys = rows.map((r) => (foundBySpan(r) ? spanKey(r) : null));
   const spanned = new Map<string, number>();
-  for (const r of rows) if (foundBySpan(r)) spanned.set(spanKey(r), (spanned.get(spanKey(r)) ?? 0) + 1);
+  for (const key of keys) if (key !== null) spanned.set(key, (spanned.get(key) ?? 0) + 1);
   return rows.map((r, i) => {
-    const bySpan = foundBySpan(r) && spanned.get(spanKey(r))! > 1;
+    const bySpan = keys[i] !== null && spanned.get(keys[i]!)! > 1;
     const name = bySpan ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
     return [bySpan ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name];
   });
