@@ -79,6 +79,8 @@ export const events = sqliteTable(
     search_words: text("search_words"),
     /** The name of its append when its commit held it alone (no span carries it: migration 0036), else NULL. */
     append_name: text("append_name"),
+    /** 1: found by its address through an ip_runs row, with no events_ip_time_idx entry; 0 (a lone row, rows before migration 0038): by the index. */
+    ip_run: integer("ip_run").notNull().default(0),
   },
   (t) => [
     // One seq per project: a second writer can never fork the chain.
@@ -89,7 +91,8 @@ export const events = sqliteTable(
     index("events_org_time_idx").on(t.project_id, t.organization, t.occurred_at, t.seq).where(sql`organization IS NOT NULL`),
     index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq).where(sql`actor_id IS NOT NULL`),
     index("events_action_time_idx").on(t.project_id, t.action, t.occurred_at, t.seq),
-    index("events_ip_time_idx").on(t.project_id, t.ip_address, t.occurred_at, t.seq).where(sql`ip_address IS NOT NULL`),
+    // A run's rows are found through ip_runs instead (migration 0038).
+    index("events_ip_time_idx").on(t.project_id, t.ip_address, t.occurred_at, t.seq).where(sql`ip_address IS NOT NULL AND ip_run = 0`),
     // The first target (migration 0033): index entries cost no row when the event is deleted.
     index("events_first_target_type_idx").on(t.project_id, sql`(targets ->> '$[0].type')`, t.occurred_at, t.seq).where(sql`targets <> '[]'`),
     index("events_first_target_id_idx").on(t.project_id, sql`(targets ->> '$[0].type')`, sql`(targets ->> '$[0].id')`, t.occurred_at, t.seq).where(sql`targets <> '[]'`),
@@ -244,6 +247,25 @@ export const commitSpans = sqliteTable(
 );
 
 /**
+ * One row per run of three or more consecutive events of a project with one
+ * ip_address (event shards; migration 0038, WITHOUT ROWID, with the triggers
+ * that delete a run once none of its events holds the address): the run's
+ * events have no entry in events_ip_time_idx, and a filter on the address
+ * reads their seq range (src/model/event-query.ts). An event's address is its
+ * ingest request's, so a batch is one run.
+ */
+export const ipRuns = sqliteTable(
+  "ip_runs",
+  {
+    project_id: text("project_id").notNull(),
+    ip: text("ip").notNull(),
+    last_seq: integer("last_seq").notNull(),
+    first_seq: integer("first_seq").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.ip, t.last_seq] })],
+);
+
+/**
  * The projects whose rows carry an id tag (event shards; migration 0037,
  * WITHOUT ROWID): a public receipt names only the event, and a lone live
  * event (id_indexed = 2) is found in its project's time index, so the id's
@@ -270,7 +292,7 @@ export const givenUpAppends = sqliteTable("given_up_appends", {
 }, (t) => [index("given_up_appends_at_idx").on(t.given_up_at)]);
 
 /** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
-export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name">;
+export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run">;
 
 /**
  * Jobs (event shards; migrations 0013, 0020): one per export or verify run as a

@@ -1,4 +1,5 @@
 // .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
+import { runRowIdsSql, sparseAddressSql } from "./address-runs.ts";
 import type { Cursor } from "./cursor.ts";
 import { inGroup, inOpenGroup, SEARCH_TABLE } from "./search-index.ts";
 
@@ -138,11 +139,11 @@ const ORDER = "ORDER BY e.occurred_at DESC, e.seq DESC";
  * The index to walk, named explicitly: without statistics SQLite may prefer a
  * date range on the time index over an equality filter and then read every
  * event of the range. The narrowest equality filter usually wins: one actor,
- * one address, one organization, one action.
+ * one organization, one action. An address is walked by addressWalk, which
+ * takes this index when the address is common.
  */
 function indexFor(sel: Selection, action: boolean): string {
   if (sel.actorId !== null) return "events_actor_time_idx";
-  if (sel.ipAddress !== null) return "events_ip_time_idx";
   if (sel.organization !== null) return "events_org_time_idx";
   return action ? "events_action_time_idx" : "events_project_time_idx";
 }
@@ -167,7 +168,8 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   const where = [`e.project_id = ${project}`];
   if (sel.organization !== null) where.push(`e.organization = ${bind(sel.organization)}`);
   if (sel.actorId !== null) where.push(`e.actor_id = ${bind(sel.actorId)}`);
-  if (sel.ipAddress !== null) where.push(`e.ip_address = ${bind(sel.ipAddress)}`);
+  const ip = sel.ipAddress !== null ? bind(sel.ipAddress) : null;
+  if (ip !== null) where.push(`e.ip_address = ${ip}`);
   if (sel.dateFrom !== null) where.push(`e.occurred_at >= ${bind(sel.dateFrom)}`);
   // Only the tighter of date_to and the cursor bounds the walk; the other is
   // implied by it, and SQLite would otherwise seek by one and filter by the other.
@@ -200,8 +202,15 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     );
   }
   const from = `FROM events e INDEXED BY ${indexFor(sel, (sel.actions?.length ?? 0) > 0)}`;
+  // An address without a narrower actor: its rows' index entries, its runs, or a walk that checks each row (addressWalk).
+  const walk = (conds: string[], l: string): { from: string; where: string } =>
+    ip !== null && sel.actorId === null
+      ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, l, from, project, ip)})` }
+      : { from, where: conds.join(" AND ") };
   if (exclude && options.window !== undefined && options.match === undefined) {
-    const walked = `SELECT e.row_id ${from} WHERE ${where.join(" AND ")} ${ORDER} LIMIT ${bind(options.window)}`;
+    const window = bind(options.window);
+    const w = walk(where, window);
+    const walked = `SELECT e.row_id ${w.from} WHERE ${w.where} ${ORDER} LIMIT ${window}`;
     return { sql: `SELECT ${options.columns} FROM events e WHERE e.row_id IN (${walked}) AND ${exclude} ${ORDER} LIMIT ${limit}`, params };
   }
   if (exclude) where.push(exclude);
@@ -224,19 +233,42 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   }
   if (actions.length <= 1) {
     if (actions.length === 1) where.push(`e.action = ${actions[0]}`);
-    return { sql: `SELECT ${options.columns} ${from} WHERE ${where.join(" AND ")} ${ORDER} LIMIT ${limit}`, params };
+    const w = walk(where, limit);
+    return { sql: `SELECT ${options.columns} ${w.from} WHERE ${w.where} ${ORDER} LIMIT ${limit}`, params };
   }
-  const branches = actions.map(
-    (action) =>
-      `SELECT * FROM (SELECT e.row_id, e.occurred_at, e.seq ${from} ` +
-      `WHERE ${where.join(" AND ")} AND e.action = ${action} ${ORDER} LIMIT ${limit})`,
-  );
+  const branches = actions.map((action) => {
+    const w = walk([...where, `e.action = ${action}`], limit);
+    return `SELECT * FROM (SELECT e.row_id, e.occurred_at, e.seq ${w.from} WHERE ${w.where} ${ORDER} LIMIT ${limit})`;
+  });
   return {
     sql:
       `SELECT ${options.columns} FROM events e WHERE e.row_id IN (SELECT row_id FROM ` +
       `(${unionAll(branches)}) ORDER BY occurred_at DESC, seq DESC LIMIT ${limit}) ${ORDER}`,
     params,
   };
+}
+
+/**
+ * The row_ids of the first `l` events in list order of an address (bound
+ * parameter `ip`) that meet `conds`. A batch's rows have no index entry
+ * but a run (address-runs.ts), so the walk is one of two, chosen in SQL
+ * once per statement (a LIMIT of 0 stops a walk before it reads a row):
+ * - sparse: the address's index entries (lone rows, rows from before
+ *   migration 0038), walked in list order, and its runs' events, read and
+ *   sorted (a bounded number: SPARSE_EVENTS);
+ * - common: the list walk of the other filters (`dense`: their index, or the
+ *   time index), checking each row's address.
+ */
+function addressWalk(conds: string[], l: string, dense: string, project: string, ip: string): string {
+  const sparse = sparseAddressSql(project, ip);
+  const only = (plan: 0 | 1) => `CASE WHEN ${sparse} = ${plan} THEN ${l} ELSE 0 END`;
+  const where = conds.join(" AND ");
+  const walks = [
+    `SELECT e.row_id FROM events e INDEXED BY events_ip_time_idx WHERE ${where} AND e.ip_run = 0 ${ORDER} LIMIT ${only(1)}`,
+    `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${runRowIdsSql(project, ip)}) AND ${where} ${ORDER} LIMIT ${only(1)}`,
+    `SELECT e.row_id ${dense} WHERE ${where} ${ORDER} LIMIT ${only(0)}`,
+  ];
+  return walks.map((w) => `SELECT * FROM (${w})`).join(" UNION ALL ");
 }
 
 /** D1 allows at most 5 terms per compound SELECT; nest groups of 5 as subqueries. */

@@ -1,4 +1,4 @@
-// Migrations 0029 to 0037 (issue 38, storage v2) over a shard that already holds events, in Node's
+// Migrations 0029 to 0038 (issue 38, storage v2) over a shard that already holds events, in Node's
 // own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
 // (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
 // Every event from before stays findable by id (through the now partial id index, which SQLite is
@@ -161,7 +161,7 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
     const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
     for (const file of files.filter((f) => f < "0031")) apply(db, file);
     // As the ledger wrote them before: the rows (no search columns yet), then an entry each from their text.
-    const legacy = COLUMNS.filter((c) => c !== "search_lead" && c !== "search_words" && c !== "append_name");
+    const legacy = COLUMNS.filter((c) => !["search_lead", "search_words", "append_name", "ip_run"].includes(c));
     const insert = db.prepare(`INSERT INTO events (${legacy.join(", ")}) VALUES (${legacy.map(() => "?").join(", ")})`);
     for (const [i, r] of old.entries()) {
       const values = columnValues(r, rowIndexing(old)[i]);
@@ -401,5 +401,91 @@ describe("migration 0037: a lone live event is found at its id's instant, with n
       assert.match(detail, /events_project_time_idx \(project_id=\? AND occurred_at=\?\)/);
       assert.doesNotMatch(detail, /SCAN (e|s)\b(?! USING)/);
     }
+  });
+});
+
+describe("migration 0038: a request's events are one address run, with no index entry each", () => {
+  const db = new DatabaseSync(join(dir, "address.sqlite"));
+  const A = "203.0.113.8";
+  const B = "198.51.100.3";
+  const at = (s) => `2026-11-29T12:00:${String(s).padStart(2, "0")}.000Z`;
+  const seqs = (rows) => rows.map((r) => r.seq);
+  const run = (rows) => {
+    for (const s of insertEventsStatements(d1, rows)) db.prepare(s.sql).run(...s.params);
+  };
+  const sel = (ip) => ({ projectId: PROJECT, organization: null, actorId: null, ipAddress: ip, dateFrom: null, dateTo: null, actions: null, exclude: [] });
+  /** Every event of the address in list order, page by page (3 a page). */
+  const walk = (ip) => {
+    const out = [];
+    for (let cursor = null; ; ) {
+      const page = all(db, selectEvents(sel(ip), { columns: "e.seq, e.occurred_at", cursor, limit: 3 }));
+      out.push(...page);
+      if (page.length < 3) return seqs(out);
+      cursor = { occurredAt: page[2].occurred_at, seq: page[2].seq };
+    }
+  };
+  const expected = (ip) =>
+    seqs(db.prepare("SELECT seq FROM events WHERE project_id = ? AND ip_address = ? ORDER BY occurred_at DESC, seq DESC").all(PROJECT, ip));
+
+  before(async () => {
+    migrate(db, (f) => f < "0038");
+    const tag = await idTag(PROJECT);
+    // As the code before 0038 wrote them: an index entry each, whatever their request.
+    for (let seq = 1; seq <= 4; seq++) insertAs(db, row(PROJECT, seq, mintEventId(at(seq), tag), at(seq), { ip_address: A, occurred_at: at(60 - seq * 7) }), 0);
+    migrate(db, (f) => f >= "0038");
+    const t = at(20);
+    // A batch from A (occurred_at interleaving the old rows'), a lone row from A, a batch from B.
+    run(Array.from({ length: 5 }, (_, i) => row(PROJECT, 5 + i, mintEventId(t, tag), t, { ip_address: A, occurred_at: at(57 - i * 9) })));
+    run([row(PROJECT, 10, mintEventId(at(21), tag), at(21), { ip_address: A })]);
+    run(Array.from({ length: 3 }, (_, i) => row(PROJECT, 11 + i, mintEventId(at(22), tag), at(22), { ip_address: B })));
+  });
+
+  it("keeps the old rows in the rebuilt index and writes one run for each batch, whose rows take no entry", () => {
+    const entries = db.prepare("SELECT seq FROM events INDEXED BY events_ip_time_idx WHERE project_id = ? AND ip_address = ? AND ip_run = 0 ORDER BY seq").all(PROJECT, A);
+    assert.deepEqual(seqs(entries), [1, 2, 3, 4, 10]);
+    const runs = db.prepare("SELECT ip, first_seq, last_seq FROM ip_runs WHERE project_id = ? ORDER BY first_seq").all(PROJECT).map((r) => ({ ...r }));
+    assert.deepEqual(runs, [{ ip: A, first_seq: 5, last_seq: 9 }, { ip: B, first_seq: 11, last_seq: 13 }]);
+  });
+
+  it("finds every event of an address, old and new, in list order, whether its runs are few or many", () => {
+    assert.equal(expected(A).length, 10);
+    assert.deepEqual(walk(A), expected(A));
+    assert.deepEqual(walk(B), expected(B));
+    // Enough runs to count as common (covering seqs the project does not have): the walk of the time index finds the same.
+    const fake = db.prepare("INSERT INTO ip_runs (project_id, ip, first_seq, last_seq) VALUES (?, ?, ?, ?)");
+    for (let i = 0; i < 2_000; i++) fake.run(PROJECT, A, 1_000_000 + 2 * i, 1_000_000 + 2 * i);
+    assert.deepEqual(walk(A), expected(A));
+    assert.match(plan(db, selectEvents(sel(A), { columns: "e.seq", cursor: null, limit: 3 })), /events_project_time_idx/);
+    db.prepare("DELETE FROM ip_runs WHERE first_seq >= 1000000").run();
+  });
+
+  it("drops a run with the last of its rows that holds the address, deleted in any order or scrubbed", () => {
+    const runsOf = (ip) => db.prepare("SELECT count(*) AS n FROM ip_runs WHERE project_id = ? AND ip = ?").get(PROJECT, ip).n;
+    const erase = db.prepare("UPDATE events SET ip_address = NULL WHERE project_id = ? AND seq = ?");
+    const drop = db.prepare("DELETE FROM events WHERE project_id = ? AND seq = ?");
+    for (const seq of [7, 5]) drop.run(PROJECT, seq);
+    erase.run(PROJECT, 9);
+    assert.equal(runsOf(A), 1);
+    drop.run(PROJECT, 6);
+    assert.equal(runsOf(A), 1);
+    drop.run(PROJECT, 8);
+    assert.equal(runsOf(A), 0);
+    for (const seq of [12, 11]) erase.run(PROJECT, seq);
+    assert.equal(runsOf(B), 1);
+    erase.run(PROJECT, 13);
+    assert.equal(runsOf(B), 0);
+    // Two runs over the same rows (a shard copy that ran again over part of a run): each goes with its last row.
+    assert.equal(db.prepare("SELECT count(*) AS n FROM ip_runs").get().n, 0);
+    const t = at(30);
+    run(Array.from({ length: 6 }, (_, i) => row(PROJECT, 20 + i, hex(16), t, { ip_address: A })));
+    db.prepare("INSERT INTO ip_runs (project_id, ip, first_seq, last_seq) VALUES (?, ?, 20, 22)").run(PROJECT, A);
+    for (const seq of [23, 24, 25, 21, 20]) drop.run(PROJECT, seq);
+    assert.equal(runsOf(A), 2);
+    drop.run(PROJECT, 22);
+    assert.equal(runsOf(A), 0);
+    // A lone row's entry goes with it, as before: nothing of the address is left but the old rows'.
+    drop.run(PROJECT, 10);
+    assert.deepEqual(expected(A).sort(), [1, 2, 3, 4]);
+    assert.deepEqual(walk(A), expected(A));
   });
 });

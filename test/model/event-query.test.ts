@@ -47,7 +47,6 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     ["organization", sel({ organization: "o" }), "events_org_time_idx"],
     ["actor_id", sel({ actor_id: "u" }), "events_actor_time_idx"],
     ["action", sel({ action: "a" }), "events_action_time_idx"],
-    ["ip_address", sel({ ip_address: "203.0.113.1" }), "events_ip_time_idx"],
     ["actions_exclude", sel({ actions_exclude: ["a", "b"] }), "events_project_time_idx"],
     ["date_from", sel({ date_from: at }), "events_project_time_idx", /occurred_at>\?/],
     ["date_to", sel({ date_to: at }), "events_project_time_idx", /occurred_at<\?|\(occurred_at,seq\)<\(\?,\?\)/],
@@ -67,6 +66,28 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
       }
     });
   }
+
+  it("ip_address: its index entries in list order, its runs' events by seq range, or the list walk when common; never a scan", async () => {
+    const ip = "203.0.113.1";
+    const shapes: Array<[Filters, Partial<SelectOptions>, string]> = [
+      [{ ip_address: ip }, {}, "events_project_time_idx"],
+      [{ ip_address: ip, organization: "o", date_from: at }, {}, "events_org_time_idx"],
+      [{ ip_address: ip, action: "a" }, {}, "events_action_time_idx"],
+      [{ ip_address: ip, actions: ["a", "b"] }, {}, "events_action_time_idx"],
+      [{ ip_address: ip, actions_exclude: ["a"] }, { window: 102 }, "events_project_time_idx"],
+    ];
+    for (const [filters, options, dense] of shapes) {
+      for (const cursor of [null, { occurredAt: at, seq: 7 }]) {
+        const lines = await plan(sel(filters), { cursor, ...options });
+        const text = lines.join("\n");
+        expect(fullScan(lines), text).toBe(false);
+        expect(text).toMatch(/SEARCH e USING (COVERING )?INDEX events_ip_time_idx \(project_id=\? AND ip_address=\?/);
+        expect(text).toMatch(/SEARCH r USING PRIMARY KEY \(project_id=\? AND ip=\?\)/);
+        expect(text).toMatch(/SEARCH x USING INDEX events_project_seq_idx \(project_id=\? AND seq>\? AND seq<\?\)/);
+        expect(text).toMatch(new RegExp(`SEARCH e USING (COVERING )?INDEX ${dense} \\(project_id=\\?`));
+      }
+    }
+  });
 
   it("several actions: one ordered branch per action on the action index; only the final page is sorted", async () => {
     const many = sel({ actions: Array.from({ length: 50 }, (_, i) => `a.${i}`) });

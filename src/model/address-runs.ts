@@ -1,0 +1,116 @@
+// .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
+
+/**
+ * Address runs (migration 0038): how a filter on ip_address finds a batch's
+ * events without an index entry per event. An event's address is its ingest
+ * request's, so the events of one request share it: a run of consecutive
+ * rows of one project and one address is one ip_runs row (its seq range),
+ * and its rows take no entry in events_ip_time_idx (ip_run = 1). A lone row
+ * keeps its entry, as every row written before 0038 does.
+ *
+ * Writers: commits (chain/event-insert.ts) and shard copies and restores
+ * (storage/shard-copy.ts), through row-indexing.ts. Deletes and erasure's
+ * scrub: the migration's triggers drop a run once none of its rows holds
+ * the address. Readers: event-query.ts (addressWalk).
+ */
+
+/** What a run needs of a row. */
+export interface AddressedRow {
+  project_id: string;
+  seq: number;
+  ip_address: string | null;
+}
+
+/**
+ * Rows a run takes at least. A run costs a row at ingest and its delete at
+ * archive (a deleted index entry is billed as no row), where its rows'
+ * entries cost one each at ingest: two rows break even, three save one.
+ */
+export const MIN_RUN = 3;
+
+/**
+ * Rows a run takes at most (a longer one is cut): a commit holds up to 1,000
+ * events and a shard copy's batch 500, so this cuts nothing they write. The
+ * triggers of migration 0038 rely on it: the run that holds a row ends less
+ * than MAX_RUN seqs after it, a bounded seek however many runs the address
+ * has, and runs that overlap (a copy that ran again) are each found.
+ */
+export const MAX_RUN = 1024;
+
+export interface AddressRun {
+  projectId: string;
+  ip: string;
+  first: number;
+  last: number;
+}
+
+/**
+ * The runs of rows in this order (consecutive seqs of one project and one
+ * address, MIN_RUN rows or more), and each row's ip_run: 1 when a run holds it.
+ */
+export function addressRuns(rows: readonly AddressedRow[]): { runs: AddressRun[]; ipRun: (0 | 1)[] } {
+  const runs: AddressRun[] = [];
+  const ipRun: (0 | 1)[] = rows.map(() => 0);
+  let start = 0;
+  for (let i = 1; i <= rows.length; i++) {
+    const prev = rows[i - 1];
+    const row = rows[i];
+    const goesOn = row !== undefined && prev.ip_address !== null && row.ip_address === prev.ip_address && row.project_id === prev.project_id && row.seq === prev.seq + 1;
+    if (goesOn && i - start < MAX_RUN) continue;
+    if (i - start >= MIN_RUN && prev.ip_address !== null) {
+      runs.push({ projectId: prev.project_id, ip: prev.ip_address, first: rows[start].seq, last: prev.seq });
+      ipRun.fill(1, start, i);
+    }
+    start = i;
+  }
+  return { runs, ipRun };
+}
+
+/**
+ * One statement for all the runs (D1 caps a statement at 100 bound values).
+ * A run already there is kept: a copy may run again over rows it put back.
+ */
+export function addressRunStatement(db: D1Database, runs: readonly AddressRun[]): D1PreparedStatement | null {
+  if (runs.length === 0) return null;
+  return db
+    .prepare(
+      "INSERT INTO ip_runs (project_id, ip, last_seq, first_seq) SELECT j.value ->> 0, j.value ->> 1, j.value ->> 3, j.value ->> 2 FROM json_each(?1) j WHERE true ON CONFLICT DO NOTHING",
+    )
+    .bind(JSON.stringify(runs.map((r) => [r.projectId, r.ip, r.first, r.last])));
+}
+
+/**
+ * Runs an address may have for its filter to read them, and the events they
+ * may hold: past either, the address is common in the project, and a walk of
+ * the list index that checks each row's address finds a page sooner than
+ * reading and sorting all of its events. At the bound, a page reads at most
+ * ~20,000 rows either way: the runs' events, or the walk's rows until a page
+ * of 200 holds the address (1 row in 100 or more of a 1M-event project).
+ */
+export const SPARSE_RUNS = 2_000;
+export const SPARSE_EVENTS = 20_000;
+
+/**
+ * SQL: 1 when the address's events are few enough to read through its runs
+ * and the index (the sparse walk), else 0. `project` and `ip` are bound
+ * parameters. Evaluated once per statement: it sits in LIMIT clauses.
+ */
+export function sparseAddressSql(project: string, ip: string): string {
+  return (
+    `(SELECT count(*) < ${SPARSE_RUNS} AND coalesce(sum(n), 0) <= ${SPARSE_EVENTS} FROM ` +
+    `(SELECT last_seq - first_seq + 1 AS n FROM ip_runs WHERE project_id = ${project} AND ip = ${ip} LIMIT ${SPARSE_RUNS}))`
+  );
+}
+
+/**
+ * SQL: the row_ids of events `e` of the address's runs (all of them, for a
+ * caller that applies its own filters, order and limit). A copy that ran
+ * twice may leave two runs over a row: IN keeps it once.
+ */
+export function runRowIdsSql(project: string, ip: string): string {
+  return (
+    `SELECT x.row_id FROM ip_runs r CROSS JOIN events x INDEXED BY events_project_seq_idx ` +
+    `ON x.project_id = r.project_id AND x.seq BETWEEN r.first_seq AND r.last_seq ` +
+    `WHERE r.project_id = ${project} AND r.ip = ${ip} AND x.ip_run = 1`
+  );
+}
