@@ -80,24 +80,28 @@ export function addressRunStatement(db: D1Database, runs: readonly AddressRun[])
 }
 
 /**
- * Runs an address may have for its filter to read them, and the events they
- * may hold: past either, the address is common in the project, and a walk of
- * the list index that checks each row's address finds a page sooner than
- * reading and sorting all of its events. At the bound, a page reads at most
- * ~20,000 rows either way: the runs' events, or the walk's rows until a page
- * of 200 holds the address (1 row in 100 or more of a 1M-event project).
+ * Runs an address may have for its runs to be read: past it the address is
+ * common (and the guard below reads no more of them).
  */
 export const SPARSE_RUNS = 2_000;
-export const SPARSE_EVENTS = 20_000;
 
 /**
- * SQL: 1 when the address's events are few enough to read through its runs
- * and the index (the sparse walk), else 0. `project` and `ip` are bound
- * parameters. Evaluated once per statement: it sits in LIMIT clauses.
+ * SQL: 1 when the address's runs are few enough to read whole (the sparse
+ * walk), else 0, for a page of `limit` rows (bound parameters, as `project`
+ * and `ip`; a negative limit is no limit). Reading the runs costs their S
+ * events, every page; the list walk that checks each row finds a page of l
+ * in about l x N / S rows of the project's N (its seq span, two seeks of the
+ * seq index). So: sparse when S x S <= l x N (at 1M events and pages of 50,
+ * up to ~7,000 events of the address; at 10M, ~22,000). Evaluated once per
+ * statement: it sits in LIMIT clauses.
  */
-export function sparseAddressSql(project: string, ip: string): string {
+export function sparseAddressSql(project: string, ip: string, limit: string): string {
+  const span =
+    `(coalesce((SELECT max(seq) FROM events WHERE project_id = ${project}), 0) - ` +
+    `coalesce((SELECT min(seq) FROM events WHERE project_id = ${project}), 0) + 1)`;
+  const page = `(CASE WHEN ${limit} < 0 THEN ${span} ELSE ${limit} END)`;
   return (
-    `(SELECT count(*) < ${SPARSE_RUNS} AND coalesce(sum(n), 0) <= ${SPARSE_EVENTS} FROM ` +
+    `(SELECT count(*) < ${SPARSE_RUNS} AND coalesce(sum(n), 0) * coalesce(sum(n), 0) <= ${page} * ${span} FROM ` +
     `(SELECT last_seq - first_seq + 1 AS n FROM ip_runs WHERE project_id = ${project} AND ip = ${ip} LIMIT ${SPARSE_RUNS}))`
   );
 }

@@ -255,12 +255,12 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
  * once per statement (a LIMIT of 0 stops a walk before it reads a row):
  * - sparse: the address's index entries (lone rows, rows from before
  *   migration 0038), walked in list order, and its runs' events, read and
- *   sorted (a bounded number: SPARSE_EVENTS);
+ *   sorted (when that reads fewer rows: sparseAddressSql);
  * - common: the list walk of the other filters (`dense`: their index, or the
  *   time index), checking each row's address.
  */
 function addressWalk(conds: string[], l: string, dense: string, project: string, ip: string): string {
-  const sparse = sparseAddressSql(project, ip);
+  const sparse = sparseAddressSql(project, ip, l);
   const only = (plan: 0 | 1) => `CASE WHEN ${sparse} = ${plan} THEN ${l} ELSE 0 END`;
   const where = conds.join(" AND ");
   const walks = [

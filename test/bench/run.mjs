@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { projectShard, storedEvents } from "./archive-helpers.mjs";
-import { batchLoad, createKey, ensureWrk, fmt, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
+import { batchLoad, benchAddress, createKey, ensureWrk, fmt, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const only = process.argv.slice(2);
@@ -67,7 +67,7 @@ try {
     } else {
       console.log(`\nLoading ${total.toLocaleString("en-US")} events into ${projectId} through the batch endpoint...`);
       let load;
-      await metered("bulk load", async () => (load = await batchLoad({ url: service.url, key, total })));
+      await metered("bulk load", async () => (load = await batchLoad({ url: service.url, key, total, ip: benchAddress })));
       report("Bulk load", [["batch ingest into one project", `${fmt.rate(load.perSecond, "events/s")} (${load.seconds.toFixed(0)} s)`]]);
     }
     // Whole-project reads (verify, the full export, the log) also cover those witness.* events.
