@@ -3,8 +3,8 @@
 -- a billed row each at ingest. Now a commit writes one ip_runs row for each run of three or more
 -- consecutive rows of one address (its seq range) and those rows no entry (ip_run = 1); a filter on an
 -- address reads its runs' ranges through the seq index (src/model/event-query.ts). A lone row, and
--- every row written before this, keeps its entry (ip_run = 0, the default). The partial index is
--- rebuilt over a shard's rows in one statement, as 0030 rebuilt it (3.6-3.8 s for 2.47M events).
+-- every row written before this, keeps its entry (ip_run = 0, the default). The two indexes below are
+-- rebuilt over a shard's rows in one statement each, as 0030 rebuilt four (3.6-3.8 s for 2.47M events).
 ALTER TABLE `events` ADD `ip_run` integer DEFAULT 0 NOT NULL;
 --> statement-breakpoint
 CREATE TABLE `ip_runs` (
@@ -14,6 +14,13 @@ CREATE TABLE `ip_runs` (
 	`first_seq` integer NOT NULL,
 	PRIMARY KEY(`project_id`, `ip`, `last_seq`)
 ) WITHOUT ROWID;
+--> statement-breakpoint
+-- A common address is walked along the time index, checking each row's address (src/model/event-query.ts):
+-- with the address in the index's entries that check reads no table row, about ten times cheaper a row.
+-- Bytes in an entry every event has already, no row more.
+DROP INDEX `events_project_time_idx`;
+--> statement-breakpoint
+CREATE INDEX `events_project_time_idx` ON `events` (`project_id`, `occurred_at`, `seq`, `ip_address`);
 --> statement-breakpoint
 DROP INDEX `events_ip_time_idx`;
 --> statement-breakpoint

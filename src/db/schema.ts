@@ -86,7 +86,8 @@ export const events = sqliteTable(
     // One seq per project: a second writer can never fork the chain.
     uniqueIndex("events_project_seq_idx").on(t.project_id, t.seq),
     uniqueIndex("events_legacy_id_unique").on(t.id).where(sql`id_indexed = 1`),
-    index("events_project_time_idx").on(t.project_id, t.occurred_at, t.seq),
+    // The address last (migration 0038): a walk of a common address checks it without reading the row.
+    index("events_project_time_idx").on(t.project_id, t.occurred_at, t.seq, t.ip_address),
     // Partial (migration 0030): an event without the field is never a match, and writes no entry.
     index("events_org_time_idx").on(t.project_id, t.organization, t.occurred_at, t.seq).where(sql`organization IS NOT NULL`),
     index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq).where(sql`actor_id IS NOT NULL`),

@@ -257,10 +257,10 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
  *   migration 0038), walked in list order, and its runs' events, read and
  *   sorted (when that reads fewer rows: sparseAddressSql);
  * - common: the list walk of the other filters (`dense`: their index, or the
- *   time index), checking each row's address.
+ *   time index, whose entries hold the address), checking each row's address.
  */
 function addressWalk(conds: string[], l: string, dense: string, project: string, ip: string): string {
-  const sparse = sparseAddressSql(project, ip, l);
+  const sparse = sparseAddressSql(project, ip, l, dense.endsWith("events_project_time_idx"));
   const only = (plan: 0 | 1) => `CASE WHEN ${sparse} = ${plan} THEN ${l} ELSE 0 END`;
   const where = conds.join(" AND ");
   const walks = [

@@ -415,14 +415,14 @@ describe("migration 0038: a request's events are one address run, with no index 
     for (const s of insertEventsStatements(d1, rows)) db.prepare(s.sql).run(...s.params);
   };
   const sel = (ip) => ({ projectId: PROJECT, organization: null, actorId: null, ipAddress: ip, dateFrom: null, dateTo: null, actions: null, exclude: [] });
-  /** Every event of the address in list order, page by page (3 a page). */
-  const walk = (ip) => {
+  /** Every event of the address in list order, page by page. */
+  const walk = (ip, size = 3) => {
     const out = [];
     for (let cursor = null; ; ) {
-      const page = all(db, selectEvents(sel(ip), { columns: "e.seq, e.occurred_at", cursor, limit: 3 }));
+      const page = all(db, selectEvents(sel(ip), { columns: "e.seq, e.occurred_at", cursor, limit: size }));
       out.push(...page);
-      if (page.length < 3) return seqs(out);
-      cursor = { occurredAt: page[2].occurred_at, seq: page[2].seq };
+      if (page.length < size) return seqs(out);
+      cursor = { occurredAt: page[size - 1].occurred_at, seq: page[size - 1].seq };
     }
   };
   const sparse = (ip, limit) => db.prepare(`SELECT ${sparseAddressSql("?1", "?2", "?3")} AS s`).get(PROJECT, ip, limit).s;
@@ -451,15 +451,18 @@ describe("migration 0038: a request's events are one address run, with no index 
 
   it("finds every event of an address, old and new, in list order, whether its runs are few or many", () => {
     assert.equal(expected(A).length, 10);
-    // Pages of 3 (4 rows asked) of 13 events: A's 5 run events are read whole (25 <= 4 x 13), pages of 1 walk the index.
-    assert.deepEqual([sparse(A, 4), sparse(A, 1), sparse(A, -1)], [1, 0, 1]);
+    // A's 5 run events among 13: pages of 3 walk the time index (9 x 5 x 5 > 3 x 13), pages of 20 read the run, as a
+    // page of every row does not (9 x 5 x 5 > 13 x 13).
+    assert.deepEqual([sparse(A, 3), sparse(A, 20), sparse(A, -1)], [0, 1, 0]);
     assert.deepEqual(walk(A), expected(A));
+    assert.deepEqual(walk(A, 20), expected(A));
     assert.deepEqual(walk(B), expected(B));
     // Enough runs to count as common (covering seqs the project does not have): the walk of the time index finds the same.
     const fake = db.prepare("INSERT INTO ip_runs (project_id, ip, first_seq, last_seq) VALUES (?, ?, ?, ?)");
     for (let i = 0; i < 2_000; i++) fake.run(PROJECT, A, 1_000_000 + 2 * i, 1_000_000 + 2 * i);
     assert.deepEqual(walk(A), expected(A));
-    assert.equal(sparse(A, 4), 0);
+    assert.equal(sparse(A, 20), 0);
+    assert.deepEqual(walk(A, 20), expected(A));
     db.prepare("DELETE FROM ip_runs WHERE first_seq >= 1000000").run();
   });
 
