@@ -252,7 +252,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
  * The row_ids of the first `l` events in list order of an address (bound
  * parameter `ip`) that meet `conds`. A batch's rows have no index entry
  * but a run (address-runs.ts), so the walk is one of two, chosen in SQL
- * once per statement (a LIMIT of 0 stops a walk before it reads a row):
+ * once (a LIMIT of 0 stops a walk before it reads a row):
  * - sparse: the address's index entries (lone rows, rows from before
  *   migration 0038), walked in list order, and its runs' events, read and
  *   sorted (when that reads fewer rows: sparseAddressSql);
@@ -261,14 +261,15 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
  */
 function addressWalk(conds: string[], l: string, dense: string, project: string, ip: string): string {
   const sparse = sparseAddressSql(project, ip, l, dense.endsWith("events_project_time_idx"));
-  const only = (plan: 0 | 1) => `CASE WHEN ${sparse} = ${plan} THEN ${l} ELSE 0 END`;
+  const only = (plan: 0 | 1) => `(SELECT CASE WHEN sparse = ${plan} THEN ${l} ELSE 0 END FROM address_plan)`;
   const where = conds.join(" AND ");
   const walks = [
     `SELECT e.row_id FROM events e INDEXED BY events_ip_time_idx WHERE ${where} AND e.ip_run = 0 ${ORDER} LIMIT ${only(1)}`,
     `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${runRowIdsSql(project, ip)}) AND ${where} ${ORDER} LIMIT ${only(1)}`,
     `SELECT e.row_id ${dense} WHERE ${where} ${ORDER} LIMIT ${only(0)}`,
   ];
-  return walks.map((w) => `SELECT * FROM (${w})`).join(" UNION ALL ");
+  // The guard once (it reads up to SPARSE_RUNS runs), not once per walk.
+  return `WITH address_plan AS MATERIALIZED (SELECT ${sparse} AS sparse) ${walks.map((w) => `SELECT * FROM (${w})`).join(" UNION ALL ")}`;
 }
 
 /** D1 allows at most 5 terms per compound SELECT; nest groups of 5 as subqueries. */
