@@ -201,11 +201,12 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
         `EXISTS (SELECT 1 FROM event_targets t WHERE t.project_id = e.project_id AND t.type = ${type}${id} AND t.occurred_at = e.occurred_at AND t.seq = e.seq))`,
     );
   }
-  const from = `FROM events e INDEXED BY ${indexFor(sel, (sel.actions?.length ?? 0) > 0)}`;
+  const index = indexFor(sel, (sel.actions?.length ?? 0) > 0);
+  const from = `FROM events e INDEXED BY ${index}`;
   // An address without a narrower actor: its rows' index entries, its runs, or a walk that checks each row (addressWalk).
   const walk = (conds: string[], l: string): { from: string; where: string } =>
     ip !== null && sel.actorId === null
-      ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, l, from, project, ip)})` }
+      ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, l, index, project, ip)})` }
       : { from, where: conds.join(" AND ") };
   if (exclude && options.window !== undefined && options.match === undefined) {
     const window = bind(options.window);
@@ -256,17 +257,17 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
  * - sparse: the address's index entries (lone rows, rows from before
  *   migration 0038), walked in list order, and its runs' events, read and
  *   sorted (when that reads fewer rows: sparseAddressSql);
- * - common: the list walk of the other filters (`dense`: their index, or the
- *   time index, whose entries hold the address), checking each row's address.
+ * - common: the list walk of the other filters (`index`: theirs, or the time
+ *   index, whose entries hold the address), checking each row's address.
  */
-function addressWalk(conds: string[], l: string, dense: string, project: string, ip: string): string {
-  const sparse = sparseAddressSql(project, ip, l, dense.endsWith("events_project_time_idx"));
+function addressWalk(conds: string[], l: string, index: string, project: string, ip: string): string {
+  const sparse = sparseAddressSql(project, ip, l, index === "events_project_time_idx");
   const only = (plan: 0 | 1) => `(SELECT CASE WHEN sparse = ${plan} THEN ${l} ELSE 0 END FROM address_plan)`;
   const where = conds.join(" AND ");
   const walks = [
     `SELECT e.row_id FROM events e INDEXED BY events_ip_time_idx WHERE ${where} AND e.ip_run = 0 ${ORDER} LIMIT ${only(1)}`,
     `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${runRowIdsSql(project, ip)}) AND ${where} ${ORDER} LIMIT ${only(1)}`,
-    `SELECT e.row_id ${dense} WHERE ${where} ${ORDER} LIMIT ${only(0)}`,
+    `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${where} ${ORDER} LIMIT ${only(0)}`,
   ];
   // The guard once (it reads up to SPARSE_RUNS runs), not once per walk.
   return `WITH address_plan AS MATERIALIZED (SELECT ${sparse} AS sparse) ${walks.map((w) => `SELECT * FROM (${w})`).join(" UNION ALL ")}`;

@@ -9,7 +9,7 @@ import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, t
  * through a commit span instead of an id index entry (commit-spans.ts), by
  * search through one entry per group of events (search-index.ts), and by
  * address through one run per request's events (address-runs.ts). Every writer
- * of new rows does both the same way: commits (chain/event-insert.ts), shard
+ * of new rows does all three the same way: commits (chain/event-insert.ts), shard
  * copies and archive restores (storage/shard-copy.ts), so a moved or restored
  * row is stored as the commit that first wrote it stored it.
  */
