@@ -106,7 +106,7 @@ export const SPARSE_RUNS = 2_000;
  * events of the address alone, ~9,000 with another filter. Evaluated once
  * per statement: it sits in LIMIT clauses.
  */
-export function sparseAddressSql(project: string, ip: string, limit: string, covered = true): string {
+export function sparseAddressSql(project: string, ip: string, limit: string, covered: boolean): string {
   const span =
     `(coalesce((SELECT max(seq) FROM events WHERE project_id = ${project}), 0) - ` +
     `coalesce((SELECT min(seq) FROM events WHERE project_id = ${project}), 0) + 1)`;

@@ -43,6 +43,11 @@ function insertAs(db, r, idIndexed) {
 /** A D1 stand-in for the statement builders: prepare/bind make {sql, params}. */
 const d1 = { prepare: (sql) => ({ bind: (...params) => ({ sql, params }) }) };
 
+/** Rows stored as the ledger's commit stores them now (chain/event-insert.ts), with its appends' names. */
+function commit(db, rows, appends = []) {
+  for (const s of insertEventsStatements(d1, rows, appends)) db.prepare(s.sql).run(...s.params);
+}
+
 const hex = (n) => randomBytes(n).toString("hex");
 const PROJECT = "p-storage-v2";
 const OTHER = "p-storage-v2-other";
@@ -91,7 +96,7 @@ describe("migrations 0029 and 0030 over a shard holding events", () => {
       row(PROJECT, 3, mintEventId(t1, tag), t1, { organization: "org_a", actor_id: "u_1", ip_address: "10.0.0.1" }),
       row(PROJECT, 4, mintEventId(t1, tag), t1),
     );
-    for (const s of insertEventsStatements(d1, after0029)) db.prepare(s.sql).run(...s.params);
+    commit(db, after0029);
   });
 
   it("moves every existing event into the partial id index and drops the full one", () => {
@@ -172,7 +177,7 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
     for (const row of old) entry.run(indexText(searchTag(PROJECT), row), PROJECT, row.seq);
     // 0031, and the later ones the code that writes the fresh rows below needs (0036's append_name).
     for (const file of files.filter((f) => f >= "0031")) apply(db, file);
-    for (const s of insertEventsStatements(d1, fresh)) db.prepare(s.sql).run(...s.params);
+    commit(db, fresh);
   });
 
   it("keeps the old events' own entries and gives a new commit one entry for its group", () => {
@@ -230,7 +235,7 @@ describe("migrations 0033 and 0035 over a shard whose events have a target row e
     // As the ledger wrote them before 0033: event_targets' triggers take every target.
     insertBefore(db, old);
     for (const file of files.filter((f) => f >= "0033")) apply(db, file);
-    for (const s of insertEventsStatements(d1, fresh)) db.prepare(s.sql).run(...s.params);
+    commit(db, fresh);
   });
 
   it("builds the indexes over the events already stored, and keeps only targets past the second as rows from then on", () => {
@@ -278,9 +283,9 @@ describe("migration 0036 over a shard whose lone commits have a span each", () =
     migrate(db, (f) => f >= "0036");
     // Backfilled (sent with an occurred_at of its own): a lone live row is found at its instant instead (0037, below).
     lone = row(PROJECT, 2, mintEventId(t1, tag), t1, { occurred_at: t0 });
-    for (const s of insertEventsStatements(d1, [lone], [{ token: "lone-name", first: 2, last: 2 }])) db.prepare(s.sql).run(...s.params);
+    commit(db, [lone], [{ token: "lone-name", first: 2, last: 2 }]);
     pair = [3, 4].map((seq) => row(PROJECT, seq, mintEventId(t2, tag), t2));
-    for (const s of insertEventsStatements(d1, pair, [{ token: "pair-name", first: 3, last: 4 }])) db.prepare(s.sql).run(...s.params);
+    commit(db, pair, [{ token: "pair-name", first: 3, last: 4 }]);
   });
 
   it("gives a lone event its id index entry and its append's name, and a commit of two a span that names it", () => {
@@ -332,13 +337,13 @@ describe("migration 0037: a lone live event is found at its id's instant, with n
     insertAs(db, before0037, 1);
     migrate(db, (f) => f >= "0037");
     live = row(PROJECT, 2, mintEventId(t2, tag), t2);
-    for (const s of insertEventsStatements(d1, [live], [{ token: "live-name", first: 2, last: 2 }])) db.prepare(s.sql).run(...s.params);
+    commit(db, [live], [{ token: "live-name", first: 2, last: 2 }]);
     // Sent later with an occurred_at that is the live row's instant: the time index holds both there.
     backfilled = row(PROJECT, 3, mintEventId("2026-11-29T11:00:02.000Z", tag), "2026-11-29T11:00:02.000Z", { occurred_at: t2 });
-    for (const s of insertEventsStatements(d1, [backfilled])) db.prepare(s.sql).run(...s.params);
+    commit(db, [backfilled]);
     // Another project's lone live row at the same instant.
     elsewhere = row(OTHER, 1, mintEventId(t2, await idTag(OTHER)), t2);
-    for (const s of insertEventsStatements(d1, [elsewhere])) db.prepare(s.sql).run(...s.params);
+    commit(db, [elsewhere]);
   });
 
   it("writes the live row with no id index entry and no span, its append's name on it, and its project's tag once", () => {
@@ -376,9 +381,9 @@ describe("migration 0037: a lone live event is found at its id's instant, with n
     for (let seq = 1; seq <= 300; seq++) {
       const at = new Date(start + seq * 7).toISOString();
       // Every fifth a commit of two (a span), the rest lone and live.
-      const commit = seq % 5 === 0 ? [row(PROJECT, seq, mintEventId(at, tag), at), row(PROJECT, ++seq, mintEventId(at, tag), at)] : [row(PROJECT, seq, mintEventId(at, tag), at)];
-      for (const s of insertEventsStatements(d1, commit)) db2.prepare(s.sql).run(...s.params);
-      rows.push(...commit);
+      const committed = seq % 5 === 0 ? [row(PROJECT, seq, mintEventId(at, tag), at), row(PROJECT, ++seq, mintEventId(at, tag), at)] : [row(PROJECT, seq, mintEventId(at, tag), at)];
+      commit(db2, committed);
+      rows.push(...committed);
     }
     const lone = rows.filter((r) => db2.prepare("SELECT id_indexed FROM events WHERE id = ?").get(r.id).id_indexed === 2);
     assert.ok(lone.length > 150);
@@ -412,7 +417,7 @@ describe("migration 0038: a request's events are one address run, with no index 
   const at = (s) => `2026-11-29T12:00:${String(s).padStart(2, "0")}.000Z`;
   const seqs = (rows) => rows.map((r) => r.seq);
   const run = (rows) => {
-    for (const s of insertEventsStatements(d1, rows)) db.prepare(s.sql).run(...s.params);
+    commit(db, rows);
   };
   const sel = (ip) => ({ projectId: PROJECT, organization: null, actorId: null, ipAddress: ip, dateFrom: null, dateTo: null, actions: null, exclude: [] });
   /** Every event of the address in list order, page by page. */
@@ -425,7 +430,7 @@ describe("migration 0038: a request's events are one address run, with no index 
       cursor = { occurredAt: page[size - 1].occurred_at, seq: page[size - 1].seq };
     }
   };
-  const sparse = (ip, limit) => db.prepare(`SELECT ${sparseAddressSql("?1", "?2", "?3")} AS s`).get(PROJECT, ip, limit).s;
+  const sparse = (ip, limit) => db.prepare(`SELECT ${sparseAddressSql("?1", "?2", "?3", true)} AS s`).get(PROJECT, ip, limit).s;
   const expected = (ip) =>
     seqs(db.prepare("SELECT seq FROM events WHERE project_id = ? AND ip_address = ? ORDER BY occurred_at DESC, seq DESC").all(PROJECT, ip));
 
@@ -437,9 +442,9 @@ describe("migration 0038: a request's events are one address run, with no index 
     migrate(db, (f) => f >= "0038");
     const t = at(20);
     // A batch from A (occurred_at interleaving the old rows'), a lone row from A, a batch from B.
-    run(Array.from({ length: 5 }, (_, i) => row(PROJECT, 5 + i, mintEventId(t, tag), t, { ip_address: A, occurred_at: at(57 - i * 9) })));
-    run([row(PROJECT, 10, mintEventId(at(21), tag), at(21), { ip_address: A })]);
-    run(Array.from({ length: 3 }, (_, i) => row(PROJECT, 11 + i, mintEventId(at(22), tag), at(22), { ip_address: B })));
+    commit(db, Array.from({ length: 5 }, (_, i) => row(PROJECT, 5 + i, mintEventId(t, tag), t, { ip_address: A, occurred_at: at(57 - i * 9) })));
+    commit(db, [row(PROJECT, 10, mintEventId(at(21), tag), at(21), { ip_address: A })]);
+    commit(db, Array.from({ length: 3 }, (_, i) => row(PROJECT, 11 + i, mintEventId(at(22), tag), at(22), { ip_address: B })));
   });
 
   it("keeps the old rows in the rebuilt index and writes one run for each batch, whose rows take no entry", () => {
@@ -484,7 +489,7 @@ describe("migration 0038: a request's events are one address run, with no index 
     // Two runs over the same rows (a shard copy that ran again over part of a run): each goes with its last row.
     assert.equal(db.prepare("SELECT count(*) AS n FROM ip_runs").get().n, 0);
     const t = at(30);
-    run(Array.from({ length: 6 }, (_, i) => row(PROJECT, 20 + i, hex(16), t, { ip_address: A })));
+    commit(db, Array.from({ length: 6 }, (_, i) => row(PROJECT, 20 + i, hex(16), t, { ip_address: A })));
     db.prepare("INSERT INTO ip_runs (project_id, ip, first_seq, last_seq) VALUES (?, ?, 20, 22)").run(PROJECT, A);
     for (const seq of [23, 24, 25, 21, 20]) drop.run(PROJECT, seq);
     assert.equal(runsOf(A), 2);
