@@ -81,6 +81,8 @@ export const events = sqliteTable(
     append_name: text("append_name"),
     /** 1: found by its address through an ip_runs row, with no events_ip_time_idx entry; 0 (a lone row, rows before migration 0038): by the index. */
     ip_run: integer("ip_run").notNull().default(0),
+    /** Bit 1 << place (0: first target, 1: second): found by that target's type through a target_type_sets row, with no entry in that place's type index (migration 0039); 0 for rows before it. */
+    type_sets: integer("type_sets").notNull().default(0),
   },
   (t) => [
     // One seq per project: a second writer can never fork the chain.
@@ -95,10 +97,11 @@ export const events = sqliteTable(
     // A run's rows are found through ip_runs instead (migration 0038).
     index("events_ip_time_idx").on(t.project_id, t.ip_address, t.occurred_at, t.seq).where(sql`ip_address IS NOT NULL AND ip_run = 0`),
     // The first target (migration 0033): index entries cost no row when the event is deleted.
-    index("events_first_target_type_idx").on(t.project_id, sql`(targets ->> '$[0].type')`, t.occurred_at, t.seq).where(sql`targets <> '[]'`),
+    // A type's rows in a set are found through target_type_sets instead (migration 0039).
+    index("events_first_target_type_idx").on(t.project_id, sql`(targets ->> '$[0].type')`, t.occurred_at, t.seq).where(sql`targets <> '[]' AND (type_sets & 1) = 0`),
     index("events_first_target_id_idx").on(t.project_id, sql`(targets ->> '$[0].type')`, sql`(targets ->> '$[0].id')`, t.occurred_at, t.seq).where(sql`targets <> '[]'`),
     // The second target likewise (migration 0035), on events that name one; event_targets holds the third and later.
-    index("events_second_target_type_idx").on(t.project_id, sql`(targets ->> '$[1].type')`, t.occurred_at, t.seq).where(sql`json_array_length(targets) > 1`),
+    index("events_second_target_type_idx").on(t.project_id, sql`(targets ->> '$[1].type')`, t.occurred_at, t.seq).where(sql`json_array_length(targets) > 1 AND (type_sets & 2) = 0`),
     index("events_second_target_id_idx").on(t.project_id, sql`(targets ->> '$[1].type')`, sql`(targets ->> '$[1].id')`, t.occurred_at, t.seq).where(sql`json_array_length(targets) > 1`),
   ],
 );
@@ -267,6 +270,26 @@ export const ipRuns = sqliteTable(
 );
 
 /**
+ * One row per place (0: first target, 1: second) and target type that three
+ * or more events of one batch share (event shards; migration 0039, WITHOUT
+ * ROWID, with the trigger that deletes a set with the last of its events):
+ * its seq range from the first of them to the last. Those events have no
+ * entry in that place's type index, and a filter on the type reads the range
+ * (src/model/target-type-sets.ts, src/model/event-query.ts).
+ */
+export const targetTypeSets = sqliteTable(
+  "target_type_sets",
+  {
+    project_id: text("project_id").notNull(),
+    at: integer("at").notNull(),
+    type: text("type").notNull(),
+    last_seq: integer("last_seq").notNull(),
+    first_seq: integer("first_seq").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.at, t.type, t.last_seq] })],
+);
+
+/**
  * The projects whose rows carry an id tag (event shards; migration 0037,
  * WITHOUT ROWID): a public receipt names only the event, and a lone live
  * event (id_indexed = 2) is found in its project's time index, so the id's
@@ -293,7 +316,7 @@ export const givenUpAppends = sqliteTable("given_up_appends", {
 }, (t) => [index("given_up_appends_at_idx").on(t.given_up_at)]);
 
 /** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
-export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run">;
+export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run" | "type_sets">;
 
 /**
  * Jobs (event shards; migrations 0013, 0020): one per export or verify run as a

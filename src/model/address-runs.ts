@@ -107,15 +107,21 @@ export const SPARSE_RUNS = 2_000;
  * per statement: it sits in LIMIT clauses.
  */
 export function sparseAddressSql(project: string, ip: string, limit: string, covered: boolean): string {
+  return sparseRangesSql(`SELECT last_seq - first_seq + 1 AS n FROM ip_runs WHERE project_id = ${project} AND ip = ${ip}`, project, limit, covered);
+}
+
+/**
+ * The same rule over any seq ranges read in place of index entries
+ * (`ranges`: a SELECT of their sizes as n, the address's runs or a target
+ * type's sets: target-type-sets.ts), reading at most SPARSE_RUNS of them.
+ */
+export function sparseRangesSql(ranges: string, project: string, limit: string, covered: boolean): string {
   const span =
     `(coalesce((SELECT max(seq) FROM events WHERE project_id = ${project}), 0) - ` +
     `coalesce((SELECT min(seq) FROM events WHERE project_id = ${project}), 0) + 1)`;
   const page = `(CASE WHEN ${limit} < 0 THEN ${span} ELSE ${limit} END)`;
   const s = "coalesce(sum(n), 0)";
-  return (
-    `(SELECT count(*) < ${SPARSE_RUNS} AND 9 * ${s} * ${s} <= ${page} * ${span} * ${covered ? 1 : 15} FROM ` +
-    `(SELECT last_seq - first_seq + 1 AS n FROM ip_runs WHERE project_id = ${project} AND ip = ${ip} LIMIT ${SPARSE_RUNS}))`
-  );
+  return `(SELECT count(*) < ${SPARSE_RUNS} AND 9 * ${s} * ${s} <= ${page} * ${span} * ${covered ? 1 : 15} FROM (${ranges} LIMIT ${SPARSE_RUNS}))`;
 }
 
 /**

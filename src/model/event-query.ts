@@ -2,6 +2,7 @@
 import { runRowIdsSql, sparseAddressSql } from "./address-runs.ts";
 import type { Cursor } from "./cursor.ts";
 import { inGroup, inOpenGroup, SEARCH_TABLE } from "./search-index.ts";
+import { setRowIdsSql, sparseTypeSql } from "./target-type-sets.ts";
 
 /** The filters of one read, resolved against the credential and reduced to what SQL needs. */
 export interface Selection {
@@ -190,7 +191,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   const exclude = sel.exclude.length > 0 ? `e.action NOT IN (${sel.exclude.map(bind).join(", ")})` : null;
   const targetType = sel.targetType ?? null;
   if (targetType !== null && options.match === undefined && sel.actorId === null && sel.ipAddress === null) {
-    return targetWalk(sel, targetType, options, params, bind, where, exclude, limit);
+    return targetWalk(sel, targetType, options, params, bind, where, exclude, limit, project);
   }
   if (targetType !== null) {
     const type = bind(targetType);
@@ -307,12 +308,34 @@ function targetAtIs(target: IndexedTarget, type: string, id: string | null): str
 }
 
 /**
- * A target filter without a narrower actor or address: three walks in list
- * order, merged. An event's first and second targets are in indexes on the
- * events table (migrations 0033, 0035); every later target is a row of
- * event_targets (kept by triggers), as are the first and second targets of
- * events stored before those migrations. Each walk stops at the limit, and
- * an event found twice (by two walks, or by two of its targets) is listed once.
+ * The walks of one place's target type (`conds` check it and every other
+ * filter), in list order. A batch's rows have no index entry but a set
+ * (target-type-sets.ts), so the walk is one of two, chosen in SQL once per
+ * statement (type_plan; a LIMIT of 0 stops a walk before it reads a row):
+ * - sparse: the type's index entries (types a batch named once or twice,
+ *   rows from before migration 0039), walked in list order, and its sets'
+ *   rows, read and sorted (when that reads fewer rows: sparseTypeSql);
+ * - common: the list walk of the other filters (`index`), checking each row.
+ */
+function typeWalks(at: IndexedTarget, conds: string[], l: string, index: string, project: string, type: string): string[] {
+  const only = (plan: 0 | 1) => `(SELECT CASE WHEN sparse${at.at} = ${plan} THEN ${l} ELSE 0 END FROM type_plan)`;
+  const bit = 1 << at.at;
+  const where = conds.join(" AND ");
+  return [
+    `SELECT e.row_id FROM events e INDEXED BY ${at.byType} WHERE ${where} AND (e.type_sets & ${bit}) = 0 ${ORDER} LIMIT ${only(1)}`,
+    `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, at.at, type)}) AND ${where} ${ORDER} LIMIT ${only(1)}`,
+    `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${where} ${ORDER} LIMIT ${only(0)}`,
+  ];
+}
+
+/**
+ * A target filter without a narrower actor or address: walks in list order,
+ * merged. An event's first and second targets are in indexes on the events
+ * table (migrations 0033, 0035), or for a type alone in a batch's set
+ * (migration 0039: typeWalks); every later target is a row of event_targets
+ * (kept by triggers), as are the first and second targets of events stored
+ * before those migrations. Each walk stops at the limit, and an event found
+ * twice (by two walks, or by two of its targets) is listed once.
  */
 function targetWalk(
   sel: Selection,
@@ -323,6 +346,7 @@ function targetWalk(
   eventWhere: string[],
   exclude: string | null,
   limit: string,
+  project: string,
 ): Statement {
   const type = bind(targetType);
   const targetId = sel.targetId != null ? bind(sel.targetId) : null;
@@ -330,11 +354,17 @@ function targetWalk(
   const onEvent = [...(exclude ? [exclude] : []), ...(actions.length > 0 ? [`e.action IN (${actions.join(", ")})`] : [])];
 
   // The first and second targets: the events table's own indexes, with every other filter on the same row.
-  const indexed = INDEXED_TARGETS.map(
-    (at) =>
-      `SELECT e.row_id FROM events e INDEXED BY ${targetId !== null ? at.byId : at.byType} ` +
-      `WHERE ${[...eventWhere, targetAtIs(at, type, targetId), ...onEvent].join(" AND ")} ${ORDER} LIMIT ${limit}`,
-  );
+  // With an id, its (type, id) index holds every event; with a type only, typeWalks.
+  const indexed = INDEXED_TARGETS.flatMap((at) => {
+    const conds = [...eventWhere, targetAtIs(at, type, targetId), ...onEvent];
+    return targetId !== null
+      ? [`SELECT e.row_id FROM events e INDEXED BY ${at.byId} WHERE ${conds.join(" AND ")} ${ORDER} LIMIT ${limit}`]
+      : typeWalks(at, conds, limit, sel.organization !== null ? "events_org_time_idx" : "events_project_time_idx", project, type);
+  });
+  const plan =
+    targetId === null
+      ? `WITH type_plan AS MATERIALIZED (SELECT ${INDEXED_TARGETS.map((at) => `${sparseTypeSql(project, at.at, type, limit)} AS sparse${at.at}`).join(", ")}) `
+      : "";
 
   // The other targets: the same bounds on the target rows (t.occurred_at and t.seq are the event's own).
   const where = eventWhere.map((w) => w.replaceAll("e.occurred_at", "t.occurred_at").replaceAll("e.seq", "t.seq").replace("e.project_id", "t.project_id"));
@@ -355,7 +385,7 @@ function targetWalk(
     `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`;
 
   // IN keeps each row once, so the walks need no merge of their own: the page sorts at most three times its rows.
-  const walks = [...indexed, others].map((walk) => `SELECT * FROM (${walk})`).join(" UNION ALL ");
+  const walks = plan + unionAll([...indexed, others].map((walk) => `SELECT * FROM (${walk})`));
   return {
     sql: `SELECT ${options.columns} FROM events e WHERE e.row_id IN (${walks}) ${ORDER} LIMIT ${limit}`,
     params,

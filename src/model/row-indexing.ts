@@ -3,25 +3,27 @@ import { addressRunStatement, addressRuns, type AddressedRow } from "./address-r
 import { foundBySpan, seqRanges, spanKey, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
 import { foundAtInstant, projectTagStatements, type InstantRow } from "./event-lookup.ts";
 import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, type SearchableFields } from "./search-index.ts";
+import { targetTypeSets, targetTypeSetStatement, type TypedRow } from "./target-type-sets.ts";
 
 /**
  * How storage finds the event rows it writes, beyond their own columns: by id
  * through a commit span instead of an id index entry (commit-spans.ts), by
- * search through one entry per group of events (search-index.ts), and by
- * address through one run per request's events (address-runs.ts). Every writer
+ * search through one entry per group of events (search-index.ts), by
+ * address through one run per request's events (address-runs.ts), and by
+ * target type through one set per type a batch shares (target-type-sets.ts). Every writer
  * of new rows does all three the same way: commits (chain/event-insert.ts), shard
  * copies and archive restores (storage/shard-copy.ts), so a moved or restored
  * row is stored as the commit that first wrote it stored it.
  */
 
 /** What storage reads of a row to place it. */
-export type IndexedRow = SpannedRow & InstantRow & SearchableFields & AddressedRow;
+export type IndexedRow = SpannedRow & InstantRow & SearchableFields & AddressedRow & TypedRow;
 
 /** The columns storage adds to a row, in this order. */
-export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "append_name", "ip_run"] as const;
+export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "append_name", "ip_run", "type_sets"] as const;
 
 /** A row's values of INDEXING_COLUMNS. */
-export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1];
+export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1, typeSets: number];
 
 /**
  * The INDEXING_COLUMNS of rows about to be inserted in this order, in one
@@ -43,20 +45,22 @@ export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords
 export function rowIndexing(rows: readonly IndexedRow[], appends: readonly NamedAppend[] = []): RowIndexing[] {
   const leads = searchLeads(rows);
   const { ipRun } = addressRuns(rows);
+  const { typeSets } = targetTypeSets(rows);
   const keys = rows.map((r) => (foundBySpan(r) ? spanKey(r) : null));
   const spanned = new Map<string, number>();
   for (const key of keys) if (key !== null) spanned.set(key, (spanned.get(key) ?? 0) + 1);
   return rows.map((r, i) => {
     const bySpan = keys[i] !== null && spanned.get(keys[i]!)! > 1;
     const name = bySpan ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
-    return [bySpan ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, ipRun[i]];
+    return [bySpan ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, ipRun[i], typeSets[i]];
   });
 }
 
 /**
  * What follows the rows' inserts in the same batch: their commit spans, the
  * project tags of rows found at their instant (event-lookup.ts), their
- * address runs (the same runs rowIndexing marked: address-runs.ts), and
+ * address runs and target type sets (the same ones rowIndexing marked:
+ * address-runs.ts, target-type-sets.ts), and
  * the search entries of each project's seq range (made from the words the
  * rows store). A commit writes the entries of the groups it closed, the
  * project's open group staying without one (search-index.ts,
@@ -66,7 +70,7 @@ export function rowIndexing(rows: readonly IndexedRow[], appends: readonly Named
  */
 export function afterInserts(
   db: D1Database,
-  rows: readonly (SpannedRow & InstantRow & AddressedRow)[],
+  rows: readonly (SpannedRow & InstantRow & AddressedRow & TypedRow)[],
   indexing: readonly RowIndexing[],
   options: { appends?: readonly NamedAppend[]; copy?: boolean } = {},
 ): D1PreparedStatement[] {
@@ -74,6 +78,6 @@ export function afterInserts(
   const tags = projectTagStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 2));
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
-  const runs = addressRunStatement(db, addressRuns(rows).runs);
-  return [...spans, ...tags, ...(runs ? [runs] : []), ...groups];
+  const ranges = [addressRunStatement(db, addressRuns(rows).runs), targetTypeSetStatement(db, targetTypeSets(rows).sets)];
+  return [...spans, ...tags, ...ranges.filter((s) => s !== null), ...groups];
 }

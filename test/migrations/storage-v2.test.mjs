@@ -1,4 +1,4 @@
-// Migrations 0029 to 0038 (issue 38, storage v2) over a shard that already holds events, in Node's
+// Migrations 0029 to 0039 (issue 38, storage v2) over a shard that already holds events, in Node's
 // own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
 // (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
 // Every event from before stays findable by id (through the now partial id index, which SQLite is
@@ -14,6 +14,7 @@ import { COLUMNS, columnValues, insertEventsStatements } from "../../src/chain/e
 import { rowIndexing } from "../../src/model/row-indexing.ts";
 import { idTag, mintEventId, tagOfId } from "../../src/model/event-id.ts";
 import { sparseAddressSql } from "../../src/model/address-runs.ts";
+import { sparseTypeSql } from "../../src/model/target-type-sets.ts";
 import { eventsByIdStatement } from "../../src/model/event-lookup.ts";
 import { selectEvents } from "../../src/model/event-query.ts";
 import { indexText, searchExpression, searchTag } from "../../src/model/search-index.ts";
@@ -167,7 +168,7 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
     const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
     for (const file of files.filter((f) => f < "0031")) apply(db, file);
     // As the ledger wrote them before: the rows (no search columns yet), then an entry each from their text.
-    const legacy = COLUMNS.filter((c) => !["search_lead", "search_words", "append_name", "ip_run"].includes(c));
+    const legacy = COLUMNS.filter((c) => !["search_lead", "search_words", "append_name", "ip_run", "type_sets"].includes(c));
     const insert = db.prepare(`INSERT INTO events (${legacy.join(", ")}) VALUES (${legacy.map(() => "?").join(", ")})`);
     for (const [i, r] of old.entries()) {
       const values = columnValues(r, rowIndexing(old)[i]);
@@ -242,9 +243,11 @@ describe("migrations 0033 and 0035 over a shard whose events have a target row e
     assert.deepEqual(targetRows(), [
       { seq: 1, type: "doc", id: "d1" }, { seq: 2, type: "doc", id: "d1" }, { seq: 2, type: "user", id: "u1" }, { seq: 6, type: "team", id: "t1" },
     ]);
-    const firsts = db.prepare("SELECT count(*) AS n FROM events INDEXED BY events_first_target_type_idx WHERE project_id = ? AND targets <> '[]' AND (targets ->> '$[0].type') IS NOT NULL").get(PROJECT).n;
-    assert.equal(firsts, 5);
-    const seconds = db.prepare("SELECT count(*) AS n FROM events INDEXED BY events_second_target_type_idx WHERE project_id = ? AND json_array_length(targets) > 1 AND (targets ->> '$[1].type') IS NOT NULL").get(PROJECT).n;
+    // The new commit's three first targets are of one type: a set (migration 0039), no type index entry each.
+    const firsts = db.prepare("SELECT count(*) AS n FROM events INDEXED BY events_first_target_type_idx WHERE project_id = ? AND targets <> '[]' AND (type_sets & 1) = 0 AND (targets ->> '$[0].type') IS NOT NULL").get(PROJECT).n;
+    assert.equal(firsts, 2);
+    assert.deepEqual(db.prepare("SELECT at, type, first_seq, last_seq FROM target_type_sets").all().map((r) => ({ ...r })), [{ at: 0, type: "doc", first_seq: 4, last_seq: 6 }]);
+    const seconds = db.prepare("SELECT count(*) AS n FROM events INDEXED BY events_second_target_type_idx WHERE project_id = ? AND json_array_length(targets) > 1 AND (type_sets & 2) = 0 AND (targets ->> '$[1].type') IS NOT NULL").get(PROJECT).n;
     assert.equal(seconds, 2);
   });
 
@@ -499,5 +502,96 @@ describe("migration 0038: a request's events are one address run, with no index 
     drop.run(PROJECT, 10);
     assert.deepEqual(expected(A).sort(), [1, 2, 3, 4]);
     assert.deepEqual(walk(A), expected(A));
+  });
+});
+
+describe("migration 0039: a batch's rows of one target type are one set, with no type index entry each", () => {
+  const db = new DatabaseSync(join(dir, "types.sqlite"));
+  const at = (s) => `2026-11-29T13:00:${String(s).padStart(2, "0")}.000Z`;
+  const seqs = (rows) => rows.map((r) => r.seq);
+  const targets = (...types) => JSON.stringify(types.map((type, i) => ({ id: `${type}_${i}`, name: null, type })));
+  const sel = (type) => ({ projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [], targetType: type });
+  /** Every event of the type in list order, page by page. */
+  const walk = (type, size = 3) => {
+    const out = [];
+    for (let cursor = null; ; ) {
+      const page = all(db, selectEvents(sel(type), { columns: "e.seq, e.occurred_at", cursor, limit: size }));
+      out.push(...page);
+      if (page.length < size) return seqs(out);
+      cursor = { occurredAt: page[size - 1].occurred_at, seq: page[size - 1].seq };
+    }
+  };
+  const sparse = (at, type, limit) => db.prepare(`SELECT ${sparseTypeSql("?1", at, "?2", "?3")} AS s`).get(PROJECT, type, limit).s;
+  const expected = (type) =>
+    seqs(
+      db
+        .prepare("SELECT seq FROM events WHERE project_id = ? AND EXISTS (SELECT 1 FROM json_each(targets) t WHERE t.value ->> 'type' = ?) ORDER BY occurred_at DESC, seq DESC")
+        .all(PROJECT, type),
+    );
+  const setsOf = (type) => db.prepare("SELECT count(*) AS n FROM target_type_sets WHERE project_id = ? AND type = ?").get(PROJECT, type).n;
+
+  before(async () => {
+    migrate(db, (f) => f < "0039");
+    const tag = await idTag(PROJECT);
+    // As the code before 0039 wrote them: an entry each in the type indexes, whatever their batch.
+    for (let seq = 1; seq <= 4; seq++) insertAs(db, row(PROJECT, seq, mintEventId(at(seq), tag), at(seq), { targets: targets("doc", "user"), occurred_at: at(60 - seq * 7) }), 0);
+    migrate(db, (f) => f >= "0039");
+    const t = at(20);
+    // A batch: docs first but at seq 7 (a user, then a doc second), users second at 5, 6 and 9; then a lone doc.
+    const batch = [targets("doc", "user"), targets("doc", "user"), targets("user", "doc"), targets("doc"), targets("doc", "user")];
+    commit(db, batch.map((ts, i) => row(PROJECT, 5 + i, mintEventId(t, tag), t, { targets: ts, occurred_at: at(57 - i * 9) })));
+    commit(db, [row(PROJECT, 10, mintEventId(at(21), tag), at(21), { targets: targets("doc") })]);
+  });
+
+  it("keeps the old rows in the rebuilt indexes and writes a set for each place and type a batch names three times or more", () => {
+    const entries = (place) =>
+      seqs(db.prepare(`SELECT seq FROM events INDEXED BY events_${place === 0 ? "first" : "second"}_target_type_idx WHERE project_id = ? AND ${place === 0 ? "targets <> '[]'" : "json_array_length(targets) > 1"} AND (type_sets & ${1 << place}) = 0 AND (targets ->> '$[${place}].type') IS NOT NULL ORDER BY seq`).all(PROJECT));
+    assert.deepEqual(entries(0), [1, 2, 3, 4, 7, 10]);
+    assert.deepEqual(entries(1), [1, 2, 3, 4, 7]);
+    const sets = db.prepare("SELECT at, type, first_seq, last_seq FROM target_type_sets ORDER BY at").all().map((r) => ({ ...r }));
+    assert.deepEqual(sets, [{ at: 0, type: "doc", first_seq: 5, last_seq: 9 }, { at: 1, type: "user", first_seq: 5, last_seq: 9 }]);
+    assert.deepEqual(db.prepare("SELECT seq, type_sets FROM events WHERE seq BETWEEN 5 AND 10 ORDER BY seq").all().map((r) => [r.seq, r.type_sets]), [[5, 3], [6, 3], [7, 0], [8, 1], [9, 3], [10, 0]]);
+  });
+
+  it("finds every event of a type, old and new, in list order, whether its sets are few or many", () => {
+    assert.equal(expected("doc").length, 10);
+    // The doc set's range of 5 rows among 10: pages of 3 read it (9 x 5 x 5 <= 3 x 10 x 15), as a page of every row does.
+    assert.deepEqual([sparse(0, "doc", 3), sparse(0, "doc", -1)], [1, 1]);
+    assert.deepEqual(walk("doc"), expected("doc"));
+    assert.deepEqual(walk("doc", 20), expected("doc"));
+    assert.deepEqual(walk("user"), expected("user"));
+    // Enough sets to count as common (covering seqs the project does not have): the walk of the time index finds the same.
+    const fake = db.prepare("INSERT INTO target_type_sets (project_id, at, type, first_seq, last_seq) VALUES (?, ?, ?, ?, ?)");
+    for (const [place, type] of [[0, "doc"], [1, "user"], [1, "doc"]]) for (let i = 0; i < 2_000; i++) fake.run(PROJECT, place, type, 1_000_000 + 2 * i, 1_000_000 + 2 * i);
+    assert.deepEqual([sparse(0, "doc", 3), sparse(1, "user", 20)], [0, 0]);
+    assert.deepEqual(walk("doc"), expected("doc"));
+    assert.deepEqual(walk("doc", 20), expected("doc"));
+    assert.deepEqual(walk("user"), expected("user"));
+    const text = plan(db, selectEvents(sel("doc"), { columns: "e.seq", cursor: null, limit: 3 }));
+    assert.match(text, /SEARCH s USING PRIMARY KEY \(project_id=\? AND at=\? AND type=\?\)/);
+    assert.match(text, /SEARCH e USING INDEX events_first_target_type_idx \(project_id=\? AND <expr>=\?\)/);
+    assert.match(text, /SEARCH e USING INDEX events_project_time_idx \(project_id=\?\)/);
+    assert.doesNotMatch(text, /SCAN e\b/);
+    db.prepare("DELETE FROM target_type_sets WHERE first_seq >= 1000000").run();
+  });
+
+  it("drops a set with the last of its rows, deleted in any order, and not with a row of another type in its range", () => {
+    const drop = db.prepare("DELETE FROM events WHERE project_id = ? AND seq = ?");
+    // 7 is in both ranges but in neither set (a user first, a doc second).
+    drop.run(PROJECT, 7);
+    assert.deepEqual([setsOf("doc"), setsOf("user")], [1, 1]);
+    for (const seq of [9, 5, 8]) drop.run(PROJECT, seq);
+    assert.deepEqual([setsOf("doc"), setsOf("user")], [1, 1]);
+    drop.run(PROJECT, 6);
+    assert.deepEqual([setsOf("doc"), setsOf("user")], [0, 0]);
+    // Two sets over the same rows (a shard copy that ran again over part of a batch): each goes with its last row.
+    commit(db, Array.from({ length: 6 }, (_, i) => row(PROJECT, 20 + i, hex(16), at(30), { targets: targets("doc") })));
+    db.prepare("INSERT INTO target_type_sets (project_id, at, type, first_seq, last_seq) VALUES (?, 0, 'doc', 20, 22)").run(PROJECT);
+    for (const seq of [23, 24, 25, 21, 20]) drop.run(PROJECT, seq);
+    assert.equal(setsOf("doc"), 2);
+    drop.run(PROJECT, 22);
+    assert.equal(setsOf("doc"), 0);
+    assert.deepEqual(walk("doc"), expected("doc"));
+    assert.deepEqual(expected("doc").sort((a, b) => a - b), [1, 2, 3, 4, 10]);
   });
 });

@@ -1,0 +1,128 @@
+// .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
+import { MAX_RUN, MIN_RUN, sparseRangesSql } from "./address-runs.ts";
+
+/**
+ * Target type sets (migration 0039): how a filter on a target type finds a
+ * batch's events without an index entry per event. An application names few
+ * types of target (document, user, project), so the events of one batch
+ * mostly share them: the batch's rows whose first (or second) target has one
+ * type, three or more, are one target_type_sets row (the seq range from the
+ * first of them to the last), and those rows take no entry in that place's
+ * type index (bit 1 << at of type_sets). Unlike an address run, the rows of
+ * a set need not be consecutive: a reader of the range checks each row's
+ * bit and type. A type that a batch names once or twice keeps its entries,
+ * as every row written before 0039 does. The (type, id) indexes are
+ * untouched: an id is rarely repeated within a batch.
+ *
+ * Writers: commits (chain/event-insert.ts) and shard copies and restores
+ * (storage/shard-copy.ts), through row-indexing.ts. Deletes: the migration's
+ * trigger drops a set once none of its rows is left (erasure never changes
+ * targets). Readers: event-query.ts (targetWalk).
+ */
+
+/** What a set needs of a row: targets is the stored JSON text of the event's array. */
+export interface TypedRow {
+  project_id: string;
+  seq: number;
+  targets: string;
+}
+
+/** The places of the target array that take sets: the ones the events table indexes (event-query.ts, INDEXED_TARGETS). */
+export const SET_PLACES = [0, 1] as const;
+export type SetPlace = (typeof SET_PLACES)[number];
+
+export interface TargetTypeSet {
+  projectId: string;
+  at: SetPlace;
+  type: string;
+  first: number;
+  last: number;
+}
+
+/** A batch's sets, made once: row-indexing.ts asks for the rows' bits and then for the sets of the same rows. */
+const made = new WeakMap<readonly TypedRow[], { sets: TargetTypeSet[]; typeSets: number[] }>();
+
+/**
+ * The sets of rows in this order: per project, place and type, MIN_RUN rows
+ * or more (a set costs what an address run does: a row at ingest, its delete
+ * at archive), spanning fewer than MAX_RUN seqs (the trigger's bounded seek).
+ * `typeSets`: each row's bits, 1 << at for each place a set holds it by.
+ */
+export function targetTypeSets(rows: readonly TypedRow[]): { sets: TargetTypeSet[]; typeSets: number[] } {
+  const known = made.get(rows);
+  if (known !== undefined) return known;
+  const sets: TargetTypeSet[] = [];
+  const typeSets = rows.map(() => 0);
+  const types = rows.map((r) => placedTypes(r.targets));
+  for (const at of SET_PLACES) {
+    const open = new Map<string, number[]>();
+    const close = (members: number[]) => {
+      if (members.length < MIN_RUN) return;
+      const first = rows[members[0]];
+      sets.push({ projectId: first.project_id, at, type: types[members[0]][at]!, first: first.seq, last: rows[members.at(-1)!].seq });
+      for (const i of members) typeSets[i] |= 1 << at;
+    };
+    for (const [i, row] of rows.entries()) {
+      const type = types[i][at];
+      if (type === undefined) continue;
+      const key = `${row.project_id}\u0000${type}`;
+      const members = open.get(key);
+      if (members !== undefined) {
+        const first = rows[members[0]].seq;
+        const last = rows[members.at(-1)!].seq;
+        if (row.seq > last && row.seq - first < MAX_RUN) {
+          members.push(i);
+          continue;
+        }
+        close(members);
+      }
+      open.set(key, [i]);
+    }
+    for (const members of open.values()) close(members);
+  }
+  const result = { sets, typeSets };
+  made.set(rows, result);
+  return result;
+}
+
+/** The types of a stored targets array at the set places (undefined where it names none). */
+function placedTypes(targets: string): (string | undefined)[] {
+  if (targets === "[]") return [];
+  const parsed = JSON.parse(targets) as { type?: unknown }[];
+  return SET_PLACES.map((at) => (typeof parsed[at]?.type === "string" ? (parsed[at].type as string) : undefined));
+}
+
+/** One statement for all the sets; a set already there is kept (a copy may run again over rows it put back). */
+export function targetTypeSetStatement(db: D1Database, sets: readonly TargetTypeSet[]): D1PreparedStatement | null {
+  if (sets.length === 0) return null;
+  return db
+    .prepare(
+      "INSERT INTO target_type_sets (project_id, at, type, last_seq, first_seq) " +
+        "SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 4, j.value ->> 3 FROM json_each(?1) j WHERE true ON CONFLICT DO NOTHING",
+    )
+    .bind(JSON.stringify(sets.map((s) => [s.projectId, s.at, s.type, s.first, s.last])));
+}
+
+/**
+ * SQL: 1 when the type's sets at this place are few enough to read whole
+ * (sparseRangesSql: a set's range is read row by row, its rows of other
+ * types too), else 0, for the other walk, which looks up each row along
+ * the list index (`covered` false: no index holds a target's type but its own).
+ */
+export function sparseTypeSql(project: string, at: SetPlace, type: string, limit: string): string {
+  return sparseRangesSql(
+    `SELECT last_seq - first_seq + 1 AS n FROM target_type_sets WHERE project_id = ${project} AND at = ${at} AND type = ${type}`,
+    project,
+    limit,
+    false,
+  );
+}
+
+/** SQL: the row_ids of events `e` that the type's sets at this place hold (the caller checks the type and applies its own filters). */
+export function setRowIdsSql(project: string, at: SetPlace, type: string): string {
+  return (
+    `SELECT x.row_id FROM target_type_sets s CROSS JOIN events x INDEXED BY events_project_seq_idx ` +
+    `ON x.project_id = s.project_id AND x.seq BETWEEN s.first_seq AND s.last_seq ` +
+    `WHERE s.project_id = ${project} AND s.at = ${at} AND s.type = ${type} AND (x.type_sets & ${1 << at}) <> 0`
+  );
+}
