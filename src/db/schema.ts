@@ -273,8 +273,8 @@ export const ipRuns = sqliteTable(
  * One row per place (0: first target, 1: second) and target type that three
  * or more events of one batch share (event shards; migration 0039, WITHOUT
  * ROWID, with the trigger that deletes a set with the last of its events):
- * its seq range from the first of them to the last. Those events have no
- * entry in that place's type index, and a filter on the type reads the range
+ * its seq range from the first of them to the last, and their seqs. Those
+ * events have no entry in that place's type index, and a filter on the type reads them
  * (src/model/target-type-sets.ts, src/model/event-query.ts).
  */
 export const targetTypeSets = sqliteTable(
@@ -285,6 +285,9 @@ export const targetTypeSets = sqliteTable(
     type: text("type").notNull(),
     last_seq: integer("last_seq").notNull(),
     first_seq: integer("first_seq").notNull(),
+    /** How many rows it holds, and their seqs as a JSON array of offsets from first_seq. */
+    members: integer("members").notNull(),
+    seqs: text("seqs").notNull(),
   },
   (t) => [primaryKey({ columns: [t.project_id, t.at, t.type, t.last_seq] })],
 );

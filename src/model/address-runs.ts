@@ -111,9 +111,10 @@ export function sparseAddressSql(project: string, ip: string, limit: string, cov
 }
 
 /**
- * The same rule over any seq ranges read in place of index entries
- * (`ranges`: a SELECT of their sizes as n, the address's runs or a target
- * type's sets: target-type-sets.ts), reading at most SPARSE_RUNS of them.
+ * The same rule over any rows read by seq in place of index entries
+ * (`ranges`: a SELECT of how many rows each names as n, the address's runs
+ * or a target type's sets: target-type-sets.ts), reading at most
+ * SPARSE_RUNS of them.
  */
 export function sparseRangesSql(ranges: string, project: string, limit: string, covered: boolean): string {
   const span =

@@ -7,10 +7,11 @@ import { MAX_RUN, MIN_RUN, sparseRangesSql } from "./address-runs.ts";
  * types of target (document, user, project), so the events of one batch
  * mostly share them: the batch's rows whose first (or second) target has one
  * type, three or more, are one target_type_sets row (the seq range from the
- * first of them to the last), and those rows take no entry in that place's
- * type index (bit 1 << at of type_sets). Unlike an address run, the rows of
- * a set need not be consecutive: a reader of the range checks each row's
- * bit and type. A type that a batch names once or twice keeps its entries,
+ * first of them to the last, and their seqs), and those rows take no entry
+ * in that place's type index (bit 1 << at of type_sets). Unlike an address
+ * run, the rows of a set need not be consecutive, so the set names them: a
+ * reader looks up exactly its rows, however sparse in the range (a type on
+ * 3 rows of a commit of 1,000). A type that a batch names once or twice keeps its entries,
  * as every row written before 0039 does. The (type, id) indexes are
  * untouched: an id is rarely repeated within a batch.
  *
@@ -37,6 +38,8 @@ export interface TargetTypeSet {
   type: string;
   first: number;
   last: number;
+  /** The seqs of its rows, as offsets from first. */
+  offsets: number[];
 }
 
 /** A batch's sets, made once: row-indexing.ts asks for the rows' bits and then for the sets of the same rows. */
@@ -59,7 +62,8 @@ export function targetTypeSets(rows: readonly TypedRow[]): { sets: TargetTypeSet
     const close = (members: number[]) => {
       if (members.length < MIN_RUN) return;
       const first = rows[members[0]];
-      sets.push({ projectId: first.project_id, at, type: types[members[0]][at]!, first: first.seq, last: rows[members.at(-1)!].seq });
+      const offsets = members.map((i) => rows[i].seq - first.seq);
+      sets.push({ projectId: first.project_id, at, type: types[members[0]][at]!, first: first.seq, last: rows[members.at(-1)!].seq, offsets });
       for (const i of members) typeSets[i] |= 1 << at;
     };
     for (const [i, row] of rows.entries()) {
@@ -97,32 +101,28 @@ export function targetTypeSetStatement(db: D1Database, sets: readonly TargetType
   if (sets.length === 0) return null;
   return db
     .prepare(
-      "INSERT INTO target_type_sets (project_id, at, type, last_seq, first_seq) " +
-        "SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 4, j.value ->> 3 FROM json_each(?1) j WHERE true ON CONFLICT DO NOTHING",
+      "INSERT INTO target_type_sets (project_id, at, type, last_seq, first_seq, members, seqs) " +
+        "SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 4, j.value ->> 3, json_array_length(j.value -> 5), j.value -> 5 " +
+        "FROM json_each(?1) j WHERE true ON CONFLICT DO NOTHING",
     )
-    .bind(JSON.stringify(sets.map((s) => [s.projectId, s.at, s.type, s.first, s.last])));
+    .bind(JSON.stringify(sets.map((s) => [s.projectId, s.at, s.type, s.first, s.last, s.offsets])));
 }
 
 /**
- * SQL: 1 when the type's sets at this place are few enough to read whole
- * (sparseRangesSql: a set's range is read row by row, its rows of other
- * types too), else 0, for the other walk, which looks up each row along
- * the list index (`covered` false: no index holds a target's type but its own).
+ * SQL: 1 when the type's sets at this place hold few enough rows to read
+ * whole (sparseRangesSql, counting the rows they name: each a lookup by
+ * seq), else 0, for the other walk, which looks up each row along the list
+ * index (`covered` false: no index holds a target's type but its own).
  */
 export function sparseTypeSql(project: string, at: SetPlace, type: string, limit: string): string {
-  return sparseRangesSql(
-    `SELECT last_seq - first_seq + 1 AS n FROM target_type_sets WHERE project_id = ${project} AND at = ${at} AND type = ${type}`,
-    project,
-    limit,
-    false,
-  );
+  return sparseRangesSql(`SELECT members AS n FROM target_type_sets WHERE project_id = ${project} AND at = ${at} AND type = ${type}`, project, limit, false);
 }
 
-/** SQL: the row_ids of events `e` that the type's sets at this place hold (the caller checks the type and applies its own filters). */
+/** SQL: the row_ids of events the type's sets at this place name (the caller applies its own filters). */
 export function setRowIdsSql(project: string, at: SetPlace, type: string): string {
   return (
-    `SELECT x.row_id FROM target_type_sets s CROSS JOIN events x INDEXED BY events_project_seq_idx ` +
-    `ON x.project_id = s.project_id AND x.seq BETWEEN s.first_seq AND s.last_seq ` +
-    `WHERE s.project_id = ${project} AND s.at = ${at} AND s.type = ${type} AND (x.type_sets & ${1 << at}) <> 0`
+    `SELECT x.row_id FROM target_type_sets s CROSS JOIN json_each(s.seqs) o CROSS JOIN events x INDEXED BY events_project_seq_idx ` +
+    `ON x.project_id = s.project_id AND x.seq = s.first_seq + o.value ` +
+    `WHERE s.project_id = ${project} AND s.at = ${at} AND s.type = ${type}`
   );
 }

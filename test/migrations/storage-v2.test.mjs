@@ -548,20 +548,23 @@ describe("migration 0039: a batch's rows of one target type are one set, with no
       seqs(db.prepare(`SELECT seq FROM events INDEXED BY events_${place === 0 ? "first" : "second"}_target_type_idx WHERE project_id = ? AND ${place === 0 ? "targets <> '[]'" : "json_array_length(targets) > 1"} AND (type_sets & ${1 << place}) = 0 AND (targets ->> '$[${place}].type') IS NOT NULL ORDER BY seq`).all(PROJECT));
     assert.deepEqual(entries(0), [1, 2, 3, 4, 7, 10]);
     assert.deepEqual(entries(1), [1, 2, 3, 4, 7]);
-    const sets = db.prepare("SELECT at, type, first_seq, last_seq FROM target_type_sets ORDER BY at").all().map((r) => ({ ...r }));
-    assert.deepEqual(sets, [{ at: 0, type: "doc", first_seq: 5, last_seq: 9 }, { at: 1, type: "user", first_seq: 5, last_seq: 9 }]);
+    const sets = db.prepare("SELECT at, type, first_seq, last_seq, members, seqs FROM target_type_sets ORDER BY at").all().map((r) => ({ ...r }));
+    assert.deepEqual(sets, [
+      { at: 0, type: "doc", first_seq: 5, last_seq: 9, members: 4, seqs: "[0,1,3,4]" },
+      { at: 1, type: "user", first_seq: 5, last_seq: 9, members: 3, seqs: "[0,1,4]" },
+    ]);
     assert.deepEqual(db.prepare("SELECT seq, type_sets FROM events WHERE seq BETWEEN 5 AND 10 ORDER BY seq").all().map((r) => [r.seq, r.type_sets]), [[5, 3], [6, 3], [7, 0], [8, 1], [9, 3], [10, 0]]);
   });
 
   it("finds every event of a type, old and new, in list order, whether its sets are few or many", () => {
     assert.equal(expected("doc").length, 10);
-    // The doc set's range of 5 rows among 10: pages of 3 read it (9 x 5 x 5 <= 3 x 10 x 15), as a page of every row does.
+    // The doc set's 4 rows among 10: pages of 3 read them (9 x 4 x 4 <= 3 x 10 x 15), as a page of every row does.
     assert.deepEqual([sparse(0, "doc", 3), sparse(0, "doc", -1)], [1, 1]);
     assert.deepEqual(walk("doc"), expected("doc"));
     assert.deepEqual(walk("doc", 20), expected("doc"));
     assert.deepEqual(walk("user"), expected("user"));
     // Enough sets to count as common (covering seqs the project does not have): the walk of the time index finds the same.
-    const fake = db.prepare("INSERT INTO target_type_sets (project_id, at, type, first_seq, last_seq) VALUES (?, ?, ?, ?, ?)");
+    const fake = db.prepare("INSERT INTO target_type_sets (project_id, at, type, first_seq, last_seq, members, seqs) VALUES (?, ?, ?, ?, ?, 1, '[0]')");
     for (const [place, type] of [[0, "doc"], [1, "user"], [1, "doc"]]) for (let i = 0; i < 2_000; i++) fake.run(PROJECT, place, type, 1_000_000 + 2 * i, 1_000_000 + 2 * i);
     assert.deepEqual([sparse(0, "doc", 3), sparse(1, "user", 20)], [0, 0]);
     assert.deepEqual(walk("doc"), expected("doc"));
@@ -586,7 +589,7 @@ describe("migration 0039: a batch's rows of one target type are one set, with no
     assert.deepEqual([setsOf("doc"), setsOf("user")], [0, 0]);
     // Two sets over the same rows (a shard copy that ran again over part of a batch): each goes with its last row.
     commit(db, Array.from({ length: 6 }, (_, i) => row(PROJECT, 20 + i, hex(16), at(30), { targets: targets("doc") })));
-    db.prepare("INSERT INTO target_type_sets (project_id, at, type, first_seq, last_seq) VALUES (?, 0, 'doc', 20, 22)").run(PROJECT);
+    db.prepare("INSERT INTO target_type_sets (project_id, at, type, first_seq, last_seq, members, seqs) VALUES (?, 0, 'doc', 20, 22, 3, '[0,1,2]')").run(PROJECT);
     for (const seq of [23, 24, 25, 21, 20]) drop.run(PROJECT, seq);
     assert.equal(setsOf("doc"), 2);
     drop.run(PROJECT, 22);

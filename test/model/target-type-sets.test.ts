@@ -59,8 +59,8 @@ async function walk(key: string, path: string, query: string, limit: number) {
 /**
  * Every read by target type, page by page, against the events as sent. The
  * page size picks the walk (sparseTypeSql): pages of 2 walk the list index
- * and check each row (9 x S x S > 2 x 33 x 15 for the sets' S rows), pages of
- * 200 read the sets' ranges.
+ * and check each row (9 x S x S > 2 x 33 x 15 for the S rows the type's sets
+ * name, 18 of document's), pages of 200 read the sets' rows.
  */
 async function everyReadByType(p: Awaited<ReturnType<typeof seeded>>, limit: number) {
   for (const type of ["document", "user", "team", "folder"]) {
@@ -95,8 +95,8 @@ describe("targetTypeSets", () => {
     expect(targetTypeSets([row(1, [doc]), row(2, [doc])])).toEqual({ sets: [], typeSets: [0, 0] });
     const mixed = targetTypeSets([row(1, [doc, user]), row(2, [user]), row(3, [doc, user]), row(4, []), row(5, [doc, user]), row(6, [user, doc])]);
     expect(mixed.sets).toEqual([
-      { projectId: "p", at: 0, type: "document", first: 1, last: 5 },
-      { projectId: "p", at: 1, type: "user", first: 1, last: 5 },
+      { projectId: "p", at: 0, type: "document", first: 1, last: 5, offsets: [0, 2, 4] },
+      { projectId: "p", at: 1, type: "user", first: 1, last: 5, offsets: [0, 2, 4] },
     ]);
     // Bit 1 for the first place, 2 for the second; user first twice (2, 6) and document second once (6) keep their entries.
     expect(mixed.typeSets).toEqual([3, 0, 3, 0, 3, 0]);
@@ -107,8 +107,8 @@ describe("targetTypeSets", () => {
     const rows = [row(1, [doc]), row(2, [doc]), row(3, [doc], "q"), row(4, [doc], "q"), row(5, [doc], "q"), row(MAX_RUN, [doc]), row(MAX_RUN + 1, [doc])];
     // Seqs 1 to MAX_RUN span MAX_RUN seqs, the most a set may (the trigger's seek): MAX_RUN + 1 starts another.
     expect(targetTypeSets(rows).sets).toEqual([
-      { projectId: "p", at: 0, type: "document", first: 1, last: MAX_RUN },
-      { projectId: "q", at: 0, type: "document", first: 3, last: 5 },
+      { projectId: "p", at: 0, type: "document", first: 1, last: MAX_RUN, offsets: [0, 1, MAX_RUN - 1] },
+      { projectId: "q", at: 0, type: "document", first: 3, last: 5, offsets: [0, 1, 2] },
     ]);
     expect(targetTypeSets(rows).typeSets).toEqual([1, 1, 1, 1, 1, 1, 0]);
   });
@@ -117,14 +117,14 @@ describe("targetTypeSets", () => {
 describe("target type sets (migration 0039)", () => {
   it("a batch's rows of one target type are one set and take no type index entry; a type a batch names once or twice keeps its entries", async () => {
     const p = await seeded();
-    const sets = await p.db.prepare("SELECT at, type, first_seq, last_seq FROM target_type_sets WHERE project_id = ? ORDER BY first_seq, at, type").bind(p.id).all();
+    const sets = await p.db.prepare("SELECT at, type, first_seq, last_seq, members, seqs FROM target_type_sets WHERE project_id = ? ORDER BY first_seq, at, type").bind(p.id).all();
     expect(sets.results).toEqual([
-      { at: 0, type: "document", first_seq: 2, last_seq: 9 },
-      { at: 0, type: "user", first_seq: 13, last_seq: 22 },
-      { at: 0, type: "document", first_seq: 14, last_seq: 24 },
-      { at: 1, type: "user", first_seq: 14, last_seq: 22 },
-      { at: 1, type: "folder", first_seq: 15, last_seq: 23 },
-      { at: 0, type: "document", first_seq: 26, last_seq: 33 },
+      { at: 0, type: "document", first_seq: 2, last_seq: 9, members: 6, seqs: "[0,1,3,4,6,7]" },
+      { at: 0, type: "user", first_seq: 13, last_seq: 22, members: 4, seqs: "[0,3,6,9]" },
+      { at: 0, type: "document", first_seq: 14, last_seq: 24, members: 7, seqs: "[0,1,3,6,7,9,10]" },
+      { at: 1, type: "user", first_seq: 14, last_seq: 22, members: 3, seqs: "[0,4,8]" },
+      { at: 1, type: "folder", first_seq: 15, last_seq: 23, members: 3, seqs: "[0,4,8]" },
+      { at: 0, type: "document", first_seq: 26, last_seq: 33, members: 5, seqs: "[0,1,3,4,7]" },
     ]);
     // Only the rows of a set's type are in it: the first batch's two users, every team, the lone events, the pair and
     // the second targets other batches name twice keep their entries.
@@ -145,7 +145,10 @@ describe("target type sets (migration 0039)", () => {
     for (const [place, type] of [[0, "document"], [0, "user"], [1, "user"], [1, "folder"]] as const) {
       const fake = Array.from({ length: SPARSE_RUNS }, (_, i) => [p.id, place, type, 1_000_000 + 2 * i, 1_000_000 + 2 * i]);
       await p.db
-        .prepare("INSERT INTO target_type_sets (project_id, at, type, first_seq, last_seq) SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(?) j")
+        .prepare(
+          "INSERT INTO target_type_sets (project_id, at, type, first_seq, last_seq, members, seqs) " +
+            "SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, 1, '[0]' FROM json_each(?) j",
+        )
         .bind(JSON.stringify(fake))
         .run();
     }
