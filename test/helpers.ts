@@ -106,6 +106,30 @@ export async function ingestMany(key: string, events: unknown[], options: Omit<C
   return stored;
 }
 
+/** An event as list order sees it. */
+export type Listed = { seq: number; occurred_at: string };
+
+/** The seqs of `sent` that `keep` accepts, in list order: newest occurred_at first, then the higher seq. */
+export function listOrder<T extends Listed>(sent: T[], keep: (e: T) => boolean): number[] {
+  return sent
+    .filter(keep)
+    .sort((a, b) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1))
+    .map((e) => e.seq);
+}
+
+/** Every page of a list or search (`path?query`), pages of `limit`, following nextCursor: the seqs in the order served. */
+export async function listPages(key: string, path: string, query: string, limit: number): Promise<number[]> {
+  const seqs: number[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await call("GET", `${path}?${query}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key });
+    if (page.status !== 200) throw new Error(`${path}?${query} answered ${page.status}: ${page.text}`);
+    seqs.push(...page.json.data.map((e: Listed) => e.seq));
+    cursor = page.json.nextCursor;
+  } while (cursor);
+  return seqs;
+}
+
 /** A strict RFC 4180 reader for checking exports: CRLF rows, quoted fields with doubled quotes. */
 export function parseCsv(text: string): string[][] {
   const rows: string[][] = [];

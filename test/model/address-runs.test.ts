@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { addressRuns, MAX_RUN, MIN_RUN, SPARSE_RUNS } from "../../src/model/address-runs";
-import { call, createProject, ingestMany } from "../helpers";
+import { call, createProject, ingestMany, listOrder, listPages } from "../helpers";
 
 const A = "203.0.113.50";
 const B = "198.51.100.7";
@@ -40,20 +40,8 @@ async function seeded() {
   return { ...p, sent };
 }
 
-const order = (a: Sent, b: Sent) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1);
-const expected = (sent: Sent[], keep: (e: Sent) => boolean) => sent.filter(keep).sort(order).map((e) => e.seq);
-
-async function walk(key: string, path: string, query: string, limit: number) {
-  const seqs: number[] = [];
-  let cursor: string | null = null;
-  do {
-    const page = await call("GET", `${path}?${query}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key });
-    expect(page.status, JSON.stringify(page.json)).toBe(200);
-    seqs.push(...page.json.data.map((e: Sent) => e.seq));
-    cursor = page.json.nextCursor;
-  } while (cursor);
-  return seqs;
-}
+const expected = listOrder<Sent>;
+const walk = listPages;
 
 /**
  * Every read by address, page by page, against the events as sent. The page

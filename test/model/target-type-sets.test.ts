@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_RUN, MIN_RUN, SPARSE_RUNS } from "../../src/model/address-runs";
 import { targetTypeSets } from "../../src/model/target-type-sets";
-import { call, createProject, ingestMany } from "../helpers";
+import { call, createProject, ingestMany, listOrder, listPages } from "../helpers";
 
 const at = (minute: number) => new Date(Date.UTC(2026, 4, 5, 5, minute)).toISOString();
 
@@ -40,21 +40,9 @@ async function seeded() {
   return { ...p, sent };
 }
 
-const order = (a: Sent, b: Sent) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1);
-const expected = (sent: Sent[], keep: (e: Sent) => boolean) => sent.filter(keep).sort(order).map((e) => e.seq);
+const expected = listOrder<Sent>;
+const walk = listPages;
 const names = (type: string) => (e: Sent) => e.targets.some((t) => t.type === type);
-
-async function walk(key: string, path: string, query: string, limit: number) {
-  const seqs: number[] = [];
-  let cursor: string | null = null;
-  do {
-    const page = await call("GET", `${path}?${query}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key });
-    expect(page.status, JSON.stringify(page.json)).toBe(200);
-    seqs.push(...page.json.data.map((e: Sent) => e.seq));
-    cursor = page.json.nextCursor;
-  } while (cursor);
-  return seqs;
-}
 
 /**
  * Every read by target type, page by page, against the events as sent. The

@@ -9,7 +9,12 @@ import { searchGroupsOf } from "./search-groups";
 
 const FAST: MoveHooks = { drainSeconds: 0 };
 const events = (n: number, tag: string) =>
-  Array.from({ length: n }, (_, i) => ({ action: `doc.${tag}`, actor: { id: `u_${i % 7}`, name: `User ${i % 7}` }, metadata: { i } }));
+  Array.from({ length: n }, (_, i) => ({
+    action: `doc.${tag}`,
+    actor: { id: `u_${i % 7}`, name: `User ${i % 7}` },
+    targets: [{ type: i % 5 === 0 ? "user" : "document", id: `t_${i % 3}` }],
+    metadata: { i },
+  }));
 
 async function requestMove(projectId: string, shard: number) {
   await env.DB.prepare("UPDATE projects SET move_to = ? WHERE id = ?").bind(shard, projectId).run();
@@ -112,6 +117,22 @@ describe("moving a project between shards", () => {
       expect((await call("GET", `/v1/events/${e.id}`, { key: p.key })).json.data).toEqual(e);
       expect((await call("GET", `/v1/receipts/${e.id}`)).status).toBe(200);
     }
+    // The copy wrote the target type sets as commits do (migration 0039), and the source's went with its rows: a list by
+    // type finds every event of it. A batch's i restarts at 0, so a fifth of every batch's events target a user.
+    const setsOn = async (db: D1Database) => (await db.prepare("SELECT count(*) AS n FROM target_type_sets WHERE project_id = ?").bind(p.id).first<{ n: number }>())!.n;
+    expect(await setsOn(env.EVENTS_1)).toBeGreaterThan(0);
+    expect(await setsOn(env.EVENTS_0)).toBe(0);
+    const users = await call("GET", "/v1/exports?format=json&target_type=user", { key: p.key });
+    const expectedUsers = 220 + (during / 20) * 4;
+    expect((JSON.parse(users.text) as unknown[]).length).toBe(expectedUsers);
+    let listed = 0;
+    for (let cursor = ""; ; ) {
+      const page = await call("GET", `/v1/events?target_type=user&limit=50${cursor}`, { key: p.key });
+      listed += page.json.data.length;
+      if (!page.json.nextCursor) break;
+      cursor = `&cursor=${encodeURIComponent(page.json.nextCursor)}`;
+    }
+    expect(listed).toBe(expectedUsers);
     await expectIntact(p.key, total + 1);
   });
 
