@@ -2,10 +2,10 @@
 -- (and their second's), and a batch of 100 wrote 100 entries of one type into events_first_target_type_idx:
 -- a billed row each at ingest. Now a commit writes one target_type_sets row for each place (0: first
 -- target, 1: second) and type that three or more of its rows share (the seq range from the first of them
--- to the last, with how many rows it holds and their offsets from the first), and those rows no entry in
--- that place's type index (bit 1 << place of type_sets); a filter on a target type reads them by seq
--- (src/model/target-type-sets.ts). A type a batch names once or twice keeps its entries, as every row
--- written before this does (type_sets = 0).
+-- to the last, how many rows it holds and, unless it holds every row of the range, their offsets from the
+-- first), and those rows no entry in that place's type index (bit 1 << place of type_sets); a filter on a
+-- target type reads them by seq (src/model/target-type-sets.ts). A type a batch names once or twice keeps
+-- its entries, as every row written before this does (type_sets = 0).
 -- The two indexes are rebuilt over a shard's rows in one statement each, as 0038 rebuilt two.
 ALTER TABLE `events` ADD `type_sets` integer DEFAULT 0 NOT NULL;
 --> statement-breakpoint
@@ -16,7 +16,7 @@ CREATE TABLE `target_type_sets` (
 	`last_seq` integer NOT NULL,
 	`first_seq` integer NOT NULL,
 	`members` integer NOT NULL,
-	`seqs` text NOT NULL,
+	`seqs` text,
 	PRIMARY KEY(`project_id`, `at`, `type`, `last_seq`)
 ) WITHOUT ROWID;
 --> statement-breakpoint

@@ -285,9 +285,9 @@ export const targetTypeSets = sqliteTable(
     type: text("type").notNull(),
     last_seq: integer("last_seq").notNull(),
     first_seq: integer("first_seq").notNull(),
-    /** How many rows it holds, and their seqs as a JSON array of offsets from first_seq. */
+    /** How many rows it holds, and their seqs as a JSON array of offsets from first_seq (NULL: every seq of the range). */
     members: integer("members").notNull(),
-    seqs: text("seqs").notNull(),
+    seqs: text("seqs"),
   },
   (t) => [primaryKey({ columns: [t.project_id, t.at, t.type, t.last_seq] })],
 );

@@ -308,24 +308,34 @@ function targetAtIs(target: IndexedTarget, type: string, id: string | null): str
 }
 
 /**
- * The walks of one place's target type (`conds` check it and every other
- * filter), in list order. A batch's rows have no index entry but a set
+ * The walks of a target type alone (`conds`: every other filter), in list
+ * order. A batch's rows have no type index entry but a set
  * (target-type-sets.ts), so the walk is one of two, chosen in SQL once per
  * statement (type_plan; a LIMIT of 0 stops a walk before it reads a row):
- * - sparse: the type's index entries (types a batch named once or twice,
- *   rows from before migration 0039), walked in list order, and its sets'
- *   rows, read and sorted (when that reads fewer rows: sparseTypeSql);
- * - common: the list walk of the other filters (`index`), checking each row.
+ * - sparse: each place's index entries (types a batch named once or twice,
+ *   rows from before migration 0039), walked in list order, and the rows
+ *   the type's sets name at either place, read and sorted (when that reads
+ *   fewer rows: sparseTypeSql);
+ * - common: the list walk of the other filters (`index`), checking each
+ *   row's first and second targets.
+ * One guard and one common walk for both places: a statement of two guards
+ * and six walks took twice as long to prepare and run.
  */
-function typeWalks(at: IndexedTarget, conds: string[], l: string, index: string, project: string, type: string): string[] {
-  const only = (plan: 0 | 1) => `(SELECT CASE WHEN sparse${at.at} = ${plan} THEN ${l} ELSE 0 END FROM type_plan)`;
-  const bit = 1 << at.at;
+function typeWalks(conds: string[], l: string, index: string, project: string, type: string): { plan: string; walks: string[] } {
+  const only = (plan: 0 | 1) => `(SELECT CASE WHEN sparse = ${plan} THEN ${l} ELSE 0 END FROM type_plan)`;
   const where = conds.join(" AND ");
-  return [
-    `SELECT e.row_id FROM events e INDEXED BY ${at.byType} WHERE ${where} AND (e.type_sets & ${bit}) = 0 ${ORDER} LIMIT ${only(1)}`,
-    `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, at.at, type)}) AND ${where} ${ORDER} LIMIT ${only(1)}`,
-    `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${where} ${ORDER} LIMIT ${only(0)}`,
-  ];
+  const either = `(${INDEXED_TARGETS.map((at) => `(${targetAtIs(at, type, null)})`).join(" OR ")})`;
+  return {
+    plan: `WITH type_plan AS MATERIALIZED (SELECT ${sparseTypeSql(project, type, l)} AS sparse) `,
+    walks: [
+      ...INDEXED_TARGETS.map(
+        (at) =>
+          `SELECT e.row_id FROM events e INDEXED BY ${at.byType} WHERE ${where} AND ${targetAtIs(at, type, null)} AND (e.type_sets & ${1 << at.at}) = 0 ${ORDER} LIMIT ${only(1)}`,
+      ),
+      `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, type)}) AND ${where} ${ORDER} LIMIT ${only(1)}`,
+      `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${where} AND ${either} ${ORDER} LIMIT ${only(0)}`,
+    ],
+  };
 }
 
 /**
@@ -355,16 +365,14 @@ function targetWalk(
 
   // The first and second targets: the events table's own indexes, with every other filter on the same row.
   // With an id, its (type, id) index holds every event; with a type only, typeWalks.
-  const indexed = INDEXED_TARGETS.flatMap((at) => {
-    const conds = [...eventWhere, targetAtIs(at, type, targetId), ...onEvent];
-    return targetId !== null
-      ? [`SELECT e.row_id FROM events e INDEXED BY ${at.byId} WHERE ${conds.join(" AND ")} ${ORDER} LIMIT ${limit}`]
-      : typeWalks(at, conds, limit, sel.organization !== null ? "events_org_time_idx" : "events_project_time_idx", project, type);
-  });
-  const plan =
-    targetId === null
-      ? `WITH type_plan AS MATERIALIZED (SELECT ${INDEXED_TARGETS.map((at) => `${sparseTypeSql(project, at.at, type, limit)} AS sparse${at.at}`).join(", ")}) `
-      : "";
+  const types =
+    targetId === null ? typeWalks([...eventWhere, ...onEvent], limit, sel.organization !== null ? "events_org_time_idx" : "events_project_time_idx", project, type) : null;
+  const indexed =
+    types?.walks ??
+    INDEXED_TARGETS.map(
+      (at) => `SELECT e.row_id FROM events e INDEXED BY ${at.byId} WHERE ${[...eventWhere, targetAtIs(at, type, targetId), ...onEvent].join(" AND ")} ${ORDER} LIMIT ${limit}`,
+    );
+  const plan = types?.plan ?? "";
 
   // The other targets: the same bounds on the target rows (t.occurred_at and t.seq are the event's own).
   const where = eventWhere.map((w) => w.replaceAll("e.occurred_at", "t.occurred_at").replaceAll("e.seq", "t.seq").replace("e.project_id", "t.project_id"));

@@ -9,9 +9,9 @@ import { MAX_RUN, MIN_RUN, sparseRangesSql } from "./address-runs.ts";
  * type, three or more, are one target_type_sets row (the seq range from the
  * first of them to the last, and their seqs), and those rows take no entry
  * in that place's type index (bit 1 << at of type_sets). Unlike an address
- * run, the rows of a set need not be consecutive, so the set names them: a
- * reader looks up exactly its rows, however sparse in the range (a type on
- * 3 rows of a commit of 1,000). A type that a batch names once or twice keeps its entries,
+ * run, the rows of a set need not be consecutive, so the set names them
+ * (unless it holds every row of its range): a reader looks up exactly its
+ * rows, however sparse in the range (a type on 3 rows of a commit of 1,000). A type that a batch names once or twice keeps its entries,
  * as every row written before 0039 does. The (type, id) indexes are
  * untouched: an id is rarely repeated within a batch.
  *
@@ -96,33 +96,43 @@ function placedTypes(targets: string): (string | undefined)[] {
   return SET_PLACES.map((at) => (typeof parsed[at]?.type === "string" ? (parsed[at].type as string) : undefined));
 }
 
+/** Whether a set holds every row of its range (a batch of one type): it is then stored without offsets (seqs NULL). */
+function denseSet(s: TargetTypeSet): boolean {
+  return s.offsets.length === s.last - s.first + 1;
+}
+
 /** One statement for all the sets; a set already there is kept (a copy may run again over rows it put back). */
 export function targetTypeSetStatement(db: D1Database, sets: readonly TargetTypeSet[]): D1PreparedStatement | null {
   if (sets.length === 0) return null;
   return db
     .prepare(
       "INSERT INTO target_type_sets (project_id, at, type, last_seq, first_seq, members, seqs) " +
-        "SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 4, j.value ->> 3, json_array_length(j.value -> 5), j.value -> 5 " +
+        "SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 4, j.value ->> 3, j.value ->> 5, j.value ->> 6 " +
         "FROM json_each(?1) j WHERE true ON CONFLICT DO NOTHING",
     )
-    .bind(JSON.stringify(sets.map((s) => [s.projectId, s.at, s.type, s.first, s.last, s.offsets])));
+    .bind(JSON.stringify(sets.map((s) => [s.projectId, s.at, s.type, s.first, s.last, s.offsets.length, denseSet(s) ? null : s.offsets])));
 }
 
 /**
- * SQL: 1 when the type's sets at this place hold few enough rows to read
- * whole (sparseRangesSql, counting the rows they name: each a lookup by
- * seq), else 0, for the other walk, which looks up each row along the list
- * index (`covered` false: no index holds a target's type but its own).
+ * SQL: 1 when the type's sets (at either place) hold few enough rows to
+ * read whole (sparseRangesSql, counting the rows they name: each a lookup
+ * by seq), else 0, for the other walk, which looks up each row along the
+ * list index (`covered` false: no index holds a target's type but its own).
  */
-export function sparseTypeSql(project: string, at: SetPlace, type: string, limit: string): string {
-  return sparseRangesSql(`SELECT members AS n FROM target_type_sets WHERE project_id = ${project} AND at = ${at} AND type = ${type}`, project, limit, false);
+export function sparseTypeSql(project: string, type: string, limit: string): string {
+  return sparseRangesSql(`SELECT members AS n FROM target_type_sets WHERE project_id = ${project} AND at IN (0, 1) AND type = ${type}`, project, limit, false);
 }
 
-/** SQL: the row_ids of events the type's sets at this place name (the caller applies its own filters). */
-export function setRowIdsSql(project: string, at: SetPlace, type: string): string {
+/**
+ * SQL: the row_ids of events the type's sets name, at either place (the
+ * caller applies its own filters): a set that holds every row of its range
+ * (seqs NULL) by the range, any other by its offsets.
+ */
+export function setRowIdsSql(project: string, type: string): string {
+  const sets = `s.project_id = ${project} AND s.at IN (0, 1) AND s.type = ${type}`;
+  const rows = "CROSS JOIN events x INDEXED BY events_project_seq_idx ON x.project_id = s.project_id AND x.seq";
   return (
-    `SELECT x.row_id FROM target_type_sets s CROSS JOIN json_each(s.seqs) o CROSS JOIN events x INDEXED BY events_project_seq_idx ` +
-    `ON x.project_id = s.project_id AND x.seq = s.first_seq + o.value ` +
-    `WHERE s.project_id = ${project} AND s.at = ${at} AND s.type = ${type}`
+    `SELECT x.row_id FROM target_type_sets s ${rows} BETWEEN s.first_seq AND s.last_seq WHERE ${sets} AND s.seqs IS NULL UNION ALL ` +
+    `SELECT x.row_id FROM target_type_sets s CROSS JOIN json_each(s.seqs) o ${rows} = s.first_seq + o.value WHERE ${sets} AND s.seqs IS NOT NULL`
   );
 }

@@ -122,6 +122,25 @@ describe("target type sets (migration 0039)", () => {
     expect(await inSets(2)).toEqual([14, 15, 18, 19, 22, 23]);
   });
 
+  it("a batch of one type is a set without offsets, read by its range, with and without the other walk", async () => {
+    const p = await createProject();
+    const report = (i: number, type = "report") => ({ action: "report.run", targets: [{ type, id: `r_${i}` }], occurred_at: at((i * 13) % 60) });
+    const sent: Sent[] = [
+      ...(await ingestMany(p.key, [0, 1, 2, 3, 4].map((i) => report(i)))),
+      ...(await ingestMany(p.key, [report(5, "user"), report(6), report(7, "user"), report(8), report(9), report(10, "user")])),
+    ];
+    const sets = await p.db.prepare("SELECT type, first_seq, last_seq, members, seqs FROM target_type_sets WHERE project_id = ? ORDER BY first_seq, type").bind(p.id).all();
+    expect(sets.results).toEqual([
+      { type: "report", first_seq: 1, last_seq: 5, members: 5, seqs: null },
+      { type: "user", first_seq: 6, last_seq: 11, members: 3, seqs: "[0,2,5]" },
+      { type: "report", first_seq: 7, last_seq: 10, members: 3, seqs: "[0,2,3]" },
+    ]);
+    const reports = listOrder(sent, names("report"));
+    expect(reports).toHaveLength(8);
+    // 8 rows named among 11: pages of 2 check each row along the time index (9 x 8 x 8 > 2 x 11 x 15), pages of 200 read the sets.
+    for (const limit of [2, 200]) expect(await walk(p.key, "/v1/events", "target_type=report", limit)).toEqual(reports);
+  });
+
   it("every read by target type finds its sets' events and its indexed ones, in list order, page by page", async () => {
     const p = await seeded();
     for (const limit of [2, 200]) await everyReadByType(p, limit);
