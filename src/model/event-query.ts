@@ -392,7 +392,7 @@ function targetWalk(
     `SELECT e.row_id FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id ` +
     `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`;
 
-  // IN keeps each row once, so the walks need no merge of their own: the page sorts at most three times its rows.
+  // IN keeps each row once, so the walks need no merge of their own: the page sorts a few times its rows at most.
   const walks = plan + unionAll([...indexed, others].map((walk) => `SELECT * FROM (${walk})`));
   return {
     sql: `SELECT ${options.columns} FROM events e WHERE e.row_id IN (${walks}) ${ORDER} LIMIT ${limit}`,

@@ -10,10 +10,11 @@ import { targetTypeSets, targetTypeSetStatement, type TypedRow } from "./target-
  * through a commit span instead of an id index entry (commit-spans.ts), by
  * search through one entry per group of events (search-index.ts), by
  * address through one run per request's events (address-runs.ts), and by
- * target type through one set per type a batch shares (target-type-sets.ts). Every writer
- * of new rows does all three the same way: commits (chain/event-insert.ts), shard
- * copies and archive restores (storage/shard-copy.ts), so a moved or restored
- * row is stored as the commit that first wrote it stored it.
+ * target type through one set per type a batch shares (target-type-sets.ts).
+ * Every writer of new rows does them all the same way: commits
+ * (chain/event-insert.ts), shard copies and archive restores
+ * (storage/shard-copy.ts), so a moved or restored row is stored as the commit
+ * that first wrote it stored it.
  */
 
 /** What storage reads of a row to place it. */

@@ -11,9 +11,10 @@ import { MAX_RUN, MIN_RUN, sparseRangesSql } from "./address-runs.ts";
  * in that place's type index (bit 1 << at of type_sets). Unlike an address
  * run, the rows of a set need not be consecutive, so the set names them
  * (unless it holds every row of its range): a reader looks up exactly its
- * rows, however sparse in the range (a type on 3 rows of a commit of 1,000). A type that a batch names once or twice keeps its entries,
- * as every row written before 0039 does. The (type, id) indexes are
- * untouched: an id is rarely repeated within a batch.
+ * rows, however sparse in the range (a type on 3 rows of a commit of
+ * 1,000). A type that a batch names once or twice keeps its entries, as
+ * every row written before 0039 does. The (type, id) indexes are untouched:
+ * an id is rarely repeated within a batch.
  *
  * Writers: commits (chain/event-insert.ts) and shard copies and restores
  * (storage/shard-copy.ts), through row-indexing.ts. Deletes: the migration's
@@ -120,7 +121,7 @@ export function targetTypeSetStatement(db: D1Database, sets: readonly TargetType
  * list index (`covered` false: no index holds a target's type but its own).
  */
 export function sparseTypeSql(project: string, type: string, limit: string): string {
-  return sparseRangesSql(`SELECT members AS n FROM target_type_sets WHERE project_id = ${project} AND at IN (0, 1) AND type = ${type}`, project, limit, false);
+  return sparseRangesSql(`SELECT members AS n FROM target_type_sets WHERE project_id = ${project} AND at IN (${SET_PLACES.join(", ")}) AND type = ${type}`, project, limit, false);
 }
 
 /**
@@ -129,7 +130,7 @@ export function sparseTypeSql(project: string, type: string, limit: string): str
  * (seqs NULL) by the range, any other by its offsets.
  */
 export function setRowIdsSql(project: string, type: string): string {
-  const sets = `s.project_id = ${project} AND s.at IN (0, 1) AND s.type = ${type}`;
+  const sets = `s.project_id = ${project} AND s.at IN (${SET_PLACES.join(", ")}) AND s.type = ${type}`;
   const rows = "CROSS JOIN events x INDEXED BY events_project_seq_idx ON x.project_id = s.project_id AND x.seq";
   return (
     `SELECT x.row_id FROM target_type_sets s ${rows} BETWEEN s.first_seq AND s.last_seq WHERE ${sets} AND s.seqs IS NULL UNION ALL ` +
