@@ -73,6 +73,17 @@ function insertBefore(db, rows) {
 const all = (db, { sql, params }) => db.prepare(sql).all(...params);
 const plan = (db, { sql, params }) => db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => r.detail).join("\n");
 
+/** The seqs of a selection in list order, read page by page of `size` as a client follows the cursor. */
+function pages(db, sel, size) {
+  const out = [];
+  for (let cursor = null; ; ) {
+    const page = all(db, selectEvents(sel, { columns: "e.seq, e.occurred_at", cursor, limit: size }));
+    out.push(...page.map((r) => r.seq));
+    if (page.length < size) return out;
+    cursor = { occurredAt: page[size - 1].occurred_at, seq: page[size - 1].seq };
+  }
+}
+
 describe("migrations 0029 and 0030 over a shard holding events", () => {
   const db = new DatabaseSync(join(dir, "shard.sqlite"));
   const before0029 = [];
@@ -424,15 +435,7 @@ describe("migration 0038: a request's events are one address run, with no index 
   };
   const sel = (ip) => ({ projectId: PROJECT, organization: null, actorId: null, ipAddress: ip, dateFrom: null, dateTo: null, actions: null, exclude: [] });
   /** Every event of the address in list order, page by page. */
-  const walk = (ip, size = 3) => {
-    const out = [];
-    for (let cursor = null; ; ) {
-      const page = all(db, selectEvents(sel(ip), { columns: "e.seq, e.occurred_at", cursor, limit: size }));
-      out.push(...page);
-      if (page.length < size) return seqs(out);
-      cursor = { occurredAt: page[size - 1].occurred_at, seq: page[size - 1].seq };
-    }
-  };
+  const walk = (ip, size = 3) => pages(db, sel(ip), size);
   const sparse = (ip, limit) => db.prepare(`SELECT ${sparseAddressSql("?1", "?2", "?3", true)} AS s`).get(PROJECT, ip, limit).s;
   const expected = (ip) =>
     seqs(db.prepare("SELECT seq FROM events WHERE project_id = ? AND ip_address = ? ORDER BY occurred_at DESC, seq DESC").all(PROJECT, ip));
@@ -512,15 +515,7 @@ describe("migration 0039: a batch's rows of one target type are one set, with no
   const targets = (...types) => JSON.stringify(types.map((type, i) => ({ id: `${type}_${i}`, name: null, type })));
   const sel = (type) => ({ projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [], targetType: type });
   /** Every event of the type in list order, page by page. */
-  const walk = (type, size = 3) => {
-    const out = [];
-    for (let cursor = null; ; ) {
-      const page = all(db, selectEvents(sel(type), { columns: "e.seq, e.occurred_at", cursor, limit: size }));
-      out.push(...page);
-      if (page.length < size) return seqs(out);
-      cursor = { occurredAt: page[size - 1].occurred_at, seq: page[size - 1].seq };
-    }
-  };
+  const walk = (type, size = 3) => pages(db, sel(type), size);
   const sparse = (type, limit) => db.prepare(`SELECT ${sparseTypeSql("?1", "?2", "?3")} AS s`).get(PROJECT, type, limit).s;
   const expected = (type) =>
     seqs(
