@@ -44,16 +44,11 @@ export interface AddressRun {
   last: number;
 }
 
-/** A batch's runs, made once: row-indexing.ts asks for the rows' flags and then for the runs of the same rows. */
-const made = new WeakMap<readonly AddressedRow[], { runs: AddressRun[]; ipRun: (0 | 1)[] }>();
-
 /**
  * The runs of rows in this order (consecutive seqs of one project and one
  * address, MIN_RUN rows or more), and each row's ip_run: 1 when a run holds it.
  */
 export function addressRuns(rows: readonly AddressedRow[]): { runs: AddressRun[]; ipRun: (0 | 1)[] } {
-  const known = made.get(rows);
-  if (known !== undefined) return known;
   const runs: AddressRun[] = [];
   const ipRun: (0 | 1)[] = rows.map(() => 0);
   let start = 0;
@@ -68,9 +63,7 @@ export function addressRuns(rows: readonly AddressedRow[]): { runs: AddressRun[]
     }
     start = i;
   }
-  const result = { runs, ipRun };
-  made.set(rows, result);
-  return result;
+  return { runs, ipRun };
 }
 
 /**

@@ -262,16 +262,27 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
  *   index, whose entries hold the address), checking each row's address.
  */
 function addressWalk(conds: string[], l: string, index: string, project: string, ip: string): string {
-  const sparse = sparseAddressSql(project, ip, l, index === "events_project_time_idx");
-  const only = (plan: 0 | 1) => `(SELECT CASE WHEN sparse = ${plan} THEN ${l} ELSE 0 END FROM address_plan)`;
   const where = conds.join(" AND ");
-  const walks = [
-    `SELECT e.row_id FROM events e INDEXED BY events_ip_time_idx WHERE ${where} AND e.ip_run = 0 ${ORDER} LIMIT ${only(1)}`,
-    `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${runRowIdsSql(project, ip)}) AND ${where} ${ORDER} LIMIT ${only(1)}`,
-    `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${where} ${ORDER} LIMIT ${only(0)}`,
-  ];
-  // The guard once (it reads up to SPARSE_RUNS runs), not once per walk.
-  return `WITH address_plan AS MATERIALIZED (SELECT ${sparse} AS sparse) ${walks.map((w) => `SELECT * FROM (${w})`).join(" UNION ALL ")}`;
+  const { plan, walks } = guardedWalks("address_plan", sparseAddressSql(project, ip, l, index === "events_project_time_idx"), l, [
+    `SELECT e.row_id FROM events e INDEXED BY events_ip_time_idx WHERE ${where} AND e.ip_run = 0 ${ORDER}`,
+    `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${runRowIdsSql(project, ip)}) AND ${where} ${ORDER}`,
+  ], `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${where} ${ORDER}`);
+  return plan + walks.map((w) => `SELECT * FROM (${w})`).join(" UNION ALL ");
+}
+
+/**
+ * Walks (in list order, without their LIMIT) of which one plan runs, chosen
+ * by `guard` (SQL: 1 for `sparse`, 0 for `common`): each walk's LIMIT is `l`
+ * under its plan and 0 under the other, which stops it before it reads a row.
+ * The guard is read once, in a CTE named `name` that `plan` defines (it reads
+ * up to SPARSE_RUNS ranges), not once per walk.
+ */
+function guardedWalks(name: string, guard: string, l: string, sparse: string[], common: string): { plan: string; walks: string[] } {
+  const only = (plan: 0 | 1) => `(SELECT CASE WHEN sparse = ${plan} THEN ${l} ELSE 0 END FROM ${name})`;
+  return {
+    plan: `WITH ${name} AS MATERIALIZED (SELECT ${guard} AS sparse) `,
+    walks: [...sparse.map((w) => `${w} LIMIT ${only(1)}`), `${common} LIMIT ${only(0)}`],
+  };
 }
 
 /** D1 allows at most 5 terms per compound SELECT; nest groups of 5 as subqueries. */
@@ -322,20 +333,14 @@ function targetAtIs(target: IndexedTarget, type: string, id: string | null): str
  * and six walks took twice as long to prepare and run.
  */
 function typeWalks(conds: string[], l: string, index: string, project: string, type: string): { plan: string; walks: string[] } {
-  const only = (plan: 0 | 1) => `(SELECT CASE WHEN sparse = ${plan} THEN ${l} ELSE 0 END FROM type_plan)`;
   const where = conds.join(" AND ");
   const either = `(${INDEXED_TARGETS.map((at) => `(${targetAtIs(at, type, null)})`).join(" OR ")})`;
-  return {
-    plan: `WITH type_plan AS MATERIALIZED (SELECT ${sparseTypeSql(project, type, l)} AS sparse) `,
-    walks: [
-      ...INDEXED_TARGETS.map(
-        (at) =>
-          `SELECT e.row_id FROM events e INDEXED BY ${at.byType} WHERE ${where} AND ${targetAtIs(at, type, null)} AND (e.type_sets & ${1 << at.at}) = 0 ${ORDER} LIMIT ${only(1)}`,
-      ),
-      `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, type)}) AND ${where} ${ORDER} LIMIT ${only(1)}`,
-      `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${where} AND ${either} ${ORDER} LIMIT ${only(0)}`,
-    ],
-  };
+  return guardedWalks("type_plan", sparseTypeSql(project, type, l), l, [
+    ...INDEXED_TARGETS.map(
+      (at) => `SELECT e.row_id FROM events e INDEXED BY ${at.byType} WHERE ${where} AND ${targetAtIs(at, type, null)} AND (e.type_sets & ${1 << at.at}) = 0 ${ORDER}`,
+    ),
+    `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, type)}) AND ${where} ${ORDER}`,
+  ], `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${where} AND ${either} ${ORDER}`);
 }
 
 /**

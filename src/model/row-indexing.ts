@@ -1,9 +1,9 @@
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
-import { addressRunStatement, addressRuns, type AddressedRow } from "./address-runs.ts";
+import { addressRunStatement, addressRuns, type AddressedRow, type AddressRun } from "./address-runs.ts";
 import { foundBySpan, seqRanges, spanKey, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
 import { foundAtInstant, projectTagStatements, type InstantRow } from "./event-lookup.ts";
 import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, type SearchableFields } from "./search-index.ts";
-import { targetTypeSets, targetTypeSetStatement, type TypedRow } from "./target-type-sets.ts";
+import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedRow } from "./target-type-sets.ts";
 
 /**
  * How storage finds the event rows it writes, beyond their own columns: by id
@@ -26,6 +26,26 @@ export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "a
 /** A row's values of INDEXING_COLUMNS. */
 export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1, typeSets: number];
 
+/** A batch's address runs and target type sets, with each row's marks of them. */
+interface Ranges {
+  runs: AddressRun[];
+  ipRun: (0 | 1)[];
+  sets: TargetTypeSet[];
+  typeSets: number[];
+}
+
+/** Made once per batch: rowIndexing marks the rows, then afterInserts writes the ranges of the same rows array. */
+const madeRanges = new WeakMap<readonly (AddressedRow & TypedRow)[], Ranges>();
+
+function rangesOf(rows: readonly (AddressedRow & TypedRow)[]): Ranges {
+  let ranges = madeRanges.get(rows);
+  if (ranges === undefined) {
+    ranges = { ...addressRuns(rows), ...targetTypeSets(rows) };
+    madeRanges.set(rows, ranges);
+  }
+  return ranges;
+}
+
 /**
  * The INDEXING_COLUMNS of rows about to be inserted in this order, in one
  * batch: one transaction numbers them consecutively, which a search group
@@ -45,8 +65,7 @@ export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords
  */
 export function rowIndexing(rows: readonly IndexedRow[], appends: readonly NamedAppend[] = []): RowIndexing[] {
   const leads = searchLeads(rows);
-  const { ipRun } = addressRuns(rows);
-  const { typeSets } = targetTypeSets(rows);
+  const { ipRun, typeSets } = rangesOf(rows);
   const keys = rows.map((r) => (foundBySpan(r) ? spanKey(r) : null));
   const spanned = new Map<string, number>();
   for (const key of keys) if (key !== null) spanned.set(key, (spanned.get(key) ?? 0) + 1);
@@ -79,6 +98,7 @@ export function afterInserts(
   const tags = projectTagStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 2));
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
-  const ranges = [addressRunStatement(db, addressRuns(rows).runs), targetTypeSetStatement(db, targetTypeSets(rows).sets)];
+  const { runs, sets } = rangesOf(rows);
+  const ranges = [addressRunStatement(db, runs), targetTypeSetStatement(db, sets)];
   return [...spans, ...tags, ...ranges.filter((s) => s !== null), ...groups];
 }

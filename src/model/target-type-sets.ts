@@ -43,9 +43,6 @@ export interface TargetTypeSet {
   offsets: number[];
 }
 
-/** A batch's sets, made once: row-indexing.ts asks for the rows' bits and then for the sets of the same rows. */
-const made = new WeakMap<readonly TypedRow[], { sets: TargetTypeSet[]; typeSets: number[] }>();
-
 /**
  * The sets of rows in this order: per project, place and type, MIN_RUN rows
  * or more (a set costs what an address run does: a row at ingest, its delete
@@ -53,8 +50,6 @@ const made = new WeakMap<readonly TypedRow[], { sets: TargetTypeSet[]; typeSets:
  * `typeSets`: each row's bits, 1 << at for each place a set holds it by.
  */
 export function targetTypeSets(rows: readonly TypedRow[]): { sets: TargetTypeSet[]; typeSets: number[] } {
-  const known = made.get(rows);
-  if (known !== undefined) return known;
   const sets: TargetTypeSet[] = [];
   const typeSets = rows.map(() => 0);
   const types = rows.map((r) => placedTypes(r.targets));
@@ -85,9 +80,7 @@ export function targetTypeSets(rows: readonly TypedRow[]): { sets: TargetTypeSet
     }
     for (const members of open.values()) close(members);
   }
-  const result = { sets, typeSets };
-  made.set(rows, result);
-  return result;
+  return { sets, typeSets };
 }
 
 /** The types of a stored targets array at the set places (undefined where it names none). */
