@@ -56,7 +56,7 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
           "UNION ALL SELECT e.seq, e.seq FROM events e INDEXED BY events_legacy_id_unique " +
           "WHERE e.id >= ?4 AND e.id < ?5 AND e.id_indexed = 1 AND substr(e.id, 29) = ?6 AND e.project_id = ?2 AND e.append_name = ?3 " +
           "UNION ALL SELECT e.seq, e.seq FROM events e INDEXED BY events_project_time_idx " +
-          "WHERE e.project_id = ?2 AND e.occurred_at >= ?1 AND e.occurred_at < ?7 AND e.id_indexed = 2 AND e.append_name = ?3",
+          "WHERE e.project_id = ?2 AND e.occurred_at >= ?1 AND e.occurred_at < ?7 AND e.id_indexed = 2 AND e.time_in_span = 0 AND e.append_name = ?3",
       )
       .bind(since, projectId, token, locatedIdsFrom(sentAtMs - CLOCK_SKEW_MS), locatedIdsFrom(until), tag, new Date(until).toISOString()),
   ]);

@@ -83,13 +83,16 @@ export const events = sqliteTable(
     ip_run: integer("ip_run").notNull().default(0),
     /** Bit 1 << place (0: first target, 1: second): found by that target's type through a target_type_sets row, with no entry in that place's type index (migration 0039); 0 for rows before it. */
     type_sets: integer("type_sets").notNull().default(0),
+    /** 1: a live row of a commit's span, found in time order through its span (commit_spans.live), with no time index entry (migration 0040); 0: by the index. */
+    time_in_span: integer("time_in_span").notNull().default(0),
   },
   (t) => [
     // One seq per project: a second writer can never fork the chain.
     uniqueIndex("events_project_seq_idx").on(t.project_id, t.seq),
     uniqueIndex("events_legacy_id_unique").on(t.id).where(sql`id_indexed = 1`),
     // The address last (migration 0038): a walk of a common address checks it without reading the row.
-    index("events_project_time_idx").on(t.project_id, t.occurred_at, t.seq, t.ip_address),
+    // A commit's live rows are in time order through its span instead (migration 0040).
+    index("events_project_time_idx").on(t.project_id, t.occurred_at, t.seq, t.ip_address).where(sql`time_in_span = 0`),
     // Partial (migration 0030): an event without the field is never a match, and writes no entry.
     index("events_org_time_idx").on(t.project_id, t.organization, t.occurred_at, t.seq).where(sql`organization IS NOT NULL`),
     index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq).where(sql`actor_id IS NOT NULL`),
@@ -246,8 +249,14 @@ export const commitSpans = sqliteTable(
     last_seq: integer("last_seq").notNull(),
     /** The commit's appends by the names their workers gave them, [token, first_seq, last_seq] JSON (migration 0032; src/chain/landed-appends.ts). */
     appends: text("appends"),
+    /** 1: its commit's live rows (events.time_in_span) are in time order through it, at received_at (migration 0040). */
+    live: integer("live").notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.received_at, t.project_id, t.first_seq] })],
+  (t) => [
+    primaryKey({ columns: [t.received_at, t.project_id, t.first_seq] }),
+    // Unique, as the key is: SQLite then walks each span's rows in seq order without sorting them.
+    uniqueIndex("commit_spans_live_time_idx").on(t.project_id, t.received_at, t.first_seq).where(sql`live = 1`),
+  ],
 );
 
 /**
@@ -319,7 +328,7 @@ export const givenUpAppends = sqliteTable("given_up_appends", {
 }, (t) => [index("given_up_appends_at_idx").on(t.given_up_at)]);
 
 /** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
-export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run" | "type_sets">;
+export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run" | "type_sets" | "time_in_span">;
 
 /**
  * Jobs (event shards; migrations 0013, 0020): one per export or verify run as a

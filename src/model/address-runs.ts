@@ -94,28 +94,31 @@ export const SPARSE_RUNS = 2_000;
  * of l in about l x N / S entries of the project's N (its seq span, two seeks
  * of the seq index), ~0.1 µs each along the time index, which holds the
  * address (migration 0038), or a row lookup each (~1-2 µs) along another
- * filter's index (`covered` false). So, in tenths of a µs: sparse when
+ * filter's index (`covered` false) or through the live spans, whose rows
+ * have no time index entry (migration 0040: a project with any of them
+ * counts as not covered). So, in tenths of a µs: sparse when
  * 9 x S x S <= l x N x (1 or 15). At 1M events and pages of 50: up to ~2,400
  * events of the address alone, ~9,000 with another filter. Evaluated once
  * per statement: it sits in LIMIT clauses.
  */
 export function sparseAddressSql(project: string, ip: string, limit: string, covered: boolean): string {
-  return sparseRangesSql(`SELECT last_seq - first_seq + 1 AS n FROM ip_runs WHERE project_id = ${project} AND ip = ${ip}`, project, limit, covered);
+  const factor = covered ? `(CASE WHEN EXISTS (SELECT 1 FROM commit_spans WHERE project_id = ${project} AND live = 1) THEN 15 ELSE 1 END)` : "15";
+  return sparseRangesSql(`SELECT last_seq - first_seq + 1 AS n FROM ip_runs WHERE project_id = ${project} AND ip = ${ip}`, project, limit, factor);
 }
 
 /**
  * The same rule over any rows read by seq in place of index entries
  * (`ranges`: a SELECT of how many rows each names as n, the address's runs
  * or a target type's sets: target-type-sets.ts), reading at most
- * SPARSE_RUNS of them.
+ * SPARSE_RUNS of them; `factor` (SQL) is the 1 or 15 above.
  */
-export function sparseRangesSql(ranges: string, project: string, limit: string, covered: boolean): string {
+export function sparseRangesSql(ranges: string, project: string, limit: string, factor: string): string {
   const span =
     `(coalesce((SELECT max(seq) FROM events WHERE project_id = ${project}), 0) - ` +
     `coalesce((SELECT min(seq) FROM events WHERE project_id = ${project}), 0) + 1)`;
   const page = `(CASE WHEN ${limit} < 0 THEN ${span} ELSE ${limit} END)`;
   const s = "coalesce(sum(n), 0)";
-  return `(SELECT count(*) < ${SPARSE_RUNS} AND 9 * ${s} * ${s} <= ${page} * ${span} * ${covered ? 1 : 15} FROM (${ranges} LIMIT ${SPARSE_RUNS}))`;
+  return `(SELECT count(*) < ${SPARSE_RUNS} AND 9 * ${s} * ${s} <= ${page} * ${span} * ${factor} FROM (${ranges} LIMIT ${SPARSE_RUNS}))`;
 }
 
 /**

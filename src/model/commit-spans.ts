@@ -50,21 +50,26 @@ export interface NamedAppend {
  * again over rows a span of its earlier run still covers: with `copy` a span
  * already there is kept (it covers at least these rows), and the lookup reads
  * every span of a millisecond.
+ *
+ * A span is `live` when it gives rows their time (`timed`: row-indexing.ts,
+ * migration 0040), which only a commit's rows are.
  */
 export function spanStatements<R extends SpannedRow>(
   db: D1Database,
   rows: readonly R[],
   bySpan: readonly boolean[],
+  timed: readonly boolean[],
   options: { appends?: readonly NamedAppend[]; copy?: boolean } = {},
 ): D1PreparedStatement[] {
   const appends = options.appends ?? [];
   const conflict = options.copy ? " ON CONFLICT DO NOTHING" : "";
   const spans = seqRanges(rows, (r, i) => (bySpan[i] ? spanKey(r) : null));
+  const live = new Set(rows.filter((_, i) => timed[i]).map(spanKey));
   return [...spans.values()].map(({ row, first, last }) => {
     const own = appends.filter((a) => a.first >= first && a.last <= last).map((a) => [a.token, a.first, a.last]);
     return db
-      .prepare(`INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, appends) VALUES (?, ?, ?, ?, ?)${conflict}`)
-      .bind(row.received_at, row.project_id, first, last, own.length > 0 ? JSON.stringify(own) : null);
+      .prepare(`INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, appends, live) VALUES (?, ?, ?, ?, ?, ?)${conflict}`)
+      .bind(row.received_at, row.project_id, first, last, own.length > 0 ? JSON.stringify(own) : null, live.has(spanKey(row)) ? 1 : 0);
   });
 }
 

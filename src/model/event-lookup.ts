@@ -49,7 +49,7 @@ export function eventsByIdStatement(columns: string, ids: readonly string[], pro
   const whose = projectId === null ? "t.tag IN (SELECT value FROM json_each(?4)) AND s.project_id = t.project_id" : "s.project_id = ?2";
   const atInstant = (select: string) =>
     `SELECT ${select} FROM events e WHERE e.row_id IN (SELECT s.row_id FROM ${projects}events s INDEXED BY events_project_time_idx ` +
-    `WHERE ${whose} AND s.occurred_at IN (SELECT value FROM json_each(?3)) AND s.id IN (SELECT value FROM json_each(?1)) AND s.id_indexed = 2)`;
+    `WHERE ${whose} AND s.occurred_at IN (SELECT value FROM json_each(?3)) AND s.id IN (SELECT value FROM json_each(?1)) AND s.id_indexed = 2 AND s.time_in_span = 0)`;
   if (projectId === null) params[3] = JSON.stringify([...new Set(located.map(tagOfId))]);
   const found = (select: string) => `${legacy(select)} UNION ALL ${spanned(select)} UNION ALL ${atInstant(select)}`;
   if (ids.length !== 1) return { sql: found(columns), params };

@@ -136,6 +136,8 @@ export interface SelectOptions {
 
 const ORDER = "ORDER BY e.occurred_at DESC, e.seq DESC";
 
+const TIME_INDEX = "events_project_time_idx";
+
 /**
  * The index to walk, named explicitly: without statistics SQLite may prefer a
  * date range on the time index over an equality filter and then read every
@@ -146,14 +148,15 @@ const ORDER = "ORDER BY e.occurred_at DESC, e.seq DESC";
 function indexFor(sel: Selection, action: boolean): string {
   if (sel.actorId !== null) return "events_actor_time_idx";
   if (sel.organization !== null) return "events_org_time_idx";
-  return action ? "events_action_time_idx" : "events_project_time_idx";
+  return action ? "events_action_time_idx" : TIME_INDEX;
 }
 
 /**
  * One page of a selection, newest first (occurred_at, then seq). Each shape
  * walks an index in list order and stops at the limit:
  * - no action or one action: the (project, filter, occurred_at, seq) index of
- *   the narrowest equality filter;
+ *   the narrowest equality filter; without one, the time index and the live
+ *   spans, merged (timeWalk);
  * - several actions: one ordered, limited branch per action, merged (SQLite
  *   cannot walk an IN list in index order; it would sort every matching row);
  * - match: the FTS5 hits (groups of events), their events that hold every
@@ -167,31 +170,40 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   const limit = bind(options.limit);
   const project = bind(sel.projectId);
   const where = [`e.project_id = ${project}`];
+  // The same time bounds on a live span (its rows' occurred_at is its received_at), for timeWalk's seek.
+  const spanWhere = [`s.project_id = ${project}`];
   if (sel.organization !== null) where.push(`e.organization = ${bind(sel.organization)}`);
   if (sel.actorId !== null) where.push(`e.actor_id = ${bind(sel.actorId)}`);
   const ip = sel.ipAddress !== null ? bind(sel.ipAddress) : null;
   if (ip !== null) where.push(`e.ip_address = ${ip}`);
-  if (sel.dateFrom !== null) where.push(`e.occurred_at >= ${bind(sel.dateFrom)}`);
+  if (sel.dateFrom !== null) {
+    const from = bind(sel.dateFrom);
+    where.push(`e.occurred_at >= ${from}`);
+    spanWhere.push(`s.received_at >= ${from}`);
+  }
   // Only the tighter of date_to and the cursor bounds the walk; the other is
   // implied by it, and SQLite would otherwise seek by one and filter by the other.
   const cursor = options.cursor;
   if (cursor && (sel.dateTo === null || cursor.occurredAt <= sel.dateTo)) {
-    where.push(
-      cursor.seq === null
-        ? `e.occurred_at < ${bind(cursor.occurredAt)}`
-        : `(e.occurred_at, e.seq) < (${bind(cursor.occurredAt)}, ${bind(cursor.seq)})`,
-    );
+    const at = bind(cursor.occurredAt);
+    where.push(cursor.seq === null ? `e.occurred_at < ${at}` : `(e.occurred_at, e.seq) < (${at}, ${bind(cursor.seq)})`);
+    spanWhere.push(`s.received_at <= ${at}`);
   } else if (sel.dateTo !== null) {
-    where.push(`e.occurred_at <= ${bind(sel.dateTo)}`);
+    const to = bind(sel.dateTo);
+    where.push(`e.occurred_at <= ${to}`);
+    spanWhere.push(`s.received_at <= ${to}`);
   }
   // Keys are [A-Za-z0-9_-] (src/catalog/schema-document.ts); booleans are 1 and 0 to json_extract.
   for (const m of sel.metadata ?? []) {
     where.push(`json_extract(e.metadata, ${bind(`$."${m.key}"`)}) = ${bind(typeof m.value === "boolean" ? Number(m.value) : m.value)}`);
   }
   const exclude = sel.exclude.length > 0 ? `e.action NOT IN (${sel.exclude.map(bind).join(", ")})` : null;
+  // The first `l` row_ids in list order of the events that meet `conds`, walking `index`.
+  const listWalk: ListWalk = (index, conds, l) =>
+    index === TIME_INDEX ? timeWalk(conds, spanWhere, l) : `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${conds.join(" AND ")} ${ORDER} LIMIT ${l}`;
   const targetType = sel.targetType ?? null;
   if (targetType !== null && options.match === undefined && sel.actorId === null && sel.ipAddress === null) {
-    return targetWalk(sel, targetType, options, params, bind, where, exclude, limit, project);
+    return targetWalk(sel, targetType, options, params, bind, where, exclude, limit, project, listWalk);
   }
   if (targetType !== null) {
     const type = bind(targetType);
@@ -205,10 +217,13 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   const index = indexFor(sel, (sel.actions?.length ?? 0) > 0);
   const from = `FROM events e INDEXED BY ${index}`;
   // An address without a narrower actor: its rows' index entries, its runs, or a walk that checks each row (addressWalk).
+  // The time index: its entries and the live spans (timeWalk).
   const walk = (conds: string[], l: string): { from: string; where: string } =>
     ip !== null && sel.actorId === null
-      ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, l, index, project, ip)})` }
-      : { from, where: conds.join(" AND ") };
+      ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, l, index, project, ip, listWalk)})` }
+      : index === TIME_INDEX
+        ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${timeWalk(conds, spanWhere, l)})` }
+        : { from, where: conds.join(" AND ") };
   if (exclude && options.window !== undefined && options.match === undefined) {
     const window = bind(options.window);
     const w = walk(where, window);
@@ -261,28 +276,55 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
  * - common: the list walk of the other filters (`index`: theirs, or the time
  *   index, whose entries hold the address), checking each row's address.
  */
-function addressWalk(conds: string[], l: string, index: string, project: string, ip: string): string {
+function addressWalk(conds: string[], l: string, index: string, project: string, ip: string, listWalk: ListWalk): string {
   const where = conds.join(" AND ");
-  const { plan, walks } = guardedWalks("address_plan", sparseAddressSql(project, ip, l, index === "events_project_time_idx"), l, [
+  const { plan, walks } = guardedWalks("address_plan", sparseAddressSql(project, ip, l, index === TIME_INDEX), l, [
     `SELECT e.row_id FROM events e INDEXED BY events_ip_time_idx WHERE ${where} AND e.ip_run = 0 ${ORDER}`,
     `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${runRowIdsSql(project, ip)}) AND ${where} ${ORDER}`,
-  ], `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${where} ${ORDER}`);
+  ], (limit) => listWalk(index, conds, limit));
   return plan + walks.map((w) => `SELECT * FROM (${w})`).join(" UNION ALL ");
 }
 
 /**
- * Walks (in list order, without their LIMIT) of which one plan runs, chosen
- * by `guard` (SQL: 1 for `sparse`, 0 for `common`): each walk's LIMIT is `l`
- * under its plan and 0 under the other, which stops it before it reads a row.
- * The guard is read once, in a CTE named `name` that `plan` defines (it reads
- * up to SPARSE_RUNS ranges), not once per walk.
+ * Walks (in list order) of which one plan runs, chosen by `guard` (SQL: 1
+ * for `sparse`, 0 for `common`): each walk's LIMIT is `l` under its plan and
+ * 0 under the other, which stops it before it reads a row. The sparse walks
+ * come without their LIMIT, the common one as a ListWalk's with the limit it
+ * is given. The guard is read once, in a CTE named `name` that `plan`
+ * defines (it reads up to SPARSE_RUNS ranges), not once per walk.
  */
-function guardedWalks(name: string, guard: string, l: string, sparse: string[], common: string): { plan: string; walks: string[] } {
+function guardedWalks(name: string, guard: string, l: string, sparse: string[], common: (limit: string) => string): { plan: string; walks: string[] } {
   const only = (plan: 0 | 1) => `(SELECT CASE WHEN sparse = ${plan} THEN ${l} ELSE 0 END FROM ${name})`;
   return {
     plan: `WITH ${name} AS MATERIALIZED (SELECT ${guard} AS sparse) `,
-    walks: [...sparse.map((w) => `${w} LIMIT ${only(1)}`), `${common} LIMIT ${only(0)}`],
+    walks: [...sparse.map((w) => `${w} LIMIT ${only(1)}`), common(only(0))],
   };
+}
+
+/** SQL: the row_ids of the first `l` events in list order that meet `conds` (of `events e`), walking `index`. */
+type ListWalk = (index: string, conds: string[], l: string) => string;
+
+/**
+ * The time index's list walk (migration 0040). A commit of two events or
+ * more gives its live rows (occurred_at is the received_at it stamped: one
+ * instant for all of them) no time index entry: its span (commit_spans,
+ * live) holds them at that instant. So the walk is two, merged:
+ * - the index's entries (every other row), in list order;
+ * - the project's live spans newest first (`spans`: the walk's time bounds
+ *   on span `s`), each span's rows by seq. That is list order too: its rows
+ *   share the span's instant, and a project's spans never share rows.
+ * Each stops at `l`, so the merge sorts at most 2l rows.
+ */
+function timeWalk(conds: string[], spans: string[], l: string): string {
+  const where = conds.join(" AND ");
+  const indexed = `SELECT e.row_id, e.occurred_at, e.seq FROM events e INDEXED BY ${TIME_INDEX} WHERE ${where} AND e.time_in_span = 0 ${ORDER} LIMIT ${l}`;
+  // The index is unique, as the key is: SQLite then walks each span's rows in order instead of sorting them.
+  const spanned =
+    "SELECT e.row_id, e.occurred_at, e.seq FROM commit_spans s INDEXED BY commit_spans_live_time_idx " +
+    "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq BETWEEN s.first_seq AND s.last_seq " +
+    `WHERE ${spans.join(" AND ")} AND s.live = 1 AND ${where} AND e.time_in_span = 1 ` +
+    `ORDER BY s.received_at DESC, s.first_seq DESC, e.seq DESC LIMIT ${l}`;
+  return `SELECT row_id FROM (SELECT * FROM (${indexed}) UNION ALL SELECT * FROM (${spanned})) ORDER BY occurred_at DESC, seq DESC LIMIT ${l}`;
 }
 
 /** D1 allows at most 5 terms per compound SELECT; nest groups of 5 as subqueries. */
@@ -332,7 +374,7 @@ function targetAtIs(target: IndexedTarget, type: string, id: string | null): str
  * One guard and one common walk for both places: a statement of two guards
  * and six walks took twice as long to prepare and run.
  */
-function typeWalks(conds: string[], l: string, index: string, project: string, type: string): { plan: string; walks: string[] } {
+function typeWalks(conds: string[], l: string, index: string, project: string, type: string, listWalk: ListWalk): { plan: string; walks: string[] } {
   const where = conds.join(" AND ");
   const either = `(${INDEXED_TARGETS.map((at) => `(${targetAtIs(at, type, null)})`).join(" OR ")})`;
   return guardedWalks("type_plan", sparseTypeSql(project, type, l), l, [
@@ -340,7 +382,7 @@ function typeWalks(conds: string[], l: string, index: string, project: string, t
       (at) => `SELECT e.row_id FROM events e INDEXED BY ${at.byType} WHERE ${where} AND ${targetAtIs(at, type, null)} AND (e.type_sets & ${1 << at.at}) = 0 ${ORDER}`,
     ),
     `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, type)}) AND ${where} ${ORDER}`,
-  ], `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${where} AND ${either} ${ORDER}`);
+  ], (limit) => listWalk(index, [...conds, either], limit));
 }
 
 /**
@@ -362,6 +404,7 @@ function targetWalk(
   exclude: string | null,
   limit: string,
   project: string,
+  listWalk: ListWalk,
 ): Statement {
   const type = bind(targetType);
   const targetId = sel.targetId != null ? bind(sel.targetId) : null;
@@ -371,7 +414,7 @@ function targetWalk(
   // The first and second targets: the events table's own indexes, with every other filter on the same row.
   // With an id, its (type, id) index holds every event; with a type only, typeWalks.
   const types =
-    targetId === null ? typeWalks([...eventWhere, ...onEvent], limit, sel.organization !== null ? "events_org_time_idx" : "events_project_time_idx", project, type) : null;
+    targetId === null ? typeWalks([...eventWhere, ...onEvent], limit, sel.organization !== null ? "events_org_time_idx" : TIME_INDEX, project, type, listWalk) : null;
   const indexed =
     types?.walks ??
     INDEXED_TARGETS.map(

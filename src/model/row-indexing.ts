@@ -9,8 +9,10 @@ import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedR
  * How storage finds the event rows it writes, beyond their own columns: by id
  * through a commit span instead of an id index entry (commit-spans.ts), by
  * search through one entry per group of events (search-index.ts), by
- * address through one run per request's events (address-runs.ts), and by
- * target type through one set per type a batch shares (target-type-sets.ts).
+ * address through one run per request's events (address-runs.ts), by
+ * target type through one set per type a batch shares (target-type-sets.ts),
+ * and in time order, a commit's live rows through its span (event-query.ts,
+ * timeWalk).
  * Every writer of new rows does them all the same way: commits
  * (chain/event-insert.ts), shard copies and archive restores
  * (storage/shard-copy.ts), so a moved or restored row is stored as the commit
@@ -21,10 +23,10 @@ import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedR
 export type IndexedRow = SpannedRow & InstantRow & SearchableFields & AddressedRow & TypedRow;
 
 /** The columns storage adds to a row, in this order. */
-export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "append_name", "ip_run", "type_sets"] as const;
+export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "append_name", "ip_run", "type_sets", "time_in_span"] as const;
 
 /** A row's values of INDEXING_COLUMNS. */
-export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1, typeSets: number];
+export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1, typeSets: number, timeInSpan: 0 | 1];
 
 /** A batch's address runs and target type sets, with each row's marks of them. */
 interface Ranges {
@@ -62,8 +64,15 @@ function rangesOf(rows: readonly (AddressedRow & TypedRow)[]): Ranges {
  * it at its id's instant (event-lookup.ts, migration 0037). Its append's
  * name (`appends`, a commit's) then goes on the row, as no span carries it
  * (chain/landed-appends.ts).
+ *
+ * A commit's live rows in its span (occurred_at is the received_at it
+ * stamped) are in time order through the span instead of the time index
+ * (time_in_span, migration 0040; event-query.ts, timeWalk). A `copy` marks
+ * none: it may put back rows inside a span still there, or write spans that
+ * overlap, and the walk reads each span's whole seq range.
  */
-export function rowIndexing(rows: readonly IndexedRow[], appends: readonly NamedAppend[] = []): RowIndexing[] {
+export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: readonly NamedAppend[]; copy?: boolean } = {}): RowIndexing[] {
+  const appends = options.appends ?? [];
   const leads = searchLeads(rows);
   const { ipRun, typeSets } = rangesOf(rows);
   const keys = rows.map((r) => (foundBySpan(r) ? spanKey(r) : null));
@@ -72,12 +81,14 @@ export function rowIndexing(rows: readonly IndexedRow[], appends: readonly Named
   return rows.map((r, i) => {
     const bySpan = keys[i] !== null && spanned.get(keys[i]!)! > 1;
     const name = bySpan ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
-    return [bySpan ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, ipRun[i], typeSets[i]];
+    const timeInSpan = bySpan && !options.copy && r.occurred_at === r.received_at ? 1 : 0;
+    return [bySpan ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, ipRun[i], typeSets[i], timeInSpan];
   });
 }
 
 /**
- * What follows the rows' inserts in the same batch: their commit spans, the
+ * What follows the rows' inserts in the same batch: their commit spans (live
+ * when they give their rows' time), the
  * project tags of rows found at their instant (event-lookup.ts), their
  * address runs and target type sets (the same ones rowIndexing marked:
  * address-runs.ts, target-type-sets.ts), and
@@ -94,7 +105,7 @@ export function afterInserts(
   indexing: readonly RowIndexing[],
   options: { appends?: readonly NamedAppend[]; copy?: boolean } = {},
 ): D1PreparedStatement[] {
-  const spans = spanStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 0), options);
+  const spans = spanStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 0), indexing.map((r) => r[6] === 1), options);
   const tags = projectTagStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 2));
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));

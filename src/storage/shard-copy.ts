@@ -65,7 +65,7 @@ function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit:
  */
 function storedInserts(db: D1Database, rows: Raw[]): D1PreparedStatement[] {
   const named = rows.map((r) => Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, r[i]])) as unknown as IndexedRow);
-  const indexing = rowIndexing(named);
+  const indexing = rowIndexing(named, { copy: true });
   return [
     ...insertStatements(db, "events", [...EVENT_COLUMNS, ...INDEXING_COLUMNS], rows.map((r, i) => [...r, ...indexing[i]])),
     ...afterInserts(db, named, indexing, { copy: true }),

@@ -52,7 +52,8 @@ const STALL_MS = 120_000;
  * and action: BENCH_COST_LIVE=1 sends them as a live stream would, all within a few minutes (two days ago, so
  * the purge phase's one-day plan still expires them). BENCH_COST_LIVE=now sends them with no occurred_at, as
  * the client package does: they happen when received, a lone one is found by id at its instant
- * (src/model/event-lookup.ts), and the purge phase is not run (retention goes by occurred_at, and they
+ * (src/model/event-lookup.ts), a batch's are in time order through its commit's span with no time index
+ * entry each (migration 0040), and the purge phase is not run (retention goes by occurred_at, and they
  * happened now; it writes 0.01 rows an event in the other modes).
  */
 const LIVE_FROM = Date.now() - 2 * 86_400_000;

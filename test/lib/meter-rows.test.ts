@@ -74,13 +74,16 @@ describe("the meter counts billed rows", () => {
     const batch = await call("POST", "/v1/events/batch", { key: project.key, body: { events: Array.from({ length: 40 }, () => event) } });
     expect(batch.status).toBe(201);
     const { rows } = (await call("GET", "/__meter")).json.data;
-    // 7 an event (the row, 5 indexes, its first target's (type, id) index entry: migration 0033), a search entry per group
+    // 6 an event (the row, 4 indexes, its first target's (type, id) index entry: migration 0033), a search entry per group
     // of 16 it fills (migration 0031 and search-index.ts: the first event's group and the next one; the last 9 stay open),
-    // 1 for the commit (migration 0029), 1 for the request's address, which its 40 events share (migration 0038), and 1
-    // for their first target's type, which they share too (migration 0039).
-    expect(rows.d1Written).toBe(7 * 40 + Math.floor((1 + 40) / SEARCH_GROUP) + 1 + 1 + 1);
-    const spans = await project.db.prepare("SELECT first_seq, last_seq FROM commit_spans WHERE project_id = ? ORDER BY first_seq").bind(project.id).all();
-    expect(spans.results).toEqual([{ first_seq: 2, last_seq: 41 }]);
+    // 2 for the commit (its span, migration 0029, and the span's entry in the live spans' index, which gives its live
+    // events their time instead of a time index entry each: migration 0040), 1 for the request's address, which its 40
+    // events share (migration 0038), and 1 for their first target's type, which they share too (migration 0039).
+    expect(rows.d1Written).toBe(6 * 40 + Math.floor((1 + 40) / SEARCH_GROUP) + 2 + 1 + 1);
+    const spans = await project.db.prepare("SELECT first_seq, last_seq, live FROM commit_spans WHERE project_id = ? ORDER BY first_seq").bind(project.id).all();
+    expect(spans.results).toEqual([{ first_seq: 2, last_seq: 41, live: 1 }]);
+    const timed = await project.db.prepare("SELECT time_in_span, count(*) AS n FROM events WHERE project_id = ? GROUP BY time_in_span").bind(project.id).all();
+    expect(timed.results).toEqual([{ time_in_span: 0, n: 1 }, { time_in_span: 1, n: 40 }]);
     const runs = await project.db.prepare("SELECT first_seq, last_seq FROM ip_runs WHERE project_id = ?").bind(project.id).all();
     expect(runs.results).toEqual([{ first_seq: 2, last_seq: 41 }]);
     const sets = await project.db.prepare("SELECT at, type, first_seq, last_seq FROM target_type_sets WHERE project_id = ?").bind(project.id).all();

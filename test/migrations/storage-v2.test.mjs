@@ -1,4 +1,4 @@
-// Migrations 0029 to 0039 (issue 38, storage v2) over a shard that already holds events, in Node's
+// Migrations 0029 to 0040 (issue 38, storage v2) over a shard that already holds events, in Node's
 // own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
 // (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
 // Every event from before stays findable by id (through the now partial id index, which SQLite is
@@ -119,7 +119,7 @@ describe("migrations 0029 and 0030 over a shard holding events", () => {
     assert.equal(indexed, before0029.length);
     assert.deepEqual(db.prepare("SELECT seq FROM events WHERE project_id = ? AND id_indexed = 0 ORDER BY seq").all(PROJECT).map((r) => r.seq), [3, 4]);
     assert.deepEqual(db.prepare("SELECT * FROM commit_spans").all().map((r) => ({ ...r })), [
-      { received_at: "2026-11-28T10:00:00.000Z", project_id: PROJECT, first_seq: 3, last_seq: 4, appends: null },
+      { received_at: "2026-11-28T10:00:00.000Z", project_id: PROJECT, first_seq: 3, last_seq: 4, appends: null, live: 1 },
     ]);
   });
 
@@ -179,7 +179,7 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
     const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
     for (const file of files.filter((f) => f < "0031")) apply(db, file);
     // As the ledger wrote them before: the rows (no search columns yet), then an entry each from their text.
-    const legacy = COLUMNS.filter((c) => !["search_lead", "search_words", "append_name", "ip_run", "type_sets"].includes(c));
+    const legacy = COLUMNS.filter((c) => !["search_lead", "search_words", "append_name", "ip_run", "type_sets", "time_in_span"].includes(c));
     const insert = db.prepare(`INSERT INTO events (${legacy.join(", ")}) VALUES (${legacy.map(() => "?").join(", ")})`);
     for (const [i, r] of old.entries()) {
       const values = columnValues(r, rowIndexing(old)[i]);
@@ -447,10 +447,11 @@ describe("migration 0038: a request's events are one address run, with no index 
     for (let seq = 1; seq <= 4; seq++) insertAs(db, row(PROJECT, seq, mintEventId(at(seq), tag), at(seq), { ip_address: A, occurred_at: at(60 - seq * 7) }), 0);
     migrate(db, (f) => f >= "0038");
     const t = at(20);
-    // A batch from A (occurred_at interleaving the old rows'), a lone row from A, a batch from B.
+    // A batch from A (occurred_at interleaving the old rows'), a lone row from A, a batch from B (backdated too: every
+    // row is in the time index, which holds the address).
     commit(db, Array.from({ length: 5 }, (_, i) => row(PROJECT, 5 + i, mintEventId(t, tag), t, { ip_address: A, occurred_at: at(57 - i * 9) })));
     commit(db, [row(PROJECT, 10, mintEventId(at(21), tag), at(21), { ip_address: A })]);
-    commit(db, Array.from({ length: 3 }, (_, i) => row(PROJECT, 11 + i, mintEventId(at(22), tag), at(22), { ip_address: B })));
+    commit(db, Array.from({ length: 3 }, (_, i) => row(PROJECT, 11 + i, mintEventId(at(22), tag), at(22), { ip_address: B, occurred_at: at(40 + i) })));
   });
 
   it("keeps the old rows in the rebuilt index and writes one run for each batch, whose rows take no entry", () => {
@@ -475,6 +476,12 @@ describe("migration 0038: a request's events are one address run, with no index 
     assert.equal(sparse(A, 20), 0);
     assert.deepEqual(walk(A, 20), expected(A));
     db.prepare("DELETE FROM ip_runs WHERE first_seq >= 1000000").run();
+    // A project with live spans (migration 0040): their rows have no time index entry, so the walk that checks each
+    // row looks each one up, and pages of 3 read the run (9 x 5 x 5 <= 3 x 13 x 15).
+    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, ?, 1000, 1001, 1)").run(at(59), PROJECT);
+    assert.equal(sparse(A, 3), 1);
+    assert.deepEqual(walk(A), expected(A));
+    db.prepare("DELETE FROM commit_spans WHERE first_seq = 1000").run();
   });
 
   it("drops a run with the last of its rows that holds the address, deleted in any order or scrubbed", () => {
@@ -591,5 +598,67 @@ describe("migration 0039: a batch's rows of one target type are one set, with no
     assert.equal(setsOf("doc"), 0);
     assert.deepEqual(walk("doc"), expected("doc"));
     assert.deepEqual(expected("doc").sort((a, b) => a - b), [1, 2, 3, 4, 10]);
+  });
+});
+
+describe("migration 0040: a commit's live rows are in time order through its span, with no time index entry each", () => {
+  const db = new DatabaseSync(join(dir, "times.sqlite"));
+  const at = (s) => `2026-11-29T14:00:${String(s).padStart(2, "0")}.000Z`;
+  const seqs = (rows) => rows.map((r) => r.seq);
+  const sel = (dateFrom = null, dateTo = null) => ({ projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom, dateTo, actions: null, exclude: [] });
+  const expected = (from = "", to = "9") =>
+    seqs(db.prepare("SELECT seq FROM events WHERE project_id = ? AND occurred_at >= ? AND occurred_at <= ? ORDER BY occurred_at DESC, seq DESC").all(PROJECT, from, to));
+  const entries = () => seqs(db.prepare("SELECT seq FROM events INDEXED BY events_project_time_idx WHERE project_id = ? AND time_in_span = 0 ORDER BY seq").all(PROJECT));
+
+  before(async () => {
+    migrate(db, (f) => f < "0040");
+    const tag = await idTag(PROJECT);
+    // As the code before 0040 wrote them: a live batch with its span, and a backfilled batch, each row in the time index.
+    for (let seq = 1; seq <= 3; seq++) insertAs(db, row(PROJECT, seq, mintEventId(at(1), tag), at(1)), 0);
+    for (let seq = 4; seq <= 5; seq++) insertAs(db, row(PROJECT, seq, mintEventId(at(2), tag), at(2), { occurred_at: at(20 + seq) }), 0);
+    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq) VALUES (?, ?, 1, 3), (?, ?, 4, 5)").run(at(1), PROJECT, at(2), PROJECT);
+    migrate(db, (f) => f >= "0040");
+    // A live batch; a batch of two live rows around one at the first batch's instant; a lone live row; a live pair.
+    commit(db, [6, 7, 8, 9].map((seq) => row(PROJECT, seq, mintEventId(at(20), tag), at(20))));
+    commit(db, [10, 11, 12].map((seq) => row(PROJECT, seq, mintEventId(at(22), tag), at(22), seq === 11 ? { occurred_at: at(1) } : {})));
+    commit(db, [row(PROJECT, 13, mintEventId(at(23), tag), at(23))]);
+    commit(db, [14, 15].map((seq) => row(PROJECT, seq, mintEventId(at(24), tag), at(24))));
+  });
+
+  it("keeps the old rows in the rebuilt index, and gives a commit's live rows none and its span the mark", () => {
+    assert.deepEqual(entries(), [1, 2, 3, 4, 5, 11, 13]);
+    const spans = db.prepare("SELECT first_seq, last_seq, live FROM commit_spans WHERE project_id = ? ORDER BY first_seq").all(PROJECT).map((r) => ({ ...r }));
+    assert.deepEqual(spans, [
+      { first_seq: 1, last_seq: 3, live: 0 },
+      { first_seq: 4, last_seq: 5, live: 0 },
+      { first_seq: 6, last_seq: 9, live: 1 },
+      { first_seq: 10, last_seq: 12, live: 1 },
+      { first_seq: 14, last_seq: 15, live: 1 },
+    ]);
+  });
+
+  it("lists every event once in list order, old and new, by page and between dates, walking the index and the live spans", () => {
+    // 4 is backdated to the live pair's instant, 11 to the old live batch's.
+    assert.deepEqual(expected(), [5, 15, 14, 4, 13, 12, 10, 9, 8, 7, 6, 11, 3, 2, 1]);
+    for (const size of [1, 2, 3, 4, 50]) {
+      assert.deepEqual(pages(db, sel(), size), expected(), `pages of ${size}`);
+      assert.deepEqual(pages(db, sel(at(20), at(22)), size), expected(at(20), at(22)), `pages of ${size} between dates`);
+      assert.deepEqual(pages(db, sel(null, at(1)), size), expected("", at(1)), `pages of ${size} to the first instant`);
+    }
+    const text = plan(db, selectEvents(sel(at(2)), { columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
+    assert.match(text, /SEARCH e USING COVERING INDEX events_project_time_idx \(project_id=\? AND occurred_at>\? AND \(occurred_at,seq\)<\(\?,\?\)\)/);
+    assert.match(text, /SEARCH s USING INDEX commit_spans_live_time_idx \(project_id=\? AND received_at>\? AND received_at<\?\)/);
+    assert.match(text, /SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq>\? AND seq<\?\)/);
+    assert.doesNotMatch(text, /SCAN e\b|RIGHT PART/);
+  });
+
+  it("drops a live span, and its index entry, with the last of its rows", () => {
+    const drop = db.prepare("DELETE FROM events WHERE project_id = ? AND seq = ?");
+    for (const seq of [9, 6, 8]) drop.run(PROJECT, seq);
+    const live = () => db.prepare("SELECT first_seq FROM commit_spans INDEXED BY commit_spans_live_time_idx WHERE project_id = ? AND live = 1 ORDER BY first_seq").all(PROJECT).map((r) => r.first_seq);
+    assert.deepEqual(live(), [6, 10, 14]);
+    drop.run(PROJECT, 7);
+    assert.deepEqual(live(), [10, 14]);
+    assert.deepEqual(pages(db, sel(), 2), expected());
   });
 });

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { selectEvents, selectionFor, type Selection, type SelectOptions } from "../../src/model/event-query";
 import type { Filters } from "../../src/schemas/list-query";
 import type { Credential } from "../../src/auth/credential";
+import { ledgerOf } from "../../src/chain/ledger";
+import { call, createProject, createScopedKey, ingestMany, listOrder, listPages } from "../helpers";
 
 const key: Credential = { kind: "api_key", projectId: "p1", prefix: "abc", scopes: ["read"] };
 const base = selectionFor(key, {})!;
@@ -58,9 +60,19 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     it(`${name}: walks ${index} in list order, no full scan, no sort`, async () => {
       for (const cursor of [null, { occurredAt: at, seq: 7 }, { occurredAt: at, seq: null }]) {
         const lines = await plan(s, { cursor });
-        expect(fullScan(lines), lines.join("\n")).toBe(false);
-        expect(lines.join("\n")).toContain(`SEARCH e USING INDEX ${index} (project_id=?`);
-        expect(lines.join("\n"), "sorted instead of walking the index").not.toContain("TEMP B-TREE");
+        const text = lines.join("\n");
+        expect(fullScan(lines), text).toBe(false);
+        expect(text).toMatch(new RegExp(`SEARCH e USING (COVERING )?INDEX ${index} \\(project_id=\\?`));
+        if (index === "events_project_time_idx") {
+          // The time walk (migration 0040): the index's entries and the live spans' rows by seq, each in list order and
+          // stopped at the page, then merged; the only sorts are that merge's and the page's, of a page or two of rows.
+          expect(text).toMatch(/SEARCH s USING INDEX commit_spans_live_time_idx \(project_id=\?( AND received_at[<>]\?)*\)/);
+          expect(text).toContain("SEARCH e USING INDEX events_project_seq_idx (project_id=? AND seq>? AND seq<?)");
+          expect(text, "a span's rows sorted instead of walked").not.toContain("RIGHT PART");
+          expect(lines.filter((l) => l === "USE TEMP B-TREE FOR ORDER BY"), text).toHaveLength(2);
+        } else {
+          expect(text, "sorted instead of walking the index").not.toContain("TEMP B-TREE");
+        }
         if (seek) expect(lines.join("\n")).toMatch(seek);
         if (cursor?.seq) expect(lines.join("\n")).toMatch(/\(occurred_at,seq\)<\(\?,\?\)|occurred_at<\?/);
       }
@@ -139,10 +151,14 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
       expect(lines.filter((l) => l === "SEARCH s USING PRIMARY KEY (project_id=? AND at=? AND type=?)"), text).toHaveLength(2 * sets);
       expect(lines.filter((l) => l === "SEARCH x USING COVERING INDEX events_project_seq_idx (project_id=? AND seq>? AND seq<?)"), text).toHaveLength(sets);
       expect(lines.filter((l) => l === "SEARCH x USING COVERING INDEX events_project_seq_idx (project_id=? AND seq=?)"), text).toHaveLength(sets);
-      const list = "organization" in filters ? "events_org_time_idx (project_id=? AND organization=?" : "events_project_time_idx (project_id=? AND (occurred_at,seq)<(?,?))";
+      const time = !("organization" in filters);
+      const list = time ? "events_project_time_idx (project_id=? AND (occurred_at,seq)<(?,?))" : "events_org_time_idx (project_id=? AND organization=?";
       expect(lines.filter((l) => l.startsWith(`SEARCH e USING INDEX ${list}`)), text).toHaveLength(sets);
-      // Every other walk is in list order and stops at the limit: the sorts are the sets' rows (read whole) and the page's.
-      expect(lines.filter((l) => l === "USE TEMP B-TREE FOR ORDER BY"), text).toHaveLength(1 + sets);
+      // Every other walk is in list order and stops at the limit: the sorts are the sets' rows (read whole), the time walk's
+      // merge of its two walks (timeWalk) and the page's.
+      const merges = time ? sets : 0;
+      expect(lines.filter((l) => l.startsWith("SEARCH s USING INDEX commit_spans_live_time_idx")), text).toHaveLength(merges);
+      expect(lines.filter((l) => l === "USE TEMP B-TREE FOR ORDER BY"), text).toHaveLength(1 + sets + merges);
       expect(lines.at(-1), text).toBe("USE TEMP B-TREE FOR ORDER BY");
     }
   });
@@ -160,5 +176,92 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     for (const match of [undefined, eight]) {
       expect(selectEvents(both, { columns: "e.*", cursor, limit: 5, match }).params.length).toBeLessThanOrEqual(100);
     }
+  });
+});
+
+describe("the time walk over live commits (migration 0040)", () => {
+  type Sent = { id: string; seq: number; occurred_at: string; action: string; ip_address: string | null; targets: Array<{ type: string }>; metadata: { i: number } };
+  const ip = "198.51.100.7";
+  const event = (i: number, occurredAt?: string) => ({
+    action: ["doc.read", "doc.write", "user.login"][i % 3],
+    actor: { id: `u_${i % 4}` },
+    targets: [{ type: i % 5 === 0 ? "team" : "document", id: `t_${i}` }],
+    metadata: { i },
+    ...(occurredAt ? { occurred_at: occurredAt } : {}),
+  });
+  const later = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
+
+  /**
+   * Live batches (their rows are at their span's instant, with no time index
+   * entry), backdated rows at exactly a live batch's instant and between two
+   * of them, a batch that mixes live and backdated rows, lone live and lone
+   * backdated events, and a live commit of two.
+   */
+  async function seeded() {
+    const p = await createProject();
+    const sent: Sent[] = [];
+    const batch = async (events: unknown[], from = ip) => sent.push(...(await ingestMany(p.key, events, { ip: from })));
+    const lone = async (body: unknown, from = ip) => {
+      const res = await call("POST", "/v1/events", { key: p.key, body, ip: from });
+      expect(res.status).toBe(201);
+      sent.push(res.json.data);
+    };
+    await batch(Array.from({ length: 12 }, (_, i) => event(i)));
+    const first = sent[0].occurred_at;
+    await batch([event(12, first), event(13, later(first, 1)), event(14, "2026-01-01T00:00:00.000Z"), event(15, first)]);
+    await lone(event(16), "203.0.113.3");
+    await batch(Array.from({ length: 9 }, (_, i) => event(17 + i)));
+    await batch([event(26), event(27, first), event(28), event(29, later(first, 2)), event(30)], "203.0.113.3");
+    await lone(event(31, later(first, 1)));
+    await batch([event(32), event(33)]);
+    return { ...p, sent, first };
+  }
+
+  it("lists every event once, in list order, across the index's entries and the live spans, whole and by page", async () => {
+    const p = await seeded();
+    const timed = await p.db.prepare("SELECT time_in_span, count(*) AS n FROM events WHERE project_id = ? GROUP BY time_in_span").bind(p.id).all();
+    // The live rows of the commits of two or more: 12 + 9 + 3 + 2; the rest keep their entries.
+    expect(timed.results).toEqual([{ time_in_span: 0, n: 8 }, { time_in_span: 1, n: 26 }]);
+    const spans = await p.db.prepare("SELECT live, count(*) AS n FROM commit_spans WHERE project_id = ? GROUP BY live").bind(p.id).all();
+    expect(spans.results).toEqual([{ live: 0, n: 1 }, { live: 1, n: 4 }]);
+    const all = () => true;
+    const mid = later(p.first, 1);
+    const reads: Array<[string, (e: Sent) => boolean]> = [
+      ["", all],
+      [`date_from=${p.first}`, (e) => e.occurred_at >= p.first],
+      [`date_to=${mid}`, (e) => e.occurred_at <= mid],
+      [`date_from=${p.first}&date_to=${mid}`, (e) => e.occurred_at >= p.first && e.occurred_at <= mid],
+      ["actions_exclude=doc.read", (e) => e.action !== "doc.read"],
+      [`ip_address=${ip}`, (e) => e.ip_address === ip],
+      [`ip_address=${ip}&actions_exclude=user.login`, (e) => e.ip_address === ip && e.action !== "user.login"],
+      ["target_type=document", (e) => e.targets[0].type === "document"],
+      ["target_type=team&actions_exclude=doc.write", (e) => e.targets[0].type === "team" && e.action !== "doc.write"],
+    ];
+    for (const [query, keep] of reads) {
+      for (const limit of [1, 2, 3, 200]) {
+        expect(await listPages(p.key, "/v1/events", query, limit), `${query} by ${limit}`).toEqual(listOrder(p.sent, keep));
+      }
+    }
+    const exported = await call("GET", "/v1/exports?format=json", { key: p.key });
+    expect((JSON.parse(exported.text) as Sent[]).map((e) => e.seq)).toEqual(listOrder(p.sent, all));
+    for (const e of p.sent) expect((await call("GET", `/v1/events/${e.id}`, { key: p.key })).json.data.seq).toBe(e.seq);
+  });
+
+  it("lists an archived part of a live commit once when it is restored inside the commit's span", async () => {
+    const p = await createProject();
+    const sent: Sent[] = await ingestMany(p.key, Array.from({ length: 20 }, (_, i) => event(i)), { ip });
+    await env.DB.prepare("UPDATE projects SET hot_days = 0 WHERE id = ?").bind(p.id).run();
+    expect((await ledgerOf(env, p.id).archiveSegment(new Date().toISOString(), { segmentRows: 6 })).archived).toBe(6);
+    await env.DB.prepare("UPDATE projects SET hot_days = NULL WHERE id = ?").bind(p.id).run();
+    // The span stays with the commit's hot rows, and still covers the archived ones' seqs.
+    expect((await p.db.prepare("SELECT first_seq, last_seq, live FROM commit_spans WHERE project_id = ?").bind(p.id).all()).results).toEqual([{ first_seq: 1, last_seq: 20, live: 1 }]);
+    const { key: admin } = await createScopedKey(p.id, ["admin"]);
+    expect((await call("POST", "/v1/project/restore-archive", { key: admin })).json.data).toMatchObject({ status: "done", restored: 6 });
+    // A restore marks none of its rows: they are in the time index, and the walk of the span leaves them to it.
+    const restored = await p.db.prepare("SELECT seq FROM events WHERE project_id = ? AND seq <= 20 AND time_in_span = 0 ORDER BY seq").bind(p.id).all();
+    expect(restored.results.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    const restoreRecord = (await call("GET", "/v1/events?action=witness.archive.restored", { key: p.key })).json.data;
+    const all = [...sent, ...restoreRecord];
+    for (const limit of [2, 5, 200]) expect(await listPages(p.key, "/v1/events", "", limit), `by ${limit}`).toEqual(listOrder(all, () => true));
   });
 });
