@@ -1,0 +1,56 @@
+// The time walk over live commits in Node's own SQLite (migration 0040): every migration, BENCH_TIME_WALK_EVENTS (default
+// 300,000) events committed live, in batches of 100 with no occurred_at, through the ledger's own insert statements,
+// then a page of 51 of selectEvents, 400 runs after 50 warm-ups, for four lists in time order. The read bench
+// loads backfilled events, which the time index holds; this times the walk of the live spans. Pass another
+// checkout's root to time its code on the same data shape: `npx node test/bench/time-walk-sqlite.mjs [root]`.
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+
+const ROOT = process.argv[2] ?? new URL("../..", import.meta.url).pathname;
+const { insertEventsStatements } = await import(join(ROOT, "src/chain/event-insert.ts"));
+const { selectEvents } = await import(join(ROOT, "src/model/event-query.ts"));
+const { idTag, mintEventId } = await import(join(ROOT, "src/model/event-id.ts"));
+const db = new DatabaseSync(":memory:");
+const M = join(ROOT, "migrations");
+for (const f of readdirSync(M).filter((f) => f.endsWith(".sql")).sort())
+  for (const s of readFileSync(join(M, f), "utf8").split("--> statement-breakpoint")) if (s.trim()) db.exec(s);
+const d1 = { prepare: (sql) => ({ bind: (...params) => ({ sql, params }) }) };
+const P = "p-live";
+const tag = await idTag(P);
+const hex = (n) => randomBytes(n).toString("hex");
+const N = Number(process.env.BENCH_TIME_WALK_EVENTS ?? 300_000);
+const t0 = Date.parse("2026-11-01T00:00:00.000Z");
+db.exec("BEGIN");
+for (let c = 0; c < N / 100; c++) {
+  const at = new Date(t0 + c * 1000).toISOString();
+  const rows = Array.from({ length: 100 }, (_, k) => {
+    const seq = c * 100 + k + 1;
+    return { row_id: null, id: mintEventId(at, tag), project_id: P, seq, action: `a.${seq % 6}`, organization: `org_${seq % 50}`, actor_id: `u_${seq % 5000}`, actor_type: "user",
+      actor_name: null, actor_email: null, targets: JSON.stringify([{ id: `d_${seq}`, name: null, type: "doc" }]), metadata: "{}", occurred_at: at, received_at: at,
+      ip_address: `10.0.${c % 200}.1`, user_agent: null, pii_salt: null, pii_commitment: hex(32), hash: hex(32), prev_hash: null, signature: null,
+      anonymized_at: null, changes: null, schema_version: null, schema_valid: null };
+  });
+  for (const s of insertEventsStatements(d1, rows)) db.prepare(s.sql).run(...s.params);
+}
+db.exec("COMMIT");
+db.exec("ANALYZE");
+const base = { projectId: P, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
+const mid = new Date(t0 + (N / 200) * 1000).toISOString();
+const cases = [
+  ["no filter, first", base, null],
+  ["no filter, deep", base, { occurredAt: mid, seq: N / 2 }],
+  ["date range, deep", { ...base, dateFrom: new Date(t0).toISOString(), dateTo: mid }, { occurredAt: mid, seq: N / 2 - 50 }],
+  ["actions_exclude, first", { ...base, exclude: ["a.1", "a.2"] }, null],
+];
+for (const [name, sel, cursor] of cases) {
+  const st = selectEvents(sel, { columns: "e.*", cursor, limit: 51 });
+  const prep = db.prepare(st.sql);
+  let rows;
+  for (let i = 0; i < 50; i++) rows = prep.all(...st.params);
+  const times = [];
+  for (let i = 0; i < 400; i++) { const t = process.hrtime.bigint(); prep.all(...st.params); times.push(Number(process.hrtime.bigint() - t) / 1e6); }
+  times.sort((a, b) => a - b);
+  console.log(`${name.padEnd(24)} rows ${rows.length}  p50 ${times[200].toFixed(3)} ms  p95 ${times[380].toFixed(3)} ms`);
+}
