@@ -18,8 +18,11 @@ async function plan(s: Selection, options: Partial<SelectOptions> = {}): Promise
   return results.map((r) => r.detail);
 }
 
-/** A full scan reads every event of every project: "SCAN e" / "SCAN events" without an index. */
-const fullScan = (lines: string[]) => lines.some((l) => /^SCAN (e|events)\b/.test(l) && !/USING/.test(l));
+/**
+ * A full scan reads every event of every project ("SCAN e" / "SCAN events" without an index), or every
+ * project's commit spans ("SCAN commit_spans", even along an index: its indexes all lead with the project or the instant).
+ */
+const fullScan = (lines: string[]) => lines.some((l) => (/^SCAN (e|events)\b/.test(l) && !/USING/.test(l)) || /^SCAN (s|commit_spans)\b/.test(l));
 
 describe("selectionFor", () => {
   it("folds action, actions and actions_exclude into one include or exclude list", () => {
