@@ -102,23 +102,23 @@ export const SPARSE_RUNS = 2_000;
  * per statement: it sits in LIMIT clauses.
  */
 export function sparseAddressSql(project: string, ip: string, limit: string, covered: boolean): string {
-  const factor = covered ? `(CASE WHEN EXISTS (SELECT 1 FROM commit_spans WHERE project_id = ${project} AND live = 1) THEN 15 ELSE 1 END)` : "15";
-  return sparseRangesSql(`SELECT last_seq - first_seq + 1 AS n FROM ip_runs WHERE project_id = ${project} AND ip = ${ip}`, project, limit, factor);
+  const coveredSql = covered ? `NOT EXISTS (SELECT 1 FROM commit_spans WHERE project_id = ${project} AND live = 1)` : "0";
+  return sparseRangesSql(`SELECT last_seq - first_seq + 1 AS n FROM ip_runs WHERE project_id = ${project} AND ip = ${ip}`, project, limit, coveredSql);
 }
 
 /**
  * The same rule over any rows read by seq in place of index entries
  * (`ranges`: a SELECT of how many rows each names as n, the address's runs
  * or a target type's sets: target-type-sets.ts), reading at most
- * SPARSE_RUNS of them; `factor` (SQL) is the 1 or 15 above.
+ * SPARSE_RUNS of them; `covered` (SQL, true or false) picks the 1 or the 15 above.
  */
-export function sparseRangesSql(ranges: string, project: string, limit: string, factor: string): string {
+export function sparseRangesSql(ranges: string, project: string, limit: string, covered: string): string {
   const span =
     `(coalesce((SELECT max(seq) FROM events WHERE project_id = ${project}), 0) - ` +
     `coalesce((SELECT min(seq) FROM events WHERE project_id = ${project}), 0) + 1)`;
   const page = `(CASE WHEN ${limit} < 0 THEN ${span} ELSE ${limit} END)`;
   const s = "coalesce(sum(n), 0)";
-  return `(SELECT count(*) < ${SPARSE_RUNS} AND 9 * ${s} * ${s} <= ${page} * ${span} * ${factor} FROM (${ranges} LIMIT ${SPARSE_RUNS}))`;
+  return `(SELECT count(*) < ${SPARSE_RUNS} AND 9 * ${s} * ${s} <= ${page} * ${span} * (CASE WHEN ${covered} THEN 1 ELSE 15 END) FROM (${ranges} LIMIT ${SPARSE_RUNS}))`;
 }
 
 /**

@@ -222,7 +222,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     ip !== null && sel.actorId === null
       ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, l, index, project, ip, listWalk)})` }
       : index === TIME_INDEX
-        ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${timeWalk(conds, spanWhere, l)})` }
+        ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${listWalk(index, conds, l)})` }
         : { from, where: conds.join(" AND ") };
   if (exclude && options.window !== undefined && options.match === undefined) {
     const window = bind(options.window);

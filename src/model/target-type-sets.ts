@@ -111,10 +111,10 @@ export function targetTypeSetStatement(db: D1Database, sets: readonly TargetType
  * SQL: 1 when the type's sets (at either place) hold few enough rows to
  * read whole (sparseRangesSql, counting the rows they name: each a lookup
  * by seq), else 0, for the other walk, which looks up each row along the
- * list index (the factor 15: no index holds a target's type but its own).
+ * list index (not covered: no index holds a target's type but its own).
  */
 export function sparseTypeSql(project: string, type: string, limit: string): string {
-  return sparseRangesSql(`SELECT members AS n FROM target_type_sets WHERE project_id = ${project} AND at IN (${SET_PLACES.join(", ")}) AND type = ${type}`, project, limit, "15");
+  return sparseRangesSql(`SELECT members AS n FROM target_type_sets WHERE project_id = ${project} AND at IN (${SET_PLACES.join(", ")}) AND type = ${type}`, project, limit, "0");
 }
 
 /**

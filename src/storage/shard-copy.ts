@@ -65,10 +65,12 @@ function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit:
  */
 function storedInserts(db: D1Database, rows: Raw[]): D1PreparedStatement[] {
   const named = rows.map((r) => Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, r[i]])) as unknown as IndexedRow);
-  const indexing = rowIndexing(named, { copy: true });
+  // One options object for both: the marks and what follows the inserts must agree that this is a copy.
+  const copy = { copy: true };
+  const indexing = rowIndexing(named, copy);
   return [
     ...insertStatements(db, "events", [...EVENT_COLUMNS, ...INDEXING_COLUMNS], rows.map((r, i) => [...r, ...indexing[i]])),
-    ...afterInserts(db, named, indexing, { copy: true }),
+    ...afterInserts(db, named, indexing, copy),
   ];
 }
 
