@@ -85,6 +85,8 @@ export const events = sqliteTable(
     type_sets: integer("type_sets").notNull().default(0),
     /** 1: a live row of a commit's span, found in time order through its span (commit_spans.live), with no time index entry (migration 0040); 0: by the index. */
     time_in_span: integer("time_in_span").notNull().default(0),
+    /** 1: a live row found by its action through its commit's action_sets row, with no action index entry (migration 0041); 0: by the index. */
+    action_in_set: integer("action_in_set").notNull().default(0),
   },
   (t) => [
     // One seq per project: a second writer can never fork the chain.
@@ -96,7 +98,8 @@ export const events = sqliteTable(
     // Partial (migration 0030): an event without the field is never a match, and writes no entry.
     index("events_org_time_idx").on(t.project_id, t.organization, t.occurred_at, t.seq).where(sql`organization IS NOT NULL`),
     index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq).where(sql`actor_id IS NOT NULL`),
-    index("events_action_time_idx").on(t.project_id, t.action, t.occurred_at, t.seq),
+    // A commit's live rows of a repeated action are found through action_sets instead (migration 0041).
+    index("events_action_time_idx").on(t.project_id, t.action, t.occurred_at, t.seq).where(sql`action_in_set = 0`),
     // A run's rows are found through ip_runs instead (migration 0038).
     index("events_ip_time_idx").on(t.project_id, t.ip_address, t.occurred_at, t.seq).where(sql`ip_address IS NOT NULL AND ip_run = 0`),
     // The first target (migration 0033): index entries cost no row when the event is deleted.
@@ -302,6 +305,28 @@ export const targetTypeSets = sqliteTable(
 );
 
 /**
+ * One row per action that three or more live events of one commit share
+ * (event shards; migration 0041, WITHOUT ROWID, with the trigger that
+ * deletes a set with the last of its events): the commit's instant, the seq
+ * of the first of them, the last, and their seqs. Those events have no
+ * action index entry, and a filter on the action walks the sets in list
+ * order (src/model/action-sets.ts, src/model/event-query.ts).
+ */
+export const actionSets = sqliteTable(
+  "action_sets",
+  {
+    project_id: text("project_id").notNull(),
+    action: text("action").notNull(),
+    received_at: text("received_at").notNull(),
+    first_seq: integer("first_seq").notNull(),
+    last_seq: integer("last_seq").notNull(),
+    /** The seqs of its rows, as a JSON array of offsets from first_seq. */
+    seqs: text("seqs").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.action, t.received_at, t.first_seq] })],
+);
+
+/**
  * The projects whose rows carry an id tag (event shards; migration 0037,
  * WITHOUT ROWID): a public receipt names only the event, and a lone live
  * event (id_indexed = 2) is found in its project's time index, so the id's
@@ -328,7 +353,7 @@ export const givenUpAppends = sqliteTable("given_up_appends", {
 }, (t) => [index("given_up_appends_at_idx").on(t.given_up_at)]);
 
 /** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
-export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run" | "type_sets" | "time_in_span">;
+export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run" | "type_sets" | "time_in_span" | "action_in_set">;
 
 /**
  * Jobs (event shards; migrations 0013, 0020): one per export or verify run as a

@@ -67,6 +67,36 @@ export function addressRuns(rows: readonly AddressedRow[]): { runs: AddressRun[]
 }
 
 /**
+ * The sets of rows in this order that share a key (rows in seq order per
+ * project; `keyOf` undefined: the row joins none): each the indexes of
+ * MIN_RUN rows or more, not necessarily consecutive, spanning fewer than
+ * MAX_RUN seqs (a longer one is cut). Target type sets and action sets are
+ * made this way (target-type-sets.ts, action-sets.ts).
+ */
+export function keyedSets<R extends { seq: number }>(rows: readonly R[], keyOf: (row: R, i: number) => string | undefined): number[][] {
+  const sets: number[][] = [];
+  const open = new Map<string, number[]>();
+  const close = (members: number[]) => {
+    if (members.length >= MIN_RUN) sets.push(members);
+  };
+  for (const [i, row] of rows.entries()) {
+    const key = keyOf(row, i);
+    if (key === undefined) continue;
+    const members = open.get(key);
+    if (members !== undefined) {
+      if (row.seq > rows[members.at(-1)!].seq && row.seq - rows[members[0]].seq < MAX_RUN) {
+        members.push(i);
+        continue;
+      }
+      close(members);
+    }
+    open.set(key, [i]);
+  }
+  for (const members of open.values()) close(members);
+  return sets;
+}
+
+/**
  * One statement for all the runs (D1 caps a statement at 100 bound values).
  * A run already there is kept: a copy may run again over rows it put back.
  */

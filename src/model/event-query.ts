@@ -1,4 +1,5 @@
 // .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
+import { actionSetWalkSql } from "./action-sets.ts";
 import { runRowIdsSql, sparseAddressSql } from "./address-runs.ts";
 import type { Cursor } from "./cursor.ts";
 import { inGroup, inOpenGroup, SEARCH_TABLE } from "./search-index.ts";
@@ -137,6 +138,7 @@ export interface SelectOptions {
 const ORDER = "ORDER BY e.occurred_at DESC, e.seq DESC";
 
 const TIME_INDEX = "events_project_time_idx";
+const ACTION_INDEX = "events_action_time_idx";
 
 /**
  * The index to walk, named explicitly: without statistics SQLite may prefer a
@@ -148,7 +150,7 @@ const TIME_INDEX = "events_project_time_idx";
 function indexFor(sel: Selection, action: boolean): string {
   if (sel.actorId !== null) return "events_actor_time_idx";
   if (sel.organization !== null) return "events_org_time_idx";
-  return action ? "events_action_time_idx" : TIME_INDEX;
+  return action ? ACTION_INDEX : TIME_INDEX;
 }
 
 /**
@@ -198,9 +200,13 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     where.push(`json_extract(e.metadata, ${bind(`$."${m.key}"`)}) = ${bind(typeof m.value === "boolean" ? Number(m.value) : m.value)}`);
   }
   const exclude = sel.exclude.length > 0 ? `e.action NOT IN (${sel.exclude.map(bind).join(", ")})` : null;
-  // The first `l` row_ids in list order of the events that meet `conds`, walking `index`.
-  const listWalk: ListWalk = (index, conds, l) =>
-    index === TIME_INDEX ? timeWalk(conds, spanWhere, l) : `SELECT e.row_id FROM events e INDEXED BY ${index} WHERE ${conds.join(" AND ")} ${ORDER} LIMIT ${l}`;
+  // The first `l` events in list order (row_id, occurred_at, seq) that meet `conds`, walking `index`.
+  const listWalk: ListWalk = (index, conds, l, action) =>
+    index === TIME_INDEX
+      ? timeWalk(conds, spanWhere, l)
+      : index === ACTION_INDEX
+        ? actionWalk(conds, spanWhere, action!, l)
+        : `SELECT e.row_id, e.occurred_at, e.seq FROM events e INDEXED BY ${index} WHERE ${conds.join(" AND ")} ${ORDER} LIMIT ${l}`;
   const targetType = sel.targetType ?? null;
   if (targetType !== null && options.match === undefined && sel.actorId === null && sel.ipAddress === null) {
     return targetWalk(sel, targetType, options, params, bind, where, exclude, limit, project, listWalk);
@@ -215,15 +221,19 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     );
   }
   const index = indexFor(sel, (sel.actions?.length ?? 0) > 0);
-  const from = `FROM events e INDEXED BY ${index}`;
-  // An address without a narrower actor: its rows' index entries, its runs, or a walk that checks each row (addressWalk).
-  // The time index: its entries and the live spans (timeWalk).
-  const walk = (conds: string[], l: string): { from: string; where: string } =>
+  // The walk of the events that meet `conds`, to `l`, given the other filters' walk (`walks`, in list order, along
+  // `along`). An address without a narrower actor: its rows' index entries, its runs, or `walks` checking each row
+  // (addressWalk). Otherwise `walks`, or with `inPlace` the index `along` read in place.
+  const pageWalk = (conds: string[], l: string, along: string, walks: (limit: string) => string, inPlace = false): { from: string; where: string } =>
     ip !== null && sel.actorId === null
-      ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, l, index, project, ip, listWalk)})` }
-      : index === TIME_INDEX
-        ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${listWalk(index, conds, l)})` }
-        : { from, where: conds.join(" AND ") };
+      ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, l, project, ip, along === TIME_INDEX, walks)})` }
+      : inPlace
+        ? { from: `FROM events e INDEXED BY ${along}`, where: conds.join(" AND ") }
+        : { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${rowIds(walks(l))})` };
+  // The index's walk: a plain index in place, the time index merged with the live spans (timeWalk), the action index
+  // (of `action`, bound) with the action's sets (actionWalk).
+  const walk = (conds: string[], l: string, action?: string) =>
+    pageWalk(conds, l, index, (lim) => listWalk(index, conds, lim, action), index !== TIME_INDEX && index !== ACTION_INDEX);
   if (exclude && options.window !== undefined && options.match === undefined) {
     const window = bind(options.window);
     const w = walk(where, window);
@@ -250,19 +260,35 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   }
   if (actions.length <= 1) {
     if (actions.length === 1) where.push(`e.action = ${actions[0]}`);
-    const w = walk(where, limit);
+    const w = walk(where, limit, actions[0]);
     return { sql: `SELECT ${options.columns} ${w.from} WHERE ${w.where} ${ORDER} LIMIT ${limit}`, params };
   }
-  const branches = actions.map((action) => {
-    const w = walk([...where, `e.action = ${action}`], limit);
-    return `SELECT * FROM (SELECT e.row_id, e.occurred_at, e.seq ${w.from} WHERE ${w.where} ${ORDER} LIMIT ${limit})`;
-  });
-  return {
-    sql:
-      `SELECT ${options.columns} FROM events e WHERE e.row_id IN (SELECT row_id FROM ` +
-      `(${unionAll(branches)}) ORDER BY occurred_at DESC, seq DESC LIMIT ${limit}) ${ORDER}`,
-    params,
-  };
+  // Several actions: one walk per action, merged (SQLite cannot walk an IN list in index order). With an address, they
+  // are its common walk: its sparse walks take the list once, each row checked.
+  const some = [...where, `e.action IN (${actions.join(", ")})`];
+  const byAction = (lim: string) => mergeWalks(actions.map((action) => listWalk(index, [...where, `e.action = ${action}`], lim, action)), lim);
+  const w = pageWalk(some, limit, index, byAction);
+  const sql = `SELECT ${options.columns} ${w.from} WHERE ${w.where} ${ORDER} LIMIT ${limit}`;
+  if (sql.length <= MAX_STATEMENT_BYTES) return { sql, params };
+  // Each walk repeats every other filter: with many actions and many filters (an address, a target, metadata) the
+  // statement would pass D1's limit. The list walk of the other filters then checks each row's action instead, as
+  // it would check any other filter: slower for rare actions, one statement whatever their number.
+  const other = index === ACTION_INDEX ? TIME_INDEX : index;
+  const checked = pageWalk(some, limit, other, (lim) => listWalk(other, some, lim));
+  return { sql: `SELECT ${options.columns} ${checked.from} WHERE ${checked.where} ${ORDER} LIMIT ${limit}`, params };
+}
+
+/** D1 refuses a statement of more SQL than this ("Maximum SQL statement length", developers.cloudflare.com/d1/platform/limits); its text is ASCII, its values bound. */
+export const MAX_STATEMENT_BYTES = 100_000;
+
+/** The row_ids of a walk of (row_id, occurred_at, seq), in its order. */
+function rowIds(walk: string): string {
+  return `SELECT row_id FROM (${walk})`;
+}
+
+/** The first `l` in list order of walks of (row_id, occurred_at, seq), each in list order and stopped at `l`: the merge sorts at most `l` rows a walk. */
+function mergeWalks(walks: string[], l: string): string {
+  return `SELECT row_id, occurred_at, seq FROM (${unionAll(walks.map((w) => `SELECT * FROM (${w})`))}) ORDER BY occurred_at DESC, seq DESC LIMIT ${l}`;
 }
 
 /**
@@ -273,15 +299,16 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
  * - sparse: the address's index entries (lone rows, rows from before
  *   migration 0038), walked in list order, and its runs' events, read and
  *   sorted (when that reads fewer rows: sparseAddressSql);
- * - common: the list walk of the other filters (`index`: theirs, or the time
- *   index, whose entries hold the address), checking each row's address.
+ * - common: the other filters' walk (`common`, a ListWalk's), checking each
+ *   row's address; `covered` when its index holds the address (the time
+ *   index).
  */
-function addressWalk(conds: string[], l: string, index: string, project: string, ip: string, listWalk: ListWalk): string {
+function addressWalk(conds: string[], l: string, project: string, ip: string, covered: boolean, common: (limit: string) => string): string {
   const where = conds.join(" AND ");
-  const { plan, walks } = guardedWalks("address_plan", sparseAddressSql(project, ip, l, index === TIME_INDEX), l, [
+  const { plan, walks } = guardedWalks("address_plan", sparseAddressSql(project, ip, l, covered), l, [
     `SELECT e.row_id FROM events e INDEXED BY events_ip_time_idx WHERE ${where} AND e.ip_run = 0 ${ORDER}`,
     `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${runRowIdsSql(project, ip)}) AND ${where} ${ORDER}`,
-  ], (limit) => listWalk(index, conds, limit));
+  ], (limit) => rowIds(common(limit)));
   return plan + walks.map((w) => `SELECT * FROM (${w})`).join(" UNION ALL ");
 }
 
@@ -301,8 +328,12 @@ function guardedWalks(name: string, guard: string, l: string, sparse: string[], 
   };
 }
 
-/** SQL: the row_ids of the first `l` events in list order that meet `conds` (of `events e`), walking `index`. */
-type ListWalk = (index: string, conds: string[], l: string) => string;
+/**
+ * SQL: the first `l` events in list order (row_id, occurred_at, seq) that
+ * meet `conds` (of `events e`), walking `index`; on the action index, of
+ * the one action `action` (a bound parameter), which conds name too.
+ */
+type ListWalk = (index: string, conds: string[], l: string, action?: string) => string;
 
 /**
  * The time index's list walk (migration 0040). A commit of two events or
@@ -317,14 +348,30 @@ type ListWalk = (index: string, conds: string[], l: string) => string;
  */
 function timeWalk(conds: string[], spans: string[], l: string): string {
   const where = conds.join(" AND ");
-  const indexed = `SELECT e.row_id, e.occurred_at, e.seq FROM events e INDEXED BY ${TIME_INDEX} WHERE ${where} AND e.time_in_span = 0 ${ORDER} LIMIT ${l}`;
   // The index is unique, as the key is: SQLite then walks each span's rows in order instead of sorting them.
   const spanned =
     "SELECT e.row_id, e.occurred_at, e.seq FROM commit_spans s INDEXED BY commit_spans_live_time_idx " +
     "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq BETWEEN s.first_seq AND s.last_seq " +
     `WHERE ${spans.join(" AND ")} AND s.live = 1 AND ${where} AND e.time_in_span = 1 ` +
     `ORDER BY s.received_at DESC, s.first_seq DESC, e.seq DESC LIMIT ${l}`;
-  return `SELECT row_id FROM (SELECT * FROM (${indexed}) UNION ALL SELECT * FROM (${spanned})) ORDER BY occurred_at DESC, seq DESC LIMIT ${l}`;
+  return mergedWalk(TIME_INDEX, `${where} AND e.time_in_span = 0`, spanned, l);
+}
+
+/**
+ * The action index's list walk for one action (migration 0041), the same
+ * way: a commit's live rows that repeat an action have no entry but its set
+ * (action-sets.ts), so the walk merges the index's entries with the
+ * action's sets newest first, each set's rows by seq (`spans`: the walk's
+ * bounds on set `s`, whose received_at is its rows' occurred_at).
+ */
+function actionWalk(conds: string[], spans: string[], action: string, l: string): string {
+  const where = conds.join(" AND ");
+  return mergedWalk(ACTION_INDEX, `${where} AND e.action_in_set = 0`, actionSetWalkSql(action, spans, where, l), l);
+}
+
+/** The first `l` events in list order (row_id, occurred_at, seq) of `index`'s entries that meet `where`, merged with another walk of them in list order that stops at `l`. */
+function mergedWalk(index: string, where: string, other: string, l: string): string {
+  return mergeWalks([`SELECT e.row_id, e.occurred_at, e.seq FROM events e INDEXED BY ${index} WHERE ${where} ${ORDER} LIMIT ${l}`, other], l);
 }
 
 /** D1 allows at most 5 terms per compound SELECT; nest groups of 5 as subqueries. */
@@ -382,7 +429,7 @@ function typeWalks(conds: string[], l: string, index: string, project: string, t
       (at) => `SELECT e.row_id FROM events e INDEXED BY ${at.byType} WHERE ${where} AND ${targetAtIs(at, type, null)} AND (e.type_sets & ${1 << at.at}) = 0 ${ORDER}`,
     ),
     `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, type)}) AND ${where} ${ORDER}`,
-  ], (limit) => listWalk(index, [...conds, either], limit));
+  ], (limit) => rowIds(listWalk(index, [...conds, either], limit)));
 }
 
 /**

@@ -1,4 +1,5 @@
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
+import { actionSets, actionSetStatement, type ActionedRow } from "./action-sets.ts";
 import { addressRunStatement, addressRuns, type AddressedRow, type AddressRun } from "./address-runs.ts";
 import { foundBySpan, seqRanges, spanKey, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
 import { foundAtInstant, projectTagStatements, type InstantRow } from "./event-lookup.ts";
@@ -11,8 +12,9 @@ import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedR
  * search through one entry per group of events (search-index.ts), by
  * address through one run per request's events (address-runs.ts), by
  * target type through one set per type a batch shares (target-type-sets.ts),
- * and in time order, a commit's live rows through its span (event-query.ts,
- * timeWalk).
+ * in time order, a commit's live rows through its span (event-query.ts,
+ * timeWalk), and by action, those of a repeated action through one set per
+ * action a commit's live rows share (action-sets.ts).
  * Every writer of new rows does them all the same way: commits
  * (chain/event-insert.ts), shard copies and archive restores
  * (storage/shard-copy.ts), so a moved or restored row is stored as the commit
@@ -20,13 +22,13 @@ import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedR
  */
 
 /** What storage reads of a row to place it. */
-export type IndexedRow = SpannedRow & InstantRow & SearchableFields & AddressedRow & TypedRow;
+export type IndexedRow = SpannedRow & InstantRow & SearchableFields & AddressedRow & TypedRow & ActionedRow;
 
 /** The columns storage adds to a row, in this order. */
-export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "append_name", "ip_run", "type_sets", "time_in_span"] as const;
+export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "append_name", "ip_run", "type_sets", "time_in_span", "action_in_set"] as const;
 
 /** A row's values of INDEXING_COLUMNS. */
-export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1, typeSets: number, timeInSpan: 0 | 1];
+export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1, typeSets: number, timeInSpan: 0 | 1, actionInSet: 0 | 1];
 
 /** A batch's address runs and target type sets, with each row's marks of them. */
 interface Ranges {
@@ -69,7 +71,9 @@ function rangesOf(rows: readonly (AddressedRow & TypedRow)[]): Ranges {
  * stamped) are in time order through the span instead of the time index
  * (time_in_span, migration 0040; event-query.ts, timeWalk). A `copy` marks
  * none: it may put back rows inside a span still there, or write spans that
- * overlap, and the walk reads each span's whole seq range.
+ * overlap, and the walk reads each span's whole seq range. Those live rows
+ * that repeat an action are in its sets instead of the action index
+ * (action_in_set, migration 0041: action-sets.ts).
  */
 export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: readonly NamedAppend[]; copy?: boolean } = {}): RowIndexing[] {
   const appends = options.appends ?? [];
@@ -78,11 +82,12 @@ export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: re
   const keys = rows.map((r) => (foundBySpan(r) ? spanKey(r) : null));
   const spanned = new Map<string, number>();
   for (const key of keys) if (key !== null) spanned.set(key, (spanned.get(key) ?? 0) + 1);
+  const bySpan = keys.map((key) => key !== null && spanned.get(key)! > 1);
+  const timeInSpan = rows.map((r, i) => (bySpan[i] && !options.copy && r.occurred_at === r.received_at ? 1 : 0));
+  const { inSet } = actionSets(rows, timeInSpan);
   return rows.map((r, i) => {
-    const bySpan = keys[i] !== null && spanned.get(keys[i]!)! > 1;
-    const name = bySpan ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
-    const timeInSpan = bySpan && !options.copy && r.occurred_at === r.received_at ? 1 : 0;
-    return [bySpan ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, ipRun[i], typeSets[i], timeInSpan];
+    const name = bySpan[i] ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
+    return [bySpan[i] ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, ipRun[i], typeSets[i], timeInSpan[i], inSet[i]];
   });
 }
 
@@ -90,8 +95,8 @@ export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: re
  * What follows the rows' inserts in the same batch: their commit spans (live
  * when they give their rows' time), the
  * project tags of rows found at their instant (event-lookup.ts), their
- * address runs and target type sets (the same ones rowIndexing marked:
- * address-runs.ts, target-type-sets.ts), and
+ * address runs, target type sets and action sets (the same ones rowIndexing
+ * marked: address-runs.ts, target-type-sets.ts, action-sets.ts), and
  * the search entries of each project's seq range (made from the words the
  * rows store). A commit writes the entries of the groups it closed, the
  * project's open group staying without one (search-index.ts,
@@ -101,7 +106,7 @@ export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: re
  */
 export function afterInserts(
   db: D1Database,
-  rows: readonly (SpannedRow & InstantRow & AddressedRow & TypedRow)[],
+  rows: readonly IndexedRow[],
   indexing: readonly RowIndexing[],
   options: { appends?: readonly NamedAppend[]; copy?: boolean } = {},
 ): D1PreparedStatement[] {
@@ -110,6 +115,6 @@ export function afterInserts(
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
   const { runs, sets } = rangesOf(rows);
-  const ranges = [addressRunStatement(db, runs), targetTypeSetStatement(db, sets)];
+  const ranges = [addressRunStatement(db, runs), targetTypeSetStatement(db, sets), actionSetStatement(db, actionSets(rows, indexing.map((r) => r[6])).sets)];
   return [...spans, ...tags, ...ranges.filter((s) => s !== null), ...groups];
 }

@@ -1,5 +1,5 @@
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
-import { MAX_RUN, MIN_RUN, sparseRangesSql } from "./address-runs.ts";
+import { keyedSets, sparseRangesSql } from "./address-runs.ts";
 
 /**
  * Target type sets (migration 0039): how a filter on a target type finds a
@@ -54,31 +54,12 @@ export function targetTypeSets(rows: readonly TypedRow[]): { sets: TargetTypeSet
   const typeSets = rows.map(() => 0);
   const types = rows.map((r) => placedTypes(r.targets));
   for (const at of SET_PLACES) {
-    const open = new Map<string, number[]>();
-    const close = (members: number[]) => {
-      if (members.length < MIN_RUN) return;
+    for (const members of keyedSets(rows, (row, i) => (types[i][at] === undefined ? undefined : `${row.project_id}\u0000${types[i][at]}`))) {
       const first = rows[members[0]];
       const offsets = members.map((i) => rows[i].seq - first.seq);
       sets.push({ projectId: first.project_id, at, type: types[members[0]][at]!, first: first.seq, last: rows[members.at(-1)!].seq, offsets });
       for (const i of members) typeSets[i] |= 1 << at;
-    };
-    for (const [i, row] of rows.entries()) {
-      const type = types[i][at];
-      if (type === undefined) continue;
-      const key = `${row.project_id}\u0000${type}`;
-      const members = open.get(key);
-      if (members !== undefined) {
-        const first = rows[members[0]].seq;
-        const last = rows[members.at(-1)!].seq;
-        if (row.seq > last && row.seq - first < MAX_RUN) {
-          members.push(i);
-          continue;
-        }
-        close(members);
-      }
-      open.set(key, [i]);
     }
-    for (const members of open.values()) close(members);
   }
   return { sets, typeSets };
 }

@@ -76,15 +76,16 @@ describe("columnValues", () => {
     // alone in its commit (its id index entry is cheaper than a span: migration 0036) and was sent with its own
     // occurred_at, and it carries its append's name; the row's words for its search group, which it starts unless told its
     // lead; ip_run 0, as a lone row keeps its address's index entry (migration 0038), and type_sets 0, as it keeps its target
-    // type's (migration 0039), and time_in_span 0, as a lone row keeps its time index entry (migration 0040).
+    // type's (migration 0039), time_in_span 0, as a lone row keeps its time index entry (migration 0040), and action_in_set
+    // 0, as it keeps its action index entry (migration 0041).
     expect(row.occurred_at).not.toBe(row.received_at);
-    const storage: Record<string, unknown> = { id_indexed: 1, search_lead: 0, search_words: searchWords(row).join(" "), append_name: "its-name", ip_run: 0, type_sets: 0, time_in_span: 0 };
+    const storage: Record<string, unknown> = { id_indexed: 1, search_lead: 0, search_words: searchWords(row).join(" "), append_name: "its-name", ip_run: 0, type_sets: 0, time_in_span: 0, action_in_set: 0 };
     const named = [{ token: "its-name", first: row.seq, last: row.seq }];
     expect(columnValues(row, rowIndexing([row], { appends: named })[0])).toEqual(COLUMNS.map((c) => (c in storage ? storage[c] : row[c as keyof typeof row])));
     // Alone and live (no occurred_at sent): 2, found at its id's instant in the time index (migration 0037), still named.
     const [live] = await sealEvents(ring, "demo", { seq: 0, hash: null }, [event(8)]);
     expect(live.occurred_at).toBe(live.received_at);
-    expect(rowIndexing([live], { appends: [{ token: "live", first: 1, last: 1 }] })[0]).toEqual([2, 0, searchWords(live).join(" "), "live", 0, 0, 0]);
+    expect(rowIndexing([live], { appends: [{ token: "live", first: 1, last: 1 }] })[0]).toEqual([2, 0, searchWords(live).join(" "), "live", 0, 0, 0, 0]);
     // Two rows of one commit: a sealed row's id carries its received_at, so the commit's span finds them, and names the append.
     const pair = await sealEvents(ring, "demo", { seq: 0, hash: null }, [event(8), event(9)]);
     expect(rowIndexing(pair, { appends: [{ token: "pair", first: 1, last: 2 }] }).map(([idIndexed, , , name]) => [idIndexed, name])).toEqual([[0, null], [0, null]]);
@@ -104,5 +105,12 @@ describe("columnValues", () => {
     expect(rowIndexing(lives).map((r) => r[6])).toEqual([1, 0, 1]);
     expect(rowIndexing(lives, { copy: true }).map((r) => r[6])).toEqual([0, 0, 0]);
     expect(rowIndexing([lives[0]]).map((r) => r[6])).toEqual([0]);
+    // Three live rows of a commit that share an action are its set, with no action index entry (migration 0041); a row of
+    // the action with an occurred_at of its own is not, and two live rows are too few.
+    const same = (i: number, occurred_at: string | null = null) => event(i, { action: "document.viewed", occurred_at });
+    const viewed = await sealEvents(ring, "demo", { seq: 0, hash: null }, [same(1), same(2), same(3, "2026-05-05T05:05:05.000Z"), same(4)]);
+    expect(rowIndexing(viewed).map((r) => r[7])).toEqual([1, 1, 0, 1]);
+    expect(rowIndexing(viewed, { copy: true }).map((r) => r[7])).toEqual([0, 0, 0, 0]);
+    expect(rowIndexing(viewed.slice(0, 2)).map((r) => r[7])).toEqual([0, 0]);
   });
 });

@@ -1,4 +1,4 @@
-// Migrations 0029 to 0040 (issue 38, storage v2) over a shard that already holds events, in Node's
+// Migrations 0029 to 0041 (issue 38, storage v2) over a shard that already holds events, in Node's
 // own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
 // (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
 // Every event from before stays findable by id (through the now partial id index, which SQLite is
@@ -16,7 +16,7 @@ import { idTag, mintEventId, tagOfId } from "../../src/model/event-id.ts";
 import { sparseAddressSql } from "../../src/model/address-runs.ts";
 import { sparseTypeSql } from "../../src/model/target-type-sets.ts";
 import { eventsByIdStatement } from "../../src/model/event-lookup.ts";
-import { selectEvents } from "../../src/model/event-query.ts";
+import { MAX_STATEMENT_BYTES, selectEvents } from "../../src/model/event-query.ts";
 import { indexText, searchExpression, searchTag } from "../../src/model/search-index.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -179,7 +179,7 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
     const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
     for (const file of files.filter((f) => f < "0031")) apply(db, file);
     // As the ledger wrote them before: the rows (no search columns yet), then an entry each from their text.
-    const legacy = COLUMNS.filter((c) => !["search_lead", "search_words", "append_name", "ip_run", "type_sets", "time_in_span"].includes(c));
+    const legacy = COLUMNS.filter((c) => !["search_lead", "search_words", "append_name", "ip_run", "type_sets", "time_in_span", "action_in_set"].includes(c));
     const insert = db.prepare(`INSERT INTO events (${legacy.join(", ")}) VALUES (${legacy.map(() => "?").join(", ")})`);
     for (const [i, r] of old.entries()) {
       const values = columnValues(r, rowIndexing(old)[i]);
@@ -660,5 +660,82 @@ describe("migration 0040: a commit's live rows are in time order through its spa
     drop.run(PROJECT, 7);
     assert.deepEqual(live(), [10, 14]);
     assert.deepEqual(pages(db, sel(), 2), expected());
+  });
+});
+
+describe("migration 0041: a commit's live rows of a repeated action are one set, with no action index entry each", () => {
+  const db = new DatabaseSync(join(dir, "actions.sqlite"));
+  const at = (s) => `2026-11-29T15:00:${String(s).padStart(2, "0")}.000Z`;
+  const seqs = (rows) => rows.map((r) => r.seq);
+  const sel = (actions, more = {}) => ({ projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions, exclude: [], ...more });
+  const expected = (actions, where = "1") =>
+    seqs(db.prepare(`SELECT seq FROM events WHERE project_id = ? AND action IN (SELECT value FROM json_each(?)) AND ${where} ORDER BY occurred_at DESC, seq DESC`).all(PROJECT, JSON.stringify(actions)));
+  const entries = () => seqs(db.prepare("SELECT seq FROM events INDEXED BY events_action_time_idx WHERE project_id = ? AND action_in_set = 0 AND action > '' ORDER BY seq").all(PROJECT));
+  const setsOf = () => db.prepare("SELECT action, first_seq, last_seq, seqs FROM action_sets WHERE project_id = ? ORDER BY first_seq, action").all(PROJECT).map((r) => ({ ...r }));
+
+  before(async () => {
+    migrate(db, (f) => f < "0041");
+    const tag = await idTag(PROJECT);
+    // As the code of 0040 wrote them: a live batch (time_in_span, its span live), each row in the action index.
+    for (let seq = 1; seq <= 4; seq++) insertAs(db, { ...row(PROJECT, seq, mintEventId(at(1), tag), at(1), { action: "doc.read" }), time_in_span: 1 }, 0);
+    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, ?, 1, 4, 1)").run(at(1), PROJECT);
+    migrate(db, (f) => f >= "0041");
+    // A live batch repeating two actions around a backdated row of one and a lone action; a live batch of one action; a
+    // lone live row; a backdated batch at the first batch's instant.
+    const actions = ["doc.read", "doc.write", "doc.read", "doc.write", "doc.read", "user.login", "doc.write", "doc.read"];
+    commit(db, actions.map((action, i) => row(PROJECT, 5 + i, mintEventId(at(20), tag), at(20), { action, ...(i === 2 ? { occurred_at: at(1) } : {}) })));
+    commit(db, [13, 14, 15].map((seq) => row(PROJECT, seq, mintEventId(at(22), tag), at(22), { action: "user.login" })));
+    commit(db, [row(PROJECT, 16, mintEventId(at(23), tag), at(23), { action: "doc.read" })]);
+    commit(db, [17, 18, 19].map((seq) => row(PROJECT, seq, mintEventId(at(24), tag), at(24), { action: "doc.read", occurred_at: at(1) })));
+  });
+
+  it("keeps the old rows in the rebuilt index and writes a set for each action a commit's live rows repeat three times or more", () => {
+    assert.deepEqual(entries(), [1, 2, 3, 4, 7, 10, 16, 17, 18, 19]);
+    assert.deepEqual(setsOf(), [
+      { action: "doc.read", first_seq: 5, last_seq: 12, seqs: "[0,4,7]" },
+      { action: "doc.write", first_seq: 6, last_seq: 11, seqs: "[0,2,5]" },
+      { action: "user.login", first_seq: 13, last_seq: 15, seqs: "[0,1,2]" },
+    ]);
+  });
+
+  it("lists every event of an action once in list order, old and new, by page, between dates, and with several actions", () => {
+    for (const actions of [["doc.read"], ["doc.write"], ["user.login"], ["doc.read", "user.login"], ["doc.read", "doc.write", "user.login", "none"]]) {
+      for (const size of [1, 2, 3, 50]) {
+        assert.deepEqual(pages(db, sel(actions), size), expected(actions), `${actions} by ${size}`);
+        assert.deepEqual(pages(db, sel(actions, { dateFrom: at(20), dateTo: at(22) }), size), expected(actions, `occurred_at BETWEEN '${at(20)}' AND '${at(22)}'`));
+      }
+    }
+    const text = plan(db, selectEvents(sel(["doc.read"], { dateFrom: at(2) }), { columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
+    assert.match(text, /SEARCH e USING COVERING INDEX events_action_time_idx \(project_id=\? AND action=\? AND occurred_at>\? AND \(occurred_at,seq\)<\(\?,\?\)\)/);
+    assert.match(text, /SEARCH s USING PRIMARY KEY \(project_id=\? AND action=\? AND received_at>\? AND received_at<\?\)/);
+    assert.match(text, /SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq=\?\)/);
+    assert.doesNotMatch(text, /SCAN e\b|SCAN s\b/);
+  });
+
+  it("answers a statement too long for D1 by checking each row's action along the list walk, with the same events", () => {
+    const fifty = ["doc.read", "user.login", ...Array.from({ length: 48 }, (_, i) => `other.${i}`)];
+    const metadata = [1, 2, 3, 4].map((i) => ({ key: `k${i}`, value: i }));
+    const wide = sel(fifty, { ipAddress: "127.0.0.1", targetType: "doc", targetId: "doc_0", dateFrom: at(0), metadata });
+    const long = selectEvents(wide, { columns: "e.seq", cursor: null, limit: 3 });
+    assert.ok(long.sql.length < MAX_STATEMENT_BYTES, `${long.sql.length} bytes`);
+    assert.doesNotMatch(long.sql, /action_sets/);
+    // Every row matches these filters but the actions: the same address, target and metadata.
+    db.prepare("UPDATE events SET ip_address = '127.0.0.1', targets = '[{\"id\":\"doc_0\",\"name\":null,\"type\":\"doc\"}]', metadata = '{\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4}' WHERE project_id = ?").run(PROJECT);
+    for (const size of [1, 2, 3, 50]) assert.deepEqual(pages(db, wide, size), expected(["doc.read", "user.login"]), `by ${size}`);
+  });
+
+  it("drops a set with the last of its rows, deleted in any order, and not with a row of another action in its range", () => {
+    const drop = db.prepare("DELETE FROM events WHERE project_id = ? AND seq = ?");
+    for (const seq of [12, 6, 7, 9, 10]) drop.run(PROJECT, seq);
+    assert.deepEqual(setsOf().map((s) => s.action), ["doc.read", "doc.write", "user.login"]);
+    drop.run(PROJECT, 5);
+    assert.deepEqual(setsOf().map((s) => s.action), ["doc.write", "user.login"]);
+    drop.run(PROJECT, 11);
+    assert.deepEqual(setsOf().map((s) => s.action), ["doc.write", "user.login"]);
+    drop.run(PROJECT, 8);
+    assert.deepEqual(setsOf().map((s) => s.action), ["user.login"]);
+    for (const seq of [15, 13, 14]) drop.run(PROJECT, seq);
+    assert.deepEqual(setsOf(), []);
+    assert.deepEqual(pages(db, sel(["doc.read", "doc.write", "user.login"]), 2), expected(["doc.read", "doc.write", "user.login"]));
   });
 });

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { selectEvents, selectionFor, type Selection, type SelectOptions } from "../../src/model/event-query";
+import { MAX_METADATA_FILTERS } from "../../src/catalog/metadata-filters";
 import type { Filters } from "../../src/schemas/list-query";
 import type { Credential } from "../../src/auth/credential";
 import { ledgerOf } from "../../src/chain/ledger";
@@ -73,6 +74,13 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
           expect(text).toContain("SEARCH e USING INDEX events_project_seq_idx (project_id=? AND seq>? AND seq<?)");
           expect(text, "a span's rows sorted instead of walked").not.toContain("RIGHT PART");
           expect(lines.filter((l) => l === "USE TEMP B-TREE FOR ORDER BY"), text).toHaveLength(2);
+        } else if (index === "events_action_time_idx") {
+          // The action walk (migration 0041): the index's entries and the action's sets newest first, each set's rows
+          // looked up by seq and sorted (a set's rows, at most a commit's), then merged; then the page.
+          expect(text).toMatch(/SEARCH s USING PRIMARY KEY \(project_id=\? AND action=\?( AND received_at[<>]\?)*\)/);
+          expect(text).toContain("SEARCH e USING INDEX events_project_seq_idx (project_id=? AND seq=?)");
+          expect(lines.filter((l) => l === "USE TEMP B-TREE FOR LAST TERM OF ORDER BY"), text).toHaveLength(1);
+          expect(lines.filter((l) => l === "USE TEMP B-TREE FOR ORDER BY"), text).toHaveLength(2);
         } else {
           expect(text, "sorted instead of walking the index").not.toContain("TEMP B-TREE");
         }
@@ -104,11 +112,13 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     }
   });
 
-  it("several actions: one ordered branch per action on the action index; only the final page is sorted", async () => {
+  it("several actions: one ordered branch per action on the action index and its sets; each sorts at most a page", async () => {
     const many = sel({ actions: Array.from({ length: 50 }, (_, i) => `a.${i}`) });
     const lines = await plan(many, { cursor: { occurredAt: at, seq: 3 } });
     expect(fullScan(lines)).toBe(false);
     expect(lines.filter((l) => l.includes("USING COVERING INDEX events_action_time_idx (project_id=? AND action=?"))).toHaveLength(50);
+    // Each action's sets too (migration 0041), walked in list order from the cursor's instant.
+    expect(lines.filter((l) => l.startsWith("SEARCH s USING PRIMARY KEY (project_id=? AND action=? AND received_at<?)"))).toHaveLength(50);
     expect(lines).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid=?)");
   });
 
@@ -158,10 +168,10 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
       const list = time ? "events_project_time_idx (project_id=? AND (occurred_at,seq)<(?,?))" : "events_org_time_idx (project_id=? AND organization=?";
       expect(lines.filter((l) => l.startsWith(`SEARCH e USING INDEX ${list}`)), text).toHaveLength(sets);
       // Every other walk is in list order and stops at the limit: the sorts are the sets' rows (read whole), the time walk's
-      // merge of its two walks (timeWalk) and the page's.
+      // merge of its two walks (timeWalk: SQLite sorts each walk's page, then merges them) and the page's.
       const merges = time ? sets : 0;
       expect(lines.filter((l) => l.startsWith("SEARCH s USING INDEX commit_spans_live_time_idx")), text).toHaveLength(merges);
-      expect(lines.filter((l) => l === "USE TEMP B-TREE FOR ORDER BY"), text).toHaveLength(1 + sets + merges);
+      expect(lines.filter((l) => l === "USE TEMP B-TREE FOR ORDER BY"), text).toHaveLength(1 + sets + 2 * merges);
       expect(lines.at(-1), text).toBe("USE TEMP B-TREE FOR ORDER BY");
     }
   });
@@ -178,6 +188,27 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     expect(both.actions).toHaveLength(40);
     for (const match of [undefined, eight]) {
       expect(selectEvents(both, { columns: "e.*", cursor, limit: 5, match }).params.length).toBeLessThanOrEqual(100);
+    }
+  });
+
+  it("keeps every statement under D1's 100,000 bytes of SQL, with the most actions a list names", () => {
+    // Values are bound, so the text grows with the walks: one per action (each its index entries and its sets).
+    const fifty = Array.from({ length: 50 }, (_, i) => `a.${i}`);
+    const cursor = { occurredAt: at, seq: 1 };
+    for (const filters of [
+      { actions: fifty },
+      { actions: fifty, ip_address: "i" },
+      { actions: fifty, ip_address: "i", organization: "o", date_from: at, date_to: at },
+      { actions: fifty, ip_address: "i", date_from: at, target_type: "doc" },
+      { actions: fifty, target_type: "doc", organization: "o" },
+      { actions_exclude: fifty, ip_address: "i", date_from: at },
+    ]) {
+      // The most metadata filters a request takes (catalog/metadata-filters.ts), each a condition on every walk.
+      const metadata = Array.from({ length: MAX_METADATA_FILTERS }, (_, i) => ({ key: `k${i}`, value: `v${i}` }));
+      for (const options of [{}, { window: 102 }]) {
+        const { sql } = selectEvents({ ...sel(filters), metadata }, { columns: "e.*", cursor, limit: 51, ...options });
+        expect(new TextEncoder().encode(sql).length, JSON.stringify(filters)).toBeLessThan(100_000);
+      }
     }
   });
 });

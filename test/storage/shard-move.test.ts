@@ -133,6 +133,20 @@ describe("moving a project between shards", () => {
       cursor = `&cursor=${encodeURIComponent(page.json.nextCursor)}`;
     }
     expect(listed).toBe(expectedUsers);
+    // Commits' live rows of one action were in its sets (migration 0041); a copy marks none, so the moved rows take
+    // action index entries, and the source's sets went with its rows. A list by action finds every event either way.
+    const actionSetsOn = async (db: D1Database) => (await db.prepare("SELECT count(*) AS n FROM action_sets WHERE project_id = ?").bind(p.id).first<{ n: number }>())!.n;
+    expect(await actionSetsOn(env.EVENTS_0)).toBe(0);
+    for (const [query, expected] of [["action=doc.before", 1100], ["actions=doc.before,doc.during,keyed.one", 1101 + during]] as const) {
+      let byAction = 0;
+      for (let cursor = ""; ; ) {
+        const page = await call("GET", `/v1/events?${query}&limit=200${cursor}`, { key: p.key });
+        byAction += page.json.data.length;
+        if (!page.json.nextCursor) break;
+        cursor = `&cursor=${encodeURIComponent(page.json.nextCursor)}`;
+      }
+      expect(byAction, query).toBe(expected);
+    }
     await expectIntact(p.key, total + 1);
   });
 
