@@ -158,9 +158,11 @@ function indexFor(sel: Selection, action: boolean): string {
  * walks an index in list order and stops at the limit:
  * - no action or one action: the (project, filter, occurred_at, seq) index of
  *   the narrowest equality filter; without one, the time index and the live
- *   spans, merged (timeWalk);
- * - several actions: one ordered, limited branch per action, merged (SQLite
- *   cannot walk an IN list in index order; it would sort every matching row);
+ *   spans, merged (timeWalk); for an action, the action index and its sets,
+ *   merged (actionWalk);
+ * - several actions: one ordered, limited walk per action, merged (SQLite
+ *   cannot walk an IN list in index order; it would sort every matching row),
+ *   unless the statement would pass D1's length (MAX_STATEMENT_BYTES);
  * - match: the FTS5 hits (groups of events), their events that hold every
  *   term looked up by rowid and sorted (cheap when rare);
  * - window: the next `window` events of the walk without the exclusion,

@@ -1,8 +1,10 @@
-// The time walk over live commits in Node's own SQLite (migration 0040): every migration, BENCH_TIME_WALK_EVENTS (default
-// 300,000) events committed live, in batches of 100 with no occurred_at, through the ledger's own insert statements,
-// then a page of 51 of selectEvents, 400 runs after 50 warm-ups, for four lists in time order. The read bench
-// loads backfilled events, which the time index holds; this times the walk of the live spans. Pass another
-// checkout's root to time its code on the same data shape: `npx node test/bench/time-walk-sqlite.mjs [root]`.
+// The walks over live commits in Node's own SQLite (migrations 0040, 0041): every migration, BENCH_TIME_WALK_EVENTS
+// (default 300,000) events committed live, in batches of 100 with no occurred_at, through the ledger's own insert
+// statements, then a page of 51 of selectEvents, 400 runs after 50 warm-ups, for lists in time order and by action.
+// The read bench loads backfilled events, which the time and action indexes hold; this times the walks of the live
+// spans and the action sets. Six actions repeat in every batch (sets); one in 1,000 events is a rare action (an index
+// entry). Pass another checkout's root to time its code on the same data shape:
+// `npx node test/bench/time-walk-sqlite.mjs [root]`.
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -27,7 +29,7 @@ for (let c = 0; c < N / 100; c++) {
   const at = new Date(t0 + c * 1000).toISOString();
   const rows = Array.from({ length: 100 }, (_, k) => {
     const seq = c * 100 + k + 1;
-    return { row_id: null, id: mintEventId(at, tag), project_id: P, seq, action: `a.${seq % 6}`, organization: `org_${seq % 50}`, actor_id: `u_${seq % 5000}`, actor_type: "user",
+    return { row_id: null, id: mintEventId(at, tag), project_id: P, seq, action: seq % 1000 === 0 ? "rare" : `a.${seq % 6}`, organization: `org_${seq % 50}`, actor_id: `u_${seq % 5000}`, actor_type: "user",
       actor_name: null, actor_email: null, targets: JSON.stringify([{ id: `d_${seq}`, name: null, type: "doc" }]), metadata: "{}", occurred_at: at, received_at: at,
       ip_address: `10.0.${c % 200}.1`, user_agent: null, pii_salt: null, pii_commitment: hex(32), hash: hex(32), prev_hash: null, signature: null,
       anonymized_at: null, changes: null, schema_version: null, schema_valid: null };
@@ -43,6 +45,12 @@ const cases = [
   ["no filter, deep", base, { occurredAt: mid, seq: N / 2 }],
   ["date range, deep", { ...base, dateFrom: new Date(t0).toISOString(), dateTo: mid }, { occurredAt: mid, seq: N / 2 - 50 }],
   ["actions_exclude, first", { ...base, exclude: ["a.1", "a.2"] }, null],
+  ["action, first", { ...base, actions: ["a.1"] }, null],
+  ["action, deep", { ...base, actions: ["a.1"] }, { occurredAt: mid, seq: N / 2 }],
+  ["action, date range", { ...base, actions: ["a.1"], dateFrom: new Date(t0).toISOString(), dateTo: mid }, { occurredAt: mid, seq: N / 2 - 50 }],
+  ["3 actions, first", { ...base, actions: ["a.1", "a.2", "a.3"] }, null],
+  ["rare action, first", { ...base, actions: ["rare"] }, null],
+  ["action and address, first", { ...base, actions: ["a.1"], ipAddress: "10.0.7.1" }, null],
 ];
 for (const [name, sel, cursor] of cases) {
   const st = selectEvents(sel, { columns: "e.*", cursor, limit: 51 });
