@@ -26,8 +26,8 @@ CREATE INDEX `events_action_time_idx` ON `events` (`project_id`, `action`, `occu
 --> statement-breakpoint
 -- A set goes with the last of its rows (archive, retention, shard moves; erasure never changes an
 -- action). Its rows share its action and instant, and it spans fewer than 1,024 seqs
--- (src/model/action-sets.ts): a bounded seek, then a probe of the seq index that stops at the first of
--- its rows left. Hand-written: drizzle-kit does not model triggers.
+-- (src/model/action-sets.ts): a bounded seek, then a walk of its seq range (each row read for its mark
+-- and action) that stops at the first of its rows left. Hand-written: drizzle-kit does not model triggers.
 CREATE TRIGGER `action_sets_after_delete` AFTER DELETE ON `events` WHEN old.action_in_set = 1 BEGIN
 	DELETE FROM action_sets WHERE project_id = old.project_id AND action = old.action AND received_at = old.received_at
 		AND first_seq BETWEEN old.seq - 1023 AND old.seq AND last_seq >= old.seq
