@@ -115,6 +115,8 @@ export function afterInserts(
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
   const { runs, sets } = rangesOf(rows);
+  // Action sets follow from the rows' live marks, which depend on the writer (a copy marks none), so they are made
+  // again from those marks rather than cached by rows array as the runs and type sets are: one pass over the rows.
   const ranges = [addressRunStatement(db, runs), targetTypeSetStatement(db, sets), actionSetStatement(db, actionSets(rows, indexing.map((r) => r[6])).sets)];
   return [...spans, ...tags, ...ranges.filter((s) => s !== null), ...groups];
 }
