@@ -6,6 +6,7 @@ import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import type { AppliedRule } from "./retention-rules";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
+import { firstUnlistedRow } from "../model/stand-ins";
 
 /** Inclusive bounds on occurred_at (normalized ISO); null is open. */
 export interface VerifyWindow {
@@ -114,10 +115,11 @@ export async function walkRange(
     if (!starts) break;
     const holes = page.flatMap((row, i) => (starts[i] !== null && row.seq !== starts[i].seq + 1 && row.prev_hash !== null ? [row.prev_hash] : []));
     const anonymized = page.flatMap((row) => (row.anonymized_at !== null ? [row.seq] : []));
-    const [gaps, erased, leafOf] = await Promise.all([
+    const [gaps, erased, leafOf, unlisted] = await Promise.all([
       gapsEndingAt(db, projectId, holes),
       anonymized.length > 0 ? head.erasedAt(anonymized) : ({} as Record<number, string>),
       pageLeaves((indexes) => head.leavesAt(indexes), page),
+      firstUnlistedRow(db, projectId, page[0].seq, page[page.length - 1].seq, window.from, window.to),
     ]);
     for (let i = 0; i < page.length; i++) {
       const row = page[i];
@@ -141,6 +143,8 @@ export async function walkRange(
       if (check.signature === false || (check.signature === null && mustBeSigned)) return fail(row, "signature_mismatch");
       // A row rewritten and re-signed by someone holding the HMAC key still differs from its leaf in the signed log.
       if (!check.leaf) return fail(row, "leaf_mismatch");
+      // An intact row that a list or a read by id cannot find: a row standing in for its index entries is gone (model/stand-ins.ts).
+      if (row.seq === unlisted) return fail(row, "index_damaged");
       if (check.restoredSurrogate) result.restored_surrogates++;
       if (row.anonymized_at !== null) result.anonymized++;
       else if (check.signature === null) result.unsigned++;

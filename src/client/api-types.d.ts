@@ -1233,7 +1233,7 @@ export interface components {
                 failure: {
                     event_id: string | null;
                     /** @enum {string} */
-                    reason: "hash_mismatch" | "signature_mismatch" | "chain_broken" | "leaf_mismatch" | "archive_damaged";
+                    reason: "hash_mismatch" | "signature_mismatch" | "chain_broken" | "leaf_mismatch" | "archive_damaged" | "index_damaged";
                     at: string | null;
                 } | null;
                 checkpoint: {

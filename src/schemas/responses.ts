@@ -122,7 +122,7 @@ export const verifyResultSchema = z
       failure: z
         .object({
           event_id: nullableString,
-          reason: z.enum(["hash_mismatch", "signature_mismatch", "chain_broken", "leaf_mismatch", "archive_damaged"]),
+          reason: z.enum(["hash_mismatch", "signature_mismatch", "chain_broken", "leaf_mismatch", "archive_damaged", "index_damaged"]),
           at: nullableString,
         })
         .nullable(),

@@ -1,0 +1,77 @@
+/**
+ * Storage v2 replaced index entries per event with rows per batch: a commit's
+ * span (found by id, 0029; in time order, 0040), an address run (0038), a
+ * target type set (0039) and an action set (0041). Each row is marked for
+ * the ones that stand in for its entries (id_indexed = 0, time_in_span,
+ * ip_run, type_sets, action_in_set), and its partial indexes leave it out.
+ *
+ * An index entry cannot be deleted without its row, but a stand-in can: a
+ * database writer who deletes or alters one hides intact, verifiable events
+ * from the lists that read it, or from reads by id. So verify also asks, of
+ * every hot row it walks, whether each stand-in its marks name is there and
+ * holds it as the reads require (the same keys, instant and offsets), and
+ * reports the first row it finds without one as `index_damaged`.
+ *
+ * What this does not catch: a stand-in that holds a row it should not (a
+ * planted set lists a row under an action that is not its own; every
+ * event's own fields still say what it is), and the search index, whose
+ * entries are checked by neither.
+ */
+
+/** Seqs a stand-in's rows span at most (address-runs.ts MAX_RUN): its rows are found by a bounded seek. */
+const MAX_SPAN = 1023;
+
+/**
+ * SQL: whether set `s`'s offsets (a JSON array of integers, as the writers
+ * store it: JSON.stringify, no spaces) name row `r`. A search of the text,
+ * not json_each: this runs for every row a set holds, and parsing the array
+ * each time made the check three times as slow as reading the row.
+ */
+function holds(s: string): string {
+  return `instr(',' || substr(${s}.seqs, 2, length(${s}.seqs) - 2) || ',', ',' || (r.seq - ${s}.first_seq) || ',') > 0`;
+}
+
+/** SQL: whether target type set place `at` (0 or 1) holds row `r` as marked. */
+function inTypeSet(at: 0 | 1): string {
+  return (
+    `((r.type_sets & ${1 << at}) = 0 OR EXISTS (SELECT 1 FROM target_type_sets t WHERE t.project_id = r.project_id AND t.at = ${at} ` +
+    `AND t.type = (r.targets ->> '$[${at}].type') AND t.last_seq BETWEEN r.seq AND r.seq + ${MAX_SPAN} AND t.first_seq <= r.seq ` +
+    `AND (t.seqs IS NULL OR ${holds("t")})))`
+  );
+}
+
+/** SQL: each way a row may be found without its index entry, true when the row is not marked for it or its stand-in holds it. */
+const STANDS_IN = [
+  // By id: its commit's span, at the row's received_at (the id's millisecond); for a live row, the span the next line asks for.
+  "(r.id_indexed <> 0 OR (r.time_in_span = 1 AND r.received_at = r.occurred_at) OR EXISTS (SELECT 1 FROM commit_spans s WHERE s.received_at = r.received_at AND s.project_id = r.project_id " +
+    "AND s.first_seq <= r.seq AND s.last_seq >= r.seq))",
+  // In time order: a live span at its occurred_at.
+  "(r.time_in_span = 0 OR EXISTS (SELECT 1 FROM commit_spans s INDEXED BY commit_spans_live_time_idx WHERE s.project_id = r.project_id " +
+    "AND s.received_at = r.occurred_at AND s.live = 1 AND s.first_seq <= r.seq AND s.last_seq >= r.seq))",
+  // By address: a run of its address over its seq (an erased row has none: its address is gone, and so is its run).
+  `(r.ip_run = 0 OR r.ip_address IS NULL OR EXISTS (SELECT 1 FROM ip_runs u WHERE u.project_id = r.project_id AND u.ip = r.ip_address ` +
+    `AND u.last_seq BETWEEN r.seq AND r.seq + ${MAX_SPAN} AND u.first_seq <= r.seq))`,
+  // By target type, at either place.
+  inTypeSet(0),
+  inTypeSet(1),
+  // By action: a set of its action and instant naming its offset.
+  "(r.action_in_set = 0 OR EXISTS (SELECT 1 FROM action_sets a WHERE a.project_id = r.project_id AND a.action = r.action " +
+    `AND a.received_at = r.occurred_at AND a.first_seq BETWEEN r.seq - ${MAX_SPAN} AND r.seq AND a.last_seq >= r.seq ` +
+    `AND ${holds("a")}))`,
+];
+
+/**
+ * SQL: the lowest seq of project ?1's rows with ?2 <= seq <= ?3 (and
+ * occurred_at between ?4 and ?5 when given, NULL for open) that a stand-in
+ * its marks name does not hold; NULL when there is none.
+ */
+export const UNLISTED_ROW_SQL =
+  "SELECT min(r.seq) AS seq FROM events r WHERE r.project_id = ?1 AND r.seq BETWEEN ?2 AND ?3 " +
+  "AND (?4 IS NULL OR r.occurred_at >= ?4) AND (?5 IS NULL OR r.occurred_at <= ?5) " +
+  `AND NOT (${STANDS_IN.join(" AND ")})`;
+
+/** The lowest seq in [first, last] (and the window) of a row some stand-in should hold and does not, or null. */
+export async function firstUnlistedRow(db: D1Database, projectId: string, first: number, last: number, from: string | null, to: string | null): Promise<number | null> {
+  const row = await db.prepare(UNLISTED_ROW_SQL).bind(projectId, first, last, from, to).first<{ seq: number | null }>();
+  return row?.seq ?? null;
+}

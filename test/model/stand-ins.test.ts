@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { call, createProject, freshIp, ingestMany, listPages } from "../helpers";
+
+type Sent = { id: string; seq: number; occurred_at: string };
+
+/**
+ * A database writer who deletes or alters a row that stands in for index
+ * entries (a commit's span, an address run, a target type set, an action
+ * set) hides intact events from lists: verify must say so, naming the first
+ * event hidden, and be ok again once the row is put back.
+ */
+describe("verify and the rows standing in for index entries", () => {
+  const event = (action: string, i: number) => ({ action, actor: { id: `u_${i}` }, targets: [{ type: "document", id: `d_${i}` }] });
+  const backdated = (i: number) => ({ ...event("doc.share", i), targets: [{ type: "document", id: `d_${i}` }, { type: "team", id: `t_${i}` }], occurred_at: "2026-03-03T03:03:03.000Z" });
+
+  /**
+   * Two live batches from one address, the first repeating doc.read (a set)
+   * and naming user.login twice (entries), then a backdated batch (its rows
+   * keep their time and action entries) with two targets each (type sets at
+   * both places).
+   */
+  async function seeded() {
+    const p = await createProject();
+    const ip = freshIp();
+    const actions = ["doc.read", "doc.read", "user.login", "doc.read", "user.login", "doc.read", "doc.read", "doc.read"];
+    const sent: Sent[] = await ingestMany(p.key, actions.map(event), { ip });
+    sent.push(...(await ingestMany(p.key, [0, 1, 2, 3].map((i) => event("doc.write", 10 + i)), { ip })));
+    sent.push(...(await ingestMany(p.key, [0, 1, 2].map((i) => backdated(20 + i)), { ip })));
+    const verify = async (query = "") => (await call("GET", `/v1/events/verify${query}`, { key: p.key })).json.data;
+    const seqsOf = (query: string) => listPages(p.key, "/v1/events", query, 5);
+    const read = async (seq: number) => (await call("GET", `/v1/events/${sent[seq - 1].id}`, { key: p.key })).status;
+    return { ...p, ip, sent, verify, seqsOf, read };
+  }
+
+  /**
+   * Runs `tamper` (SQL on the project's shard, ?1 its id), checks that event
+   * `hidden` is gone from `query`'s list (or, for "id", from reads by id) and
+   * that verify names it, and puts the shard back.
+   */
+  async function tampered(p: Awaited<ReturnType<typeof seeded>>, table: string, tamper: string, hidden: number, query: string) {
+    const found = async () => (query === "id" ? (await p.read(hidden)) === 200 : (await p.seqsOf(query)).includes(hidden));
+    const before = await p.db.prepare(`SELECT * FROM ${table} WHERE project_id = ?`).bind(p.id).all<Record<string, unknown>>();
+    expect(await found()).toBe(true);
+    await p.db.prepare(tamper).bind(p.id).run();
+    expect(await found()).toBe(false);
+    const result = await p.verify();
+    expect(result).toMatchObject({ ok: false, verified: hidden - 1, failure: { event_id: p.sent[hidden - 1].id, reason: "index_damaged", at: p.sent[hidden - 1].occurred_at } });
+    await p.db.prepare(`DELETE FROM ${table} WHERE project_id = ?`).bind(p.id).run();
+    for (const row of before.results) {
+      const columns = Object.keys(row);
+      await p.db.prepare(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).bind(...Object.values(row)).run();
+    }
+    expect(await found()).toBe(true);
+    expect(await p.verify()).toMatchObject({ ok: true, verified: p.sent.length, failure: null });
+  }
+
+  it("names the first event a deleted or altered span, run or set hides from lists, and is ok once it is back", async () => {
+    const p = await seeded();
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 15, failure: null });
+    // The backdated batch's span: its ids are not found (the rows keep their time index entries).
+    await tampered(p, "commit_spans", "DELETE FROM commit_spans WHERE project_id = ? AND first_seq = 13", 13, "id");
+    // The second batch's span: its events are gone from the list in time order (and their ids' span).
+    await tampered(p, "commit_spans", "DELETE FROM commit_spans WHERE project_id = ? AND first_seq = 9", 9, "");
+    // The first batch's instant moved: lists between dates read the span at the wrong time.
+    await tampered(p, "commit_spans", "UPDATE commit_spans SET received_at = '2026-01-01T00:00:00.000Z' WHERE project_id = ? AND first_seq = 1 AND live = 1", 1, `date_from=${encodeURIComponent(p.sent[0].occurred_at)}`);
+    // The address's run of the first batch.
+    await tampered(p, "ip_runs", "DELETE FROM ip_runs WHERE project_id = ? AND first_seq = 1", 1, `ip_address=${p.ip}`);
+    // The document type set of the second batch, renamed.
+    await tampered(p, "target_type_sets", "UPDATE target_type_sets SET type = 'folder' WHERE project_id = ? AND first_seq = 9", 9, "target_type=document");
+    // The team set at the second place (the backdated batch's second targets).
+    await tampered(p, "target_type_sets", "DELETE FROM target_type_sets WHERE project_id = ? AND at = 1", 13, "target_type=team");
+    // doc.read's set without its second member (seq 2, offset 1).
+    await tampered(p, "action_sets", "UPDATE action_sets SET seqs = '[0,3,5,6,7]' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 1", 2, "action=doc.read");
+  });
+
+  it("names an event marked as held by a set that does not hold it, which leaves it out of its index", async () => {
+    const p = await seeded();
+    // user.login at seq 3 has its action index entry; the mark takes it out of the index, and no set names it.
+    const listed = await p.seqsOf("action=user.login");
+    expect(listed).toEqual([5, 3]);
+    await p.db.prepare("UPDATE events SET action_in_set = 1 WHERE project_id = ? AND seq = 3").bind(p.id).run();
+    expect(await p.seqsOf("action=user.login")).toEqual([5]);
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 2, failure: { event_id: p.sent[2].id, reason: "index_damaged" } });
+    // A window that holds the event reports it too; verify's window is on occurred_at, and every event here shares the batch's instants.
+    const at = encodeURIComponent(p.sent[2].occurred_at);
+    expect(await p.verify(`?from=${at}&to=${at}`)).toMatchObject({ ok: false, failure: { event_id: p.sent[2].id, reason: "index_damaged" } });
+    await p.db.prepare("UPDATE events SET action_in_set = 0 WHERE project_id = ? AND seq = 3").bind(p.id).run();
+    expect(await p.seqsOf("action=user.login")).toEqual(listed);
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 15 });
+  });
+
+  it("names a backdated event marked as in a live span, which leaves it out of the time index", async () => {
+    const p = await seeded();
+    const listed = await p.seqsOf("");
+    await p.db.prepare("UPDATE events SET time_in_span = 1 WHERE project_id = ? AND seq = 14").bind(p.id).run();
+    expect(await p.seqsOf("")).toEqual(listed.filter((s) => s !== 14));
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 13, failure: { event_id: p.sent[13].id, reason: "index_damaged" } });
+    await p.db.prepare("UPDATE events SET time_in_span = 0 WHERE project_id = ? AND seq = 14").bind(p.id).run();
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 15 });
+  });
+});
