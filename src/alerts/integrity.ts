@@ -27,6 +27,15 @@ export function signalIntegrity(env: Env, projectId: string, signal: IntegritySi
 export function verifySignal(result: VerifyResult, subject: string, source: string): IntegritySignal | null {
   if (!result.failure) return null;
   const where = result.failure.event_id ? ` at event ${result.failure.event_id}` : "";
+  if (result.failure.reason === "index_damaged") {
+    // The chain holds; what changed is how reads find the event, so the fix is the shard's read-side rows, not the events.
+    return {
+      kind: "verify_failed",
+      subject,
+      message: `${source} found index_damaged${where}: the event is intact, but lists or reads by id no longer find it, so a row standing in for its index entries was deleted or altered in D1.`,
+      next_step: "Run GET /v1/events/verify to see the first hidden event, restore the project's shard to before the change (D1 Time Travel), and find who could write to it.",
+    };
+  }
   return {
     kind: "verify_failed",
     subject,

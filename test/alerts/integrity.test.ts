@@ -63,6 +63,24 @@ describe("integrity alerts", () => {
     expect(body.firing.group).toBe(`verify_failed:${job.id}`);
   });
 
+  it("a verify job that finds events hidden from lists says the events are intact and what to restore", async () => {
+    const p = await createProject();
+    const rule = await integrityRule(p.key);
+    // A live batch of one action: its span and action set stand in for those rows' time and action index entries.
+    const stored = await ingestMany(p.key, [{ action: "a" }, { action: "a" }, { action: "a" }]);
+    await p.db.prepare("DELETE FROM action_sets WHERE project_id = ?").bind(p.id).run();
+    const created = await call("POST", "/v1/jobs", { key: p.key, body: { type: "verify" } });
+    const job = await waitForJob(p.key, created.json.data.id);
+    expect(job.result.failure).toEqual({ event_id: stored[0].id, reason: "index_damaged", at: stored[0].occurred_at });
+    const [fired] = await until(async () => {
+      const list = await firings(p.key, rule.id);
+      return list.length > 0 && list;
+    });
+    expect(fired.group).toBe(`verify_failed:${job.id}`);
+    expect(fired.reason).toContain(`Verify job ${job.id} found index_damaged at event ${stored[0].id}: the event is intact`);
+    expect(fired.reason).toMatch(/Next: .*D1 Time Travel/);
+  });
+
   it("the daily cron warns of keys that expire within 7 days, once a day", async () => {
     const p = await createProject();
     const soon = await createScopedKey(p.id, ["read"], { expiresAt: new Date(Date.now() + 3 * 86_400_000).toISOString() });
