@@ -12,10 +12,16 @@
  * holds it as the reads require (the same keys, instant and offsets), and
  * reports the first row it finds without one as `index_damaged`.
  *
- * What this does not catch: a stand-in that holds a row it should not (a
- * planted set lists a row under an action that is not its own; every
- * event's own fields still say what it is), and the search index, whose
- * entries are checked by neither.
+ * A stand-in planted over rows another holds hides events too: each walk
+ * stops at the page's size, a row named twice fills two places, the page
+ * keeps it once and comes up short, and a short page ends the list. So a
+ * live span and an action set must be the only one to hold their row.
+ * (Address runs and type sets may overlap after a shard copy ran twice, and
+ * their readers take a row once.) Planted over rows it should not hold, a
+ * stand-in lists nothing more: the walks also test each row's own fields
+ * (an action set's rows for their action, a run's for their address).
+ * Not checked: the search index. Deleting an entry hides its events from
+ * search alone.
  */
 
 /** Seqs a stand-in's rows span at most (address-runs.ts MAX_RUN): its rows are found by a bounded seek. */
@@ -45,19 +51,19 @@ const STANDS_IN = [
   // By id: its commit's span, at the row's received_at (the id's millisecond); for a live row, the span the next line asks for.
   "(r.id_indexed <> 0 OR (r.time_in_span = 1 AND r.received_at = r.occurred_at) OR EXISTS (SELECT 1 FROM commit_spans s WHERE s.received_at = r.received_at AND s.project_id = r.project_id " +
     "AND s.first_seq <= r.seq AND s.last_seq >= r.seq))",
-  // In time order: a live span at its occurred_at.
-  "(r.time_in_span = 0 OR EXISTS (SELECT 1 FROM commit_spans s INDEXED BY commit_spans_live_time_idx WHERE s.project_id = r.project_id " +
-    "AND s.received_at = r.occurred_at AND s.live = 1 AND s.first_seq <= r.seq AND s.last_seq >= r.seq))",
+  // In time order: one live span at its occurred_at (commits' seq ranges never overlap).
+  "(r.time_in_span = 0 OR (SELECT count(*) FROM commit_spans s INDEXED BY commit_spans_live_time_idx WHERE s.project_id = r.project_id " +
+    "AND s.received_at = r.occurred_at AND s.live = 1 AND s.first_seq <= r.seq AND s.last_seq >= r.seq) = 1)",
   // By address: a run of its address over its seq (an erased row has none: its address is gone, and so is its run).
   `(r.ip_run = 0 OR r.ip_address IS NULL OR EXISTS (SELECT 1 FROM ip_runs u WHERE u.project_id = r.project_id AND u.ip = r.ip_address ` +
     `AND u.last_seq BETWEEN r.seq AND r.seq + ${MAX_SPAN} AND u.first_seq <= r.seq))`,
   // By target type, at either place.
   inTypeSet(0),
   inTypeSet(1),
-  // By action: a set of its action and instant naming its offset.
-  "(r.action_in_set = 0 OR EXISTS (SELECT 1 FROM action_sets a WHERE a.project_id = r.project_id AND a.action = r.action " +
+  // By action: one set of its action and instant naming its offset (a commit makes one an action).
+  "(r.action_in_set = 0 OR (SELECT count(*) FROM action_sets a WHERE a.project_id = r.project_id AND a.action = r.action " +
     `AND a.received_at = r.occurred_at AND a.first_seq BETWEEN r.seq - ${MAX_SPAN} AND r.seq AND a.last_seq >= r.seq ` +
-    `AND ${holds("a")}))`,
+    `AND ${holds("a")}) = 1)`,
 ];
 
 /**

@@ -73,6 +73,20 @@ describe("verify and the rows standing in for index entries", () => {
     await tampered(p, "action_sets", "UPDATE action_sets SET seqs = '[0,3,5,6,7]' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 1", 2, "action=doc.read");
   });
 
+  it("names the first event a planted second span or set holds, which cuts lists short", async () => {
+    const p = await seeded();
+    const listed = await p.seqsOf("action=doc.read");
+    // A second doc.read set naming seqs 4, 6 and 7: the set walk's page fills with them twice, and the list ends early.
+    await p.db.prepare("INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) SELECT project_id, action, received_at, 4, 7, '[0,2,3]' FROM action_sets WHERE project_id = ?1 AND action = 'doc.read' AND first_seq = 1").bind(p.id).run();
+    expect(await p.seqsOf("action=doc.read")).toEqual(listed.filter((s) => s > 2));
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 3, failure: { event_id: p.sent[3].id, reason: "index_damaged" } });
+    await p.db.prepare("DELETE FROM action_sets WHERE project_id = ? AND first_seq = 4").bind(p.id).run();
+    expect(await p.seqsOf("action=doc.read")).toEqual(listed);
+    // A second live span over the first batch's rows 2-8, at its instant.
+    await p.db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) SELECT received_at, project_id, 2, 8, 1 FROM commit_spans WHERE project_id = ?1 AND first_seq = 1").bind(p.id).run();
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 1, failure: { event_id: p.sent[1].id, reason: "index_damaged" } });
+  });
+
   it("names an event marked as held by a set that does not hold it, which leaves it out of its index", async () => {
     const p = await seeded();
     // user.login at seq 3 has its action index entry; the mark takes it out of the index, and no set names it.
