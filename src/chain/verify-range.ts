@@ -6,7 +6,7 @@ import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import type { AppliedRule } from "./retention-rules";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
-import { firstUnlistedRow } from "../model/stand-ins";
+import { UNLISTED } from "../model/stand-ins";
 
 /** Inclusive bounds on occurred_at (normalized ISO); null is open. */
 export interface VerifyWindow {
@@ -107,7 +107,9 @@ export async function walkRange(
   // A damaged archive segment ends the walk there, reported as archive_damaged (src/storage/archive-walk.ts).
   const damage: WalkDamage = { error: null };
   const tier = head.archive && range.after > 0 ? clampedTier(head.archive, range.after) : head.archive;
-  const hot = pages(db, projectId, range, window, pageSize);
+  // Seqs of hot rows that lists or reads by id cannot find (model/stand-ins.ts), noted as their pages are read.
+  const unlisted = new Set<number>();
+  const hot = pages(db, projectId, range, window, pageSize, unlisted);
   const walk = untilDamaged(withArchived(tier, hot, (r) => (inWindow(r) ? r : null), range.through, pageSize, window), damage);
   for await (const page of walk) {
     first ??= edgeOf(page[0]);
@@ -115,11 +117,10 @@ export async function walkRange(
     if (!starts) break;
     const holes = page.flatMap((row, i) => (starts[i] !== null && row.seq !== starts[i].seq + 1 && row.prev_hash !== null ? [row.prev_hash] : []));
     const anonymized = page.flatMap((row) => (row.anonymized_at !== null ? [row.seq] : []));
-    const [gaps, erased, leafOf, unlisted] = await Promise.all([
+    const [gaps, erased, leafOf] = await Promise.all([
       gapsEndingAt(db, projectId, holes),
       anonymized.length > 0 ? head.erasedAt(anonymized) : ({} as Record<number, string>),
       pageLeaves((indexes) => head.leavesAt(indexes), page),
-      firstUnlistedRow(db, projectId, page[0].seq, page[page.length - 1].seq, window.from, window.to),
     ]);
     for (let i = 0; i < page.length; i++) {
       const row = page[i];
@@ -144,7 +145,7 @@ export async function walkRange(
       // A row rewritten and re-signed by someone holding the HMAC key still differs from its leaf in the signed log.
       if (!check.leaf) return fail(row, "leaf_mismatch");
       // An intact row that a list or a read by id cannot find: a row standing in for its index entries is gone (model/stand-ins.ts).
-      if (row.seq === unlisted) return fail(row, "index_damaged");
+      if (unlisted.has(row.seq)) return fail(row, "index_damaged");
       if (check.restoredSurrogate) result.restored_surrogates++;
       if (row.anonymized_at !== null) result.anonymized++;
       else if (check.signature === null) result.unsigned++;
@@ -167,17 +168,24 @@ function clampedTier(tier: ArchiveTier, after: number): ArchiveTier {
   return { ...tier, between: (afterSeq, beforeSeq, size, window) => tier.between(Math.max(afterSeq, after), beforeSeq, size, window) };
 }
 
-async function* pages(db: D1Database, projectId: string, range: SeqRange, window: VerifyWindow, size: number) {
-  let sql = `SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? AND seq <= ?`;
+/** The range's hot rows in seq order, a page at a time; the seq of each whose UNLISTED column is 1 goes into `unlisted`. */
+async function* pages(db: D1Database, projectId: string, range: SeqRange, window: VerifyWindow, size: number, unlisted: Set<number>) {
+  let sql = `SELECT ${CHAIN_COLUMNS}, ${UNLISTED} FROM events r WHERE project_id = ? AND seq > ? AND seq <= ?`;
   const bounds: string[] = [];
   if (window.from !== null) (sql += " AND occurred_at >= ?"), bounds.push(window.from);
   if (window.to !== null) (sql += " AND occurred_at <= ?"), bounds.push(window.to);
   const statement = db.prepare(`${sql} ORDER BY seq LIMIT ${size}`);
+  const unlistedAt = CHAIN_COLUMNS.split(",").length;
+  const rowOf = (cells: unknown[]) => {
+    const row = chainRowOf(cells);
+    if (cells[unlistedAt]) unlisted.add(row.seq);
+    return row;
+  };
   const fetchAfter = (seq: number) => {
     const promise = statement
       .bind(projectId, seq, range.through, ...bounds)
       .raw()
-      .then((rows) => rows.map(chainRowOf));
+      .then((rows) => rows.map(rowOf));
     // Walking may stop early at a failure; a prefetch nobody awaits must not reject unhandled.
     promise.catch(() => {});
     return promise;
