@@ -10,8 +10,10 @@ import { mayHoldLostSurrogate, rowAsHashed } from "./lone-surrogates";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import type { ArchiveTier } from "../storage/archive-walk";
 
-/** archive_damaged: an archived segment (or an export companion the ledger recorded for it) is missing or not the bytes recorded. */
-/** index_damaged: an intact hot event that lists or reads by id cannot find, its stand-in for index entries deleted or altered (model/stand-ins.ts). */
+/**
+ * archive_damaged: an archived segment (or an export companion the ledger recorded for it) is missing or not the bytes recorded.
+ * index_damaged: an intact hot event that lists or reads by id cannot find, its stand-in for index entries deleted or altered (model/stand-ins.ts).
+ */
 export type FailureReason = "hash_mismatch" | "signature_mismatch" | "chain_broken" | "leaf_mismatch" | "archive_damaged" | "index_damaged";
 
 /** The earlier end of a link: a row, or the chain start (seq 0, no hash). */

@@ -10,6 +10,7 @@
 //            occurred_at), the daily cron wakes the ledger, which retires the archived segments.
 // The cron does housekeeping of its own on every run; a run with nothing due for the project, taken
 // just before the phase (same data), is subtracted from archive and purge, and printed.
+// Between ingest and archive it also times reads by id and GET /v1/events/verify over the hot events.
 // Then the monthly bill per million events a month at Cloudflare's published prices (model below).
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -124,6 +125,23 @@ async function readsById(url, key, ids, tier) {
     5,
   );
   return { get, receipt, unknown };
+}
+
+/**
+ * GET /v1/events/verify over the project, `runs` times: the seconds of each. Hot, verify also checks the rows
+ * standing in for their index entries (src/model/stand-ins.ts), of which live events have the most.
+ */
+async function verifyRuns(url, key, runs) {
+  const auth = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.23" };
+  const seconds = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const res = await httpGet(`${url}/v1/events/verify`, auth);
+    const body = res.body.toString();
+    if (res.status !== 200 || JSON.parse(body).data.ok !== true) throw new Error(`verify answered ${res.status}: ${body.slice(0, 300)}`);
+    seconds.push((performance.now() - started) / 1000);
+  }
+  return seconds;
 }
 
 /** Bytes a directory's SQLite files hold in pages (dbstat), or their size on disk where dbstat cannot be read. */
@@ -273,6 +291,9 @@ async function measure({ url, persistDir, report, processes }, runtime) {
   // Ids to read back hot now and once archived (found by the ids alone since located ids: src/model/event-id.ts).
   const sampleIds = localAll(persistDir, file, "SELECT id FROM events WHERE project_id = ? AND action NOT LIKE 'witness.%' ORDER BY random() LIMIT 50", projectId).map((r) => r.id);
   const hotReads = await readsById(url, key, sampleIds, "hot");
+  await resetMeter(url);
+  const hotVerify = await verifyRuns(url, key, 3);
+  await reportMeter(url, "cost: verify of the hot events");
 
   // 2. Archive: hot window 0 days; the cron wakes the ledger, its alarms seal everything received before now.
   const cronBeforeArchive = await cronAlone(url);
@@ -337,6 +358,10 @@ async function measure({ url, persistDir, report, processes }, runtime) {
     ["GET /v1/events/{id}", ms(hotReads.get)],
     ["GET /v1/receipts/{id} (public: no project)", ms(hotReads.receipt)],
     ["GET /v1/events/{id}, an id no event has, same tag and millisecond (404)", ms(hotReads.unknown)],
+  ]);
+  report("Verify of the hot events (GET /v1/events/verify, three runs through the proxy)", [
+    ["seconds", hotVerify.map((t) => t.toFixed(2)).join(" / ")],
+    ["the fastest run", fmt.rate(n / Math.min(...hotVerify), "events/s")],
   ]);
   report("Archived events read by id (100 rounds, each a different event of the 20,000, through the proxy)", [
     ["GET /v1/events/{id}", ms(reads.get)],

@@ -73,7 +73,7 @@ describe("verify and the rows standing in for index entries", () => {
     await tampered(p, "action_sets", "UPDATE action_sets SET seqs = '[0,3,5,6,7]' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 1", 2, "action=doc.read");
   });
 
-  it("names the first event a planted second span or set holds, which cuts lists short", async () => {
+  it("names the first event a planted second span or set holds (a second action set cuts its list short)", async () => {
     const p = await seeded();
     const listed = await p.seqsOf("action=doc.read");
     // A second doc.read set naming seqs 4, 6 and 7: the set walk's page fills with them twice, and the list ends early.
