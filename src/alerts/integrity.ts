@@ -33,7 +33,8 @@ export function verifySignal(result: VerifyResult, subject: string, source: stri
       kind: "verify_failed",
       subject,
       message: `${source} found index_damaged${where}: the event is intact, but lists or reads by id no longer find it, so a row standing in for its index entries was deleted or altered in D1.`,
-      next_step: "Run GET /v1/events/verify to see the first hidden event, restore the project's shard to before the change (D1 Time Travel), and find who could write to it.",
+      // Not D1 Time Travel: a shard restored to before the change loses every event committed since, of every project on it.
+      next_step: "Run npm run projects:reindex -- <project> to put the hidden events back into their indexes, verify again, and find who could write to the shard.",
     };
   }
   return {

@@ -46,11 +46,14 @@ function inTypeSet(at: 0 | 1): string {
   );
 }
 
+/** SQL: whether a commit's span holds row `r` for reads by id: at the row's received_at (the id's millisecond). */
+export const ID_SPAN_HOLDS =
+  "EXISTS (SELECT 1 FROM commit_spans s WHERE s.received_at = r.received_at AND s.project_id = r.project_id AND s.first_seq <= r.seq AND s.last_seq >= r.seq)";
+
 /** SQL: each way a row may be found without its index entry, true when the row is not marked for it or its stand-in holds it. */
 const STANDS_IN = [
-  // By id: its commit's span, at the row's received_at (the id's millisecond); for a live row, the span the next line asks for.
-  "(r.id_indexed <> 0 OR (r.time_in_span = 1 AND r.received_at = r.occurred_at) OR EXISTS (SELECT 1 FROM commit_spans s WHERE s.received_at = r.received_at AND s.project_id = r.project_id " +
-    "AND s.first_seq <= r.seq AND s.last_seq >= r.seq))",
+  // By id; for a live row, the span the next line asks for holds it for both.
+  `(r.id_indexed <> 0 OR (r.time_in_span = 1 AND r.received_at = r.occurred_at) OR ${ID_SPAN_HOLDS})`,
   // In time order: one live span at its occurred_at (commits' seq ranges never overlap).
   "(r.time_in_span = 0 OR (SELECT count(*) FROM commit_spans s INDEXED BY commit_spans_live_time_idx WHERE s.project_id = r.project_id " +
     "AND s.received_at = r.occurred_at AND s.live = 1 AND s.first_seq <= r.seq AND s.last_seq >= r.seq) = 1)",

@@ -67,6 +67,8 @@ describe("bad input: a clear message and a non-zero exit, before touching any da
     ["keys-revoke.mjs", ["not a key"], /is not a Witness API key or key prefix/],
     ["projects-list.mjs", ["extra"], /unexpected argument extra/],
     ["projects-retention.mjs", [], /usage: npm run projects:retention/],
+    ["projects-reindex.mjs", [], /usage: npm run projects:reindex/],
+    ["projects-reindex.mjs", ["p", "q"], /usage: npm run projects:reindex/],
     ["projects-retention.mjs", ["p", "--url"], /--url needs a value/],
     ["projects-retention.mjs", ["p", "--url", "ftp://x"], /not an http\(s\) address/],
     ["projects-retention.mjs", ["p", "--remote"], /--remote needs --url/],
@@ -211,6 +213,42 @@ describe("keys against a local database", () => {
     assert.equal(db.prepare("SELECT ingest_events_per_minute AS v FROM projects WHERE id = 'limits-test'").get().v, null);
     db.close();
     assert.match(run(root, "projects-limits.mjs", ["no-such-project"]).err, /no project no-such-project/);
+  });
+
+  it("reindex puts the events verify would report as index_damaged back into their indexes, and only those", () => {
+    const made = run(root, "keys-create.mjs", ["reindex-test"]);
+    assert.equal(made.code, 0, made.err);
+    const control = new DatabaseSync(controlDb());
+    const { shard } = control.prepare("SELECT shard FROM projects WHERE id = 'reindex-test'").get();
+    control.close();
+    const file = shard === 0 ? controlDb() : join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000001"));
+    const db = new DatabaseSync(file);
+    const at = "2026-11-29T10:00:00.000Z";
+    const insert = db.prepare(
+      "INSERT INTO events (id, project_id, seq, action, targets, metadata, occurred_at, received_at, ip_address, pii_commitment, hash, id_indexed, time_in_span, ip_run, action_in_set) " +
+        "VALUES (?, 'reindex-test', ?, ?, '[]', '{}', ?, ?, '10.1.1.1', 'c', 'h', ?, ?, ?, ?)",
+    );
+    // A live commit of 3, whole: its span (by id and in time order) and its action set hold every row.
+    for (const seq of [1, 2, 3]) insert.run(`e${seq}`, seq, "doc.read", at, at, 0, 1, 0, 1);
+    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, 'reindex-test', 1, 3, 1)").run(at);
+    db.prepare("INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) VALUES ('reindex-test', 'doc.read', ?, 1, 3, '[0,1,2]')").run(at);
+    // A commit of 2 whose address run was deleted, and a live commit of 2 whose span was deleted.
+    const later = "2026-11-29T11:00:00.000Z";
+    for (const seq of [4, 5]) insert.run(`e${seq}`, seq, "a", "2026-01-01T00:00:00.000Z", later, 0, 0, 1, 0);
+    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, 'reindex-test', 4, 5, 0)").run(later);
+    const last = "2026-11-29T12:00:00.000Z";
+    for (const seq of [6, 7]) insert.run(`e${seq}`, seq, "b", last, last, 0, 1, 0, 0);
+    const marks = () => db.prepare("SELECT seq, id_indexed, time_in_span, ip_run, action_in_set FROM events WHERE project_id = 'reindex-test' ORDER BY seq").all().map((r) => Object.values(r).join(""));
+    const first = run(root, "projects-reindex.mjs", ["reindex-test"]);
+    assert.equal(first.code, 0, first.err);
+    assert.match(first.out, /^Project reindex-test: 4 hot events are back in their indexes; GET \/v1\/events\/verify will find them\.$/m);
+    // Untouched: the whole commit. Cleared: the run's mark (the span stays: id_indexed 0), and both of the spanless commit's.
+    assert.deepEqual(marks(), ["10101", "20101", "30101", "40000", "50000", "61000", "71000"]);
+    const again = run(root, "projects-reindex.mjs", ["reindex-test"]);
+    assert.match(again.out, /^Project reindex-test: every hot event is in its indexes; nothing to do\.$/m);
+    assert.deepEqual(marks(), ["10101", "20101", "30101", "40000", "50000", "61000", "71000"]);
+    db.close();
+    assert.match(run(root, "projects-reindex.mjs", ["no-such-project"]).err, /no project no-such-project/);
   });
 
   it("tiering off says archived events stay archived and that nothing brings them back", () => {
