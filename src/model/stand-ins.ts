@@ -1,3 +1,5 @@
+import { MAX_RUN } from "./address-runs.ts";
+
 /**
  * Storage v2 replaced index entries per event with rows per batch: a commit's
  * span (found by id, 0029; in time order, 0040), an address run (0038), a
@@ -24,8 +26,8 @@
  * search alone.
  */
 
-/** Seqs a stand-in's rows span at most (address-runs.ts MAX_RUN): its rows are found by a bounded seek. */
-const MAX_SPAN = 1023;
+/** How far past a row's seq the stand-in holding it ends at most: runs and sets span fewer than MAX_RUN seqs, so a seek is bounded. */
+const MAX_SPAN = MAX_RUN - 1;
 
 /**
  * SQL: whether set `s`'s offsets (a JSON array of integers, as the writers

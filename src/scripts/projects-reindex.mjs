@@ -24,7 +24,8 @@ const shard = shardDatabases().get(row.shard);
 if (!shard) fail(`project ${project} is on shard ${row.shard}, which wrangler.toml does not bind`);
 const [range] = dbSql(shard, `SELECT min(seq) AS first, max(seq) AS last FROM events WHERE project_id = ${quote(project)}`, { remote });
 let repaired = 0;
-if (range?.first !== null && range?.first !== undefined) {
+// An aggregate answers one row, first and last null when the project has no hot event.
+if (range.first !== null) {
   for (let from = range.first; from <= range.last; from += STEP) {
     const to = Math.min(from + STEP - 1, range.last);
     // RETURNING: the rows it changed, counted the same locally and deployed.
