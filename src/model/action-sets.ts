@@ -75,13 +75,16 @@ export function actionSetStatement(db: D1Database, sets: readonly ActionSet[]): 
  * `spans`: the walk's project and time bounds on set `s`, whose received_at
  * is its rows' occurred_at), each set's rows by seq, that meet `where` (of
  * `events e`), up to `l`. A row put back inside a set still there (an
- * archive restore) is not in it (action_in_set = 0): the index has it.
+ * archive restore) is not in it (action_in_set = 0): the index has it. A row
+ * is taken only at its own instant, so a set planted at another one over
+ * rows a set holds lists nothing twice (verify's check, stand-ins.ts, looks
+ * only at the sets of the row's instant).
  */
 export function actionSetWalkSql(action: string, spans: readonly string[], where: string, l: string): string {
   return (
     "SELECT e.row_id, e.occurred_at, e.seq FROM action_sets s CROSS JOIN json_each(s.seqs) o " +
     "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq = s.first_seq + o.value " +
-    `WHERE ${spans.join(" AND ")} AND s.action = ${action} AND ${where} AND e.action_in_set = 1 ` +
+    `WHERE ${spans.join(" AND ")} AND s.action = ${action} AND ${where} AND e.action_in_set = 1 AND e.occurred_at = s.received_at ` +
     `ORDER BY s.received_at DESC, s.first_seq DESC, e.seq DESC LIMIT ${l}`
   );
 }

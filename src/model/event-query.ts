@@ -351,10 +351,12 @@ type ListWalk = (index: string, conds: string[], l: string, action?: string) => 
 function timeWalk(conds: string[], spans: string[], l: string): string {
   const where = conds.join(" AND ");
   // The index is unique, as the key is: SQLite then walks each span's rows in order instead of sorting them.
+  // A row is taken only at its own instant: a span that a database writer planted over rows another span holds
+  // would otherwise list them twice, out of order, and a page of duplicates comes up short and ends the list.
   const spanned =
     "SELECT e.row_id, e.occurred_at, e.seq FROM commit_spans s INDEXED BY commit_spans_live_time_idx " +
     "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq BETWEEN s.first_seq AND s.last_seq " +
-    `WHERE ${spans.join(" AND ")} AND s.live = 1 AND ${where} AND e.time_in_span = 1 ` +
+    `WHERE ${spans.join(" AND ")} AND s.live = 1 AND ${where} AND e.time_in_span = 1 AND e.occurred_at = s.received_at ` +
     `ORDER BY s.received_at DESC, s.first_seq DESC, e.seq DESC LIMIT ${l}`;
   return mergedWalk(TIME_INDEX, `${where} AND e.time_in_span = 0`, spanned, l);
 }

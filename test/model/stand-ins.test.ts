@@ -87,6 +87,27 @@ describe("verify and the rows standing in for index entries", () => {
     expect(await p.verify()).toMatchObject({ ok: false, verified: 1, failure: { event_id: p.sent[1].id, reason: "index_damaged" } });
   });
 
+  it("lists every event once when a span or set is planted at another instant over rows that one already holds", async () => {
+    const p = await seeded();
+    // An older doc.read, with its own index entries, after the set's rows in list order.
+    p.sent.push(...(await ingestMany(p.key, [{ ...event("doc.read", 30), occurred_at: "2026-02-02T02:02:02.000Z" }], { ip: p.ip })));
+    const inOrder = await p.seqsOf("");
+    const read = () => listPages(p.key, "/v1/events", "action=doc.read", 3);
+    expect(inOrder).toEqual([12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 15, 14, 13, 16]);
+    expect(await read()).toEqual([8, 7, 6, 4, 2, 1, 16]);
+    // A live span over the first batch's rows and a doc.read set over its doc.read rows, both at an instant before
+    // theirs: a walk that took the rows they name at their word listed those rows twice, and a page that the
+    // duplicates filled came up short and ended the list (13 and 16 were lost). The walks take a row only at its own instant.
+    const before = "2026-01-01T00:00:00.000Z";
+    await p.db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?2, ?1, 1, 8, 1)").bind(p.id, before).run();
+    await p.db.prepare("INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) SELECT project_id, action, ?2, first_seq, last_seq, seqs FROM action_sets WHERE project_id = ?1 AND action = 'doc.read'").bind(p.id, before).run();
+    expect(await p.seqsOf("")).toEqual(inOrder);
+    expect(await read()).toEqual([8, 7, 6, 4, 2, 1, 16]);
+    expect(await p.seqsOf(`date_from=${before}`)).toEqual(inOrder);
+    // They hide nothing, so verify has nothing to report.
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 16, failure: null });
+  });
+
   it("names an event marked as held by a set that does not hold it, which leaves it out of its index", async () => {
     const p = await seeded();
     // user.login at seq 3 has its action index entry; the mark takes it out of the index, and no set names it.
