@@ -3,8 +3,10 @@ import { MAX_RUN } from "./address-runs.ts";
 /**
  * Storage v2 replaced index entries per event with rows per batch: a commit's
  * span (found by id, 0029; in time order, 0040), an address run (0038), a
- * target type set (0039) and an action set (0041). Each row is marked for
- * the ones that stand in for its entries (id_indexed = 0, time_in_span,
+ * target type set (0039) and an action set (0041); and a lone live row is
+ * found at its instant in the time index, by a receipt that names no project
+ * through its project's tag row (0037). Each row is marked for
+ * the ones that stand in for its entries (id_indexed = 0 or 2, time_in_span,
  * ip_run, type_sets, action_in_set), and its partial indexes leave it out.
  *
  * An index entry cannot be deleted without its row, but a stand-in can: a
@@ -21,7 +23,9 @@ import { MAX_RUN } from "./address-runs.ts";
  * (Address runs and type sets may overlap after a shard copy ran twice, and
  * their readers take a row once.) Planted over rows it should not hold, a
  * stand-in lists nothing more: the walks also test each row's own fields
- * (an action set's rows for their action, a run's for their address).
+ * (an action set's rows for their action, a run's for their address, and a
+ * live span's or an action set's rows for its instant, so one planted at
+ * another instant lists nothing).
  * Not checked: the search index. Deleting an entry hides its events from
  * search alone.
  */
@@ -48,6 +52,15 @@ function inTypeSet(at: 0 | 1): string {
   );
 }
 
+/**
+ * SQL: the project tag a located id ends with (event-id.ts, tagOfId: its last 8 hex digits), as the integer
+ * project_tags keeps. SQLite reads no hex number, so each digit's place in the alphabet, shifted into place.
+ */
+export function tagOfIdSql(id: string): string {
+  const digits = Array.from({ length: 8 }, (_, i) => `((instr('0123456789abcdef', lower(substr(${id}, ${i - 8}, 1))) - 1) << ${4 * (7 - i)})`);
+  return `(${digits.join(" | ")})`;
+}
+
 /** SQL: whether a commit's span holds row `r` for reads by id: at the row's received_at (the id's millisecond). */
 export const ID_SPAN_HOLDS =
   "EXISTS (SELECT 1 FROM commit_spans s WHERE s.received_at = r.received_at AND s.project_id = r.project_id AND s.first_seq <= r.seq AND s.last_seq >= r.seq)";
@@ -56,6 +69,8 @@ export const ID_SPAN_HOLDS =
 const STANDS_IN = [
   // By id; for a live row, the span the next line asks for holds it for both.
   `(r.id_indexed <> 0 OR (r.time_in_span = 1 AND r.received_at = r.occurred_at) OR ${ID_SPAN_HOLDS})`,
+  // By id alone (a public receipt names no project), a lone live row: its project's row for its id's tag (0037).
+  `(r.id_indexed <> 2 OR EXISTS (SELECT 1 FROM project_tags t WHERE t.tag = ${tagOfIdSql("r.id")} AND t.project_id = r.project_id))`,
   // In time order: one live span at its occurred_at (commits' seq ranges never overlap).
   "(r.time_in_span = 0 OR (SELECT count(*) FROM commit_spans s INDEXED BY commit_spans_live_time_idx WHERE s.project_id = r.project_id " +
     "AND s.received_at = r.occurred_at AND s.live = 1 AND s.first_seq <= r.seq AND s.last_seq >= r.seq) = 1)",

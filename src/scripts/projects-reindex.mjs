@@ -1,12 +1,13 @@
 // npm run projects:reindex -- <project> [--remote]
 // Puts a project's hot events that lists or reads by id no longer find back into their indexes: the events
 // verify reports as index_damaged, after a row standing in for their index entries (a commit's span, an
-// address run, a target type set, an action set) was deleted or altered in D1 (src/model/stand-ins.ts).
-// Their marks are cleared, so the project's indexes hold them as they hold any event written before storage
-// v2 (a few index rows each). The events themselves, and every other row, are left as they are; a second run
+// address run, a target type set, an action set, a project tag) was deleted or altered in D1
+// (src/model/stand-ins.ts). Their marks are cleared, so the project's indexes hold them as they hold any event
+// written before storage v2 (a few index rows each); a lone live event's project tag row, which public receipts
+// read, is written again. The events themselves, and every other row, are left as they are; a second run
 // finds nothing. Then run GET /v1/events/verify again: the events are found, and it is ok.
 import { checkProjectId, dbSql, fail, parseCommand, quote, shardDatabases, sql } from "./lib.mjs";
-import { ID_SPAN_HOLDS, UNLISTED } from "../model/stand-ins.ts";
+import { ID_SPAN_HOLDS, tagOfIdSql, UNLISTED } from "../model/stand-ins.ts";
 
 const USAGE = `usage: npm run projects:reindex -- <project> [--remote]
   puts the project's hot events that verify reports as index_damaged back into their indexes
@@ -35,6 +36,13 @@ if (range.first !== null) {
       `UPDATE events AS r SET id_indexed = CASE WHEN r.id_indexed = 0 AND NOT ${ID_SPAN_HOLDS} THEN 1 ELSE r.id_indexed END, ` +
         "time_in_span = 0, ip_run = 0, type_sets = 0, action_in_set = 0 " +
         `WHERE r.project_id = ${quote(project)} AND r.seq BETWEEN ${from} AND ${to} AND ${UNLISTED} RETURNING seq`,
+      { remote },
+    );
+    // A lone live row found by no receipt: its project's tag row again (the update above counted it and left it as it was).
+    dbSql(
+      shard,
+      `INSERT INTO project_tags (tag, project_id) SELECT DISTINCT ${tagOfIdSql("r.id")}, r.project_id FROM events r ` +
+        `WHERE r.project_id = ${quote(project)} AND r.seq BETWEEN ${from} AND ${to} AND r.id_indexed = 2 ON CONFLICT DO NOTHING`,
       { remote },
     );
     repaired += changed.length;

@@ -108,6 +108,24 @@ describe("verify and the rows standing in for index entries", () => {
     expect(await p.verify()).toMatchObject({ ok: true, verified: 16, failure: null });
   });
 
+  it("names a lone live event whose project tag row is gone, which leaves its public receipt unknown", async () => {
+    const p = await seeded();
+    // One event a request, no occurred_at: found by id at its instant, by a receipt through the project's tag row.
+    const [lone] = await ingestMany(p.key, [event("user.logout", 40)], { ip: p.ip });
+    p.sent.push(lone);
+    const receipt = async () => (await call("GET", `/v1/receipts/${lone.id}`)).status;
+    expect(await receipt()).toBe(200);
+    const tags = await p.db.prepare("SELECT tag, project_id FROM project_tags WHERE project_id = ?").bind(p.id).all<{ tag: number; project_id: string }>();
+    expect(tags.results).toHaveLength(1);
+    await p.db.prepare("DELETE FROM project_tags WHERE project_id = ?").bind(p.id).run();
+    // A third party checking the receipt is told there is no such event, as if retention had purged it.
+    expect(await receipt()).toBe(404);
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 15, failure: { event_id: lone.id, reason: "index_damaged" } });
+    await p.db.prepare("INSERT INTO project_tags (tag, project_id) VALUES (?, ?)").bind(tags.results[0].tag, p.id).run();
+    expect(await receipt()).toBe(200);
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 16, failure: null });
+  });
+
   it("names an event marked as held by a set that does not hold it, which leaves it out of its index", async () => {
     const p = await seeded();
     // user.login at seq 3 has its action index entry; the mark takes it out of the index, and no set names it.

@@ -238,15 +238,23 @@ describe("keys against a local database", () => {
     db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, 'reindex-test', 4, 5, 0)").run(later);
     const last = "2026-11-29T12:00:00.000Z";
     for (const seq of [6, 7]) insert.run(`e${seq}`, seq, "b", last, last, 0, 1, 0, 0);
+    // A lone live event, found by id at its instant (id_indexed 2), whose project tag row (0000abcd) was deleted.
+    const lone = "2026-11-29T13:00:00.000Z";
+    insert.run(`${Date.parse(lone).toString(16).padStart(12, "0").replace(/^(.{8})/, "$1-")}-7000-8000-00000000abcd`, 8, "c", lone, lone, 2, 0, 0, 0);
+    const tags = () => db.prepare("SELECT tag FROM project_tags WHERE project_id = 'reindex-test'").all().map((r) => r.tag);
+    assert.deepEqual(tags(), []);
     const marks = () => db.prepare("SELECT seq, id_indexed, time_in_span, ip_run, action_in_set FROM events WHERE project_id = 'reindex-test' ORDER BY seq").all().map((r) => Object.values(r).join(""));
     const first = run(root, "projects-reindex.mjs", ["reindex-test"]);
     assert.equal(first.code, 0, first.err);
-    assert.match(first.out, /^Project reindex-test: 4 hot events are back in their indexes; GET \/v1\/events\/verify will find them\.$/m);
-    // Untouched: the whole commit. Cleared: the run's mark (the span stays: id_indexed 0), and both of the spanless commit's.
-    assert.deepEqual(marks(), ["10101", "20101", "30101", "40000", "50000", "61000", "71000"]);
+    assert.match(first.out, /^Project reindex-test: 5 hot events are back in their indexes; GET \/v1\/events\/verify will find them\.$/m);
+    // Untouched: the whole commit. Cleared: the run's mark (the span stays: id_indexed 0), and both of the spanless
+    // commit's. The lone event keeps its way (id_indexed 2), its tag row written again.
+    const repaired = ["10101", "20101", "30101", "40000", "50000", "61000", "71000", "82000"];
+    assert.deepEqual(marks(), repaired);
+    assert.deepEqual(tags(), [0xabcd]);
     const again = run(root, "projects-reindex.mjs", ["reindex-test"]);
     assert.match(again.out, /^Project reindex-test: every hot event is in its indexes; nothing to do\.$/m);
-    assert.deepEqual(marks(), ["10101", "20101", "30101", "40000", "50000", "61000", "71000"]);
+    assert.deepEqual(marks(), repaired);
     db.close();
     assert.match(run(root, "projects-reindex.mjs", ["no-such-project"]).err, /no project no-such-project/);
   });
