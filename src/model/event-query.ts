@@ -488,7 +488,8 @@ function targetWalk(
   // With an id, the table's own key (project, type, id, occurred_at, seq) is the walk; with a type only, its index.
   const index = targetId !== null ? "" : " INDEXED BY event_targets_type_time_idx";
   const others =
-    `SELECT e.row_id FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id ` +
+    // The event's own seq too: a row a database writer pointed at another event lists nothing (verify names the event it left).
+    `SELECT e.row_id FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id AND e.seq = t.seq AND e.project_id = t.project_id ` +
     `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`;
 
   // IN keeps each row once, so the walks need no merge of their own: the page sorts a few times its rows at most.

@@ -1,6 +1,9 @@
 import { MAX_RUN } from "./address-runs.ts";
 
 /**
+ * An event's targets past the second are rows of event_targets (0035), which
+ * a D1 writer can delete or point at another event as well, so those too.
+ *
  * Storage v2 replaced index entries per event with rows per batch: a commit's
  * span (found by id, 0029; in time order, 0040), an address run (0038), a
  * target type set (0039) and an action set (0041); and a lone live row is
@@ -80,6 +83,10 @@ const STANDS_IN = [
   // By target type, at either place.
   inTypeSet(0),
   inTypeSet(1),
+  // By a target past the second (type, or type and id): its row of event_targets (0035), pointing at this row.
+  "(json_array_length(r.targets) < 3 OR NOT EXISTS (SELECT 1 FROM json_each(r.targets) j WHERE j.key > 1 AND NOT EXISTS (SELECT 1 FROM event_targets t " +
+    "WHERE t.project_id = r.project_id AND t.type = (j.value ->> 'type') AND t.id = (j.value ->> 'id') AND t.occurred_at = r.occurred_at AND t.seq = r.seq " +
+    "AND t.row_id = r.row_id)))",
   // By action: one set of its action and instant naming its offset (a commit makes one an action).
   "(r.action_in_set = 0 OR (SELECT count(*) FROM action_sets a WHERE a.project_id = r.project_id AND a.action = r.action " +
     `AND a.received_at = r.occurred_at AND a.first_seq BETWEEN r.seq - ${MAX_SPAN} AND r.seq AND a.last_seq >= r.seq ` +

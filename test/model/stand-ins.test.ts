@@ -126,6 +126,29 @@ describe("verify and the rows standing in for index entries", () => {
     expect(await p.verify()).toMatchObject({ ok: true, verified: 16, failure: null });
   });
 
+  it("names an event whose row for a third target is gone or points elsewhere, which leaves it out of that target's list", async () => {
+    const p = await seeded();
+    const three = (i: number) => ({ ...event("doc.move", i), targets: [{ type: "document", id: `d_${i}` }, { type: "team", id: "t_1" }, { type: "folder", id: `f_${i}` }] });
+    p.sent.push(...(await ingestMany(p.key, [three(50), three(51)], { ip: p.ip })));
+    // The third target is a row of event_targets, not an index entry of the event's own.
+    const byFolder = (i: number) => p.seqsOf(`target_type=folder&target_id=f_${i}`);
+    expect(await byFolder(50)).toEqual([16]);
+    expect(await p.seqsOf("target_type=folder")).toEqual([17, 16]);
+    const row = await p.db.prepare("SELECT row_id FROM event_targets WHERE project_id = ? AND id = 'f_50'").bind(p.id).first<{ row_id: number }>();
+    await p.db.prepare("DELETE FROM event_targets WHERE project_id = ? AND id = 'f_50'").bind(p.id).run();
+    expect(await byFolder(50)).toEqual([]);
+    expect(await p.seqsOf("target_type=folder")).toEqual([17]);
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 15, failure: { event_id: p.sent[15].id, reason: "index_damaged" } });
+    // Put back pointing at another event's row: the list takes a row only for the event it names, so it shows nothing.
+    const other = await p.db.prepare("SELECT row_id FROM events WHERE project_id = ? AND seq = 1").bind(p.id).first<{ row_id: number }>();
+    await p.db.prepare("INSERT INTO event_targets (project_id, type, id, occurred_at, seq, row_id) VALUES (?1, 'folder', 'f_50', ?2, 16, ?3)").bind(p.id, p.sent[15].occurred_at, other!.row_id).run();
+    expect(await byFolder(50)).toEqual([]);
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 15, failure: { event_id: p.sent[15].id, reason: "index_damaged" } });
+    await p.db.prepare("UPDATE event_targets SET row_id = ?2 WHERE project_id = ?1 AND id = 'f_50'").bind(p.id, row!.row_id).run();
+    expect(await byFolder(50)).toEqual([16]);
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 17, failure: null });
+  });
+
   it("names an event marked as held by a set that does not hold it, which leaves it out of its index", async () => {
     const p = await seeded();
     // user.login at seq 3 has its action index entry; the mark takes it out of the index, and no set names it.

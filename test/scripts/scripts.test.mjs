@@ -243,15 +243,27 @@ describe("keys against a local database", () => {
     insert.run(`${Date.parse(lone).toString(16).padStart(12, "0").replace(/^(.{8})/, "$1-")}-7000-8000-00000000abcd`, 8, "c", lone, lone, 2, 0, 0, 0);
     const tags = () => db.prepare("SELECT tag FROM project_tags WHERE project_id = 'reindex-test'").all().map((r) => r.tag);
     assert.deepEqual(tags(), []);
+    // Two events of three targets (the trigger writes the third's event_targets row): one row deleted, one pointed at event 1.
+    const targets = (i) => JSON.stringify([{ id: `d${i}`, type: "doc" }, { id: "t", type: "team" }, { id: `f${i}`, type: "folder" }]);
+    for (const seq of [9, 10]) {
+      db.prepare(
+        "INSERT INTO events (id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash) VALUES (?, 'reindex-test', ?, 'd', ?, '{}', ?, ?, 'c', 'h')",
+      ).run(`e${seq}`, seq, targets(seq), "2026-01-02T00:00:00.000Z", last);
+    }
+    db.prepare("DELETE FROM event_targets WHERE project_id = 'reindex-test' AND id = 'f9'").run();
+    db.prepare("UPDATE event_targets SET row_id = (SELECT row_id FROM events WHERE project_id = 'reindex-test' AND seq = 1) WHERE project_id = 'reindex-test' AND id = 'f10'").run();
+    const folders = () => db.prepare("SELECT t.id, e.seq FROM event_targets t JOIN events e ON e.row_id = t.row_id WHERE t.project_id = 'reindex-test' AND t.type = 'folder' ORDER BY t.id").all().map((r) => `${r.id}:${r.seq}`);
+    assert.deepEqual(folders(), ["f10:1"]);
     const marks = () => db.prepare("SELECT seq, id_indexed, time_in_span, ip_run, action_in_set FROM events WHERE project_id = 'reindex-test' ORDER BY seq").all().map((r) => Object.values(r).join(""));
     const first = run(root, "projects-reindex.mjs", ["reindex-test"]);
     assert.equal(first.code, 0, first.err);
-    assert.match(first.out, /^Project reindex-test: 5 hot events are back in their indexes; GET \/v1\/events\/verify will find them\.$/m);
+    assert.match(first.out, /^Project reindex-test: 7 hot events are back in their indexes; GET \/v1\/events\/verify will find them\.$/m);
     // Untouched: the whole commit. Cleared: the run's mark (the span stays: id_indexed 0), and both of the spanless
     // commit's. The lone event keeps its way (id_indexed 2), its tag row written again.
-    const repaired = ["10101", "20101", "30101", "40000", "50000", "61000", "71000", "82000"];
+    const repaired = ["10101", "20101", "30101", "40000", "50000", "61000", "71000", "82000", "91000", "101000"];
     assert.deepEqual(marks(), repaired);
     assert.deepEqual(tags(), [0xabcd]);
+    assert.deepEqual(folders(), ["f10:10", "f9:9"]);
     const again = run(root, "projects-reindex.mjs", ["reindex-test"]);
     assert.match(again.out, /^Project reindex-test: every hot event is in its indexes; nothing to do\.$/m);
     assert.deepEqual(marks(), repaired);
