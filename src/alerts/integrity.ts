@@ -34,7 +34,7 @@ export function verifySignal(result: VerifyResult, subject: string, source: stri
       subject,
       message: `${source} found index_damaged${where}: the event is intact, but lists or reads by id no longer find it, so a row standing in for its index entries was deleted or altered in D1.`,
       // Not D1 Time Travel: a shard restored to before the change loses every event committed since, of every project on it.
-      next_step: "Run npm run projects:reindex -- <project> to put the hidden events back into their indexes, verify again, and find who could write to the shard.",
+      next_step: "Run npm run projects:reindex -- <project> (with --archived when the event is archived) to put the hidden events back into their indexes, verify again, and find who could write to the shard.",
     };
   }
   return {

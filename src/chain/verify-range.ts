@@ -144,8 +144,9 @@ export async function walkRange(
       if (check.signature === false || (check.signature === null && mustBeSigned)) return fail(row, "signature_mismatch");
       // A row rewritten and re-signed by someone holding the HMAC key still differs from its leaf in the signed log.
       if (!check.leaf) return fail(row, "leaf_mismatch");
-      // An intact row that a list or a read by id cannot find: a row standing in for its index entries is gone (model/stand-ins.ts).
-      if (unlisted.has(row.seq)) return fail(row, "index_damaged");
+      // An intact row that a list or a read by id cannot find: a row standing in for its index entries is gone
+      // (model/stand-ins.ts), or its archived segment's index row no longer bounds it (storage/archive-walk.ts).
+      if (unlisted.has(row.seq) || tier?.misplaced.has(row.seq)) return fail(row, "index_damaged");
       if (check.restoredSurrogate) result.restored_surrogates++;
       if (row.anonymized_at !== null) result.anonymized++;
       else if (check.signature === null) result.unsigned++;

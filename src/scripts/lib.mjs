@@ -35,6 +35,18 @@ function target({ remote = false, persistTo } = {}) {
   return persistTo ? ["--local", "--persist-to", persistTo] : ["--local"];
 }
 
+/** The bucket wrangler.toml binds as `binding` (wrangler's r2 commands take the bucket's name). */
+export function r2BucketName(binding) {
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  for (const block of toml.split("[[r2_buckets]]").slice(1)) {
+    if (new RegExp(`^binding\\s*=\\s*"${binding}"`, "m").test(block)) {
+      const name = /^bucket_name\s*=\s*"([^"]+)"/m.exec(block)?.[1];
+      if (name) return name;
+    }
+  }
+  fail(`wrangler.toml binds no R2 bucket as ${binding}`);
+}
+
 /** Database name -> the id wrangler.toml gives it (the local copy's file is named by the id). */
 function databaseIds() {
   const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");

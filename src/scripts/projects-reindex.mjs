@@ -1,4 +1,4 @@
-// npm run projects:reindex -- <project> [--remote]
+// npm run projects:reindex -- <project> [--archived] [--remote]
 // Puts a project's hot events that lists or reads by id no longer find back into their indexes: the events
 // verify reports as index_damaged, after a row standing in for their index entries (a commit's span, an
 // address run, a target type set, an action set, a project tag, a row of event_targets) was deleted or altered
@@ -6,17 +6,28 @@
 // event written before storage v2 (a few index rows each); a lone live event's project tag row, which public
 // receipts read, and the event_targets rows of targets past the second are written again. The events themselves, and every other row, are left as they are; a second run
 // finds nothing. Then run GET /v1/events/verify again: the events are found, and it is ok.
-import { checkProjectId, dbSql, fail, parseCommand, quote, shardDatabases, sql } from "./lib.mjs";
+// With --archived it also reads each archived segment of the project from R2 (one wrangler call a segment, with a
+// line of progress every 100) and writes its index row's time bounds, receive times and id tag again from its rows
+// when they no longer bound them (storage/archive-walk.ts, unbounded), as sealSegment first wrote them; a segment
+// whose bytes are not the ones its row recorded is archive_damaged, not this, and is left as it is.
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { checkProjectId, dbSql, fail, parseCommand, quote, r2BucketName, shardDatabases, sql, wrangler } from "./lib.mjs";
+import { locatedTag } from "../model/event-id.ts";
 import { ID_SPAN_HOLDS, tagOfIdSql, UNLISTED } from "../model/stand-ins.ts";
 
-const USAGE = `usage: npm run projects:reindex -- <project> [--remote]
+const USAGE = `usage: npm run projects:reindex -- <project> [--archived] [--remote]
   puts the project's hot events that verify reports as index_damaged back into their indexes
-  --remote  in the deployed databases`;
+  --archived  also rewrites archived segments' index rows that no longer bound their events (reads each from R2)
+  --remote    in the deployed databases and bucket`;
 
 /** Seqs a statement looks at: about 0.2 s of D1's time (3 µs a row), far inside its 30 s a query. */
 const STEP = 50_000;
 
-const { flags, positional } = parseCommand(process.argv.slice(2), { usage: USAGE, flags: ["--remote"], min: 1, max: 1 });
+const { flags, positional } = parseCommand(process.argv.slice(2), { usage: USAGE, flags: ["--archived", "--remote"], min: 1, max: 1 });
 const remote = flags.has("--remote");
 const project = checkProjectId(positional[0]);
 const [row] = sql(`SELECT shard FROM projects WHERE id = ${quote(project)}`, { remote });
@@ -61,8 +72,66 @@ if (range.first !== null) {
     if (range.last > range.first + STEP) console.log(`seqs ${from.toLocaleString("en-US")}-${to.toLocaleString("en-US")} of ${range.last.toLocaleString("en-US")}: ${put} put back`);
   }
 }
+/** Archived segments whose index row no longer bounds their rows, rewritten from the rows: how many segments, and events in them. */
+async function reboundArchived() {
+  const bucket = r2BucketName("ARCHIVE");
+  const segments = dbSql(
+    shard,
+    "SELECT first_seq, sha256, object_key, first_occurred_at, last_occurred_at, first_received_at, last_received_at, id_tag " +
+      `FROM archive_segments WHERE project_id = ${quote(project)} ORDER BY first_seq`,
+    { remote },
+  );
+  const dir = mkdtempSync(join(tmpdir(), "witness-reindex-"));
+  const file = join(dir, "segment");
+  let fixed = 0;
+  let events = 0;
+  try {
+    for (const [i, segment] of segments.entries()) {
+      if (i > 0 && i % 100 === 0) console.log(`archived segments: ${i.toLocaleString("en-US")} of ${segments.length.toLocaleString("en-US")} read, ${fixed} rewritten`);
+      wrangler(["r2", "object", "get", `${bucket}/${segment.object_key}`, "--file", file, remote ? "--remote" : "--local"], { quiet: true });
+      const bytes = readFileSync(file);
+      if (createHash("sha256").update(bytes).digest("hex") !== segment.sha256) {
+        console.log(`archived segment at seq ${segment.first_seq}: not the bytes its index row recorded (verify says archive_damaged); left as it is`);
+        continue;
+      }
+      const text = gunzipSync(bytes).toString("utf8");
+      const rows = text === "" ? [] : text.split("\n").map((line) => JSON.parse(line));
+      if (rows.length === 0) continue;
+      const occurred = rows.map((r) => r.occurred_at).sort();
+      // As sealSegment wrote them; a tag only where the row had one (a segment without keeps its archive_ids rows).
+      const bounds = {
+        first_occurred_at: occurred[0],
+        last_occurred_at: occurred[occurred.length - 1],
+        first_received_at: rows[0].received_at,
+        last_received_at: rows[rows.length - 1].received_at,
+        id_tag: segment.id_tag === null ? null : await locatedTag(project, rows),
+      };
+      const changed = Object.entries(bounds).filter(([column, value]) => segment[column] !== value);
+      if (changed.length === 0) continue;
+      dbSql(
+        shard,
+        `UPDATE archive_segments SET ${changed.map(([column, value]) => `${column} = ${value === null ? "NULL" : quote(String(value))}`).join(", ")} ` +
+          `WHERE project_id = ${quote(project)} AND first_seq = ${segment.first_seq} AND sha256 = ${quote(segment.sha256)}`,
+        { remote },
+      );
+      fixed++;
+      events += rows.length;
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { fixed, events };
+}
+
+const archived = flags.has("--archived") ? await reboundArchived() : null;
+if (archived && archived.fixed > 0) {
+  console.log(`archived: ${archived.fixed.toLocaleString("en-US")} ${archived.fixed === 1 ? "segment's index row" : "segments' index rows"} written again from their ${archived.events.toLocaleString("en-US")} events`);
+}
+const found = repaired + (archived?.events ?? 0);
+const which = archived === null ? "hot " : "";
+const split = archived === null ? "" : ` (${repaired.toLocaleString("en-US")} hot, ${archived.events.toLocaleString("en-US")} archived)`;
 console.log(
-  repaired === 0
-    ? `Project ${project}: every hot event is in its indexes; nothing to do.`
-    : `Project ${project}: ${repaired.toLocaleString("en-US")} hot ${repaired === 1 ? "event is" : "events are"} back in their indexes; GET /v1/events/verify will find ${repaired === 1 ? "it" : "them"}.`,
+  found === 0
+    ? `Project ${project}: every ${archived === null ? "hot event" : "event, hot and archived,"} is in its indexes; nothing to do.`
+    : `Project ${project}: ${found.toLocaleString("en-US")} ${which}${found === 1 ? "event is" : "events are"} back in their indexes${split}; GET /v1/events/verify will find ${found === 1 ? "it" : "them"}.`,
 );

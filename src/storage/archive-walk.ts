@@ -2,6 +2,7 @@ import { firstIdOf } from "./archive-ids";
 import { checkCompanions, trustedCompanions } from "./companion-check";
 import { ArchiveDamagedError, readSegment, segmentsBetween, type ArchivedRow, type Segment, type TimeWindow } from "./archive-segments";
 import { EVENT_COLUMNS } from "./shard-copy";
+import { locatedTag } from "../model/event-id";
 
 /**
  * What the walkers (verify, export) need of the cold tier, bound to one
@@ -15,6 +16,30 @@ export interface ArchiveTier {
   rowBefore(seq: number): Promise<ArchivedRow | null>;
   /** The archived row nearest after seq, or null (the next row is hot, or there is none). */
   rowAfter(seq: number): Promise<ArchivedRow | null>;
+  /**
+   * Seqs of rows that `between` read whole and intact but whose segment's index row does not bound them
+   * (unbounded): reads between dates or by id skip that segment, so they no longer find the row. Verify reports
+   * each as index_damaged.
+   */
+  readonly misplaced: Set<number>;
+}
+
+/**
+ * The first row (its seq) that a segment's index row does not bound as the reads need, or null: its time
+ * bounds must hold every row's occurred_at (lists, exports and retention between dates skip the segment
+ * otherwise), and with an id tag its receive times every row's received_at and the tag the rows' own (a
+ * receipt looks the id up by tag and receive time: archive-lookup.ts). A segment without a tag may have
+ * receive times that step back, and is found by id otherwise (archive_ids, or read whole), so its receive
+ * times are not asked about. Wider bounds only cost a read more.
+ */
+export async function unbounded(segment: Segment, rows: readonly ArchivedRow[]): Promise<number | null> {
+  const tagged = segment.id_tag !== null;
+  for (const r of rows) {
+    if (r.occurred_at < segment.first_occurred_at || r.occurred_at > segment.last_occurred_at) return r.seq;
+    if (tagged && (r.received_at < segment.first_received_at || r.received_at > segment.last_received_at)) return r.seq;
+  }
+  if (tagged && rows.length > 0 && segment.id_tag !== (await locatedTag(segment.project_id, rows))) return rows[0].seq;
+  return null;
 }
 
 /**
@@ -24,7 +49,16 @@ export interface ArchiveTier {
  * against the hashes the ledger recorded for it (companion-check.ts).
  */
 export function archiveTier(env: Env, db: D1Database, projectId: string): ArchiveTier {
+  const misplaced = new Set<number>();
   const named = async (error: ArchiveDamagedError) => ((error.eventId = await firstIdOf(db, error.segment)), error);
+  // Rows a walk read (of `segment`, or of what it became meanwhile: readListed) against the index row they belong to.
+  const place = async (segment: Segment, rows: ArchivedRow[]): Promise<ArchivedRow[]> => {
+    if ((await unbounded(segment, rows)) === null) return rows;
+    const now = await changed(db, segment);
+    const seq = now === "gone" ? null : await unbounded(now === "same" ? segment : now, rows);
+    if (seq !== null) misplaced.add(seq);
+    return rows;
+  };
   const read = (segment: Segment) =>
     readListed(env, db, segment).catch(async (error) => {
       throw error instanceof ArchiveDamagedError ? await named(error) : error;
@@ -35,7 +69,7 @@ export function archiveTier(env: Env, db: D1Database, projectId: string): Archiv
       const trusted = segments.length > 0 ? await trustedCompanions(env, projectId, segments) : {};
       const fetch = async (segment: Segment, tries = 2): Promise<ArchivedRow[]> => {
         const [rows, damage] = await Promise.all([read(segment), checkCompanions(env, segment, trusted[segment.sha256])]);
-        if (damage === null) return rows;
+        if (damage === null) return place(segment, rows);
         const now = await changed(db, segment);
         // Brought back hot meanwhile: its rows were read, its companions are simply gone.
         if (now === "gone") return rows;
@@ -67,6 +101,7 @@ export function archiveTier(env: Env, db: D1Database, projectId: string): Archiv
       if (!segment) return null;
       return (await read(segment)).find((r) => r.seq > seq) ?? null;
     },
+    misplaced,
   };
 }
 

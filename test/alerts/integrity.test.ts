@@ -78,7 +78,7 @@ describe("integrity alerts", () => {
     });
     expect(fired.group).toBe(`verify_failed:${job.id}`);
     expect(fired.reason).toContain(`Verify job ${job.id} found index_damaged at event ${stored[0].id}: the event is intact`);
-    expect(fired.reason).toMatch(/Next: Run npm run projects:reindex -- <project> to put the hidden events back/);
+    expect(fired.reason).toMatch(/Next: Run npm run projects:reindex -- <project> \(with --archived when the event is archived\) to put the hidden events back/);
   });
 
   it("the daily cron warns of keys that expire within 7 days, once a day", async () => {

@@ -3,6 +3,8 @@
 // project (its own .wrangler state), never the checkout's local database.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
 import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +12,7 @@ import { after, before, describe, it } from "node:test";
 import { DatabaseSync } from "node:sqlite";
 import { devPort, parseKeyReference, wranglerDevArgs } from "../../src/scripts/lib.mjs";
 import { d1FileName, splitStatements } from "../../src/scripts/local-d1.mjs";
+import { idTag, tagSuffix } from "../../src/model/event-id.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -269,6 +272,48 @@ describe("keys against a local database", () => {
     assert.deepEqual(marks(), repaired);
     db.close();
     assert.match(run(root, "projects-reindex.mjs", ["no-such-project"]).err, /no project no-such-project/);
+  });
+
+  it("reindex --archived writes an archived segment's index row again from its rows, once", async () => {
+    assert.equal(run(root, "keys-create.mjs", ["rebound-test"]).code, 0);
+    const control = new DatabaseSync(controlDb());
+    const { shard } = control.prepare("SELECT shard FROM projects WHERE id = 'rebound-test'").get();
+    control.close();
+    const file = shard === 0 ? controlDb() : join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000001"));
+    // A sealed segment of two rows with located ids (the project's tag in their last 8 digits), put in the local bucket.
+    const tag = await idTag("rebound-test");
+    const located = (at) => `${Date.parse(at).toString(16).padStart(12, "0").replace(/^(.{8})/, "$1-")}-7000-8000-0000${tagSuffix(tag)}`;
+    const rows = [
+      { id: located("2026-11-29T10:00:00.000Z"), seq: 1, occurred_at: "2026-11-29T09:00:00.000Z", received_at: "2026-11-29T10:00:00.000Z" },
+      { id: located("2026-11-29T10:00:05.000Z"), seq: 2, occurred_at: "2026-11-29T08:00:00.000Z", received_at: "2026-11-29T10:00:05.000Z" },
+    ];
+    const body = gzipSync(rows.map((r) => JSON.stringify({ project_id: "rebound-test", ...r })).join("\n"));
+    const segmentFile = join(root, "segment.jsonl.gz");
+    writeFileSync(segmentFile, body);
+    const key = "archive/rebound-test/000000000001.jsonl.gz";
+    const put = spawnSync(join(root, "node_modules", ".bin", "wrangler"), ["r2", "object", "put", `witness-archive/${key}`, "--file", segmentFile, "--local"], { cwd: root, encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+    assert.equal(put.status, 0, put.stderr);
+    // Its index row as a D1 writer left it: moved in time and receive time, under another tag.
+    const db = new DatabaseSync(file);
+    db.prepare(
+      "INSERT INTO archive_segments (project_id, first_seq, last_seq, first_received_at, last_received_at, first_occurred_at, last_occurred_at, count, bytes, sha256, object_key, created_at, id_tag) " +
+        "VALUES ('rebound-test', 1, 2, ?1, ?1, ?1, ?1, 2, ?2, ?3, ?4, ?1, ?5)",
+    ).run("2000-01-01T00:00:00.000Z", body.byteLength, createHash("sha256").update(body).digest("hex"), key, tag + 1);
+    const bounds = () => ({ ...db.prepare("SELECT first_occurred_at, last_occurred_at, first_received_at, last_received_at, id_tag FROM archive_segments WHERE project_id = 'rebound-test'").get() });
+    const first = run(root, "projects-reindex.mjs", ["rebound-test", "--archived"]);
+    assert.equal(first.code, 0, first.err);
+    assert.match(first.out, /^archived: 1 segment's index row written again from their 2 events$/m);
+    assert.match(first.out, /^Project rebound-test: 2 events are back in their indexes \(0 hot, 2 archived\); GET \/v1\/events\/verify will find them\.$/m);
+    assert.deepEqual(bounds(), {
+      first_occurred_at: "2026-11-29T08:00:00.000Z",
+      last_occurred_at: "2026-11-29T09:00:00.000Z",
+      first_received_at: "2026-11-29T10:00:00.000Z",
+      last_received_at: "2026-11-29T10:00:05.000Z",
+      id_tag: tag,
+    });
+    const again = run(root, "projects-reindex.mjs", ["rebound-test", "--archived"]);
+    assert.match(again.out, /^Project rebound-test: every event, hot and archived, is in its indexes; nothing to do\.$/m);
+    db.close();
   });
 
   it("tiering off says archived events stay archived and that nothing brings them back", () => {

@@ -17,9 +17,9 @@ const events = (n: number) =>
 
 const verify = async (key: string) => (await call("GET", "/v1/events/verify", { key })).json.data;
 
-async function archived(count: number, rows: number) {
+async function archived(count: number, rows: number, sent = events(count)) {
   const p = await createProject();
-  const stored = await ingestMany(p.key, events(count));
+  const stored = await ingestMany(p.key, sent);
   await archiveAll(p.id, rows);
   return { ...p, stored, segments: await segmentsOf(p.db, p.id) };
 }
@@ -144,5 +144,53 @@ describe("a segment rewritten while a walk runs", () => {
     }
     expect(seen).toEqual(p.stored.map((e: { seq: number }) => e.seq));
     expect(await verify(p.key)).toMatchObject({ ok: true, anonymized: 10 });
+  });
+});
+
+/**
+ * A segment's index row in D1 stands in for its events' index entries: lists and exports between dates skip a
+ * segment whose time bounds miss the window, and a receipt finds an archived id by the segment's id tag and receive
+ * times. A D1 writer who alters them hides intact events from those reads; verify, which reads every segment whole,
+ * names the first event its row no longer bounds.
+ */
+describe("an archived segment's index row", () => {
+  const listed = async (key: string, from: string, to: string) =>
+    (await call("GET", `/v1/events?date_from=${encodeURIComponent(from)}&date_to=${encodeURIComponent(to)}&limit=100`, { key })).json.data.map((e: { seq: number }) => e.seq);
+
+  it("moved in time hides its events from lists between dates, and verify names the first of them", async () => {
+    // A minute apart, so each segment covers its own ten minutes.
+    const p = await archived(30, 10, events(30).map((e, i) => ({ ...e, occurred_at: new Date(Date.UTC(2026, 10, 1) + i * 60_000).toISOString() })));
+    const middle = p.segments[1];
+    const from = p.stored[10].occurred_at;
+    const to = p.stored[19].occurred_at;
+    expect(await listed(p.key, from, to)).toEqual([20, 19, 18, 17, 16, 15, 14, 13, 12, 11]);
+    const moved = "2000-01-01T00:00:00.000Z";
+    await p.db.prepare("UPDATE archive_segments SET first_occurred_at = ?3, last_occurred_at = ?3 WHERE project_id = ?1 AND first_seq = ?2").bind(p.id, middle.first_seq, moved).run();
+    expect(await listed(p.key, from, to)).toEqual([]);
+    expect(await verify(p.key)).toMatchObject({ ok: false, verified: 10, failure: { event_id: p.stored[10].id, reason: "index_damaged", at: from } });
+    await p.db.prepare("UPDATE archive_segments SET first_occurred_at = ?3, last_occurred_at = ?4 WHERE project_id = ?1 AND first_seq = ?2").bind(p.id, middle.first_seq, middle.first_occurred_at, middle.last_occurred_at).run();
+    expect(await listed(p.key, from, to)).toHaveLength(10);
+    expect(await verify(p.key)).toMatchObject({ ok: true, verified: 30, failure: null });
+  });
+
+  it("with another id tag or receive times leaves its events' public receipts unknown, and verify names the first", async () => {
+    const p = await archived(30, 10);
+    const last = p.segments[2];
+    const receipt = async () => (await call("GET", `/v1/receipts/${p.stored[24].id}`)).status;
+    expect(await receipt()).toBe(200);
+    const set = (columns: string, ...values: unknown[]) =>
+      p.db.prepare(`UPDATE archive_segments SET ${columns} WHERE project_id = ?1 AND first_seq = ?2`).bind(p.id, last.first_seq, ...values).run();
+    const tampers = [
+      ["id_tag = ?3", [(last.id_tag! + 1) % 2 ** 32], ["id_tag = ?3", [last.id_tag]]],
+      ["first_received_at = ?3, last_received_at = ?3", ["2000-01-01T00:00:00.000Z"], ["first_received_at = ?3, last_received_at = ?4", [last.first_received_at, last.last_received_at]]],
+    ] as const;
+    for (const [columns, values, [back, original]] of tampers) {
+      await set(columns, ...values);
+      expect(await receipt(), columns).toBe(404);
+      expect(await verify(p.key), columns).toMatchObject({ ok: false, verified: 20, failure: { event_id: p.stored[20].id, reason: "index_damaged" } });
+      await set(back, ...original);
+      expect(await receipt(), columns).toBe(200);
+    }
+    expect(await verify(p.key)).toMatchObject({ ok: true, verified: 30, failure: null });
   });
 });
