@@ -4,8 +4,9 @@
 // address run, a target type set, an action set, a project tag, a row of event_targets) was deleted or altered
 // in D1 (src/model/stand-ins.ts). Their marks are cleared, so the project's indexes hold them as they hold any
 // event written before storage v2 (a few index rows each); a lone live event's project tag row, which public
-// receipts read, and the event_targets rows of targets past the second are written again. The events themselves, and every other row, are left as they are; a second run
-// finds nothing. Then run GET /v1/events/verify again: the events are found, and it is ok.
+// receipts read, and the event_targets rows of targets past the second are written again. The events
+// themselves, and every other row, are left as they are; a second run finds nothing. Then run
+// GET /v1/events/verify again: the events are found, and it is ok.
 // With --archived it also reads each archived segment of the project from R2 (one wrangler call a segment, with a
 // line of progress every 100) and writes its index row's time bounds, receive times and id tag again from its rows
 // when they no longer bound them (storage/archive-walk.ts, unbounded), as sealSegment first wrote them; a segment
