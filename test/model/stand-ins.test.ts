@@ -6,8 +6,10 @@ type Sent = { id: string; seq: number; occurred_at: string };
 /**
  * A database writer who deletes or alters a row that stands in for index
  * entries (a commit's span, an address run, a target type set, an action
- * set) hides intact events from lists: verify must say so, naming the first
- * event hidden, and be ok again once the row is put back.
+ * set, a project's tag row, a row of event_targets) hides intact events from
+ * lists, reads by id or receipts: verify must say so, naming the first event
+ * hidden, and be ok again once the row is put back. One planted where it
+ * cannot hide anything must list nothing.
  */
 describe("verify and the rows standing in for index entries", () => {
   const event = (action: string, i: number) => ({ action, actor: { id: `u_${i}` }, targets: [{ type: "document", id: `d_${i}` }] });
