@@ -264,6 +264,32 @@ export function groupReindexStatement(db: D1Database, projectId: string, seqs: n
     .bind(slotBase(searchTag(projectId)), projectId, JSON.stringify(seqs));
 }
 
+/**
+ * SQL: whether row `r` (of `events`) needs its group's entry in the index: it has words, and its group is
+ * closed, which a row SEARCH_GROUP seqs after it shows (the open group is among the project's 16 newest rows).
+ * Rows with search_words NULL (before migration 0031) have entries of their own, which the daily cron's
+ * reindexBacklog may still be making, so they are not asked about.
+ */
+export function needsGroupEntry(r: string): string {
+  return `${r}.search_words <> '' AND EXISTS (SELECT 1 FROM events n WHERE n.project_id = ${r}.project_id AND n.seq = ${r}.seq + ${SEARCH_GROUP})`;
+}
+
+/** SQL: whether the index holds row `r`'s group entry (the contentless table's docsize row, one per entry). */
+export function hasGroupEntry(r: string): string {
+  return `EXISTS (SELECT 1 FROM ${SEARCH_TABLE}_docsize f WHERE f.id = ${r}.row_id - ${r}.search_lead)`;
+}
+
+/**
+ * For an operator's repair (projects:reindex), its values written in: the entries, made from their rows'
+ * stored words, of the closed groups of project `projectId`'s rows of seqs [from, to] that the index lacks.
+ */
+export function missingGroupsSql(projectId: string, from: number, to: number): string {
+  const text = (value: string) => `'${value.replaceAll("'", "''")}'`;
+  return missingEntriesSql(`x.seq BETWEEN ${from} AND ${to} AND x.search_words IS NOT NULL AND ${needsGroupEntry("x")}`)
+    .replaceAll("?1", text(slotBase(searchTag(projectId))))
+    .replaceAll("?2", text(projectId));
+}
+
 /** D1 caps one bound value at 2 MB; keep each statement's JSON well under it. */
 const MAX_PARAM_BYTES = 1_000_000;
 

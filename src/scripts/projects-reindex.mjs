@@ -1,10 +1,11 @@
 // npm run projects:reindex -- <project> [--archived] [--remote]
 // Puts a project's hot events that lists or reads by id no longer find back into their indexes: the events
 // verify reports as index_damaged, after a row standing in for their index entries (a commit's span, an
-// address run, a target type set, an action set, a project tag, a row of event_targets) was deleted or altered
-// in D1 (src/model/stand-ins.ts). Their marks are cleared, so the project's indexes hold them as they hold any
-// event written before storage v2 (a few index rows each); a lone live event's project tag row, which public
-// receipts read, and the event_targets rows of targets past the second are written again. The events
+// address run, a target type set, an action set, a project tag, a row of event_targets, a search group's entry)
+// was deleted or altered in D1 (src/model/stand-ins.ts). Their marks are cleared, so the project's indexes hold
+// them as they hold any event written before storage v2 (a few index rows each); a lone live event's project
+// tag row, which public receipts read, the event_targets rows of targets past the second and the entries of
+// closed search groups are written again. The events
 // themselves, and every other row, are left as they are; a second run finds nothing. Then run
 // GET /v1/events/verify again: the events are found, and it is ok.
 // With --archived it also reads each archived segment of the project from R2 (one wrangler call a segment, with a
@@ -18,6 +19,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { checkProjectId, dbSql, fail, parseCommand, quote, r2BucketName, shardDatabases, sql, wrangler } from "./lib.mjs";
 import { locatedTag } from "../model/event-id.ts";
+import { hasGroupEntry, missingGroupsSql, needsGroupEntry } from "../model/search-index.ts";
 import { ID_SPAN_HOLDS, tagOfIdSql, UNLISTED } from "../model/stand-ins.ts";
 
 const USAGE = `usage: npm run projects:reindex -- <project> [--archived] [--remote]
@@ -52,6 +54,10 @@ if (range.first !== null) {
         "AND t.type = (j.value ->> 'type') AND t.id = (j.value ->> 'id') AND t.occurred_at = r.occurred_at AND t.seq = r.seq AND t.row_id = r.row_id) RETURNING seq",
       { remote },
     );
+    // A closed search group whose entry is gone: the entry again, from its rows' stored words (an FTS5 table answers
+    // no RETURNING, so its events are counted first).
+    const unsearched = dbSql(shard, `SELECT r.seq FROM events r WHERE ${within} AND r.search_words IS NOT NULL AND ${needsGroupEntry("r")} AND NOT ${hasGroupEntry("r")}`, { remote });
+    if (unsearched.length > 0) dbSql(shard, missingGroupsSql(project, from, to), { remote });
     // RETURNING: the rows it changed, counted the same locally and deployed.
     const changed = dbSql(
       shard,
@@ -68,7 +74,7 @@ if (range.first !== null) {
         `WHERE ${within} AND r.id_indexed = 2 ON CONFLICT DO NOTHING`,
       { remote },
     );
-    const put = new Set([...targets, ...changed].map((r) => r.seq)).size;
+    const put = new Set([...targets, ...unsearched, ...changed].map((r) => r.seq)).size;
     repaired += put;
     if (range.last > range.first + STEP) console.log(`seqs ${from.toLocaleString("en-US")}-${to.toLocaleString("en-US")} of ${range.last.toLocaleString("en-US")}: ${put} put back`);
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { call, createProject, freshIp, ingestMany, listPages } from "../helpers";
+import { missingGroupsSql } from "../../src/model/search-index";
 
 type Sent = { id: string; seq: number; occurred_at: string };
 
@@ -149,6 +150,28 @@ describe("verify and the rows standing in for index entries", () => {
     await p.db.prepare("UPDATE event_targets SET row_id = ?2 WHERE project_id = ?1 AND id = 'f_50'").bind(p.id, row!.row_id).run();
     expect(await byFolder(50)).toEqual([16]);
     expect(await p.verify()).toMatchObject({ ok: true, verified: 17, failure: null });
+  });
+
+  it("names the last event of a closed search group whose entry is gone, which leaves the group out of search", async () => {
+    const p = await createProject();
+    // 300 events, so that a search finds the early ones through the index (it checks the newest 250 itself).
+    const sent: Sent[] = await ingestMany(p.key, Array.from({ length: 300 }, (_, i) => ({ action: "doc.read", actor: { id: `u_${i}`, email: `u${i}x@ex.test` } })));
+    const search = async (q: string) => (await call("GET", `/v1/events/search?q=${q}`, { key: p.key })).json.data.map((e: { seq: number }) => e.seq);
+    const verify = async () => (await call("GET", "/v1/events/verify", { key: p.key })).json.data;
+    expect(await search("u3x")).toEqual([4]);
+    const key = await p.db.prepare("SELECT row_id - search_lead AS k FROM events WHERE project_id = ? AND seq = 4").bind(p.id).first<{ k: number }>();
+    await p.db.prepare("DELETE FROM events_search WHERE rowid = ?").bind(key!.k).run();
+    expect(await search("u3x")).toEqual([]);
+    // The group is events 1-16 (a commit's first block); verify asks its last row, so that a row edited in D1 (whose
+    // group entry a trigger drops) is still named for its hash.
+    expect(await verify()).toMatchObject({ ok: false, verified: 15, failure: { event_id: sent[15].id, reason: "index_damaged" } });
+    // What projects:reindex runs: the entries of the closed groups the index lacks, from the rows' stored words.
+    await p.db.prepare(missingGroupsSql(p.id, 1, 300)).run();
+    expect(await search("u3x")).toEqual([4]);
+    expect(await verify()).toMatchObject({ ok: true, verified: 300, failure: null });
+    // The newest group has no entry until it closes, and is not asked for one.
+    const open = await p.db.prepare("SELECT count(*) AS n FROM events e WHERE project_id = ? AND NOT EXISTS (SELECT 1 FROM events_search f WHERE f.rowid = e.row_id - e.search_lead)").bind(p.id).first<{ n: number }>();
+    expect(open!.n).toBeGreaterThan(0);
   });
 
   it("names an event marked as held by a set that does not hold it, which leaves it out of its index", async () => {

@@ -13,6 +13,7 @@ import { DatabaseSync } from "node:sqlite";
 import { devPort, parseKeyReference, wranglerDevArgs } from "../../src/scripts/lib.mjs";
 import { d1FileName, splitStatements } from "../../src/scripts/local-d1.mjs";
 import { idTag, tagSuffix } from "../../src/model/event-id.ts";
+import { searchTag } from "../../src/model/search-index.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -272,6 +273,34 @@ describe("keys against a local database", () => {
     assert.deepEqual(marks(), repaired);
     db.close();
     assert.match(run(root, "projects-reindex.mjs", ["no-such-project"]).err, /no project no-such-project/);
+  });
+
+  it("reindex writes a closed search group's entry again, and leaves the open group without one", () => {
+    assert.equal(run(root, "keys-create.mjs", ["search-test"]).code, 0);
+    const control = new DatabaseSync(controlDb());
+    const { shard } = control.prepare("SELECT shard FROM projects WHERE id = 'search-test'").get();
+    control.close();
+    const file = shard === 0 ? controlDb() : join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000001"));
+    const db = new DatabaseSync(file);
+    // 32 rows as a commit numbers them (src/model/search-index.ts): a closed group of 16 at row_id 500000, whose
+    // entry is gone, and the project's 16 newest in the group above it, open as far as the reads know (no row 16 on).
+    const insert = db.prepare(
+      "INSERT INTO events (row_id, id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash, search_lead, search_words) " +
+        "VALUES (?, ?, 'search-test', ?, 'doc.read', '[]', '{}', '2026-11-29T10:00:00.000Z', '2026-11-29T10:00:00.000Z', 'c', 'h', ?, ?)",
+    );
+    for (let seq = 1; seq <= 32; seq++) insert.run(500000 + seq - 1, `s${seq}`, seq, (seq - 1) % 16, `doc read u${seq}`);
+    const entries = () => db.prepare("SELECT rowid FROM events_search WHERE rowid >= 500000 ORDER BY rowid").all().map((r) => r.rowid);
+    assert.deepEqual(entries(), []);
+    const first = run(root, "projects-reindex.mjs", ["search-test"]);
+    assert.equal(first.code, 0, first.err);
+    assert.match(first.out, /^Project search-test: 16 hot events are back in their indexes; GET \/v1\/events\/verify will find them\.$/m);
+    assert.deepEqual(entries(), [500000]);
+    // The entry holds each event's words behind its slot's tag: the 4th event's own word is found in its slot.
+    const { n } = db.prepare("SELECT count(*) AS n FROM events_search WHERE events_search MATCH ? AND rowid = 500000").get(`"${searchTag("search-test").slice(0, 5)}3u4"`);
+    assert.equal(n, 1);
+    const again = run(root, "projects-reindex.mjs", ["search-test"]);
+    assert.match(again.out, /^Project search-test: every hot event is in its indexes; nothing to do\.$/m);
+    db.close();
   });
 
   it("reindex --archived writes an archived segment's index row again from its rows, once", async () => {
