@@ -12,7 +12,8 @@ import type { ArchiveTier } from "../storage/archive-walk";
 
 /**
  * archive_damaged: an archived segment (or an export companion the ledger recorded for it) is missing or not the bytes recorded.
- * index_damaged: an intact hot event that lists or reads by id cannot find, its stand-in for index entries deleted or altered (model/stand-ins.ts).
+ * index_damaged: an intact event that lists, reads by id, receipts or search cannot find: a row standing in for its index entries
+ * deleted or altered (model/stand-ins.ts), or its archived segment's index row no longer bounding it (storage/archive-walk.ts).
  */
 export type FailureReason = "hash_mismatch" | "signature_mismatch" | "chain_broken" | "leaf_mismatch" | "archive_damaged" | "index_damaged";
 

@@ -2,9 +2,6 @@ import { MAX_RUN } from "./address-runs.ts";
 import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
 
 /**
- * An event's targets past the second are rows of event_targets (0035), which
- * a D1 writer can delete or point at another event as well, so those too.
- *
  * Storage v2 replaced index entries per event with rows per batch: a commit's
  * span (found by id, 0029; in time order, 0040), an address run (0038), a
  * target type set (0039) and an action set (0041); and a lone live row is
@@ -12,6 +9,9 @@ import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
  * through its project's tag row (0037). Each row is marked for
  * the ones that stand in for its entries (id_indexed = 0 or 2, time_in_span,
  * ip_run, type_sets, action_in_set), and its partial indexes leave it out.
+ * An event's targets past the second are rows of event_targets (0035), and a
+ * closed group of events has one entry in the search index (0031): rows of
+ * the same kind, asked about the same way.
  *
  * An index entry cannot be deleted without its row, but a stand-in can: a
  * database writer who deletes or alters one hides intact, verifiable events

@@ -35,24 +35,22 @@ function target({ remote = false, persistTo } = {}) {
   return persistTo ? ["--local", "--persist-to", persistTo] : ["--local"];
 }
 
+/** Each [[header]] table of wrangler.toml, as a reader of its string fields (`key = "value"`; undefined when absent). */
+function tomlTables(header) {
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  return toml.split(`[[${header}]]`).slice(1).map((block) => (key) => new RegExp(`^${key}\\s*=\\s*"([^"]+)"`, "m").exec(block)?.[1]);
+}
+
 /** The bucket wrangler.toml binds as `binding` (wrangler's r2 commands take the bucket's name). */
 export function r2BucketName(binding) {
-  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
-  for (const block of toml.split("[[r2_buckets]]").slice(1)) {
-    if (new RegExp(`^binding\\s*=\\s*"${binding}"`, "m").test(block)) {
-      const name = /^bucket_name\s*=\s*"([^"]+)"/m.exec(block)?.[1];
-      if (name) return name;
-    }
-  }
-  fail(`wrangler.toml binds no R2 bucket as ${binding}`);
+  const name = tomlTables("r2_buckets").find((field) => field("binding") === binding)?.("bucket_name");
+  return name ?? fail(`wrangler.toml binds no R2 bucket as ${binding}`);
 }
 
 /** Database name -> the id wrangler.toml gives it (the local copy's file is named by the id). */
 function databaseIds() {
-  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
   const ids = new Map();
-  for (const block of toml.split("[[d1_databases]]").slice(1)) {
-    const field = (key) => new RegExp(`^${key}\\s*=\\s*"([^"]+)"`, "m").exec(block)?.[1];
+  for (const field of tomlTables("d1_databases")) {
     const name = field("database_name");
     if (name && !ids.has(name)) ids.set(name, { id: field("preview_database_id") ?? field("database_id") ?? field("binding"), migrations: field("migrations_dir") ?? "migrations" });
   }
@@ -111,13 +109,11 @@ export function shardDatabases() {
 
 /** Each event shard's database as wrangler.toml binds it (EVENTS_<n>): its name and id. */
 export function shardBindings() {
-  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
   const shards = new Map();
-  for (const block of toml.split("[[d1_databases]]").slice(1)) {
-    const binding = /^binding\s*=\s*"EVENTS_(\d+)"/m.exec(block);
-    const name = /^database_name\s*=\s*"([^"]+)"/m.exec(block);
-    const id = /^database_id\s*=\s*"([^"]+)"/m.exec(block);
-    if (binding && name) shards.set(Number(binding[1]), { name: name[1], id: id?.[1] ?? null });
+  for (const field of tomlTables("d1_databases")) {
+    const binding = /^EVENTS_(\d+)$/.exec(field("binding") ?? "");
+    const name = field("database_name");
+    if (binding && name) shards.set(Number(binding[1]), { name, id: field("database_id") ?? null });
   }
   return shards;
 }

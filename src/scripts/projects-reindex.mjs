@@ -18,9 +18,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { checkProjectId, dbSql, fail, parseCommand, quote, r2BucketName, shardDatabases, sql, wrangler } from "./lib.mjs";
-import { locatedTag } from "../model/event-id.ts";
 import { hasGroupEntry, missingGroupsSql, needsGroupEntry } from "../model/search-index.ts";
 import { ID_SPAN_HOLDS, tagOfIdSql, UNLISTED } from "../model/stand-ins.ts";
+import { segmentBounds } from "../storage/segment-bounds.ts";
 
 const USAGE = `usage: npm run projects:reindex -- <project> [--archived] [--remote]
   puts the project's hot events that verify reports as index_damaged back into their indexes
@@ -104,15 +104,9 @@ async function reboundArchived() {
       const text = gunzipSync(bytes).toString("utf8");
       const rows = text === "" ? [] : text.split("\n").map((line) => JSON.parse(line));
       if (rows.length === 0) continue;
-      const occurred = rows.map((r) => r.occurred_at).sort();
       // As sealSegment wrote them; a tag only where the row had one (a segment without keeps its archive_ids rows).
-      const bounds = {
-        first_occurred_at: occurred[0],
-        last_occurred_at: occurred[occurred.length - 1],
-        first_received_at: rows[0].received_at,
-        last_received_at: rows[rows.length - 1].received_at,
-        id_tag: segment.id_tag === null ? null : await locatedTag(project, rows),
-      };
+      const bounds = await segmentBounds(project, rows);
+      if (segment.id_tag === null) bounds.id_tag = null;
       const changed = Object.entries(bounds).filter(([column, value]) => segment[column] !== value);
       if (changed.length === 0) continue;
       dbSql(

@@ -1,7 +1,7 @@
 import type { EventRow } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
-import { locatedTag } from "../model/event-id";
 import { EVENT_COLUMNS } from "./shard-copy";
+import { segmentBounds } from "./segment-bounds";
 
 /**
  * The cold tier: sealed segments in R2 (ARCHIVE), each one contiguous seq
@@ -66,17 +66,17 @@ export async function sealSegment(projectId: string, rows: unknown[][], now: str
   const at = (name: (typeof EVENT_COLUMNS)[number]) => EVENT_COLUMNS.indexOf(name);
   const lines = rows.map((r) => JSON.stringify(Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, r[i]])))).join("\n");
   const body = await gzip(lines);
-  const occurred = rows.map((r) => r[at("occurred_at")] as string).sort();
   const first = rows[0];
   const last = rows[rows.length - 1];
+  const { id_tag, ...times } = await segmentBounds(
+    projectId,
+    rows.map((r) => ({ id: r[at("id")] as string, occurred_at: r[at("occurred_at")] as string, received_at: r[at("received_at")] as string })),
+  );
   const segment: Segment = {
     project_id: projectId,
     first_seq: first[at("seq")] as number,
     last_seq: last[at("seq")] as number,
-    first_received_at: first[at("received_at")] as string,
-    last_received_at: last[at("received_at")] as string,
-    first_occurred_at: occurred[0],
-    last_occurred_at: occurred[occurred.length - 1],
+    ...times,
     count: rows.length,
     bytes: body.byteLength,
     sha256: await sha256Hex(body),
@@ -86,7 +86,7 @@ export async function sealSegment(projectId: string, rows: unknown[][], now: str
     csv_bytes: null,
     json_sha256: null,
     json_bytes: null,
-    id_tag: await locatedTag(projectId, rows.map((r) => ({ id: r[at("id")] as string, received_at: r[at("received_at")] as string }))),
+    id_tag,
     first_id: first[at("id")] as string,
   };
   return { segment, body };

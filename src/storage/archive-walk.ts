@@ -32,7 +32,7 @@ export interface ArchiveTier {
  * receive times that step back, and is found by id otherwise (archive_ids, or read whole), so its receive
  * times are not asked about. Wider bounds only cost a read more.
  */
-export async function unbounded(segment: Segment, rows: readonly ArchivedRow[]): Promise<number | null> {
+async function unbounded(segment: Segment, rows: readonly ArchivedRow[]): Promise<number | null> {
   const tagged = segment.id_tag !== null;
   for (const r of rows) {
     if (r.occurred_at < segment.first_occurred_at || r.occurred_at > segment.last_occurred_at) return r.seq;

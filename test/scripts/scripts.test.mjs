@@ -121,6 +121,13 @@ describe("keys against a local database", () => {
   after(() => rmSync(root, { recursive: true, force: true }));
   /** The control database's SQLite file, as wrangler created it (the scripts open it directly). */
   const controlDb = () => join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000000"));
+  /** The SQLite file of a project's shard (shard 0 is the control database's file). */
+  const shardFileOf = (project) => {
+    const control = new DatabaseSync(controlDb());
+    const { shard } = control.prepare("SELECT shard FROM projects WHERE id = ?").get(project);
+    control.close();
+    return shard === 0 ? controlDb() : join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000001"));
+  };
 
   it("creates, lists (never the secret), and revokes by whole key, by the part after wtn_live_ and by prefix; twice says so", { timeout: 240_000 }, () => {
     const create = () => {
@@ -222,10 +229,7 @@ describe("keys against a local database", () => {
   it("reindex puts the events verify would report as index_damaged back into their indexes, and only those", () => {
     const made = run(root, "keys-create.mjs", ["reindex-test"]);
     assert.equal(made.code, 0, made.err);
-    const control = new DatabaseSync(controlDb());
-    const { shard } = control.prepare("SELECT shard FROM projects WHERE id = 'reindex-test'").get();
-    control.close();
-    const file = shard === 0 ? controlDb() : join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000001"));
+    const file = shardFileOf("reindex-test");
     const db = new DatabaseSync(file);
     const at = "2026-11-29T10:00:00.000Z";
     const insert = db.prepare(
@@ -277,10 +281,7 @@ describe("keys against a local database", () => {
 
   it("reindex writes a closed search group's entry again, and leaves the open group without one", () => {
     assert.equal(run(root, "keys-create.mjs", ["search-test"]).code, 0);
-    const control = new DatabaseSync(controlDb());
-    const { shard } = control.prepare("SELECT shard FROM projects WHERE id = 'search-test'").get();
-    control.close();
-    const file = shard === 0 ? controlDb() : join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000001"));
+    const file = shardFileOf("search-test");
     const db = new DatabaseSync(file);
     // 32 rows as a commit numbers them (src/model/search-index.ts): a closed group of 16 at row_id 500000, whose
     // entry is gone, and the project's 16 newest in the group above it, open as far as the reads know (no row 16 on).
@@ -305,10 +306,7 @@ describe("keys against a local database", () => {
 
   it("reindex --archived writes an archived segment's index row again from its rows, once", async () => {
     assert.equal(run(root, "keys-create.mjs", ["rebound-test"]).code, 0);
-    const control = new DatabaseSync(controlDb());
-    const { shard } = control.prepare("SELECT shard FROM projects WHERE id = 'rebound-test'").get();
-    control.close();
-    const file = shard === 0 ? controlDb() : join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000001"));
+    const file = shardFileOf("rebound-test");
     // A sealed segment of two rows with located ids (the project's tag in their last 8 digits), put in the local bucket.
     const tag = await idTag("rebound-test");
     const located = (at) => `${Date.parse(at).toString(16).padStart(12, "0").replace(/^(.{8})/, "$1-")}-7000-8000-0000${tagSuffix(tag)}`;
@@ -348,11 +346,11 @@ describe("keys against a local database", () => {
   it("tiering off says archived events stay archived and that nothing brings them back", () => {
     assert.equal(run(root, "keys-create.mjs", ["cold-test"]).code, 0);
     const db = new DatabaseSync(controlDb());
-    const { shard, hot_days } = db.prepare("SELECT shard, hot_days FROM projects WHERE id = 'cold-test'").get();
+    const { hot_days } = db.prepare("SELECT hot_days FROM projects WHERE id = 'cold-test'").get();
     // A new project gets the deployment's DEFAULT_HOT_DAYS (wrangler.toml: 30), as the service gives one.
     assert.equal(hot_days, 30);
-    // A segment as the archiver indexes it, on the project's shard (shard 0 is the control database's file).
-    const file = shard === 0 ? controlDb() : join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000001"));
+    // A segment as the archiver indexes it, on the project's shard.
+    const file = shardFileOf("cold-test");
     new DatabaseSync(file).prepare(
       "INSERT INTO archive_segments (project_id, first_seq, last_seq, first_received_at, last_received_at, first_occurred_at, last_occurred_at, count, bytes, sha256, object_key, created_at) " +
         "VALUES ('cold-test', 1, 40, 't', 't', 't', 't', 40, 1, 'x', 'archive/cold-test/1', 't')",
