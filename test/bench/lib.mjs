@@ -272,6 +272,12 @@ export function sampleEvent(i) {
   };
 }
 
+/** sampleEvent as the client package sends it: no occurred_at, so it happens when received. */
+export function liveEvent(i) {
+  const { occurred_at: _, ...event } = sampleEvent(i);
+  return event;
+}
+
 /**
  * The large project's addresses (reads.bench.mjs filters on each): most
  * requests come from one, 1 in 100 from a second, 1 in 1,000 from a third.

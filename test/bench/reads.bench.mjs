@@ -1,11 +1,29 @@
 // Issue 3 benchmark: list and search latency, export throughput and the worker's memory during exports.
 // Runs against a project loaded with sampleEvent() (see lib.mjs): 6 common actions, 50 organizations,
 // 5,000 actors, occurred_at spread over 2026, and every 10,000th event rare ("security.key.rotated", "Zebulon").
+// Loaded with BENCH_READS_LIVE=1, the events carry no occurred_at (readTimes).
 import { countLines, fmt, httpGet, latencies, sampleHeap, sampleRss } from "./lib.mjs";
 
 const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);
 
-export default async function readsBench({ url, runtimeUrl, baselineUrl, baselineRuntimeUrl, key, total, witness, processes, inspectorPort, report }) {
+/**
+ * The instants the cases read at: in sampleEvent's year (scattered), or within the load's own
+ * window when the project was loaded live (BENCH_READS_LIVE=1, run.mjs): its middle, a
+ * twelfth of it a third of the way in, as March is of the year, and the end of verify's warm-up.
+ */
+export function readTimes(layout) {
+  if (layout?.layout !== "live") {
+    return { middle: "2026-07-01T00:00:00.000Z", from: "2026-03-01T00:00:00.000Z", to: "2026-03-31T23:59:59.999Z", rangeMiddle: "2026-03-16T00:00:00.000Z", warm: "2026-01-02T00:00:00.000Z" };
+  }
+  const start = Date.parse(layout.from);
+  const span = Date.parse(layout.to) - start;
+  const at = (share) => new Date(start + Math.round(span * share)).toISOString();
+  return { middle: at(1 / 2), from: at(4 / 12), to: at(5 / 12), rangeMiddle: at(4.5 / 12), warm: at(1 / 8) };
+}
+
+export default async function readsBench({ url, runtimeUrl, baselineUrl, baselineRuntimeUrl, key, total, witness, processes, inspectorPort, report, layout }) {
+  const times = readTimes(layout);
+  const range = `date_from=${times.from}&date_to=${times.to}`;
   const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.9" };
   // Every read is timed twice in the same rounds: through wrangler dev's proxy, as
   // `npm run dev` serves it, and at the runtime's own socket, as a deployed worker
@@ -25,7 +43,7 @@ export default async function readsBench({ url, runtimeUrl, baselineUrl, baselin
   /** A cursor in the middle of the filtered events (mid-year, or mid-March for the March range): deep in the index. */
   async function deepCursor(path, query) {
     const sep = query ? "&" : "?";
-    const middle = query.includes("date_from=2026-03") ? "2026-03-16T00:00:00.000Z" : "2026-07-01T00:00:00.000Z";
+    const middle = query.includes(range) ? times.rangeMiddle : times.middle;
     const { data } = await page(`${path}${query}${sep}limit=1&cursor=${middle}`);
     // A query that matches nothing (the abuse case) starts its deep page at the bare instant.
     if (data.length === 0 && query.includes("q=us%20ac")) return middle;
@@ -91,8 +109,8 @@ export default async function readsBench({ url, runtimeUrl, baselineUrl, baselin
     ["ip_address (98.9% of events)", "?ip_address=127.0.0.2"],
     ["ip_address (1 request in 100)", "?ip_address=127.0.0.11"],
     ["ip_address (1 request in 1,000)", "?ip_address=127.0.0.12"],
-    ["date range (one month)", "?date_from=2026-03-01T00:00:00.000Z&date_to=2026-03-31T23:59:59.999Z"],
-    ["organization + action + month", "?organization=org_8&action=document.shared&date_from=2026-03-01T00:00:00.000Z&date_to=2026-03-31T23:59:59.999Z"],
+    ["date range (one month)", `?${range}`],
+    ["organization + action + month", `?organization=org_8&action=document.shared&${range}`],
     ["target_type (every event)", "?target_type=document"],
     ["target_type + target_id (1 in 20,000)", "?target_type=document&target_id=doc_42"],
   ];
@@ -143,7 +161,7 @@ export default async function readsBench({ url, runtimeUrl, baselineUrl, baselin
   const idle = pids.runtime ? sampleRss(pids.runtime).stop() : NaN;
   // The runtime's heap grows on the first big export and then stays (lazy GC in every isolate
   // of the process, D1's and R2's included); warm it up so the two measured runs compare like for like.
-  const warmup = await exportRun("&date_from=2026-03-01T00:00:00.000Z&date_to=2026-03-31T23:59:59.999Z", pids);
+  const warmup = await exportRun(`&${range}`, pids);
   const small = await exportRun("&organization=org_7", pids);
   const full = await exportRun("", pids);
   const fullAtRuntime = await exportRun("", pids, runtimeUrl);

@@ -6,10 +6,10 @@
 // project is loaded once, and a run that finds it complete goes straight to the reads.
 // The service runs with METER=enforce: each bench ends with the worst invocation of each
 // operation it made (D1 queries, subrequests) against Cloudflare's per-invocation limits.
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectShard, storedEvents } from "./archive-helpers.mjs";
-import { batchLoad, benchAddress, createKey, ensureWrk, fmt, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
+import { batchLoad, benchAddress, createKey, liveEvent, ensureWrk, fmt, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const only = process.argv.slice(2);
@@ -59,6 +59,17 @@ try {
     // own events only: the daily cron (the archive bench runs it) records the bench's keys in the
     // chain as witness.key.created, and a kept BENCH_DATA has one of those per earlier run.
     const { bench: loaded } = storedEvents(persistDir, projectShard(persistDir, projectId), projectId);
+    // BENCH_READS_LIVE=1 loads the project as the client package sends events: no occurred_at, so they
+    // happen when received and are stored through commit spans, address runs and sets (storage v2)
+    // instead of an index entry each. The directory remembers which, and the load's time window.
+    const layoutFile = join(persistDir, `${projectId}-layout.json`);
+    const live = process.env.BENCH_READS_LIVE === "1";
+    const kept = existsSync(layoutFile) ? JSON.parse(readFileSync(layoutFile, "utf8")) : { layout: "scattered" };
+    if (loaded > 0 && kept.layout !== (live ? "live" : "scattered")) {
+      throw new Error(`${persistDir} holds ${projectId} in the ${kept.layout} layout: use another BENCH_DATA or ${kept.layout === "live" ? "" : "no "}BENCH_READS_LIVE=1`);
+    }
+    const liveOnly = modules.filter((m) => !["reads", "verify"].includes(m));
+    if (live && liveOnly.length > 0) throw new Error(`BENCH_READS_LIVE=1 runs only reads and verify, not ${liveOnly.join(", ")}`);
     if (loaded === total) {
       if (!keptKeys && want("verify")) throw new Error(`${persistDir} kept no signing keys, so its events cannot verify: use another BENCH_DATA`);
       console.log(`\nReusing the ${total.toLocaleString("en-US")} events of ${projectId} in ${persistDir}.`);
@@ -67,12 +78,16 @@ try {
     } else {
       console.log(`\nLoading ${total.toLocaleString("en-US")} events into ${projectId} through the batch endpoint...`);
       let load;
-      await metered("bulk load", async () => (load = await batchLoad({ url: service.url, key, total, ip: benchAddress })));
-      report("Bulk load", [["batch ingest into one project", `${fmt.rate(load.perSecond, "events/s")} (${load.seconds.toFixed(0)} s)`]]);
+      const from = new Date().toISOString();
+      const makeEvent = live ? liveEvent : undefined;
+      await metered("bulk load", async () => (load = await batchLoad({ url: service.url, key, total, ip: benchAddress, makeEvent })));
+      writeFileSync(layoutFile, JSON.stringify(live ? { layout: "live", from, to: new Date().toISOString() } : { layout: "scattered" }));
+      report("Bulk load", [["batch ingest into one project", `${fmt.rate(load.perSecond, "events/s")} (${load.seconds.toFixed(0)} s${live ? ", live: no occurred_at" : ""})`]]);
     }
+    const layout = existsSync(layoutFile) ? JSON.parse(readFileSync(layoutFile, "utf8")) : kept;
     // Whole-project reads (verify, the full export, the log) also cover those witness.* events.
     const { witness } = storedEvents(persistDir, projectShard(persistDir, projectId), projectId);
-    for (const m of modules) await metered(m, async () => (await import(`./${m}.bench.mjs`)).default({ ...ctx, key, projectId, total, witness }));
+    for (const m of modules) await metered(m, async () => (await import(`./${m}.bench.mjs`)).default({ ...ctx, key, projectId, total, witness, layout }));
   }
   // Tiers a project of its own (BENCH_ARCHIVE_EVENTS, 1M by default, most of it archived).
   if (want("archive")) await metered("archive", async () => (await import("./archive.bench.mjs")).default(ctx));

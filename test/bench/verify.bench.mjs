@@ -2,6 +2,7 @@
 // a loop that only computes SHA-256 + HMAC per event in the same runtime.
 import { request } from "node:http";
 import { fmt, sampleHeap, sampleRss } from "./lib.mjs";
+import { readTimes } from "./reads.bench.mjs";
 
 /** node:http rather than fetch: a long verify answers only at the end, past fetch's header timeout. */
 function getJson(url, headers = {}) {
@@ -23,14 +24,14 @@ async function timed(fn) {
   return { value, seconds: (performance.now() - started) / 1000 };
 }
 
-export default async function verifyBench({ url, key, projectId, total, witness, processes, inspectorPort, baselineUrl, report }) {
+export default async function verifyBench({ url, key, projectId, total, witness, processes, inspectorPort, baselineUrl, report, layout }) {
   const headers = { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "127.0.0.4" };
   // The baseline hashes as many events as verify checks: runs of the same length see the same machine.
   const n = total;
 
   // Warm both up (JIT, key import, D1 connection), the worker on a small window.
   await getJson(`${baselineUrl}/crypto-loop?n=${Math.min(n, 20_000)}`);
-  await getJson(`${url}/v1/events/verify?to=2026-01-02T00:00:00Z`, headers);
+  await getJson(`${url}/v1/events/verify?to=${readTimes(layout).warm}`, headers);
   const worker = processes().runtime;
   const before = sampleRss(worker).stop();
   const during = sampleRss(worker);
