@@ -24,7 +24,7 @@ export function columnValues(r: EventRow, indexing: RowIndexing): unknown[] {
     r.id, r.project_id, r.seq, r.action, r.organization, r.actor_id, r.actor_type, r.actor_name,
     r.actor_email, r.targets, r.metadata, r.occurred_at, r.received_at, r.ip_address, r.user_agent,
     r.pii_salt, r.pii_commitment, r.hash, r.prev_hash, r.signature, r.changes, r.schema_version, r.schema_valid,
-    indexing[0], indexing[1], indexing[2], indexing[3], indexing[4], indexing[5], indexing[6], indexing[7],
+    indexing[0], indexing[1], indexing[2], indexing[3], indexing[4], indexing[5], indexing[6], indexing[7], indexing[8],
   ];
 }
 

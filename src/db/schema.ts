@@ -87,6 +87,8 @@ export const events = sqliteTable(
     time_in_span: integer("time_in_span").notNull().default(0),
     /** 1: a live row found by its action through its commit's action_sets row, with no action index entry (migration 0041); 0: by the index. */
     action_in_set: integer("action_in_set").notNull().default(0),
+    /** 1: a live row found by its organization through its commit's organization_sets row, with no organization index entry (migration 0042); 0: by the index. */
+    org_in_set: integer("org_in_set").notNull().default(0),
   },
   (t) => [
     // One seq per project: a second writer can never fork the chain.
@@ -96,7 +98,8 @@ export const events = sqliteTable(
     // A commit's live rows are in time order through its span instead (migration 0040).
     index("events_project_time_idx").on(t.project_id, t.occurred_at, t.seq, t.ip_address).where(sql`time_in_span = 0`),
     // Partial (migration 0030): an event without the field is never a match, and writes no entry.
-    index("events_org_time_idx").on(t.project_id, t.organization, t.occurred_at, t.seq).where(sql`organization IS NOT NULL`),
+    // A commit's live rows of a repeated organization are found through organization_sets instead (migration 0042).
+    index("events_org_time_idx").on(t.project_id, t.organization, t.occurred_at, t.seq).where(sql`organization IS NOT NULL AND org_in_set = 0`),
     index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq).where(sql`actor_id IS NOT NULL`),
     // A commit's live rows of a repeated action are found through action_sets instead (migration 0041).
     index("events_action_time_idx").on(t.project_id, t.action, t.occurred_at, t.seq).where(sql`action_in_set = 0`),
@@ -310,7 +313,7 @@ export const targetTypeSets = sqliteTable(
  * deletes a set with the last of its events): the commit's instant, the seq
  * of the first of them, the last, and their seqs. Those events have no
  * action index entry, and a filter on the action walks the sets in list
- * order (src/model/action-sets.ts, src/model/event-query.ts).
+ * order (src/model/live-sets.ts, src/model/event-query.ts).
  */
 export const actionSets = sqliteTable(
   "action_sets",
@@ -324,6 +327,25 @@ export const actionSets = sqliteTable(
     seqs: text("seqs").notNull(),
   },
   (t) => [primaryKey({ columns: [t.project_id, t.action, t.received_at, t.first_seq] })],
+);
+
+/**
+ * The same for organizations (event shards; migration 0042): one row per
+ * organization that three or more live events of one commit share, and
+ * those events have no organization index entry.
+ */
+export const organizationSets = sqliteTable(
+  "organization_sets",
+  {
+    project_id: text("project_id").notNull(),
+    organization: text("organization").notNull(),
+    received_at: text("received_at").notNull(),
+    first_seq: integer("first_seq").notNull(),
+    last_seq: integer("last_seq").notNull(),
+    /** The seqs of its rows, as a JSON array of offsets from first_seq. */
+    seqs: text("seqs").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.organization, t.received_at, t.first_seq] })],
 );
 
 /**
@@ -353,7 +375,7 @@ export const givenUpAppends = sqliteTable("given_up_appends", {
 }, (t) => [index("given_up_appends_at_idx").on(t.given_up_at)]);
 
 /** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
-export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run" | "type_sets" | "time_in_span" | "action_in_set">;
+export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run" | "type_sets" | "time_in_span" | "action_in_set" | "org_in_set">;
 
 /**
  * Jobs (event shards; migrations 0013, 0020): one per export or verify run as a

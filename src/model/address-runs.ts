@@ -70,8 +70,8 @@ export function addressRuns(rows: readonly AddressedRow[]): { runs: AddressRun[]
  * The sets of rows in this order that share a key (rows in seq order per
  * project; `keyOf` undefined: the row joins none): each the indexes of
  * MIN_RUN rows or more, not necessarily consecutive, spanning fewer than
- * MAX_RUN seqs (a longer one is cut). Target type sets and action sets are
- * made this way (target-type-sets.ts, action-sets.ts).
+ * MAX_RUN seqs (a longer one is cut). Target type sets and action and
+ * organization sets are made this way (target-type-sets.ts, live-sets.ts).
  */
 export function keyedSets<R extends { seq: number }>(rows: readonly R[], keyOf: (row: R, i: number) => string | undefined): number[][] {
   const sets: number[][] = [];

@@ -1,5 +1,5 @@
 // .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
-import { actionSetWalkSql } from "./action-sets.ts";
+import { ACTION_SETS, liveSetWalkSql, ORGANIZATION_SETS, type LiveSetKind } from "./live-sets.ts";
 import { runRowIdsSql, sparseAddressSql } from "./address-runs.ts";
 import type { Cursor } from "./cursor.ts";
 import { inGroup, inOpenGroup, SEARCH_TABLE } from "./search-index.ts";
@@ -139,6 +139,7 @@ const ORDER = "ORDER BY e.occurred_at DESC, e.seq DESC";
 
 const TIME_INDEX = "events_project_time_idx";
 const ACTION_INDEX = "events_action_time_idx";
+const ORG_INDEX = "events_org_time_idx";
 
 /**
  * The index to walk, named explicitly: without statistics SQLite may prefer a
@@ -149,7 +150,7 @@ const ACTION_INDEX = "events_action_time_idx";
  */
 function indexFor(sel: Selection, action: boolean): string {
   if (sel.actorId !== null) return "events_actor_time_idx";
-  if (sel.organization !== null) return "events_org_time_idx";
+  if (sel.organization !== null) return ORG_INDEX;
   return action ? ACTION_INDEX : TIME_INDEX;
 }
 
@@ -158,8 +159,8 @@ function indexFor(sel: Selection, action: boolean): string {
  * walks an index in list order and stops at the limit:
  * - no action or one action: the (project, filter, occurred_at, seq) index of
  *   the narrowest equality filter; without one, the time index and the live
- *   spans, merged (timeWalk); for an action, the action index and its sets,
- *   merged (actionWalk);
+ *   spans, merged (timeWalk); for an action or an organization, its index
+ *   and its sets, merged (setWalk);
  * - several actions: one ordered, limited walk per action, merged (SQLite
  *   cannot walk an IN list in index order; it would sort every matching row),
  *   unless the statement would pass D1's length (MAX_STATEMENT_BYTES);
@@ -176,7 +177,8 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   const where = [`e.project_id = ${project}`];
   // The same time bounds on a live span (its rows' occurred_at is its received_at), for timeWalk's seek.
   const spanWhere = [`s.project_id = ${project}`];
-  if (sel.organization !== null) where.push(`e.organization = ${bind(sel.organization)}`);
+  const organization = sel.organization !== null ? bind(sel.organization) : null;
+  if (organization !== null) where.push(`e.organization = ${organization}`);
   if (sel.actorId !== null) where.push(`e.actor_id = ${bind(sel.actorId)}`);
   const ip = sel.ipAddress !== null ? bind(sel.ipAddress) : null;
   if (ip !== null) where.push(`e.ip_address = ${ip}`);
@@ -207,8 +209,10 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     index === TIME_INDEX
       ? timeWalk(conds, spanWhere, l)
       : index === ACTION_INDEX
-        ? actionWalk(conds, spanWhere, action!, l)
-        : `SELECT e.row_id, e.occurred_at, e.seq FROM events e INDEXED BY ${index} WHERE ${conds.join(" AND ")} ${ORDER} LIMIT ${l}`;
+        ? setWalk(ACTION_SETS, conds, spanWhere, action!, l)
+        : index === ORG_INDEX
+          ? setWalk(ORGANIZATION_SETS, conds, spanWhere, organization!, l)
+          : `SELECT e.row_id, e.occurred_at, e.seq FROM events e INDEXED BY ${index} WHERE ${conds.join(" AND ")} ${ORDER} LIMIT ${l}`;
   const targetType = sel.targetType ?? null;
   if (targetType !== null && options.match === undefined && sel.actorId === null && sel.ipAddress === null) {
     return targetWalk(sel, targetType, options, params, bind, where, exclude, limit, project, listWalk);
@@ -233,9 +237,9 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
         ? { from: `FROM events e INDEXED BY ${along}`, where: conds.join(" AND ") }
         : { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${rowIds(walks(l))})` };
   // The index's walk: a plain index in place, the time index merged with the live spans (timeWalk), the action index
-  // (of `action`, bound) with the action's sets (actionWalk).
+  // (of `action`, bound) or the organization index with the value's sets (setWalk).
   const walk = (conds: string[], l: string, action?: string) =>
-    pageWalk(conds, l, index, (lim) => listWalk(index, conds, lim, action), index !== TIME_INDEX && index !== ACTION_INDEX);
+    pageWalk(conds, l, index, (lim) => listWalk(index, conds, lim, action), ![TIME_INDEX, ACTION_INDEX, ORG_INDEX].includes(index));
   if (exclude && options.window !== undefined && options.match === undefined) {
     const window = bind(options.window);
     const w = walk(where, window);
@@ -362,15 +366,17 @@ function timeWalk(conds: string[], spans: string[], l: string): string {
 }
 
 /**
- * The action index's list walk for one action (migration 0041), the same
- * way: a commit's live rows that repeat an action have no entry but its set
- * (action-sets.ts), so the walk merges the index's entries with the
- * action's sets newest first, each set's rows by seq (`spans`: the walk's
- * bounds on set `s`, whose received_at is its rows' occurred_at).
+ * The list walk of one action's index (migration 0041) or one
+ * organization's (migration 0042), the same way: a commit's live rows that
+ * repeat the value have no entry but its set (live-sets.ts), so the walk
+ * merges the index's entries with the value's sets newest first, each set's
+ * rows by seq (`value`: bound; `spans`: the walk's bounds on set `s`, whose
+ * received_at is its rows' occurred_at).
  */
-function actionWalk(conds: string[], spans: string[], action: string, l: string): string {
+function setWalk(kind: LiveSetKind, conds: string[], spans: string[], value: string, l: string): string {
   const where = conds.join(" AND ");
-  return mergedWalk(ACTION_INDEX, `${where} AND e.action_in_set = 0`, actionSetWalkSql(action, spans, where, l), l);
+  const index = kind === ACTION_SETS ? ACTION_INDEX : ORG_INDEX;
+  return mergedWalk(index, `${where} AND e.${kind.mark} = 0`, liveSetWalkSql(kind, value, spans, where, l), l);
 }
 
 /** The first `l` events in list order (row_id, occurred_at, seq) of `index`'s entries that meet `where`, merged with another walk of them in list order that stops at `l`. */
@@ -465,7 +471,7 @@ function targetWalk(
   // The first and second targets: the events table's own indexes, with every other filter on the same row.
   // With an id, its (type, id) index holds every event; with a type only, typeWalks.
   const types =
-    targetId === null ? typeWalks([...eventWhere, ...onEvent], limit, sel.organization !== null ? "events_org_time_idx" : TIME_INDEX, project, type, listWalk) : null;
+    targetId === null ? typeWalks([...eventWhere, ...onEvent], limit, sel.organization !== null ? ORG_INDEX : TIME_INDEX, project, type, listWalk) : null;
   const indexed =
     types?.walks ??
     INDEXED_TARGETS.map(

@@ -1,8 +1,8 @@
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
-import { actionSets, actionSetStatement, type ActionedRow } from "./action-sets.ts";
 import { addressRunStatement, addressRuns, type AddressedRow, type AddressRun } from "./address-runs.ts";
 import { foundBySpan, seqRanges, spanKey, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
 import { foundAtInstant, projectTagStatements, type InstantRow } from "./event-lookup.ts";
+import { ACTION_SETS, liveSets, liveSetStatement, ORGANIZATION_SETS, type SettableRow } from "./live-sets.ts";
 import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, type SearchableFields } from "./search-index.ts";
 import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedRow } from "./target-type-sets.ts";
 
@@ -13,8 +13,9 @@ import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedR
  * address through one run per request's events (address-runs.ts), by
  * target type through one set per type a batch shares (target-type-sets.ts),
  * in time order, a commit's live rows through its span (event-query.ts,
- * timeWalk), and by action, those of a repeated action through one set per
- * action a commit's live rows share (action-sets.ts).
+ * timeWalk), and by action or organization, those of a repeated one through
+ * one set per action or organization a commit's live rows share
+ * (live-sets.ts).
  * Every writer of new rows does them all the same way: commits
  * (chain/event-insert.ts), shard copies and archive restores
  * (storage/shard-copy.ts), so a moved or restored row is stored as the commit
@@ -22,13 +23,13 @@ import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedR
  */
 
 /** What storage reads of a row to place it. */
-export type IndexedRow = SpannedRow & InstantRow & SearchableFields & AddressedRow & TypedRow & ActionedRow;
+export type IndexedRow = SpannedRow & InstantRow & SearchableFields & AddressedRow & TypedRow & SettableRow;
 
 /** The columns storage adds to a row, in this order. */
-export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "append_name", "ip_run", "type_sets", "time_in_span", "action_in_set"] as const;
+export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "append_name", "ip_run", "type_sets", "time_in_span", "action_in_set", "org_in_set"] as const;
 
 /** A row's values of INDEXING_COLUMNS. */
-export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1, typeSets: number, timeInSpan: 0 | 1, actionInSet: 0 | 1];
+export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1, typeSets: number, timeInSpan: 0 | 1, actionInSet: 0 | 1, orgInSet: 0 | 1];
 
 /** A batch's address runs and target type sets, with each row's marks of them. */
 interface Ranges {
@@ -73,7 +74,9 @@ function rangesOf(rows: readonly (AddressedRow & TypedRow)[]): Ranges {
  * none: it may put back rows inside a span still there, or write spans that
  * overlap, and the walk reads each span's whole seq range. Those live rows
  * that repeat an action are in its sets instead of the action index
- * (action_in_set, migration 0041: action-sets.ts).
+ * (action_in_set, migration 0041), and those that repeat an organization in
+ * its sets instead of the organization index (org_in_set, migration 0042:
+ * live-sets.ts).
  */
 export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: readonly NamedAppend[]; copy?: boolean } = {}): RowIndexing[] {
   const appends = options.appends ?? [];
@@ -84,10 +87,11 @@ export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: re
   for (const key of keys) if (key !== null) spanned.set(key, (spanned.get(key) ?? 0) + 1);
   const bySpan = keys.map((key) => key !== null && spanned.get(key)! > 1);
   const timeInSpan = rows.map((r, i) => (bySpan[i] && !options.copy && r.occurred_at === r.received_at ? 1 : 0));
-  const { inSet } = actionSets(rows, timeInSpan);
+  const actions = liveSets(ACTION_SETS, rows, timeInSpan).inSet;
+  const organizations = liveSets(ORGANIZATION_SETS, rows, timeInSpan).inSet;
   return rows.map((r, i) => {
     const name = bySpan[i] ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
-    return [bySpan[i] ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, ipRun[i], typeSets[i], timeInSpan[i], inSet[i]];
+    return [bySpan[i] ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, ipRun[i], typeSets[i], timeInSpan[i], actions[i], organizations[i]];
   });
 }
 
@@ -95,8 +99,9 @@ export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: re
  * What follows the rows' inserts in the same batch: their commit spans (live
  * when they give their rows' time), the
  * project tags of rows found at their instant (event-lookup.ts), their
- * address runs, target type sets and action sets (the same ones rowIndexing
- * marked: address-runs.ts, target-type-sets.ts, action-sets.ts), and
+ * address runs, target type sets, action and organization sets (the same
+ * ones rowIndexing marked: address-runs.ts, target-type-sets.ts,
+ * live-sets.ts), and
  * the search entries of each project's seq range (made from the words the
  * rows store). A commit writes the entries of the groups it closed, the
  * project's open group staying without one (search-index.ts,
@@ -115,8 +120,13 @@ export function afterInserts(
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
   const { runs, sets } = rangesOf(rows);
-  // Action sets follow from the rows' live marks, which depend on the writer (a copy marks none), so they are made
+  // Live sets follow from the rows' live marks, which depend on the writer (a copy marks none), so they are made
   // again from those marks rather than cached by rows array as the runs and type sets are: one pass over the rows.
-  const ranges = [addressRunStatement(db, runs), targetTypeSetStatement(db, sets), actionSetStatement(db, actionSets(rows, indexing.map((r) => r[6])).sets)];
+  const live = indexing.map((r) => r[6]);
+  const ranges = [
+    addressRunStatement(db, runs),
+    targetTypeSetStatement(db, sets),
+    ...[ACTION_SETS, ORGANIZATION_SETS].map((kind) => liveSetStatement(db, kind, liveSets(kind, rows, live).sets)),
+  ];
   return [...spans, ...tags, ...ranges.filter((s) => s !== null), ...groups];
 }

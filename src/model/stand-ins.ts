@@ -1,14 +1,17 @@
 import { MAX_RUN } from "./address-runs.ts";
+import { ACTION_SETS, ORGANIZATION_SETS, type LiveSetKind } from "./live-sets.ts";
 import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
 
 /**
  * Storage v2 replaced index entries per event with rows per batch: a commit's
  * span (found by id, 0029; in time order, 0040), an address run (0038), a
- * target type set (0039) and an action set (0041); and a lone live row is
+ * target type set (0039), an action set (0041) and an organization set
+ * (0042); and a lone live row is
  * found at its instant in the time index, by a receipt that names no project
  * through its project's tag row (0037). Each row is marked for
  * the ones that stand in for its entries (id_indexed = 0 or 2, time_in_span,
- * ip_run, type_sets, action_in_set), and its partial indexes leave it out.
+ * ip_run, type_sets, action_in_set, org_in_set), and its partial indexes
+ * leave it out.
  * An event's targets past the second are rows of event_targets (0035), and a
  * closed group of events has one entry in the search index (0031): rows of
  * the same kind, asked about the same way.
@@ -23,13 +26,14 @@ import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
  * A stand-in planted over rows another holds hides events too: each walk
  * stops at the page's size, a row named twice fills two places, the page
  * keeps it once and comes up short, and a short page ends the list. So a
- * live span and an action set must be the only one to hold their row.
+ * live span, an action set and an organization set must be the only one to
+ * hold their row.
  * (Address runs and type sets may overlap after a shard copy ran twice, and
  * their readers take a row once.) Planted over rows it should not hold, a
  * stand-in lists nothing more: the walks also test each row's own fields
- * (an action set's rows for their action, a run's for their address, and a
- * live span's or an action set's rows for its instant, so one planted at
- * another instant lists nothing).
+ * (a live set's rows for its action or organization, a run's for their
+ * address, and a live span's or a live set's rows for its instant, so one
+ * planted at another instant lists nothing).
  * The search index is checked only for an entry per closed group: it is
  * contentless, and checking the words an entry holds costs more than the
  * rest of verify. A writer who rewrites an entry with fewer words hides
@@ -47,6 +51,14 @@ const MAX_SPAN = MAX_RUN - 1;
  */
 function holds(s: string): string {
   return `instr(',' || substr(${s}.seqs, 2, length(${s}.seqs) - 2) || ',', ',' || (r.seq - ${s}.first_seq) || ',') > 0`;
+}
+
+/** SQL: whether one set of row `r`'s value and instant names its offset, as marked (a commit makes one a value). */
+function inLiveSet(kind: LiveSetKind): string {
+  return (
+    `(r.${kind.mark} = 0 OR (SELECT count(*) FROM ${kind.table} a WHERE a.project_id = r.project_id AND a.${kind.column} = r.${kind.column} ` +
+    `AND a.received_at = r.occurred_at AND a.first_seq BETWEEN r.seq - ${MAX_SPAN} AND r.seq AND a.last_seq >= r.seq AND ${holds("a")}) = 1)`
+  );
 }
 
 /** SQL: whether target type set place `at` (0 or 1) holds row `r` as marked. */
@@ -96,10 +108,9 @@ const STANDS_IN = [
   // row for its hash (the integrity suites' answers), not an intact row before it in the same group.
   `(r.search_words IS NULL OR EXISTS (SELECT 1 FROM events n WHERE n.project_id = r.project_id AND n.seq = r.seq + 1 ` +
     `AND n.row_id - n.search_lead = r.row_id - r.search_lead) OR NOT (${needsGroupEntry("r")}) OR ${hasGroupEntry("r")})`,
-  // By action: one set of its action and instant naming its offset (a commit makes one an action).
-  "(r.action_in_set = 0 OR (SELECT count(*) FROM action_sets a WHERE a.project_id = r.project_id AND a.action = r.action " +
-    `AND a.received_at = r.occurred_at AND a.first_seq BETWEEN r.seq - ${MAX_SPAN} AND r.seq AND a.last_seq >= r.seq ` +
-    `AND ${holds("a")}) = 1)`,
+  // By action, and by organization: one set of its value and instant naming its offset.
+  inLiveSet(ACTION_SETS),
+  inLiveSet(ORGANIZATION_SETS),
 ];
 
 /**

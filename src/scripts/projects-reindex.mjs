@@ -1,7 +1,8 @@
 // npm run projects:reindex -- <project> [--archived] [--remote]
 // Puts a project's hot events that lists or reads by id no longer find back into their indexes: the events
 // verify reports as index_damaged, after a row standing in for their index entries (a commit's span, an
-// address run, a target type set, an action set, a project tag, a row of event_targets, a search group's entry)
+// address run, a target type set, an action or organization set, a project tag, a row of event_targets, a search
+// group's entry)
 // was deleted or altered in D1 (src/model/stand-ins.ts). Their marks are cleared, so the project's indexes hold
 // them as they hold any event written before storage v2 (a few index rows each); a lone live event's project
 // tag row, which public receipts read, the event_targets rows of targets past the second and the entries of
@@ -63,7 +64,7 @@ if (range.first !== null) {
       shard,
       // The id index takes only a row whose span is gone: a span goes with the last of its rows found through it.
       `UPDATE events AS r SET id_indexed = CASE WHEN r.id_indexed = 0 AND NOT ${ID_SPAN_HOLDS} THEN 1 ELSE r.id_indexed END, ` +
-        "time_in_span = 0, ip_run = 0, type_sets = 0, action_in_set = 0 " +
+        "time_in_span = 0, ip_run = 0, type_sets = 0, action_in_set = 0, org_in_set = 0 " +
         `WHERE ${within} AND ${UNLISTED} RETURNING seq`,
       { remote },
     );

@@ -77,15 +77,15 @@ describe("columnValues", () => {
     // occurred_at, and it carries its append's name; the row's words for its search group, which it starts unless told its
     // lead; ip_run 0, as a lone row keeps its address's index entry (migration 0038), and type_sets 0, as it keeps its target
     // type's (migration 0039), time_in_span 0, as a lone row keeps its time index entry (migration 0040), and action_in_set
-    // 0, as it keeps its action index entry (migration 0041).
+    // and org_in_set 0, as it keeps its action and organization index entries (migrations 0041, 0042).
     expect(row.occurred_at).not.toBe(row.received_at);
-    const storage: Record<string, unknown> = { id_indexed: 1, search_lead: 0, search_words: searchWords(row).join(" "), append_name: "its-name", ip_run: 0, type_sets: 0, time_in_span: 0, action_in_set: 0 };
+    const storage: Record<string, unknown> = { id_indexed: 1, search_lead: 0, search_words: searchWords(row).join(" "), append_name: "its-name", ip_run: 0, type_sets: 0, time_in_span: 0, action_in_set: 0, org_in_set: 0 };
     const named = [{ token: "its-name", first: row.seq, last: row.seq }];
     expect(columnValues(row, rowIndexing([row], { appends: named })[0])).toEqual(COLUMNS.map((c) => (c in storage ? storage[c] : row[c as keyof typeof row])));
     // Alone and live (no occurred_at sent): 2, found at its id's instant in the time index (migration 0037), still named.
     const [live] = await sealEvents(ring, "demo", { seq: 0, hash: null }, [event(8)]);
     expect(live.occurred_at).toBe(live.received_at);
-    expect(rowIndexing([live], { appends: [{ token: "live", first: 1, last: 1 }] })[0]).toEqual([2, 0, searchWords(live).join(" "), "live", 0, 0, 0, 0]);
+    expect(rowIndexing([live], { appends: [{ token: "live", first: 1, last: 1 }] })[0]).toEqual([2, 0, searchWords(live).join(" "), "live", 0, 0, 0, 0, 0]);
     // Two rows of one commit: a sealed row's id carries its received_at, so the commit's span finds them, and names the append.
     const pair = await sealEvents(ring, "demo", { seq: 0, hash: null }, [event(8), event(9)]);
     expect(rowIndexing(pair, { appends: [{ token: "pair", first: 1, last: 2 }] }).map(([idIndexed, , , name]) => [idIndexed, name])).toEqual([[0, null], [0, null]]);

@@ -74,13 +74,13 @@ describe("the meter counts billed rows", () => {
     const batch = await call("POST", "/v1/events/batch", { key: project.key, body: { events: Array.from({ length: 40 }, () => event) } });
     expect(batch.status).toBe(201);
     const { rows } = (await call("GET", "/__meter")).json.data;
-    // 5 an event (the row, 3 indexes: seq, organization, actor; its first target's (type, id) index entry: migration
-    // 0033), a search entry per group of 16 it fills (migration 0031 and search-index.ts: the first event's group and the
-    // next one; the last 9 stay open), 2 for the commit (its span, migration 0029, and the span's entry in the live spans'
-    // index, which gives its live events their time instead of a time index entry each: migration 0040), 1 for the
-    // request's address, which its 40 events share (migration 0038), 1 for their first target's type, which they share too
-    // (migration 0039), and 1 for their action, which they share too (migration 0041).
-    expect(rows.d1Written).toBe(5 * 40 + Math.floor((1 + 40) / SEARCH_GROUP) + 2 + 1 + 1 + 1);
+    // 4 an event (the row, 2 indexes: seq, actor; its first target's (type, id) index entry: migration 0033), a search
+    // entry per group of 16 it fills (migration 0031 and search-index.ts: the first event's group and the next one; the
+    // last 9 stay open), 2 for the commit (its span, migration 0029, and the span's entry in the live spans' index, which
+    // gives its live events their time instead of a time index entry each: migration 0040), 1 for the request's address,
+    // which its 40 events share (migration 0038), 1 for their first target's type, which they share too (migration 0039),
+    // 1 for their action (migration 0041) and 1 for their organization (migration 0042), which they share too.
+    expect(rows.d1Written).toBe(4 * 40 + Math.floor((1 + 40) / SEARCH_GROUP) + 2 + 1 + 1 + 1 + 1);
     const spans = await project.db.prepare("SELECT first_seq, last_seq, live FROM commit_spans WHERE project_id = ? ORDER BY first_seq").bind(project.id).all();
     expect(spans.results).toEqual([{ first_seq: 2, last_seq: 41, live: 1 }]);
     const timed = await project.db.prepare("SELECT time_in_span, count(*) AS n FROM events WHERE project_id = ? GROUP BY time_in_span").bind(project.id).all();
@@ -93,6 +93,10 @@ describe("the meter counts billed rows", () => {
     expect(actions.results).toEqual([{ action: "probe.one", first_seq: 2, last_seq: 41, n: 40 }]);
     const inSet = await project.db.prepare("SELECT action_in_set, count(*) AS n FROM events WHERE project_id = ? GROUP BY action_in_set").bind(project.id).all();
     expect(inSet.results).toEqual([{ action_in_set: 0, n: 1 }, { action_in_set: 1, n: 40 }]);
+    const orgs = await project.db.prepare("SELECT organization, first_seq, last_seq, json_array_length(seqs) AS n FROM organization_sets WHERE project_id = ?").bind(project.id).all();
+    expect(orgs.results).toEqual([{ organization: "org_1", first_seq: 2, last_seq: 41, n: 40 }]);
+    const inOrgSet = await project.db.prepare("SELECT org_in_set, count(*) AS n FROM events WHERE project_id = ? GROUP BY org_in_set").bind(project.id).all();
+    expect(inOrgSet.results).toEqual([{ org_in_set: 0, n: 1 }, { org_in_set: 1, n: 40 }]);
     // The first event, alone in its commit and live, is found at its id's instant and carries its append's name (0036, 0037).
     const unspanned = await project.db.prepare("SELECT seq, id_indexed, append_name IS NOT NULL AS named FROM events WHERE project_id = ? AND id_indexed <> 0").bind(project.id).all();
     expect(unspanned.results).toEqual([{ seq: 1, id_indexed: 2, named: 1 }]);

@@ -1,4 +1,4 @@
-// Migrations 0029 to 0041 (issue 38, storage v2) over a shard that already holds events, in Node's
+// Migrations 0029 to 0042 (issue 38, storage v2) over a shard that already holds events, in Node's
 // own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
 // (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
 // Every event from before stays findable by id (through the now partial id index, which SQLite is
@@ -179,7 +179,7 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
     const files = readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort();
     for (const file of files.filter((f) => f < "0031")) apply(db, file);
     // As the ledger wrote them before: the rows (no search columns yet), then an entry each from their text.
-    const legacy = COLUMNS.filter((c) => !["search_lead", "search_words", "append_name", "ip_run", "type_sets", "time_in_span", "action_in_set"].includes(c));
+    const legacy = COLUMNS.filter((c) => !["search_lead", "search_words", "append_name", "ip_run", "type_sets", "time_in_span", "action_in_set", "org_in_set"].includes(c));
     const insert = db.prepare(`INSERT INTO events (${legacy.join(", ")}) VALUES (${legacy.map(() => "?").join(", ")})`);
     for (const [i, r] of old.entries()) {
       const values = columnValues(r, rowIndexing(old)[i]);
@@ -737,5 +737,72 @@ describe("migration 0041: a commit's live rows of a repeated action are one set,
     for (const seq of [15, 13, 14]) drop.run(PROJECT, seq);
     assert.deepEqual(setsOf(), []);
     assert.deepEqual(pages(db, sel(["doc.read", "doc.write", "user.login"]), 2), expected(["doc.read", "doc.write", "user.login"]));
+  });
+});
+
+describe("migration 0042: a commit's live rows of a repeated organization are one set, with no organization index entry each", () => {
+  const db = new DatabaseSync(join(dir, "organizations.sqlite"));
+  const at = (s) => `2026-11-29T21:00:${String(s).padStart(2, "0")}.000Z`;
+  const seqs = (rows) => rows.map((r) => r.seq);
+  const sel = (organization, more = {}) => ({ projectId: PROJECT, organization, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [], ...more });
+  const expected = (organization, where = "1") =>
+    seqs(db.prepare(`SELECT seq FROM events WHERE project_id = ? AND organization = ? AND ${where} ORDER BY occurred_at DESC, seq DESC`).all(PROJECT, organization));
+  const entries = () =>
+    seqs(db.prepare("SELECT seq FROM events INDEXED BY events_org_time_idx WHERE project_id = ? AND organization IS NOT NULL AND org_in_set = 0 ORDER BY seq").all(PROJECT));
+  const setsOf = () => db.prepare("SELECT organization, first_seq, last_seq, seqs FROM organization_sets WHERE project_id = ? ORDER BY first_seq, organization").all(PROJECT).map((r) => ({ ...r }));
+
+  before(async () => {
+    migrate(db, (f) => f < "0042");
+    const tag = await idTag(PROJECT);
+    // As the code of 0041 wrote them: a live batch of one tenant (time_in_span, its span live), each row in the organization index.
+    for (let seq = 1; seq <= 4; seq++) insertAs(db, { ...row(PROJECT, seq, mintEventId(at(1), tag), at(1), { organization: "acme" }), time_in_span: 1 }, 0);
+    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, ?, 1, 4, 1)").run(at(1), PROJECT);
+    migrate(db, (f) => f >= "0042");
+    // A live batch repeating two organizations around a backdated row of one, a lone one and an event with none; a live
+    // tenant batch; a lone live row; a backdated batch at the first batch's instant.
+    const orgs = ["acme", "globex", "acme", "globex", "acme", null, "globex", "acme", "umbrella"];
+    commit(db, orgs.map((organization, i) => row(PROJECT, 5 + i, mintEventId(at(20), tag), at(20), { organization, ...(i === 2 ? { occurred_at: at(1) } : {}) })));
+    commit(db, [14, 15, 16].map((seq) => row(PROJECT, seq, mintEventId(at(22), tag), at(22), { organization: "initech" })));
+    commit(db, [row(PROJECT, 17, mintEventId(at(23), tag), at(23), { organization: "acme" })]);
+    commit(db, [18, 19, 20].map((seq) => row(PROJECT, seq, mintEventId(at(24), tag), at(24), { organization: "acme", occurred_at: at(1) })));
+  });
+
+  it("keeps the old rows in the rebuilt index and writes a set for each organization a commit's live rows repeat three times or more", () => {
+    assert.deepEqual(entries(), [1, 2, 3, 4, 7, 13, 17, 18, 19, 20]);
+    assert.deepEqual(setsOf(), [
+      { organization: "acme", first_seq: 5, last_seq: 12, seqs: "[0,4,7]" },
+      { organization: "globex", first_seq: 6, last_seq: 11, seqs: "[0,2,5]" },
+      { organization: "initech", first_seq: 14, last_seq: 16, seqs: "[0,1,2]" },
+    ]);
+  });
+
+  it("lists every event of an organization once in list order, old and new, by page, between dates and with an action", () => {
+    for (const organization of ["acme", "globex", "initech", "umbrella", "none"]) {
+      for (const size of [1, 2, 3, 50]) {
+        assert.deepEqual(pages(db, sel(organization), size), expected(organization), `${organization} by ${size}`);
+        assert.deepEqual(pages(db, sel(organization, { dateFrom: at(20), dateTo: at(22) }), size), expected(organization, `occurred_at BETWEEN '${at(20)}' AND '${at(22)}'`));
+        assert.deepEqual(pages(db, sel(organization, { actions: ["doc.viewed"] }), size), expected(organization));
+      }
+    }
+    const text = plan(db, selectEvents(sel("acme", { dateFrom: at(2) }), { columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
+    assert.match(text, /SEARCH e USING COVERING INDEX events_org_time_idx \(project_id=\? AND organization=\? AND occurred_at>\? AND \(occurred_at,seq\)<\(\?,\?\)\)/);
+    assert.match(text, /SEARCH s USING PRIMARY KEY \(project_id=\? AND organization=\? AND received_at>\? AND received_at<\?\)/);
+    assert.match(text, /SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq=\?\)/);
+    assert.doesNotMatch(text, /SCAN e\b|SCAN s\b/);
+  });
+
+  it("drops a set with the last of its rows, deleted in any order, and not with a row of another organization in its range", () => {
+    const drop = db.prepare("DELETE FROM events WHERE project_id = ? AND seq = ?");
+    for (const seq of [12, 6, 7, 9, 10]) drop.run(PROJECT, seq);
+    assert.deepEqual(setsOf().map((s) => s.organization), ["acme", "globex", "initech"]);
+    drop.run(PROJECT, 5);
+    assert.deepEqual(setsOf().map((s) => s.organization), ["globex", "initech"]);
+    drop.run(PROJECT, 11);
+    assert.deepEqual(setsOf().map((s) => s.organization), ["globex", "initech"]);
+    drop.run(PROJECT, 8);
+    assert.deepEqual(setsOf().map((s) => s.organization), ["initech"]);
+    for (const seq of [16, 14, 15]) drop.run(PROJECT, seq);
+    assert.deepEqual(setsOf(), []);
+    for (const organization of ["acme", "globex", "initech"]) assert.deepEqual(pages(db, sel(organization), 2), expected(organization));
   });
 });

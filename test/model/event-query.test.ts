@@ -74,10 +74,11 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
           expect(text).toContain("SEARCH e USING INDEX events_project_seq_idx (project_id=? AND seq>? AND seq<?)");
           expect(text, "a span's rows sorted instead of walked").not.toContain("RIGHT PART");
           expect(lines.filter((l) => l === "USE TEMP B-TREE FOR ORDER BY"), text).toHaveLength(2);
-        } else if (index === "events_action_time_idx") {
-          // The action walk (migration 0041): the index's entries and the action's sets newest first, each set's rows
+        } else if (index === "events_action_time_idx" || index === "events_org_time_idx") {
+          // The set walk (migrations 0041, 0042): the index's entries and the value's sets newest first, each set's rows
           // looked up by seq and sorted (a set's rows, at most a commit's), then merged; then the page.
-          expect(text).toMatch(/SEARCH s USING PRIMARY KEY \(project_id=\? AND action=\?( AND received_at[<>]\?)*\)/);
+          const column = index === "events_action_time_idx" ? "action" : "organization";
+          expect(text).toMatch(new RegExp(`SEARCH s USING PRIMARY KEY \\(project_id=\\? AND ${column}=\\?( AND received_at[<>]\\?)*\\)`));
           expect(text).toContain("SEARCH e USING INDEX events_project_seq_idx (project_id=? AND seq=?)");
           expect(lines.filter((l) => l === "USE TEMP B-TREE FOR LAST TERM OF ORDER BY"), text).toHaveLength(1);
           expect(lines.filter((l) => l === "USE TEMP B-TREE FOR ORDER BY"), text).toHaveLength(2);
@@ -167,10 +168,14 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
       const time = !("organization" in filters);
       const list = time ? "events_project_time_idx (project_id=? AND (occurred_at,seq)<(?,?))" : "events_org_time_idx (project_id=? AND organization=?";
       expect(lines.filter((l) => l.startsWith(`SEARCH e USING INDEX ${list}`)), text).toHaveLength(sets);
-      // Every other walk is in list order and stops at the limit: the sorts are the sets' rows (read whole), the time walk's
-      // merge of its two walks (timeWalk: SQLite sorts each walk's page, then merges them) and the page's.
-      const merges = time ? sets : 0;
-      expect(lines.filter((l) => l.startsWith("SEARCH s USING INDEX commit_spans_live_time_idx")), text).toHaveLength(merges);
+      // Every other walk is in list order and stops at the limit: the sorts are the sets' rows (read whole), the merge of
+      // the list walk's two walks (the time index's and the live spans', timeWalk, or the organization index's and its
+      // sets', setWalk: SQLite sorts each walk's page, then merges them), an organization set's rows, and the page's.
+      const merges = sets;
+      const spans = time ? merges : 0;
+      expect(lines.filter((l) => l.startsWith("SEARCH s USING INDEX commit_spans_live_time_idx")), text).toHaveLength(spans);
+      expect(lines.filter((l) => l.startsWith("SEARCH s USING PRIMARY KEY (project_id=? AND organization=?")), text).toHaveLength(merges - spans);
+      expect(lines.filter((l) => l === "USE TEMP B-TREE FOR LAST TERM OF ORDER BY"), text).toHaveLength(merges - spans);
       expect(lines.filter((l) => l === "USE TEMP B-TREE FOR ORDER BY"), text).toHaveLength(1 + sets + 2 * merges);
       expect(lines.at(-1), text).toBe("USE TEMP B-TREE FOR ORDER BY");
     }

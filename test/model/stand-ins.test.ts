@@ -7,7 +7,7 @@ type Sent = { id: string; seq: number; occurred_at: string };
 /**
  * A database writer who deletes or alters a row that stands in for index
  * entries (a commit's span, an address run, a target type set, an action
- * set, a project's tag row, a row of event_targets) hides intact events from
+ * or organization set, a project's tag row, a row of event_targets) hides intact events from
  * lists, reads by id or receipts: verify must say so, naming the first event
  * hidden, and be ok again once the row is put back. One planted where it
  * cannot hide anything must list nothing.
@@ -188,6 +188,58 @@ describe("verify and the rows standing in for index entries", () => {
     await p.db.prepare("UPDATE events SET action_in_set = 0 WHERE project_id = ? AND seq = 3").bind(p.id).run();
     expect(await p.seqsOf("action=user.login")).toEqual(listed);
     expect(await p.verify()).toMatchObject({ ok: true, verified: 15 });
+  });
+
+  it("names the first event a deleted, altered, planted or missing organization set hides from its organization's list", async () => {
+    const p = await createProject();
+    const ip = freshIp();
+    // A tenant's batch (acme throughout: one set), then a batch naming globex three times (a set) and acme twice (entries).
+    const sent: Sent[] = await ingestMany(p.key, Array.from({ length: 8 }, (_, i) => ({ ...event("doc.read", i), organization: "acme" })), { ip });
+    const orgs = ["globex", "acme", "globex", "acme", "globex"];
+    sent.push(...(await ingestMany(p.key, orgs.map((organization, i) => ({ ...event("doc.write", 10 + i), organization })), { ip })));
+    const verify = async () => (await call("GET", "/v1/events/verify", { key: p.key })).json.data;
+    const acme = () => listPages(p.key, "/v1/events", "organization=acme", 3);
+    const hides = async (seq: number) => expect(await verify()).toMatchObject({ ok: false, verified: seq - 1, failure: { event_id: sent[seq - 1].id, reason: "index_damaged" } });
+    const listed = [12, 10, 8, 7, 6, 5, 4, 3, 2, 1];
+    expect(await acme()).toEqual(listed);
+    expect(await verify()).toMatchObject({ ok: true, verified: 13, failure: null });
+    const set = "SELECT * FROM organization_sets WHERE project_id = ?1 AND organization = 'acme'";
+    const kept = (await p.db.prepare(set).bind(p.id).first<Record<string, unknown>>())!;
+    const putBack = async () => {
+      await p.db.prepare("DELETE FROM organization_sets WHERE project_id = ?1 AND organization = 'acme'").bind(p.id).run();
+      await p.db
+        .prepare("INSERT INTO organization_sets (project_id, organization, received_at, first_seq, last_seq, seqs) VALUES (?, ?, ?, ?, ?, ?)")
+        .bind(kept.project_id, kept.organization, kept.received_at, kept.first_seq, kept.last_seq, kept.seqs)
+        .run();
+      expect(await acme()).toEqual(listed);
+      expect(await verify()).toMatchObject({ ok: true, verified: 13, failure: null });
+    };
+    // The set without its third member (seq 3, offset 2).
+    await p.db.prepare("UPDATE organization_sets SET seqs = '[0,1,3,4,5,6,7]' WHERE project_id = ?1 AND organization = 'acme'").bind(p.id).run();
+    expect(await acme()).toEqual(listed.filter((s) => s !== 3));
+    await hides(3);
+    await putBack();
+    // The set gone: the tenant's whole batch leaves its list.
+    await p.db.prepare("DELETE FROM organization_sets WHERE project_id = ?1 AND organization = 'acme'").bind(p.id).run();
+    expect(await acme()).toEqual([12, 10]);
+    await hides(1);
+    await putBack();
+    // A second acme set over seqs 4, 6 and 7 at the batch's instant: the set walk's page fills with them twice, and the list ends early.
+    await p.db.prepare("INSERT INTO organization_sets (project_id, organization, received_at, first_seq, last_seq, seqs) VALUES (?1, 'acme', ?2, 4, 7, '[0,2,3]')").bind(p.id, kept.received_at).run();
+    expect(await acme()).not.toEqual(listed);
+    await hides(4);
+    await p.db.prepare("DELETE FROM organization_sets WHERE project_id = ?1 AND first_seq = 4").bind(p.id).run();
+    // The same planted at another instant lists nothing twice, and hides nothing.
+    await p.db.prepare("INSERT INTO organization_sets (project_id, organization, received_at, first_seq, last_seq, seqs) VALUES (?1, 'acme', '2026-01-01T00:00:00.000Z', 1, 8, '[0,1,2,3,4,5,6,7]')").bind(p.id).run();
+    expect(await acme()).toEqual(listed);
+    expect(await listPages(p.key, "/v1/events", "organization=acme&date_from=2026-01-01T00:00:00.000Z", 2)).toEqual(listed);
+    expect(await verify()).toMatchObject({ ok: true, verified: 13, failure: null });
+    // An acme row with its own entry (seq 10), marked as held by a set: out of the index, and no set names it.
+    await p.db.prepare("UPDATE events SET org_in_set = 1 WHERE project_id = ? AND seq = 10").bind(p.id).run();
+    expect(await acme()).toEqual(listed.filter((s) => s !== 10));
+    await hides(10);
+    await p.db.prepare("UPDATE events SET org_in_set = 0 WHERE project_id = ? AND seq = 10").bind(p.id).run();
+    expect(await verify()).toMatchObject({ ok: true, verified: 13, failure: null });
   });
 
   it("names a backdated event marked as in a live span, which leaves it out of the time index", async () => {

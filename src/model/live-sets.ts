@@ -1,0 +1,110 @@
+// .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
+import { keyedSets } from "./address-runs.ts";
+
+/**
+ * Live sets: how a filter on an action (migration 0041) or an organization
+ * (migration 0042) finds a commit's live events in list order without an
+ * index entry per event. An application sends a few dozen actions, so the
+ * events of one batch mostly repeat a handful of them; and a batch of one
+ * tenant's events, or of a bulk operation, names one organization again and
+ * again. A commit's live rows (time_in_span: they share the instant the
+ * commit stamped, migration 0040) that share a value, three or more, are one
+ * row of the value's table: the commit's instant, the seq of the first of
+ * them, and their seqs as offsets. Those rows take no entry in the value's
+ * index (their mark, action_in_set or org_in_set, is 1).
+ *
+ * Keyed (project, value, received_at, first_seq), the sets are in list
+ * order: a set's rows share its instant, and are listed by seq. So a walk by
+ * the value is two, merged, each stopped at the page (event-query.ts,
+ * setWalk): the index's entries, and the value's sets newest first, each
+ * set's rows by seq.
+ *
+ * Only a commit's live rows join a set: a row with its own occurred_at has
+ * its own place in time, and shard copies and restores mark no row live.
+ * Writers: commits (chain/event-insert.ts), through row-indexing.ts.
+ * Deletes: each migration's trigger drops a set with the last of its rows
+ * (erasure never changes an action or an organization).
+ */
+
+/** One kind of live set: its table, the events column its sets share, and the events column that marks a row in one. */
+export interface LiveSetKind {
+  table: "action_sets" | "organization_sets";
+  column: "action" | "organization";
+  mark: "action_in_set" | "org_in_set";
+}
+
+export const ACTION_SETS: LiveSetKind = { table: "action_sets", column: "action", mark: "action_in_set" };
+export const ORGANIZATION_SETS: LiveSetKind = { table: "organization_sets", column: "organization", mark: "org_in_set" };
+
+/** What a set needs of a row. */
+export interface SettableRow {
+  project_id: string;
+  seq: number;
+  action: string;
+  organization: string | null;
+  received_at: string;
+}
+
+export interface LiveSet {
+  projectId: string;
+  /** The action or organization its rows share. */
+  value: string;
+  receivedAt: string;
+  first: number;
+  /** The seqs of its rows, as offsets from first, ascending. */
+  offsets: number[];
+}
+
+/**
+ * The sets of one kind of rows in this order, among the rows `live` marks (a
+ * commit's rows in its live span): per project, instant and value, MIN_RUN
+ * rows or more (a set costs what an address run does: a row at ingest, its
+ * delete at archive), spanning fewer than MAX_RUN seqs (the trigger's
+ * bounded seek). A row without the value (no organization) joins none.
+ * `inSet`: each row's mark.
+ */
+export function liveSets(kind: LiveSetKind, rows: readonly SettableRow[], live: readonly (0 | 1)[]): { sets: LiveSet[]; inSet: (0 | 1)[] } {
+  const sets: LiveSet[] = [];
+  const inSet: (0 | 1)[] = rows.map(() => 0);
+  const keyOf = (row: SettableRow, i: number) => {
+    const value = row[kind.column];
+    return live[i] === 1 && value !== null ? `${row.project_id}\u0000${row.received_at}\u0000${value}` : undefined;
+  };
+  for (const members of keyedSets(rows, keyOf)) {
+    const first = rows[members[0]];
+    sets.push({ projectId: first.project_id, value: first[kind.column]!, receivedAt: first.received_at, first: first.seq, offsets: members.map((i) => rows[i].seq - first.seq) });
+    for (const i of members) inSet[i] = 1;
+  }
+  return { sets, inSet };
+}
+
+/** One statement for all the sets of a kind. */
+export function liveSetStatement(db: D1Database, kind: LiveSetKind, sets: readonly LiveSet[]): D1PreparedStatement | null {
+  if (sets.length === 0) return null;
+  return db
+    .prepare(
+      `INSERT INTO ${kind.table} (project_id, ${kind.column}, received_at, first_seq, last_seq, seqs) ` +
+        "SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5 FROM json_each(?1) j",
+    )
+    .bind(JSON.stringify(sets.map((s) => [s.projectId, s.value, s.receivedAt, s.first, s.first + s.offsets.at(-1)!, s.offsets])));
+}
+
+/**
+ * SQL: the walk in list order of a value's sets (bound parameter `value`;
+ * `spans`: the walk's project and time bounds on set `s`, whose received_at
+ * is its rows' occurred_at), each set's rows by seq, that meet `where` (of
+ * `events e`), up to `l`. A row put back inside a set still there (an
+ * archive restore) is not in it (its mark is 0): the index has it. A row is
+ * taken only at its own instant and with the set's value, so a set planted
+ * at another instant or value over rows a set holds lists nothing twice
+ * (verify's check, stand-ins.ts, looks only at the sets of the row's
+ * instant).
+ */
+export function liveSetWalkSql(kind: LiveSetKind, value: string, spans: readonly string[], where: string, l: string): string {
+  return (
+    `SELECT e.row_id, e.occurred_at, e.seq FROM ${kind.table} s CROSS JOIN json_each(s.seqs) o ` +
+    "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq = s.first_seq + o.value " +
+    `WHERE ${spans.join(" AND ")} AND s.${kind.column} = ${value} AND ${where} AND e.${kind.mark} = 1 AND e.${kind.column} = s.${kind.column} ` +
+    `AND e.occurred_at = s.received_at ORDER BY s.received_at DESC, s.first_seq DESC, e.seq DESC LIMIT ${l}`
+  );
+}
