@@ -56,11 +56,15 @@ const STALL_MS = 120_000;
  * (src/model/event-lookup.ts), a batch's are in time order through its commit's span with no time index
  * entry each (migration 0040), and the purge phase is not run (retention goes by occurred_at, and they
  * happened now; it writes 0.01 rows an event in the other modes).
+ * sampleEvent names 50 organizations in turn, each twice a request of 100; BENCH_COST_TENANT=1 gives a
+ * request's events one organization, as a tenant's own batch (or a bulk operation's events) names it.
  */
 const LIVE_FROM = Date.now() - 2 * 86_400_000;
 const LIVE = process.env.BENCH_COST_LIVE ?? "";
+const TENANT = process.env.BENCH_COST_TENANT === "1";
 function costEvent(i) {
   const event = sampleEvent(i);
+  if (TENANT) event.organization = `org_${Math.floor(i / BATCH) % 50}`;
   if (process.env.BENCH_COST_TARGETS !== "1" && i % 2 === 1) event.targets.push({ type: "folder", id: `folder_${i % 500}`, name: "Finance" });
   if (LIVE === "1") event.occurred_at = new Date(LIVE_FROM + i * 10).toISOString();
   if (LIVE === "now") delete event.occurred_at;
@@ -393,7 +397,7 @@ function printFigures({ n, projectId, report, load, seg, rows, cron, d1, dob, r2
     `D1 written ${f2(r.d1Written).padStart(6)}   DO written ${f2(r.doWritten).padStart(6)}   read D1 ${f2(r.d1Read).padStart(7)}, DO ${f2(r.doRead).padStart(6)}   R2 objects ${(objects / n).toFixed(4)}${issue === undefined ? "" : `   (issue: ${issue} D1 rows)`}`,
   ];
   const when = { "1": ", live (occurred within minutes)", now: ", live (no occurred_at sent: they happen when received)" }[LIVE] ?? ", backfilled over a year";
-  const targets = `${process.env.BENCH_COST_TARGETS === "1" ? "1 target each" : "1.5 targets each on average"}${when}`;
+  const targets = `${process.env.BENCH_COST_TARGETS === "1" ? "1 target each" : "1.5 targets each on average"}${when}${TENANT ? ", one organization a request" : ""}`;
   report(`Rows per event over its life (${n.toLocaleString("en-US")} events of ${projectId}, ${targets}, ${BATCH} a request, ${IN_FLIGHT} in flight; ${fmt.rate(load.perSecond, "events/s")})`, [
     line("ingest", rows.ingest, r2.ingest.objects, ISSUE.ingest),
     line("archive (net of a cron run)", rows.archive, r2.archive.objects, ISSUE.archive),

@@ -3,7 +3,8 @@
 // statements, then a page of 51 of selectEvents, 400 runs after 50 warm-ups, for lists in time order and by action.
 // The read bench loads backfilled events, which the time and action indexes hold; this times the walks of the live
 // spans and the action sets. Six actions repeat in every batch (sets); one in 1,000 events is a rare action (an index
-// entry). Pass another checkout's root to time its code on the same data shape:
+// entry). Organizations take turns, each twice a batch (index entries); with BENCH_TIME_WALK_TENANT=1 a batch names
+// one (a set each, migration 0042). Pass another checkout's root to time its code on the same data shape:
 // `npx node test/bench/time-walk-sqlite.mjs [root]`.
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -24,12 +25,13 @@ const tag = await idTag(P);
 const hex = (n) => randomBytes(n).toString("hex");
 const N = Number(process.env.BENCH_TIME_WALK_EVENTS ?? 300_000);
 const t0 = Date.parse("2026-11-01T00:00:00.000Z");
+const tenant = process.env.BENCH_TIME_WALK_TENANT === "1";
 db.exec("BEGIN");
 for (let c = 0; c < N / 100; c++) {
   const at = new Date(t0 + c * 1000).toISOString();
   const rows = Array.from({ length: 100 }, (_, k) => {
     const seq = c * 100 + k + 1;
-    return { row_id: null, id: mintEventId(at, tag), project_id: P, seq, action: seq % 1000 === 0 ? "rare" : `a.${seq % 6}`, organization: `org_${seq % 50}`, actor_id: `u_${seq % 5000}`, actor_type: "user",
+    return { row_id: null, id: mintEventId(at, tag), project_id: P, seq, action: seq % 1000 === 0 ? "rare" : `a.${seq % 6}`, organization: `org_${tenant ? c % 50 : seq % 50}`, actor_id: `u_${seq % 5000}`, actor_type: "user",
       actor_name: null, actor_email: null, targets: JSON.stringify([{ id: `d_${seq}`, name: null, type: "doc" }]), metadata: "{}", occurred_at: at, received_at: at,
       ip_address: `10.0.${c % 200}.1`, user_agent: null, pii_salt: null, pii_commitment: hex(32), hash: hex(32), prev_hash: null, signature: null,
       anonymized_at: null, changes: null, schema_version: null, schema_valid: null };
@@ -51,6 +53,9 @@ const cases = [
   ["3 actions, first", { ...base, actions: ["a.1", "a.2", "a.3"] }, null],
   ["rare action, first", { ...base, actions: ["rare"] }, null],
   ["action and address, first", { ...base, actions: ["a.1"], ipAddress: "10.0.7.1" }, null],
+  ["organization, first", { ...base, organization: "org_7" }, null],
+  ["organization, deep", { ...base, organization: "org_7" }, { occurredAt: mid, seq: N / 2 }],
+  ["organization and action", { ...base, organization: "org_7", actions: ["a.1"] }, null],
 ];
 for (const [name, sel, cursor] of cases) {
   const st = selectEvents(sel, { columns: "e.*", cursor, limit: 51 });
