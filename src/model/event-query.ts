@@ -138,8 +138,8 @@ export interface SelectOptions {
 const ORDER = "ORDER BY e.occurred_at DESC, e.seq DESC";
 
 const TIME_INDEX = "events_project_time_idx";
-const ACTION_INDEX = "events_action_time_idx";
-const ORG_INDEX = "events_org_time_idx";
+const ACTION_INDEX = ACTION_SETS.index;
+const ORG_INDEX = ORGANIZATION_SETS.index;
 
 /**
  * The index to walk, named explicitly: without statistics SQLite may prefer a
@@ -375,8 +375,7 @@ function timeWalk(conds: string[], spans: string[], l: string): string {
  */
 function setWalk(kind: LiveSetKind, conds: string[], spans: string[], value: string, l: string): string {
   const where = conds.join(" AND ");
-  const index = kind === ACTION_SETS ? ACTION_INDEX : ORG_INDEX;
-  return mergedWalk(index, `${where} AND e.${kind.mark} = 0`, liveSetWalkSql(kind, value, spans, where, l), l);
+  return mergedWalk(kind.index, `${where} AND e.${kind.mark} = 0`, liveSetWalkSql(kind, value, spans, where, l), l);
 }
 
 /** The first `l` events in list order (row_id, occurred_at, seq) of `index`'s entries that meet `where`, merged with another walk of them in list order that stops at `l`. */

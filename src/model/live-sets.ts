@@ -26,15 +26,16 @@ import { keyedSets } from "./address-runs.ts";
  * (erasure never changes an action or an organization).
  */
 
-/** One kind of live set: its table, the events column its sets share, and the events column that marks a row in one. */
+/** One kind of live set: its table, the events column its sets share, the events column that marks a row in one, and the partial index of the rows in none. */
 export interface LiveSetKind {
   table: "action_sets" | "organization_sets";
   column: "action" | "organization";
   mark: "action_in_set" | "org_in_set";
+  index: "events_action_time_idx" | "events_org_time_idx";
 }
 
-export const ACTION_SETS: LiveSetKind = { table: "action_sets", column: "action", mark: "action_in_set" };
-export const ORGANIZATION_SETS: LiveSetKind = { table: "organization_sets", column: "organization", mark: "org_in_set" };
+export const ACTION_SETS: LiveSetKind = { table: "action_sets", column: "action", mark: "action_in_set", index: "events_action_time_idx" };
+export const ORGANIZATION_SETS: LiveSetKind = { table: "organization_sets", column: "organization", mark: "org_in_set", index: "events_org_time_idx" };
 
 /** What a set needs of a row. */
 export interface SettableRow {
