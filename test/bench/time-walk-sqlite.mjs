@@ -1,9 +1,9 @@
-// The walks over live commits in Node's own SQLite (migrations 0040, 0041): every migration, BENCH_TIME_WALK_EVENTS
+// The walks over live commits in Node's own SQLite (migrations 0040-0042): every migration, BENCH_TIME_WALK_EVENTS
 // (default 300,000) events committed live, in batches of 100 with no occurred_at, through the ledger's own insert
-// statements, then a page of 51 of selectEvents, 400 runs after 50 warm-ups, for lists in time order and by action.
-// The read bench loads backfilled events, which the time and action indexes hold; this times the walks of the live
-// spans and the action sets. Six actions repeat in every batch (sets); one in 1,000 events is a rare action (an index
-// entry). Organizations take turns, each twice a batch (index entries); with BENCH_TIME_WALK_TENANT=1 a batch names
+// statements, then a page of 51 of selectEvents, 400 runs after 50 warm-ups, for lists in time order, by action and
+// by organization: the walks of the live spans and the live sets, apart from the runtime (the read bench at 1M walks
+// them with BENCH_READS_LIVE=1). Six actions repeat in every batch (sets); one in 1,000 events is a rare action (an
+// index entry). Organizations take turns, each twice a batch (index entries); with BENCH_TIME_WALK_TENANT=1 a batch names
 // one (a set each, migration 0042). Pass another checkout's root to time its code on the same data shape:
 // `npx node test/bench/time-walk-sqlite.mjs [root]`.
 import { randomBytes } from "node:crypto";
