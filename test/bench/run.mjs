@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectShard, storedEvents } from "./archive-helpers.mjs";
-import { batchLoad, benchAddress, createKey, liveEvent, ensureWrk, fmt, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
+import { batchLoad, benchAddress, createKey, ensureWrk, fmt, liveEvent, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const only = process.argv.slice(2);
