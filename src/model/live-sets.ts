@@ -94,18 +94,17 @@ export function liveSetStatement(db: D1Database, kind: LiveSetKind, sets: readon
  * SQL: the walk in list order of a value's sets (bound parameter `value`;
  * `spans`: the walk's project and time bounds on set `s`, whose received_at
  * is its rows' occurred_at), each set's rows by seq, that meet `where` (of
- * `events e`), up to `l`. A row put back inside a set still there (an
- * archive restore) is not in it (its mark is 0): the index has it. A row is
- * taken only at its own instant and with the set's value, so a set planted
- * at another instant or value over rows a set holds lists nothing twice
- * (verify's check, stand-ins.ts, looks only at the sets of the row's
- * instant).
+ * `events e`, which names the value too), up to `l`. A row put back inside a
+ * set still there (an archive restore) is not in it (its mark is 0): the
+ * index has it. A row is taken only at its own instant, so a set planted at
+ * another instant over rows a set holds lists nothing twice (verify's check,
+ * stand-ins.ts, looks only at the sets of the row's instant).
  */
 export function liveSetWalkSql(kind: LiveSetKind, value: string, spans: readonly string[], where: string, l: string): string {
   return (
     `SELECT e.row_id, e.occurred_at, e.seq FROM ${kind.table} s CROSS JOIN json_each(s.seqs) o ` +
     "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq = s.first_seq + o.value " +
-    `WHERE ${spans.join(" AND ")} AND s.${kind.column} = ${value} AND ${where} AND e.${kind.mark} = 1 AND e.${kind.column} = s.${kind.column} ` +
-    `AND e.occurred_at = s.received_at ORDER BY s.received_at DESC, s.first_seq DESC, e.seq DESC LIMIT ${l}`
+    `WHERE ${spans.join(" AND ")} AND s.${kind.column} = ${value} AND ${where} AND e.${kind.mark} = 1 AND e.occurred_at = s.received_at ` +
+    `ORDER BY s.received_at DESC, s.first_seq DESC, e.seq DESC LIMIT ${l}`
   );
 }

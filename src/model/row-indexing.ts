@@ -2,7 +2,7 @@
 import { addressRunStatement, addressRuns, type AddressedRow, type AddressRun } from "./address-runs.ts";
 import { foundBySpan, seqRanges, spanKey, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
 import { foundAtInstant, projectTagStatements, type InstantRow } from "./event-lookup.ts";
-import { ACTION_SETS, liveSets, liveSetStatement, ORGANIZATION_SETS, type SettableRow } from "./live-sets.ts";
+import { ACTION_SETS, liveSets, liveSetStatement, ORGANIZATION_SETS, type LiveSet, type SettableRow } from "./live-sets.ts";
 import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, type SearchableFields } from "./search-index.ts";
 import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedRow } from "./target-type-sets.ts";
 
@@ -51,6 +51,15 @@ function rangesOf(rows: readonly (AddressedRow & TypedRow)[]): Ranges {
   return ranges;
 }
 
+/** The kinds of live set, in RowIndexing's order of their marks. */
+const LIVE_SETS = [ACTION_SETS, ORGANIZATION_SETS] as const;
+
+/**
+ * The live sets rowIndexing made, by the marks it returned (which depend on the writer: a copy marks none), for
+ * afterInserts to write the same sets without making them again.
+ */
+const madeLiveSets = new WeakMap<readonly RowIndexing[], LiveSet[][]>();
+
 /**
  * The INDEXING_COLUMNS of rows about to be inserted in this order, in one
  * batch: one transaction numbers them consecutively, which a search group
@@ -87,12 +96,13 @@ export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: re
   for (const key of keys) if (key !== null) spanned.set(key, (spanned.get(key) ?? 0) + 1);
   const bySpan = keys.map((key) => key !== null && spanned.get(key)! > 1);
   const timeInSpan = rows.map((r, i) => (bySpan[i] && !options.copy && r.occurred_at === r.received_at ? 1 : 0));
-  const actions = liveSets(ACTION_SETS, rows, timeInSpan).inSet;
-  const organizations = liveSets(ORGANIZATION_SETS, rows, timeInSpan).inSet;
-  return rows.map((r, i) => {
+  const [actions, organizations] = LIVE_SETS.map((kind) => liveSets(kind, rows, timeInSpan));
+  const indexing: RowIndexing[] = rows.map((r, i) => {
     const name = bySpan[i] ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
-    return [bySpan[i] ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, ipRun[i], typeSets[i], timeInSpan[i], actions[i], organizations[i]];
+    return [bySpan[i] ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, ipRun[i], typeSets[i], timeInSpan[i], actions.inSet[i], organizations.inSet[i]];
   });
+  madeLiveSets.set(indexing, [actions.sets, organizations.sets]);
+  return indexing;
 }
 
 /**
@@ -120,13 +130,8 @@ export function afterInserts(
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
   const { runs, sets } = rangesOf(rows);
-  // Live sets follow from the rows' live marks, which depend on the writer (a copy marks none), so they are made
-  // again from those marks rather than cached by rows array as the runs and type sets are: one pass over the rows.
-  const live = indexing.map((r) => r[6]);
-  const ranges = [
-    addressRunStatement(db, runs),
-    targetTypeSetStatement(db, sets),
-    ...[ACTION_SETS, ORGANIZATION_SETS].map((kind) => liveSetStatement(db, kind, liveSets(kind, rows, live).sets)),
-  ];
+  // The live sets rowIndexing made with these marks; marks from elsewhere make them again from their live marks.
+  const live = madeLiveSets.get(indexing) ?? LIVE_SETS.map((kind) => liveSets(kind, rows, indexing.map((r) => r[6])).sets);
+  const ranges = [addressRunStatement(db, runs), targetTypeSetStatement(db, sets), ...LIVE_SETS.map((kind, k) => liveSetStatement(db, kind, live[k]))];
   return [...spans, ...tags, ...ranges.filter((s) => s !== null), ...groups];
 }

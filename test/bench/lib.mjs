@@ -272,6 +272,21 @@ export function sampleEvent(i) {
   };
 }
 
+/**
+ * The instants the read and verify benches read at: in sampleEvent's year (scattered), or within
+ * the load's own window when the project was loaded live (BENCH_READS_LIVE=1, run.mjs): its middle,
+ * a twelfth of it a third of the way in, as March is of the year, and the end of verify's warm-up.
+ */
+export function readTimes(layout) {
+  if (layout?.layout !== "live") {
+    return { middle: "2026-07-01T00:00:00.000Z", from: "2026-03-01T00:00:00.000Z", to: "2026-03-31T23:59:59.999Z", rangeMiddle: "2026-03-16T00:00:00.000Z", warm: "2026-01-02T00:00:00.000Z" };
+  }
+  const start = Date.parse(layout.from);
+  const span = Date.parse(layout.to) - start;
+  const at = (share) => new Date(start + Math.round(span * share)).toISOString();
+  return { middle: at(1 / 2), from: at(4 / 12), to: at(5 / 12), rangeMiddle: at(4.5 / 12), warm: at(1 / 8) };
+}
+
 /** sampleEvent as the client package sends it: no occurred_at, so it happens when received. */
 export function liveEvent(i) {
   const { occurred_at: _, ...event } = sampleEvent(i);

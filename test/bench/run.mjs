@@ -64,9 +64,9 @@ try {
     // instead of an index entry each. The directory remembers which, and the load's time window.
     const layoutFile = join(persistDir, `${projectId}-layout.json`);
     const live = process.env.BENCH_READS_LIVE === "1";
-    const kept = existsSync(layoutFile) ? JSON.parse(readFileSync(layoutFile, "utf8")) : { layout: "scattered" };
-    if (loaded > 0 && kept.layout !== (live ? "live" : "scattered")) {
-      throw new Error(`${persistDir} holds ${projectId} in the ${kept.layout} layout: use another BENCH_DATA or ${kept.layout === "live" ? "" : "no "}BENCH_READS_LIVE=1`);
+    let layout = existsSync(layoutFile) ? JSON.parse(readFileSync(layoutFile, "utf8")) : { layout: "scattered" };
+    if (loaded > 0 && layout.layout !== (live ? "live" : "scattered")) {
+      throw new Error(`${persistDir} holds ${projectId} in the ${layout.layout} layout: use another BENCH_DATA or ${layout.layout === "live" ? "" : "no "}BENCH_READS_LIVE=1`);
     }
     const liveOnly = modules.filter((m) => !["reads", "verify"].includes(m));
     if (live && liveOnly.length > 0) throw new Error(`BENCH_READS_LIVE=1 runs only reads and verify, not ${liveOnly.join(", ")}`);
@@ -81,10 +81,10 @@ try {
       const from = new Date().toISOString();
       const makeEvent = live ? liveEvent : undefined;
       await metered("bulk load", async () => (load = await batchLoad({ url: service.url, key, total, ip: benchAddress, makeEvent })));
-      writeFileSync(layoutFile, JSON.stringify(live ? { layout: "live", from, to: new Date().toISOString() } : { layout: "scattered" }));
+      layout = live ? { layout: "live", from, to: new Date().toISOString() } : { layout: "scattered" };
+      writeFileSync(layoutFile, JSON.stringify(layout));
       report("Bulk load", [["batch ingest into one project", `${fmt.rate(load.perSecond, "events/s")} (${load.seconds.toFixed(0)} s${live ? ", live: no occurred_at" : ""})`]]);
     }
-    const layout = existsSync(layoutFile) ? JSON.parse(readFileSync(layoutFile, "utf8")) : kept;
     // Whole-project reads (verify, the full export, the log) also cover those witness.* events.
     const { witness } = storedEvents(persistDir, projectShard(persistDir, projectId), projectId);
     for (const m of modules) await metered(m, async () => (await import(`./${m}.bench.mjs`)).default({ ...ctx, key, projectId, total, witness, layout }));

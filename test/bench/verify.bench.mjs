@@ -1,8 +1,7 @@
 // Issue 4 benchmark: GET /v1/events/verify over the whole large project, against
 // a loop that only computes SHA-256 + HMAC per event in the same runtime.
 import { request } from "node:http";
-import { fmt, sampleHeap, sampleRss } from "./lib.mjs";
-import { readTimes } from "./reads.bench.mjs";
+import { fmt, readTimes, sampleHeap, sampleRss } from "./lib.mjs";
 
 /** node:http rather than fetch: a long verify answers only at the end, past fetch's header timeout. */
 function getJson(url, headers = {}) {
