@@ -79,7 +79,7 @@ export const events = sqliteTable(
     search_words: text("search_words"),
     /** The name of its append when its commit held it alone (no span carries it: migration 0036), else NULL. */
     append_name: text("append_name"),
-    /** 1: found by its address through an ip_runs row, with no events_ip_time_idx entry; 0 (a lone row, rows before migration 0038): by the index. */
+    /** 1: found by its address through an ip_runs row (migration 0038), 2: a live row found through its commit's address_sets row (migration 0043), both with no events_ip_time_idx entry; 0 (a lone row, rows before migration 0038): by the index. */
     ip_run: integer("ip_run").notNull().default(0),
     /** Bit 1 << place (0: first target, 1: second): found by that target's type through a target_type_sets row, with no entry in that place's type index (migration 0039); 0 for rows before it. */
     type_sets: integer("type_sets").notNull().default(0),
@@ -103,7 +103,7 @@ export const events = sqliteTable(
     index("events_actor_time_idx").on(t.project_id, t.actor_id, t.occurred_at, t.seq).where(sql`actor_id IS NOT NULL`),
     // A commit's live rows of a repeated action are found through action_sets instead (migration 0041).
     index("events_action_time_idx").on(t.project_id, t.action, t.occurred_at, t.seq).where(sql`action_in_set = 0`),
-    // A run's rows are found through ip_runs instead (migration 0038).
+    // A run's rows are found through ip_runs instead (migration 0038), a live set's through address_sets (0043).
     index("events_ip_time_idx").on(t.project_id, t.ip_address, t.occurred_at, t.seq).where(sql`ip_address IS NOT NULL AND ip_run = 0`),
     // The first target (migration 0033): index entries cost no row when the event is deleted.
     // A type's rows in a set are found through target_type_sets instead (migration 0039).
@@ -346,6 +346,25 @@ export const organizationSets = sqliteTable(
     seqs: text("seqs").notNull(),
   },
   (t) => [primaryKey({ columns: [t.project_id, t.organization, t.received_at, t.first_seq] })],
+);
+
+/**
+ * The same for addresses (event shards; migration 0043): one row per address
+ * that three or more live events of one commit share, in place of their
+ * address runs (ip_run = 2 on those events).
+ */
+export const addressSets = sqliteTable(
+  "address_sets",
+  {
+    project_id: text("project_id").notNull(),
+    ip_address: text("ip_address").notNull(),
+    received_at: text("received_at").notNull(),
+    first_seq: integer("first_seq").notNull(),
+    last_seq: integer("last_seq").notNull(),
+    /** The seqs of its rows, as a JSON array of offsets from first_seq. */
+    seqs: text("seqs").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.ip_address, t.received_at, t.first_seq] })],
 );
 
 /**

@@ -6,7 +6,9 @@
  * request's, so the events of one request share it: a run of consecutive
  * rows of one project and one address is one ip_runs row (its seq range),
  * and its rows take no entry in events_ip_time_idx (ip_run = 1). A lone row
- * keeps its entry, as every row written before 0038 does.
+ * keeps its entry, as every row written before 0038 does. A commit's live
+ * rows of one address are a live set instead (ip_run = 2, migration 0043:
+ * live-sets.ts), which is in list order where a run is in seq order.
  *
  * Writers: commits (chain/event-insert.ts) and shard copies and restores
  * (storage/shard-copy.ts), through row-indexing.ts. Deletes and erasure's

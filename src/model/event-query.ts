@@ -1,5 +1,5 @@
 // .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
-import { ACTION_SETS, liveSetWalkSql, ORGANIZATION_SETS, type LiveSetKind } from "./live-sets.ts";
+import { ACTION_SETS, ADDRESS_SETS, liveSetWalkSql, ORGANIZATION_SETS, type LiveSetKind } from "./live-sets.ts";
 import { runRowIdsSql, sparseAddressSql } from "./address-runs.ts";
 import type { Cursor } from "./cursor.ts";
 import { inGroup, inOpenGroup, SEARCH_TABLE } from "./search-index.ts";
@@ -232,7 +232,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   // (addressWalk). Otherwise `walks`, or with `inPlace` the index `along` read in place.
   const pageWalk = (conds: string[], l: string, along: string, walks: (limit: string) => string, inPlace = false): { from: string; where: string } =>
     ip !== null && sel.actorId === null
-      ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, l, project, ip, along === TIME_INDEX, walks)})` }
+      ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, spanWhere, l, project, ip, along === TIME_INDEX, walks)})` }
       : inPlace
         ? { from: `FROM events e INDEXED BY ${along}`, where: conds.join(" AND ") }
         : { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${rowIds(walks(l))})` };
@@ -299,21 +299,26 @@ function mergeWalks(walks: string[], l: string): string {
 
 /**
  * The row_ids of the first `l` events in list order of an address (bound
- * parameter `ip`) that meet `conds`. A batch's rows have no index entry
- * but a run (address-runs.ts), so the walk is one of two, chosen in SQL
- * once (a LIMIT of 0 stops a walk before it reads a row):
+ * parameter `ip`) that meet `conds`. A commit's live rows of an address have
+ * no index entry but a live set (migration 0043: live-sets.ts), in list
+ * order; other batches' rows (written before it, copies, restores, rows with
+ * their own occurred_at) have a run (address-runs.ts), keyed by seq. So the
+ * walk is one of two, chosen in SQL once (a LIMIT of 0 stops a walk before
+ * it reads a row):
  * - sparse: the address's index entries (lone rows, rows from before
- *   migration 0038), walked in list order, and its runs' events, read and
- *   sorted (when that reads fewer rows: sparseAddressSql);
+ *   migration 0038) and its live sets (`spans`: the walk's bounds on set
+ *   `s`), each walked in list order, and its runs' events, read and sorted
+ *   (when that reads fewer rows: sparseAddressSql, which counts runs only);
  * - common: the other filters' walk (`common`, a ListWalk's), checking each
  *   row's address; `covered` when its index holds the address (the time
  *   index).
  */
-function addressWalk(conds: string[], l: string, project: string, ip: string, covered: boolean, common: (limit: string) => string): string {
+function addressWalk(conds: string[], spans: string[], l: string, project: string, ip: string, covered: boolean, common: (limit: string) => string): string {
   const where = conds.join(" AND ");
   const { plan, walks } = guardedWalks("address_plan", sparseAddressSql(project, ip, l, covered), l, [
-    `SELECT e.row_id FROM events e INDEXED BY events_ip_time_idx WHERE ${where} AND e.ip_run = 0 ${ORDER}`,
-    `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${runRowIdsSql(project, ip)}) AND ${where} ${ORDER}`,
+    (limit) => `SELECT e.row_id FROM events e INDEXED BY events_ip_time_idx WHERE ${where} AND e.ip_run = 0 ${ORDER} LIMIT ${limit}`,
+    (limit) => rowIds(liveSetWalkSql(ADDRESS_SETS, ip, spans, where, limit)),
+    (limit) => `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${runRowIdsSql(project, ip)}) AND ${where} ${ORDER} LIMIT ${limit}`,
   ], (limit) => rowIds(common(limit)));
   return plan + walks.map((w) => `SELECT * FROM (${w})`).join(" UNION ALL ");
 }
@@ -321,16 +326,22 @@ function addressWalk(conds: string[], l: string, project: string, ip: string, co
 /**
  * Walks (in list order) of which one plan runs, chosen by `guard` (SQL: 1
  * for `sparse`, 0 for `common`): each walk's LIMIT is `l` under its plan and
- * 0 under the other, which stops it before it reads a row. The sparse walks
- * come without their LIMIT, the common one as a ListWalk's with the limit it
- * is given. The guard is read once, in a CTE named `name` that `plan`
- * defines (it reads up to SPARSE_RUNS ranges), not once per walk.
+ * 0 under the other, which stops it before it reads a row. Each walk comes
+ * as a function of the limit it is given. The guard is read once, in a CTE
+ * named `name` that `plan` defines (it reads up to SPARSE_RUNS ranges), not
+ * once per walk.
  */
-function guardedWalks(name: string, guard: string, l: string, sparse: string[], common: (limit: string) => string): { plan: string; walks: string[] } {
+function guardedWalks(
+  name: string,
+  guard: string,
+  l: string,
+  sparse: ((limit: string) => string)[],
+  common: (limit: string) => string,
+): { plan: string; walks: string[] } {
   const only = (plan: 0 | 1) => `(SELECT CASE WHEN sparse = ${plan} THEN ${l} ELSE 0 END FROM ${name})`;
   return {
     plan: `WITH ${name} AS MATERIALIZED (SELECT ${guard} AS sparse) `,
-    walks: [...sparse.map((w) => `${w} LIMIT ${only(1)}`), common(only(0))],
+    walks: [...sparse.map((w) => w(only(1))), common(only(0))],
   };
 }
 
@@ -435,9 +446,10 @@ function typeWalks(conds: string[], l: string, index: string, project: string, t
   const either = `(${INDEXED_TARGETS.map((at) => `(${targetAtIs(at, type, null)})`).join(" OR ")})`;
   return guardedWalks("type_plan", sparseTypeSql(project, type, l), l, [
     ...INDEXED_TARGETS.map(
-      (at) => `SELECT e.row_id FROM events e INDEXED BY ${at.byType} WHERE ${where} AND ${targetAtIs(at, type, null)} AND (e.type_sets & ${1 << at.at}) = 0 ${ORDER}`,
+      (at) => (limit: string) =>
+        `SELECT e.row_id FROM events e INDEXED BY ${at.byType} WHERE ${where} AND ${targetAtIs(at, type, null)} AND (e.type_sets & ${1 << at.at}) = 0 ${ORDER} LIMIT ${limit}`,
     ),
-    `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, type)}) AND ${where} ${ORDER}`,
+    (limit) => `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, type)}) AND ${where} ${ORDER} LIMIT ${limit}`,
   ], (limit) => rowIds(listWalk(index, [...conds, either], limit)));
 }
 

@@ -2,40 +2,54 @@
 import { keyedSets } from "./address-runs.ts";
 
 /**
- * Live sets: how a filter on an action (migration 0041) or an organization
- * (migration 0042) finds a commit's live events in list order without an
- * index entry per event. An application sends a few dozen actions, so the
- * events of one batch mostly repeat a handful of them; and a batch of one
- * tenant's events, or of a bulk operation, names one organization again and
- * again. A commit's live rows (time_in_span: they share the instant the
- * commit stamped, migration 0040) that share a value, three or more, are one
- * row of the value's table: the commit's instant, the seq of the first of
- * them, and their seqs as offsets. Those rows take no entry in the value's
- * index (their mark, action_in_set or org_in_set, is 1).
+ * Live sets: how a filter on an action (migration 0041), an organization
+ * (migration 0042) or an address (migration 0043) finds a commit's live
+ * events in list order without an index entry per event. An application
+ * sends a few dozen actions, so the events of one batch mostly repeat a
+ * handful of them; a batch of one tenant's events, or of a bulk operation,
+ * names one organization again and again; and an event's address is its
+ * request's, so a commit's events of one request share one. A commit's live
+ * rows (time_in_span: they share the instant the commit stamped, migration
+ * 0040) that share a value, three or more, are one row of the value's table:
+ * the commit's instant, the seq of the first of them, and their seqs as
+ * offsets. Those rows take no entry in the value's index (their mark,
+ * action_in_set, org_in_set or ip_run, says so).
  *
  * Keyed (project, value, received_at, first_seq), the sets are in list
  * order: a set's rows share its instant, and are listed by seq. So a walk by
  * the value is two, merged, each stopped at the page (event-query.ts,
- * setWalk): the index's entries, and the value's sets newest first, each
- * set's rows by seq.
+ * setWalk and addressWalk): the index's entries, and the value's sets newest
+ * first, each set's rows by seq. (An address's runs, address-runs.ts, are
+ * keyed by seq, not time: read whole and sorted, or past a few, the list
+ * walked checking each row's address; a live set of an address takes a run's
+ * place.)
  *
  * Only a commit's live rows join a set: a row with its own occurred_at has
  * its own place in time, and shard copies and restores mark no row live.
  * Writers: commits (chain/event-insert.ts), through row-indexing.ts.
  * Deletes: each migration's trigger drops a set with the last of its rows
- * (erasure never changes an action or an organization).
+ * (erasure never changes an action or an organization; it scrubs an
+ * address, and 0043's second trigger drops the set with the last of its
+ * rows that holds it).
  */
 
-/** One kind of live set: its table, the events column its sets share, the events column that marks a row in one, and the partial index of the rows in none. */
+/**
+ * One kind of live set: its table, the events column its sets share, the
+ * events column that marks a row in one and its value there (an address's
+ * mark is ip_run, whose 1 is a run's), and the partial index of the rows in
+ * none (which leaves out every row whose mark is not 0).
+ */
 export interface LiveSetKind {
-  table: "action_sets" | "organization_sets";
-  column: "action" | "organization";
-  mark: "action_in_set" | "org_in_set";
-  index: "events_action_time_idx" | "events_org_time_idx";
+  table: "action_sets" | "organization_sets" | "address_sets";
+  column: "action" | "organization" | "ip_address";
+  mark: "action_in_set" | "org_in_set" | "ip_run";
+  inSet: 1 | 2;
+  index: "events_action_time_idx" | "events_org_time_idx" | "events_ip_time_idx";
 }
 
-export const ACTION_SETS: LiveSetKind = { table: "action_sets", column: "action", mark: "action_in_set", index: "events_action_time_idx" };
-export const ORGANIZATION_SETS: LiveSetKind = { table: "organization_sets", column: "organization", mark: "org_in_set", index: "events_org_time_idx" };
+export const ACTION_SETS: LiveSetKind = { table: "action_sets", column: "action", mark: "action_in_set", inSet: 1, index: "events_action_time_idx" };
+export const ORGANIZATION_SETS: LiveSetKind = { table: "organization_sets", column: "organization", mark: "org_in_set", inSet: 1, index: "events_org_time_idx" };
+export const ADDRESS_SETS: LiveSetKind = { table: "address_sets", column: "ip_address", mark: "ip_run", inSet: 2, index: "events_ip_time_idx" };
 
 /** What a set needs of a row. */
 export interface SettableRow {
@@ -43,12 +57,13 @@ export interface SettableRow {
   seq: number;
   action: string;
   organization: string | null;
+  ip_address: string | null;
   received_at: string;
 }
 
 export interface LiveSet {
   projectId: string;
-  /** The action or organization its rows share. */
+  /** The action, organization or address its rows share. */
   value: string;
   receivedAt: string;
   first: number;
@@ -61,12 +76,12 @@ export interface LiveSet {
  * commit's rows in its live span): per project, instant and value, MIN_RUN
  * rows or more (a set costs what an address run does: a row at ingest, its
  * delete at archive), spanning fewer than MAX_RUN seqs (the trigger's
- * bounded seek). A row without the value (no organization) joins none.
- * `inSet`: each row's mark.
+ * bounded seek). A row without the value (no organization, no address) joins
+ * none. `inSet`: each row's mark, the kind's value or 0.
  */
-export function liveSets(kind: LiveSetKind, rows: readonly SettableRow[], live: readonly (0 | 1)[]): { sets: LiveSet[]; inSet: (0 | 1)[] } {
+export function liveSets(kind: LiveSetKind, rows: readonly SettableRow[], live: readonly (0 | 1)[]): { sets: LiveSet[]; inSet: (0 | 1 | 2)[] } {
   const sets: LiveSet[] = [];
-  const inSet: (0 | 1)[] = rows.map(() => 0);
+  const inSet: (0 | 1 | 2)[] = rows.map(() => 0);
   const keyOf = (row: SettableRow, i: number) => {
     const value = row[kind.column];
     return live[i] === 1 && value !== null ? `${row.project_id}\u0000${row.received_at}\u0000${value}` : undefined;
@@ -74,7 +89,7 @@ export function liveSets(kind: LiveSetKind, rows: readonly SettableRow[], live: 
   for (const members of keyedSets(rows, keyOf)) {
     const first = rows[members[0]];
     sets.push({ projectId: first.project_id, value: first[kind.column]!, receivedAt: first.received_at, first: first.seq, offsets: members.map((i) => rows[i].seq - first.seq) });
-    for (const i of members) inSet[i] = 1;
+    for (const i of members) inSet[i] = kind.inSet;
   }
   return { sets, inSet };
 }
@@ -104,7 +119,7 @@ export function liveSetWalkSql(kind: LiveSetKind, value: string, spans: readonly
   return (
     `SELECT e.row_id, e.occurred_at, e.seq FROM ${kind.table} s CROSS JOIN json_each(s.seqs) o ` +
     "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq = s.first_seq + o.value " +
-    `WHERE ${spans.join(" AND ")} AND s.${kind.column} = ${value} AND ${where} AND e.${kind.mark} = 1 AND e.occurred_at = s.received_at ` +
+    `WHERE ${spans.join(" AND ")} AND s.${kind.column} = ${value} AND ${where} AND e.${kind.mark} = ${kind.inSet} AND e.occurred_at = s.received_at ` +
     `ORDER BY s.received_at DESC, s.first_seq DESC, e.seq DESC LIMIT ${l}`
   );
 }

@@ -2,7 +2,7 @@
 import { addressRunStatement, addressRuns, type AddressedRow, type AddressRun } from "./address-runs.ts";
 import { foundBySpan, seqRanges, spanKey, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
 import { foundAtInstant, projectTagStatements, type InstantRow } from "./event-lookup.ts";
-import { ACTION_SETS, liveSets, liveSetStatement, ORGANIZATION_SETS, type LiveSet, type SettableRow } from "./live-sets.ts";
+import { ACTION_SETS, ADDRESS_SETS, liveSets, liveSetStatement, ORGANIZATION_SETS, type LiveSet, type SettableRow } from "./live-sets.ts";
 import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, type SearchableFields } from "./search-index.ts";
 import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedRow } from "./target-type-sets.ts";
 
@@ -29,36 +29,45 @@ export type IndexedRow = SpannedRow & InstantRow & SearchableFields & AddressedR
 export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "append_name", "ip_run", "type_sets", "time_in_span", "action_in_set", "org_in_set"] as const;
 
 /** A row's values of INDEXING_COLUMNS. */
-export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1, typeSets: number, timeInSpan: 0 | 1, actionInSet: 0 | 1, orgInSet: 0 | 1];
+export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1 | 2, typeSets: number, timeInSpan: 0 | 1, actionInSet: 0 | 1, orgInSet: 0 | 1];
 
-/** A batch's address runs and target type sets, with each row's marks of them. */
-interface Ranges {
-  runs: AddressRun[];
-  ipRun: (0 | 1)[];
+/** A batch's target type sets, with each row's marks of them. */
+interface TypeRanges {
   sets: TargetTypeSet[];
   typeSets: number[];
 }
 
-/** Made once per batch: rowIndexing marks the rows, then afterInserts writes the ranges of the same rows array. */
-const madeRanges = new WeakMap<readonly (AddressedRow & TypedRow)[], Ranges>();
+/** Made once per batch: rowIndexing marks the rows, then afterInserts writes the sets of the same rows array. */
+const madeTypeSets = new WeakMap<readonly TypedRow[], TypeRanges>();
 
-function rangesOf(rows: readonly (AddressedRow & TypedRow)[]): Ranges {
-  let ranges = madeRanges.get(rows);
+function typeSetsOf(rows: readonly TypedRow[]): TypeRanges {
+  let ranges = madeTypeSets.get(rows);
   if (ranges === undefined) {
-    ranges = { ...addressRuns(rows), ...targetTypeSets(rows) };
-    madeRanges.set(rows, ranges);
+    ranges = targetTypeSets(rows);
+    madeTypeSets.set(rows, ranges);
   }
   return ranges;
 }
 
-/** The kinds of live set, in RowIndexing's order of their marks. */
-const LIVE_SETS = [ACTION_SETS, ORGANIZATION_SETS] as const;
+/** The kinds of live set: an action's and an organization's, in RowIndexing's order of their marks, then an address's (its mark is ip_run's 2). */
+const LIVE_SETS = [ACTION_SETS, ORGANIZATION_SETS, ADDRESS_SETS] as const;
+
+/** What rowIndexing made of a batch beyond the marks: its live sets (of LIVE_SETS, in order) and its address runs. */
+interface MadeRanges {
+  live: LiveSet[][];
+  runs: AddressRun[];
+}
 
 /**
- * The live sets rowIndexing made, by the marks it returned (which depend on the writer: a copy marks none), for
- * afterInserts to write the same sets without making them again.
+ * The ranges rowIndexing made, by the marks it returned (which depend on the writer: a copy marks none), for
+ * afterInserts to write the same ones without making them again.
  */
-const madeLiveSets = new WeakMap<readonly RowIndexing[], LiveSet[][]>();
+const madeRanges = new WeakMap<readonly RowIndexing[], MadeRanges>();
+
+/** The address runs of the rows a live address set does not hold (`inAddressSet`): only consecutive rows of one address left out of sets. */
+function runsBesideSets(rows: readonly AddressedRow[], inAddressSet: readonly number[]): ReturnType<typeof addressRuns> {
+  return addressRuns(rows.map((r, i) => (inAddressSet[i] === 0 ? r : { ...r, ip_address: null })));
+}
 
 /**
  * The INDEXING_COLUMNS of rows about to be inserted in this order, in one
@@ -85,23 +94,29 @@ const madeLiveSets = new WeakMap<readonly RowIndexing[], LiveSet[][]>();
  * that repeat an action are in its sets instead of the action index
  * (action_in_set, migration 0041), and those that repeat an organization in
  * its sets instead of the organization index (org_in_set, migration 0042:
- * live-sets.ts).
+ * live-sets.ts), and those that share an address in its sets instead of an
+ * address run (ip_run = 2, migration 0043); the rest of a batch's rows of one
+ * address, consecutive, still make runs.
  */
 export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: readonly NamedAppend[]; copy?: boolean } = {}): RowIndexing[] {
   const appends = options.appends ?? [];
   const leads = searchLeads(rows);
-  const { ipRun, typeSets } = rangesOf(rows);
+  const { typeSets } = typeSetsOf(rows);
   const keys = rows.map((r) => (foundBySpan(r) ? spanKey(r) : null));
   const spanned = new Map<string, number>();
   for (const key of keys) if (key !== null) spanned.set(key, (spanned.get(key) ?? 0) + 1);
   const bySpan = keys.map((key) => key !== null && spanned.get(key)! > 1);
   const timeInSpan = rows.map((r, i) => (bySpan[i] && !options.copy && r.occurred_at === r.received_at ? 1 : 0));
-  const [actions, organizations] = LIVE_SETS.map((kind) => liveSets(kind, rows, timeInSpan));
+  const [actions, organizations, addresses] = LIVE_SETS.map((kind) => liveSets(kind, rows, timeInSpan));
+  const { runs, ipRun } = runsBesideSets(rows, addresses.inSet);
   const indexing: RowIndexing[] = rows.map((r, i) => {
     const name = bySpan[i] ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
-    return [bySpan[i] ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, ipRun[i], typeSets[i], timeInSpan[i], actions.inSet[i], organizations.inSet[i]];
+    return [
+      bySpan[i] ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, addresses.inSet[i] || ipRun[i], typeSets[i], timeInSpan[i],
+      actions.inSet[i] as 0 | 1, organizations.inSet[i] as 0 | 1,
+    ];
   });
-  madeLiveSets.set(indexing, [actions.sets, organizations.sets]);
+  madeRanges.set(indexing, { live: [actions.sets, organizations.sets, addresses.sets], runs });
   return indexing;
 }
 
@@ -109,7 +124,7 @@ export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: re
  * What follows the rows' inserts in the same batch: their commit spans (live
  * when they give their rows' time), the
  * project tags of rows found at their instant (event-lookup.ts), their
- * address runs, target type sets, action and organization sets (the same
+ * address runs, target type sets, action, organization and address sets (the same
  * ones rowIndexing marked: address-runs.ts, target-type-sets.ts,
  * live-sets.ts), and
  * the search entries of each project's seq range (made from the words the
@@ -129,9 +144,15 @@ export function afterInserts(
   const tags = projectTagStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 2));
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
-  const { runs, sets } = rangesOf(rows);
-  // The live sets rowIndexing made with these marks; marks from elsewhere make them again from their live marks.
-  const live = madeLiveSets.get(indexing) ?? LIVE_SETS.map((kind) => liveSets(kind, rows, indexing.map((r) => r[6])).sets);
+  const { sets } = typeSetsOf(rows);
+  // The live sets and runs rowIndexing made with these marks; marks from elsewhere make them again from their live marks.
+  const { live, runs } = madeRanges.get(indexing) ?? remade(rows, indexing);
   const ranges = [addressRunStatement(db, runs), targetTypeSetStatement(db, sets), ...LIVE_SETS.map((kind, k) => liveSetStatement(db, kind, live[k]))];
   return [...spans, ...tags, ...ranges.filter((s) => s !== null), ...groups];
+}
+
+/** The ranges of marks rowIndexing did not return: made again from their live marks, as rowIndexing made them. */
+function remade(rows: readonly IndexedRow[], indexing: readonly RowIndexing[]): MadeRanges {
+  const live = LIVE_SETS.map((kind) => liveSets(kind, rows, indexing.map((r) => r[6])));
+  return { live: live.map((l) => l.sets), runs: runsBesideSets(rows, live[2].inSet).runs };
 }

@@ -1,12 +1,12 @@
 import { MAX_RUN } from "./address-runs.ts";
-import { ACTION_SETS, ORGANIZATION_SETS, type LiveSetKind } from "./live-sets.ts";
+import { ACTION_SETS, ADDRESS_SETS, ORGANIZATION_SETS, type LiveSetKind } from "./live-sets.ts";
 import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
 
 /**
  * Storage v2 replaced index entries per event with rows per batch: a commit's
  * span (found by id, 0029; in time order, 0040), an address run (0038), a
- * target type set (0039), an action set (0041) and an organization set
- * (0042); and a lone live row is
+ * target type set (0039), an action set (0041), an organization set
+ * (0042) and an address set (0043); and a lone live row is
  * found at its instant in the time index, by a receipt that names no project
  * through its project's tag row (0037). Each row is marked for
  * the ones that stand in for its entries (id_indexed = 0 or 2, time_in_span,
@@ -26,12 +26,12 @@ import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
  * A stand-in planted over rows another holds hides events too: each walk
  * stops at the page's size, a row named twice fills two places, the page
  * keeps it once and comes up short, and a short page ends the list. So a
- * live span, an action set and an organization set must be the only one to
- * hold their row.
+ * live span and a live set (of an action, an organization or an address)
+ * must be the only one to hold their row.
  * (Address runs and type sets may overlap after a shard copy ran twice, and
  * their readers take a row once.) Planted over rows it should not hold, a
  * stand-in lists nothing more: the walks also test each row's own fields
- * (a live set's rows for its action or organization, a run's for their
+ * (a live set's rows for its value, a run's for their
  * address, and a live span's or a live set's rows for its instant, so one
  * planted at another instant lists nothing).
  * The search index is checked only for an entry per closed group: it is
@@ -53,10 +53,13 @@ function holds(s: string): string {
   return `instr(',' || substr(${s}.seqs, 2, length(${s}.seqs) - 2) || ',', ',' || (r.seq - ${s}.first_seq) || ',') > 0`;
 }
 
-/** SQL: whether one set of row `r`'s value and instant names its offset, as marked (a commit makes one a value). */
+/**
+ * SQL: whether one set of row `r`'s value and instant names its offset, as marked (a commit makes one a value). A
+ * scrubbed address is no value: erasure took the row out of its set (0043's trigger drops the set with its last).
+ */
 function inLiveSet(kind: LiveSetKind): string {
   return (
-    `(r.${kind.mark} = 0 OR (SELECT count(*) FROM ${kind.table} a WHERE a.project_id = r.project_id AND a.${kind.column} = r.${kind.column} ` +
+    `(r.${kind.mark} <> ${kind.inSet} OR r.${kind.column} IS NULL OR (SELECT count(*) FROM ${kind.table} a WHERE a.project_id = r.project_id AND a.${kind.column} = r.${kind.column} ` +
     `AND a.received_at = r.occurred_at AND a.first_seq BETWEEN r.seq - ${MAX_SPAN} AND r.seq AND a.last_seq >= r.seq AND ${holds("a")}) = 1)`
   );
 }
@@ -93,7 +96,7 @@ const STANDS_IN = [
   "(r.time_in_span = 0 OR (SELECT count(*) FROM commit_spans s INDEXED BY commit_spans_live_time_idx WHERE s.project_id = r.project_id " +
     "AND s.received_at = r.occurred_at AND s.live = 1 AND s.first_seq <= r.seq AND s.last_seq >= r.seq) = 1)",
   // By address: a run of its address over its seq (an erased row has none: its address is gone, and so is its run).
-  `(r.ip_run = 0 OR r.ip_address IS NULL OR EXISTS (SELECT 1 FROM ip_runs u WHERE u.project_id = r.project_id AND u.ip = r.ip_address ` +
+  `(r.ip_run <> 1 OR r.ip_address IS NULL OR EXISTS (SELECT 1 FROM ip_runs u WHERE u.project_id = r.project_id AND u.ip = r.ip_address ` +
     `AND u.last_seq BETWEEN r.seq AND r.seq + ${MAX_SPAN} AND u.first_seq <= r.seq))`,
   // By target type, at either place.
   inTypeSet(0),
@@ -108,9 +111,10 @@ const STANDS_IN = [
   // row for its hash (the integrity suites' answers), not an intact row before it in the same group.
   `(r.search_words IS NULL OR EXISTS (SELECT 1 FROM events n WHERE n.project_id = r.project_id AND n.seq = r.seq + 1 ` +
     `AND n.row_id - n.search_lead = r.row_id - r.search_lead) OR NOT (${needsGroupEntry("r")}) OR ${hasGroupEntry("r")})`,
-  // By action, and by organization: one set of its value and instant naming its offset.
+  // By action, by organization, and a live row by address: one set of its value and instant naming its offset.
   inLiveSet(ACTION_SETS),
   inLiveSet(ORGANIZATION_SETS),
+  inLiveSet(ADDRESS_SETS),
 ];
 
 /**

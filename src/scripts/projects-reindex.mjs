@@ -1,7 +1,7 @@
 // npm run projects:reindex -- <project> [--archived] [--remote]
 // Puts a project's hot events that lists or reads by id no longer find back into their indexes: the events
 // verify reports as index_damaged, after a row standing in for their index entries (a commit's span, an
-// address run, a target type set, an action or organization set, a project tag, a row of event_targets, a search
+// address run, a target type set, an action, organization or address set, a project tag, a row of event_targets, a search
 // group's entry)
 // was deleted or altered in D1 (src/model/stand-ins.ts). Their marks are cleared, so the project's indexes hold
 // them as they hold any event written before storage v2 (a few index rows each); a lone live event's project

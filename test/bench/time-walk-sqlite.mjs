@@ -1,10 +1,12 @@
-// The walks over live commits in Node's own SQLite (migrations 0040-0042): every migration, BENCH_TIME_WALK_EVENTS
+// The walks over live commits in Node's own SQLite (migrations 0040-0043): every migration, BENCH_TIME_WALK_EVENTS
 // (default 300,000) events committed live, in batches of 100 with no occurred_at, through the ledger's own insert
-// statements, then a page of 51 of selectEvents, 400 runs after 50 warm-ups, for lists in time order, by action and
-// by organization: the walks of the live spans and the live sets, apart from the runtime (the read bench at 1M walks
-// them with BENCH_READS_LIVE=1). Six actions repeat in every batch (sets); one in 1,000 events is a rare action (an
-// index entry). Organizations take turns, each twice a batch (index entries); with BENCH_TIME_WALK_TENANT=1 a batch names
-// one (a set each, migration 0042). Pass another checkout's root to time its code on the same data shape:
+// statements, then a page of 51 of selectEvents, 400 runs after 50 warm-ups, for lists in time order, by action, by
+// organization and by address: the walks of the live spans and the live sets, apart from the runtime (the read bench
+// at 1M walks them with BENCH_READS_LIVE=1). Six actions repeat in every batch (sets); one in 1,000 events is a rare
+// action (an index entry). Organizations take turns, each twice a batch (index entries); with BENCH_TIME_WALK_TENANT=1 a
+// batch names one (a set each, migration 0042). A batch has one address: every other batch one shared address, the rest
+// one of 100 (a batch in 200: a run each before migration 0043, a set each since). Pass another checkout's root to time
+// its code on the same data shape:
 // `npx node test/bench/time-walk-sqlite.mjs [root]`.
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -33,7 +35,7 @@ for (let c = 0; c < N / 100; c++) {
     const seq = c * 100 + k + 1;
     return { row_id: null, id: mintEventId(at, tag), project_id: P, seq, action: seq % 1000 === 0 ? "rare" : `a.${seq % 6}`, organization: `org_${tenant ? c % 50 : seq % 50}`, actor_id: `u_${seq % 5000}`, actor_type: "user",
       actor_name: null, actor_email: null, targets: JSON.stringify([{ id: `d_${seq}`, name: null, type: "doc" }]), metadata: "{}", occurred_at: at, received_at: at,
-      ip_address: `10.0.${c % 200}.1`, user_agent: null, pii_salt: null, pii_commitment: hex(32), hash: hex(32), prev_hash: null, signature: null,
+      ip_address: c % 2 === 0 ? "10.1.1.1" : `10.0.${c % 200}.1`, user_agent: null, pii_salt: null, pii_commitment: hex(32), hash: hex(32), prev_hash: null, signature: null,
       anonymized_at: null, changes: null, schema_version: null, schema_valid: null };
   });
   for (const s of insertEventsStatements(d1, rows)) db.prepare(s.sql).run(...s.params);
@@ -56,6 +58,10 @@ const cases = [
   ["organization, first", { ...base, organization: "org_7" }, null],
   ["organization, deep", { ...base, organization: "org_7" }, { occurredAt: mid, seq: N / 2 }],
   ["organization and action", { ...base, organization: "org_7", actions: ["a.1"] }, null],
+  ["address 1 in 2, first", { ...base, ipAddress: "10.1.1.1" }, null],
+  ["address 1 in 2, deep", { ...base, ipAddress: "10.1.1.1" }, { occurredAt: mid, seq: N / 2 }],
+  ["address 1 in 200, first", { ...base, ipAddress: "10.0.7.1" }, null],
+  ["address 1 in 200, deep", { ...base, ipAddress: "10.0.7.1" }, { occurredAt: mid, seq: N / 2 }],
 ];
 for (const [name, sel, cursor] of cases) {
   const st = selectEvents(sel, { columns: "e.*", cursor, limit: 51 });

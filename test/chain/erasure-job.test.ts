@@ -109,10 +109,11 @@ describe("erasure as a job", () => {
     // Stored for good: no row, no segment, no object left with the values; nothing lost or doubled.
     const rows = await p.db.prepare("SELECT seq, actor_id, anonymized_at FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number; actor_id: string | null }>();
     expect(rows.results.filter((r) => r.actor_id === ada.id)).toEqual([]);
-    // Ada's hot events were a batch, found by their address through a run (migration 0038): the run went with the scrub.
-    const runs = await p.db.prepare("SELECT ip FROM ip_runs WHERE project_id = ?").bind(p.id).all<{ ip: string }>();
-    expect(runs.results.length).toBeGreaterThan(0);
-    expect(runs.results.filter((r) => r.ip === ADA_IP)).toEqual([]);
+    // Ada's hot events were a live batch, found by their address through a live set (migration 0043): the set went with
+    // the scrub (Bob's stay).
+    const sets = await p.db.prepare("SELECT ip_address FROM address_sets WHERE project_id = ?").bind(p.id).all<{ ip_address: string }>();
+    expect(sets.results.length).toBeGreaterThan(0);
+    expect(sets.results.filter((r) => r.ip_address === ADA_IP)).toEqual([]);
     const segments = await segmentsOf(p.db, p.id);
     const inArchive = (await Promise.all(segments.map((s) => readSegment(env, s)))).flat();
     expect(inArchive.filter((r) => r.actor_id === ada.id || r.anonymized_at !== null).map((r) => r.actor_id)).toEqual(Array(24).fill(null));

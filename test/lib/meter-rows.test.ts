@@ -78,15 +78,18 @@ describe("the meter counts billed rows", () => {
     // entry per group of 16 it fills (migration 0031 and search-index.ts: the first event's group and the next one; the
     // last 9 stay open), 2 for the commit (its span, migration 0029, and the span's entry in the live spans' index, which
     // gives its live events their time instead of a time index entry each: migration 0040), 1 for the request's address,
-    // which its 40 events share (migration 0038), 1 for their first target's type, which they share too (migration 0039),
+    // which its 40 live events share (a live set, migration 0043, in place of 0038's run), 1 for their first target's
+    // type, which they share too (migration 0039),
     // 1 for their action (migration 0041) and 1 for their organization (migration 0042), which they share too.
     expect(rows.d1Written).toBe(4 * 40 + Math.floor((1 + 40) / SEARCH_GROUP) + 2 + 1 + 1 + 1 + 1);
     const spans = await project.db.prepare("SELECT first_seq, last_seq, live FROM commit_spans WHERE project_id = ? ORDER BY first_seq").bind(project.id).all();
     expect(spans.results).toEqual([{ first_seq: 2, last_seq: 41, live: 1 }]);
     const timed = await project.db.prepare("SELECT time_in_span, count(*) AS n FROM events WHERE project_id = ? GROUP BY time_in_span").bind(project.id).all();
     expect(timed.results).toEqual([{ time_in_span: 0, n: 1 }, { time_in_span: 1, n: 40 }]);
-    const runs = await project.db.prepare("SELECT first_seq, last_seq FROM ip_runs WHERE project_id = ?").bind(project.id).all();
-    expect(runs.results).toEqual([{ first_seq: 2, last_seq: 41 }]);
+    const runs = await project.db.prepare("SELECT count(*) AS n FROM ip_runs WHERE project_id = ?").bind(project.id).first<{ n: number }>();
+    expect(runs!.n).toBe(0);
+    const addresses = await project.db.prepare("SELECT first_seq, last_seq, json_array_length(seqs) AS n FROM address_sets WHERE project_id = ?").bind(project.id).all();
+    expect(addresses.results).toEqual([{ first_seq: 2, last_seq: 41, n: 40 }]);
     const sets = await project.db.prepare("SELECT at, type, first_seq, last_seq FROM target_type_sets WHERE project_id = ?").bind(project.id).all();
     expect(sets.results).toEqual([{ at: 0, type: "doc", first_seq: 2, last_seq: 41 }]);
     const actions = await project.db.prepare("SELECT action, first_seq, last_seq, json_array_length(seqs) AS n FROM action_sets WHERE project_id = ?").bind(project.id).all();
@@ -116,14 +119,14 @@ describe("what archiving costs in billed rows", () => {
     expect(ids!.n).toBe(0);
     // 1 an event (issue 38 counted 5: archive_ids' row and index are gone, the search entry is one per 16 events, and
     // the one target is in index entries, whose deletes D1 does not bill), the search groups' entries, plus the
-    // segment's index row and its summary, and the commit's span, address run, target type set and action set, which go
+    // segment's index row and its summary, and the commit's span, address set, target type set and action set, which go
     // with their last event. (16, 16 and an open 8: two entries.)
     const perSegment = rows.d1Written - 40 - Math.floor(40 / SEARCH_GROUP) - 4;
     expect(perSegment).toBeGreaterThan(0);
     expect(perSegment).toBeLessThanOrEqual(9);
     const spans = await project.db.prepare("SELECT count(*) AS n FROM commit_spans WHERE project_id = ?").bind(project.id).first<{ n: number }>();
     expect(spans!.n).toBe(0);
-    const runs = await project.db.prepare("SELECT count(*) AS n FROM ip_runs WHERE project_id = ?").bind(project.id).first<{ n: number }>();
+    const runs = await project.db.prepare("SELECT (SELECT count(*) FROM ip_runs WHERE project_id = ?1) + (SELECT count(*) FROM address_sets WHERE project_id = ?1) AS n").bind(project.id).first<{ n: number }>();
     expect(runs!.n).toBe(0);
     const sets = await project.db.prepare("SELECT count(*) AS n FROM target_type_sets WHERE project_id = ?").bind(project.id).first<{ n: number }>();
     expect(sets!.n).toBe(0);

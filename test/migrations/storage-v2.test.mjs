@@ -1,4 +1,4 @@
-// Migrations 0029 to 0042 (issue 38, storage v2) over a shard that already holds events, in Node's
+// Migrations 0029 to 0043 (issue 38, storage v2) over a shard that already holds events, in Node's
 // own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
 // (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
 // Every event from before stays findable by id (through the now partial id index, which SQLite is
@@ -804,5 +804,84 @@ describe("migration 0042: a commit's live rows of a repeated organization are on
     for (const seq of [16, 14, 15]) drop.run(PROJECT, seq);
     assert.deepEqual(setsOf(), []);
     for (const organization of ["acme", "globex", "initech"]) assert.deepEqual(pages(db, sel(organization), 2), expected(organization));
+  });
+});
+
+describe("migration 0043: a commit's live rows of one address are one set in list order, in place of a run", () => {
+  const db = new DatabaseSync(join(dir, "addresses.sqlite"));
+  const at = (s) => `2026-11-29T23:00:${String(s).padStart(2, "0")}.000Z`;
+  const A = "10.43.0.1";
+  const B = "10.43.0.2";
+  const seqs = (rows) => rows.map((r) => r.seq);
+  const sel = (ip, more = {}) => ({ projectId: PROJECT, organization: null, actorId: null, ipAddress: ip, dateFrom: null, dateTo: null, actions: null, exclude: [], ...more });
+  const expected = (ip, where = "1") =>
+    seqs(db.prepare(`SELECT seq FROM events WHERE project_id = ? AND ip_address = ? AND ${where} ORDER BY occurred_at DESC, seq DESC`).all(PROJECT, ip));
+  const setsOf = () => db.prepare("SELECT ip_address, first_seq, last_seq, seqs FROM address_sets WHERE project_id = ? ORDER BY first_seq").all(PROJECT).map((r) => ({ ...r }));
+  const runsOf = () => db.prepare("SELECT ip, first_seq, last_seq FROM ip_runs WHERE project_id = ? ORDER BY first_seq").all(PROJECT).map((r) => ({ ...r }));
+
+  before(async () => {
+    migrate(db, (f) => f < "0043");
+    const tag = await idTag(PROJECT);
+    // As the code of 0042 wrote it: a live batch from A is a run (ip_run = 1) in its live span.
+    for (let seq = 1; seq <= 4; seq++) insertAs(db, { ...row(PROJECT, seq, mintEventId(at(1), tag), at(1), { ip_address: A }), time_in_span: 1, ip_run: 1 }, 0);
+    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, ?, 1, 4, 1)").run(at(1), PROJECT);
+    db.prepare("INSERT INTO ip_runs (project_id, ip, first_seq, last_seq) VALUES (?, ?, 1, 4)").run(PROJECT, A);
+    migrate(db, (f) => f >= "0043");
+    // A live batch of two addresses taking turns, around a backdated row and a row with none; a backdated batch from B
+    // (a run); a lone live row from A (an index entry).
+    const ips = [A, B, A, B, A, null, B, A, A];
+    commit(db, ips.map((ip_address, i) => row(PROJECT, 5 + i, mintEventId(at(20), tag), at(20), { ip_address, ...(i === 7 ? { occurred_at: at(1) } : {}) })));
+    commit(db, [14, 15, 16].map((seq) => row(PROJECT, seq, mintEventId(at(22), tag), at(22), { ip_address: B, occurred_at: at(2) })));
+    commit(db, [row(PROJECT, 17, mintEventId(at(23), tag), at(23), { ip_address: A })]);
+  });
+
+  it("leaves the old run as it is, and writes a set for each address a commit's live rows share three times or more", () => {
+    assert.deepEqual(setsOf(), [
+      { ip_address: A, first_seq: 5, last_seq: 13, seqs: "[0,2,4,8]" },
+      { ip_address: B, first_seq: 6, last_seq: 11, seqs: "[0,2,5]" },
+    ]);
+    assert.deepEqual(runsOf(), [{ ip: A, first_seq: 1, last_seq: 4 }, { ip: B, first_seq: 14, last_seq: 16 }]);
+    const entries = db.prepare("SELECT seq FROM events INDEXED BY events_ip_time_idx WHERE project_id = ? AND ip_address IS NOT NULL AND ip_run = 0 ORDER BY seq").all(PROJECT);
+    assert.deepEqual(seqs(entries), [12, 17]);
+  });
+
+  it("lists every event of an address once in list order, old and new, by page, between dates, with an action, and when common", () => {
+    const check = () => {
+      for (const ip of [A, B, "10.43.0.9"]) {
+        for (const size of [1, 2, 3, 50]) {
+          assert.deepEqual(pages(db, sel(ip), size), expected(ip), `${ip} by ${size}`);
+          assert.deepEqual(pages(db, sel(ip, { dateFrom: at(2), dateTo: at(22) }), size), expected(ip, `occurred_at BETWEEN '${at(2)}' AND '${at(22)}'`));
+          assert.deepEqual(pages(db, sel(ip, { actions: ["doc.viewed"] }), size), expected(ip));
+        }
+      }
+    };
+    check();
+    const text = plan(db, selectEvents(sel(A, { dateFrom: at(2) }), { columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
+    assert.match(text, /SEARCH s USING PRIMARY KEY \(project_id=\? AND ip_address=\? AND received_at>\? AND received_at<\?\)/);
+    assert.match(text, /SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq=\?\)/);
+    assert.doesNotMatch(text, /SCAN e\b|SCAN s\b/);
+    // Runs enough to count as common (over seqs the project does not have): the list walk that checks each row finds the same.
+    const fake = db.prepare("INSERT INTO ip_runs (project_id, ip, first_seq, last_seq) VALUES (?, ?, ?, ?)");
+    for (let i = 0; i < 2_000; i++) for (const ip of [A, B]) fake.run(PROJECT, ip, 1_000_000 + 2 * i, 1_000_000 + 2 * i);
+    check();
+    db.prepare("DELETE FROM ip_runs WHERE first_seq >= 1000000").run();
+  });
+
+  it("drops a set with the last of its rows that holds the address, deleted in any order or scrubbed, and not with another address's row", () => {
+    const drop = db.prepare("DELETE FROM events WHERE project_id = ? AND seq = ?");
+    const erase = db.prepare("UPDATE events SET ip_address = NULL WHERE project_id = ? AND seq = ?");
+    for (const seq of [7, 5]) drop.run(PROJECT, seq);
+    erase.run(PROJECT, 9);
+    assert.deepEqual(setsOf().map((s) => s.ip_address), [A, B]);
+    drop.run(PROJECT, 13);
+    assert.deepEqual(setsOf().map((s) => s.ip_address), [B]);
+    erase.run(PROJECT, 6);
+    drop.run(PROJECT, 11);
+    assert.deepEqual(setsOf().map((s) => s.ip_address), [B]);
+    erase.run(PROJECT, 8);
+    assert.deepEqual(setsOf(), []);
+    // The runs are 0038's, as before.
+    assert.deepEqual(runsOf(), [{ ip: A, first_seq: 1, last_seq: 4 }, { ip: B, first_seq: 14, last_seq: 16 }]);
+    for (const ip of [A, B]) assert.deepEqual(pages(db, sel(ip), 2), expected(ip));
   });
 });

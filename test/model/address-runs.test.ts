@@ -84,7 +84,7 @@ describe("addressRuns", () => {
 });
 
 describe("address runs (migration 0038)", () => {
-  it("a request's events are one run and take no index entry; lone events and pairs keep theirs", async () => {
+  it("a request's events are one run (a live request's, one set) and take no index entry; lone events and pairs keep theirs", async () => {
     const p = await seeded();
     const runs = await p.db.prepare("SELECT ip, first_seq, last_seq FROM ip_runs WHERE project_id = ? ORDER BY first_seq").bind(p.id).all();
     expect(runs.results).toEqual([
@@ -92,10 +92,16 @@ describe("address runs (migration 0038)", () => {
       { ip: B, first_seq: 7, last_seq: 10 },
       { ip: A, first_seq: 14, last_seq: 19 },
       { ip: B, first_seq: 20, last_seq: 22 },
-      { ip: A, first_seq: 23, last_seq: 25 },
     ]);
-    const indexed = await p.db.prepare("SELECT seq FROM events WHERE project_id = ? AND ip_run = 0 ORDER BY seq").bind(p.id).all<{ seq: number }>();
-    expect(indexed.results.map((r) => r.seq)).toEqual([6, 11, 12, 13]);
+    // The live batch's rows share its instant: a live set in list order (migration 0043), not a run.
+    const sets = await p.db.prepare("SELECT ip_address, first_seq, last_seq, seqs FROM address_sets WHERE project_id = ?").bind(p.id).all();
+    expect(sets.results).toEqual([{ ip_address: A, first_seq: 23, last_seq: 25, seqs: "[0,1,2]" }]);
+    const marks = await p.db.prepare("SELECT ip_run, group_concat(seq) AS seqs FROM (SELECT ip_run, seq FROM events WHERE project_id = ? ORDER BY seq) GROUP BY ip_run").bind(p.id).all();
+    expect(marks.results).toEqual([
+      { ip_run: 0, seqs: "6,11,12,13" },
+      { ip_run: 1, seqs: "1,2,3,4,5,7,8,9,10,14,15,16,17,18,19,20,21,22" },
+      { ip_run: 2, seqs: "23,24,25" },
+    ]);
   });
 
   it("every read by address finds its runs' events and its indexed ones, in list order, page by page", async () => {

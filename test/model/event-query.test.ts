@@ -91,7 +91,7 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     });
   }
 
-  it("ip_address: its index entries in list order, its runs' events by seq range, or the list walk when common; never a scan", async () => {
+  it("ip_address: its index entries and its live sets in list order, its runs' events by seq range, or the list walk when common; never a scan", async () => {
     const ip = "203.0.113.1";
     const shapes: Array<[Filters, Partial<SelectOptions>, string]> = [
       [{ ip_address: ip }, {}, "events_project_time_idx"],
@@ -107,6 +107,8 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
         expect(fullScan(lines), text).toBe(false);
         expect(text).toMatch(/SEARCH e USING (COVERING )?INDEX events_ip_time_idx \(project_id=\? AND ip_address=\?/);
         expect(text).toMatch(/SEARCH r USING PRIMARY KEY \(project_id=\? AND ip=\?\)/);
+        // Its live sets (migration 0043), newest first, each set's rows by seq.
+        expect(text).toMatch(/SEARCH s USING PRIMARY KEY \(project_id=\? AND ip_address=\?/);
         expect(text).toMatch(/SEARCH x USING INDEX events_project_seq_idx \(project_id=\? AND seq>\? AND seq<\?\)/);
         expect(text).toMatch(new RegExp(`SEARCH e USING (COVERING )?INDEX ${dense} \\(project_id=\\?`));
       }

@@ -1,18 +1,39 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ACTION_SETS, liveSets, ORGANIZATION_SETS } from "../../src/model/live-sets";
+import { ACTION_SETS, ADDRESS_SETS, liveSets, ORGANIZATION_SETS } from "../../src/model/live-sets";
 import { MAX_RUN, MIN_RUN } from "../../src/model/address-runs";
 import { ledgerOf } from "../../src/chain/ledger";
 import { call, createProject, createScopedKey, ingestMany, listOrder, listPages } from "../helpers";
 
-type Sent = { id: string; seq: number; occurred_at: string; action: string; organization: string | null; ip_address: string | null; targets: Array<{ type: string; id: string }> };
+type Sent = {
+  id: string;
+  seq: number;
+  occurred_at: string;
+  action: string;
+  organization: string | null;
+  ip_address: string | null;
+  actor?: { id: string | null };
+  targets: Array<{ type: string; id: string }>;
+};
+
+const later = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
+
+/** The i-th event of the organization and address tests: actions, actors and first targets in turn, an organization and an occurred_at of its own when given. */
+const eventOf = (i: number, fields: { organization?: string | null; occurredAt?: string } = {}) => ({
+  action: ["doc.read", "doc.write", "user.login"][i % 3],
+  ...(fields.organization == null ? {} : { organization: fields.organization }),
+  actor: { id: `u_${i % 4}` },
+  targets: [{ type: i % 2 ? "team" : "document", id: `t_${i}` }],
+  ...(fields.occurredAt ? { occurred_at: fields.occurredAt } : {}),
+});
 
 describe("liveSets", () => {
-  const row = (seq: number, action: string, receivedAt = "2026-05-05T05:05:05.000Z", project = "p", organization: string | null = null) => ({
+  const row = (seq: number, action: string, receivedAt = "2026-05-05T05:05:05.000Z", project = "p", organization: string | null = null, ip: string | null = null) => ({
     project_id: project,
     seq,
     action,
     organization,
+    ip_address: ip,
     received_at: receivedAt,
   });
   const actionSets = (rows: ReturnType<typeof row>[], live: (0 | 1)[]) => liveSets(ACTION_SETS, rows, live);
@@ -49,12 +70,22 @@ describe("liveSets", () => {
     // Each kind keys on its own column: these rows' actions all differ.
     expect(actionSets(rows, rows.map(() => 1)).sets).toEqual([]);
   });
+
+  it("makes address sets the same way, marking their rows with ip_run's 2", () => {
+    const at = "2026-05-05T05:05:05.000Z";
+    const ips = ["10.0.0.1", null, "10.0.0.1", "10.0.0.2", "10.0.0.1", "10.0.0.2"];
+    const rows = ips.map((ip, i) => row(i + 1, `a${i}`, at, "p", null, ip));
+    expect(liveSets(ADDRESS_SETS, rows, rows.map(() => 1))).toEqual({
+      sets: [{ projectId: "p", value: "10.0.0.1", receivedAt: at, first: 1, offsets: [0, 2, 4] }],
+      inSet: [2, 0, 2, 0, 2, 0],
+    });
+    expect(liveSets(ADDRESS_SETS, rows, [1, 1, 1, 1, 0, 1]).sets).toEqual([]);
+  });
 });
 
 describe("action sets (migration 0041)", () => {
   const ip = "198.51.100.9";
   const other = "203.0.113.9";
-  const later = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
   const event = (action: string, i: number, occurredAt?: string) => ({
     action,
     organization: i % 2 ? "org_odd" : "org_even",
@@ -156,14 +187,7 @@ describe("action sets (migration 0041)", () => {
 describe("organization sets (migration 0042)", () => {
   const ip = "198.51.100.19";
   const other = "203.0.113.19";
-  const later = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
-  const event = (organization: string | null, i: number, occurredAt?: string) => ({
-    action: ["doc.read", "doc.write", "user.login"][i % 3],
-    ...(organization === null ? {} : { organization }),
-    actor: { id: `u_${i % 4}` },
-    targets: [{ type: i % 2 ? "team" : "document", id: `t_${i}` }],
-    ...(occurredAt ? { occurred_at: occurredAt } : {}),
-  });
+  const event = (organization: string | null, i: number, occurredAt?: string) => eventOf(i, { organization, occurredAt });
 
   /**
    * A tenant's live batch (one organization throughout), a live batch of
@@ -271,5 +295,93 @@ describe("organization sets (migration 0042)", () => {
     for (const organization of ["acme", "globex"]) {
       expect(await listPages(p.key, "/v1/events", `organization=${organization}`, 4)).toEqual(listOrder(sent, (e) => e.organization === organization));
     }
+  });
+});
+
+describe("address sets (migration 0043)", () => {
+  const A = "198.51.100.29";
+  const B = "203.0.113.29";
+  const event = (i: number, occurredAt?: string) => eventOf(i, { organization: i % 2 ? "org_odd" : "org_even", occurredAt });
+
+  /**
+   * A live batch from A (a set), a batch from B mixing live rows (a set
+   * over seqs apart) with backdated ones (one at exactly the first batch's
+   * instant; apart, so no run: index entries), a backdated batch from A (a
+   * run, migration 0038), a live pair from B (index entries: too few for a
+   * set) and a lone live event from A (an index entry).
+   */
+  async function seeded() {
+    const p = await createProject();
+    const sent: Sent[] = [];
+    const batch = async (events: unknown[], ip: string) => sent.push(...(await ingestMany(p.key, events, { ip })));
+    await batch(Array.from({ length: 8 }, (_, i) => event(i)), A);
+    const first = sent[0].occurred_at;
+    await batch([event(10), event(11, first), event(12), event(13), event(14, later(first, 1)), event(15)], B);
+    await batch([20, 21, 22, 23].map((i) => event(i, `2026-01-0${i - 19}T00:00:00.000Z`)), A);
+    await batch([event(30), event(31)], B);
+    const lone = await call("POST", "/v1/events", { key: p.key, body: event(40), ip: A });
+    expect(lone.status).toBe(201);
+    sent.push(lone.json.data);
+    return { ...p, sent, first };
+  }
+
+  it("gives a commit's live rows of one address a set instead of a run, and lists every read by address once, in list order", async () => {
+    const p = await seeded();
+    const sets = await p.db.prepare("SELECT ip_address, first_seq, last_seq, seqs FROM address_sets WHERE project_id = ? ORDER BY first_seq").bind(p.id).all();
+    expect(sets.results).toEqual([
+      { ip_address: A, first_seq: 1, last_seq: 8, seqs: "[0,1,2,3,4,5,6,7]" },
+      { ip_address: B, first_seq: 9, last_seq: 14, seqs: "[0,2,3,5]" },
+    ]);
+    const runs = await p.db.prepare("SELECT ip, first_seq, last_seq FROM ip_runs WHERE project_id = ?").bind(p.id).all();
+    expect(runs.results).toEqual([{ ip: A, first_seq: 15, last_seq: 18 }]);
+    const entries = await p.db
+      .prepare("SELECT seq FROM events INDEXED BY events_ip_time_idx WHERE project_id = ? AND ip_address IS NOT NULL AND ip_run = 0 ORDER BY seq")
+      .bind(p.id)
+      .all<{ seq: number }>();
+    expect(entries.results.map((r) => r.seq)).toEqual([10, 13, 19, 20, 21]);
+
+    const at = (...ips: string[]) => (e: Sent) => ips.includes(e.ip_address!);
+    const mid = later(p.first, 1);
+    const reads: Array<[string, (e: Sent) => boolean]> = [
+      [`ip_address=${A}`, at(A)],
+      [`ip_address=${B}`, at(B)],
+      ["ip_address=192.0.2.29", () => false],
+      [`ip_address=${B}&date_from=${p.first}&date_to=${mid}`, (e) => e.ip_address === B && e.occurred_at >= p.first && e.occurred_at <= mid],
+      [`ip_address=${A}&action=doc.read`, (e) => e.ip_address === A && e.action === "doc.read"],
+      [`ip_address=${A}&actions=doc.read,user.login`, (e) => e.ip_address === A && e.action !== "doc.write"],
+      [`ip_address=${B}&actions_exclude=doc.read`, (e) => e.ip_address === B && e.action !== "doc.read"],
+      [`ip_address=${A}&organization=org_odd`, (e) => e.ip_address === A && e.organization === "org_odd"],
+      [`ip_address=${A}&actor_id=u_1`, (e) => e.ip_address === A && e.actor?.id === "u_1"],
+      [`ip_address=${B}&target_type=team`, (e) => e.ip_address === B && e.targets[0].type === "team"],
+    ];
+    for (const [query, keep] of reads) {
+      for (const limit of [1, 2, 3, 200]) {
+        expect(await listPages(p.key, "/v1/events", query, limit), `${query} by ${limit}`).toEqual(listOrder(p.sent, keep));
+      }
+    }
+    expect(await listPages(p.key, "/v1/events/search", `q=doc&ip_address=${A}`, 2)).toEqual(listOrder(p.sent, (e) => e.ip_address === A && e.action !== "user.login"));
+    const exported = await call("GET", `/v1/exports?format=json&ip_address=${B}`, { key: p.key });
+    expect((JSON.parse(exported.text) as Sent[]).map((e) => e.seq)).toEqual(listOrder(p.sent, at(B)));
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: p.sent.length, failure: null });
+  });
+
+  it("lists an archived and restored part of a commit once by address", async () => {
+    const p = await createProject();
+    const sent: Sent[] = await ingestMany(p.key, Array.from({ length: 12 }, (_, i) => event(i)), { ip: A });
+    const sets = async () => (await p.db.prepare("SELECT first_seq FROM address_sets WHERE project_id = ?").bind(p.id).all()).results;
+    expect(await sets()).toEqual([{ first_seq: 1 }]);
+    await env.DB.prepare("UPDATE projects SET hot_days = 0 WHERE id = ?").bind(p.id).run();
+    expect((await ledgerOf(env, p.id).archiveSegment(new Date().toISOString(), { segmentRows: 5 })).archived).toBe(5);
+    // The set keeps its rows still hot, and still names the archived ones' seqs.
+    expect(await sets()).toEqual([{ first_seq: 1 }]);
+    await env.DB.prepare("UPDATE projects SET hot_days = NULL WHERE id = ?").bind(p.id).run();
+    const { key: admin } = await createScopedKey(p.id, ["admin"]);
+    expect((await call("POST", "/v1/project/restore-archive", { key: admin })).json.data).toMatchObject({ status: "done", restored: 5 });
+    // A restore marks none of its rows live: they are a run again (consecutive, one address), and the set's walk leaves them to it.
+    const marks = await p.db.prepare("SELECT ip_run, count(*) AS n FROM events WHERE project_id = ? AND seq <= 12 GROUP BY ip_run").bind(p.id).all();
+    expect(marks.results).toEqual([{ ip_run: 1, n: 5 }, { ip_run: 2, n: 7 }]);
+    for (const limit of [2, 200]) expect(await listPages(p.key, "/v1/events", `ip_address=${A}`, limit)).toEqual(listOrder(sent, () => true));
+    // Twelve, and the restore's own record in the chain.
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 13, failure: null });
   });
 });

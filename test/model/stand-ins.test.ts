@@ -6,8 +6,8 @@ type Sent = { id: string; seq: number; occurred_at: string };
 
 /**
  * A database writer who deletes or alters a row that stands in for index
- * entries (a commit's span, an address run, a target type set, an action
- * or organization set, a project's tag row, a row of event_targets) hides intact events from
+ * entries (a commit's span, an address run, a target type set, an action,
+ * organization or address set, a project's tag row, a row of event_targets) hides intact events from
  * lists, reads by id or receipts: verify must say so, naming the first event
  * hidden, and be ok again once the row is put back. One planted where it
  * cannot hide anything must list nothing.
@@ -66,8 +66,11 @@ describe("verify and the rows standing in for index entries", () => {
     await tampered(p, "commit_spans", "DELETE FROM commit_spans WHERE project_id = ? AND first_seq = 9", 9, "");
     // The first batch's instant moved: lists between dates read the span at the wrong time.
     await tampered(p, "commit_spans", "UPDATE commit_spans SET received_at = '2026-01-01T00:00:00.000Z' WHERE project_id = ? AND first_seq = 1 AND live = 1", 1, `date_from=${encodeURIComponent(p.sent[0].occurred_at)}`);
-    // The address's run of the first batch.
-    await tampered(p, "ip_runs", "DELETE FROM ip_runs WHERE project_id = ? AND first_seq = 1", 1, `ip_address=${p.ip}`);
+    // The address's run of the backdated batch (its rows have their own time, so no live set).
+    await tampered(p, "ip_runs", "DELETE FROM ip_runs WHERE project_id = ? AND first_seq = 13", 13, `ip_address=${p.ip}`);
+    // The address's live set of the first batch, and of the second without its third member (seq 11, offset 2).
+    await tampered(p, "address_sets", "DELETE FROM address_sets WHERE project_id = ? AND first_seq = 1", 1, `ip_address=${p.ip}`);
+    await tampered(p, "address_sets", "UPDATE address_sets SET seqs = '[0,1,3]' WHERE project_id = ? AND first_seq = 9", 11, `ip_address=${p.ip}`);
     // The document type set of the second batch, renamed.
     await tampered(p, "target_type_sets", "UPDATE target_type_sets SET type = 'folder' WHERE project_id = ? AND first_seq = 9", 9, "target_type=document");
     // The team set at the second place (the backdated batch's second targets).
