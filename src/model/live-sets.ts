@@ -113,13 +113,20 @@ export function liveSetStatement(db: D1Database, kind: LiveSetKind, sets: readon
  * set still there (an archive restore) is not in it (its mark is 0): the
  * index has it. A row is taken only at its own instant, so a set planted at
  * another instant over rows a set holds lists nothing twice (verify's check,
- * stand-ins.ts, looks only at the sets of the row's instant).
+ * stand-ins.ts, looks only at the sets of the row's instant). Each set
+ * takes a row once (DISTINCT over the row and its set), so a set whose
+ * offsets a writer repeated lists nothing twice either: a row named twice
+ * filled two places of the walk's page, the page kept it once and came up
+ * short, and a short page ends the list (`[0,1,3,5,5,5,6,7]` hid the rows
+ * below offset 5 from pages of 5, with verify ok). Two sets that hold one
+ * row still list it twice, and verify names it.
  */
 export function liveSetWalkSql(kind: LiveSetKind, value: string, spans: readonly string[], where: string, l: string): string {
   return (
-    `SELECT e.row_id, e.occurred_at, e.seq FROM ${kind.table} s CROSS JOIN json_each(s.seqs) o ` +
+    "SELECT row_id, occurred_at, seq FROM (" +
+    `SELECT DISTINCT e.row_id, e.occurred_at, e.seq, s.received_at AS set_at, s.first_seq AS set_first FROM ${kind.table} s CROSS JOIN json_each(s.seqs) o ` +
     "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq = s.first_seq + o.value " +
     `WHERE ${spans.join(" AND ")} AND s.${kind.column} = ${value} AND ${where} AND e.${kind.mark} = ${kind.inSet} AND e.occurred_at = s.received_at ` +
-    `ORDER BY s.received_at DESC, s.first_seq DESC, e.seq DESC LIMIT ${l}`
+    `ORDER BY set_at DESC, set_first DESC, e.seq DESC LIMIT ${l})`
   );
 }

@@ -93,6 +93,25 @@ describe("verify and the rows standing in for index entries", () => {
     expect(await p.verify()).toMatchObject({ ok: false, verified: 1, failure: { event_id: p.sent[1].id, reason: "index_damaged" } });
   });
 
+  it("names a set whose offsets a writer hid in a string, and lists every event once when it repeats an offset", async () => {
+    const p = await seeded();
+    const listed = await p.seqsOf("action=doc.read");
+    expect(listed).toEqual([8, 7, 6, 4, 2, 1]);
+    // doc.read's set names its rows 1, 2, 4, 6, 7 and 8 by offset. Offset 1 inside a string: found by a search of the
+    // text, never by the walk, which reads json_each's values (the string is offset 0 again).
+    await p.db.prepare(`UPDATE action_sets SET seqs = '[0,",1,",3,5,6,7]' WHERE project_id = ? AND action = 'doc.read'`).bind(p.id).run();
+    expect(await p.seqsOf("action=doc.read")).toEqual([8, 7, 6, 4, 1]);
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 1, failure: { event_id: p.sent[1].id, reason: "index_damaged" } });
+    // The same in a nested array.
+    await p.db.prepare("UPDATE action_sets SET seqs = '[0,[1],3,5,6,7]' WHERE project_id = ? AND action = 'doc.read'").bind(p.id).run();
+    expect(await p.seqsOf("action=doc.read")).toEqual([8, 7, 6, 4, 1]);
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 1, failure: { event_id: p.sent[1].id, reason: "index_damaged" } });
+    // An offset named three times: a page of 5 filled with row 6 three times came up short and ended the list there.
+    await p.db.prepare("UPDATE action_sets SET seqs = '[0,1,3,5,5,5,6,7]' WHERE project_id = ? AND action = 'doc.read'").bind(p.id).run();
+    expect(await p.seqsOf("action=doc.read")).toEqual(listed);
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 15, failure: null });
+  });
+
   it("lists every event once when a span or set is planted at another instant over rows that one already holds", async () => {
     const p = await seeded();
     // An older doc.read, with its own index entries, after the set's rows in list order.
