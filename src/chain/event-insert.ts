@@ -1,7 +1,7 @@
 import type { EventRow } from "../db/schema";
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node.
 import type { NamedAppend } from "../model/commit-spans.ts";
-import { afterInserts, INDEXING_COLUMNS, rowIndexing, type RowIndexing } from "../model/row-indexing.ts";
+import { afterInserts, INDEXING_COLUMNS, placeRows, type RowIndexing } from "../model/row-indexing.ts";
 import { commitInsertSql } from "../model/search-index.ts";
 
 export const COLUMNS = [
@@ -53,15 +53,15 @@ export function insertEventsStatements(db: D1Database, rows: EventRow[], appends
     bytes = 0;
     first = null;
   };
-  const indexing = rowIndexing(rows, { appends });
+  const placement = placeRows(rows, { appends });
   for (const [i, row] of rows.entries()) {
-    const json = JSON.stringify(columnValues(row, indexing[i]));
+    const json = JSON.stringify(columnValues(row, placement.indexing[i]));
     if (bytes + json.length > MAX_PARAM_BYTES || (first !== null && first.project_id !== row.project_id)) flush();
     first ??= row;
     chunk.push(json);
     bytes += json.length;
   }
   flush();
-  statements.push(...afterInserts(db, rows, indexing, { appends }));
+  statements.push(...afterInserts(db, rows, placement, { appends }));
   return statements;
 }

@@ -49,18 +49,22 @@ export interface AddressRun {
 /**
  * The runs of rows in this order (consecutive seqs of one project and one
  * address, MIN_RUN rows or more), and each row's ip_run: 1 when a run holds it.
+ * A row `taken` marks (a live address set holds it: live-sets.ts) joins none,
+ * as a row without an address.
  */
-export function addressRuns(rows: readonly AddressedRow[]): { runs: AddressRun[]; ipRun: (0 | 1)[] } {
+export function addressRuns(rows: readonly AddressedRow[], taken: readonly number[] = []): { runs: AddressRun[]; ipRun: (0 | 1)[] } {
   const runs: AddressRun[] = [];
   const ipRun: (0 | 1)[] = rows.map(() => 0);
+  const ipOf = (i: number) => (taken[i] ? null : rows[i].ip_address);
   let start = 0;
   for (let i = 1; i <= rows.length; i++) {
     const prev = rows[i - 1];
     const row = rows[i];
-    const goesOn = row !== undefined && prev.ip_address !== null && row.ip_address === prev.ip_address && row.project_id === prev.project_id && row.seq === prev.seq + 1;
+    const ip = ipOf(i - 1);
+    const goesOn = row !== undefined && ip !== null && ipOf(i) === ip && row.project_id === prev.project_id && row.seq === prev.seq + 1;
     if (goesOn && i - start < MAX_RUN) continue;
-    if (i - start >= MIN_RUN && prev.ip_address !== null) {
-      runs.push({ projectId: prev.project_id, ip: prev.ip_address, first: rows[start].seq, last: prev.seq });
+    if (i - start >= MIN_RUN && ip !== null) {
+      runs.push({ projectId: prev.project_id, ip, first: rows[start].seq, last: prev.seq });
       ipRun.fill(1, start, i);
     }
     start = i;
@@ -72,8 +76,9 @@ export function addressRuns(rows: readonly AddressedRow[]): { runs: AddressRun[]
  * The sets of rows in this order that share a key (rows in seq order per
  * project; `keyOf` undefined: the row joins none): each the indexes of
  * MIN_RUN rows or more, not necessarily consecutive, spanning fewer than
- * MAX_RUN seqs (a longer one is cut). Target type sets and action and
- * organization sets are made this way (target-type-sets.ts, live-sets.ts).
+ * MAX_RUN seqs (a longer one is cut). Target type sets and live sets (of an
+ * action, an organization, an address) are made this way
+ * (target-type-sets.ts, live-sets.ts).
  */
 export function keyedSets<R extends { seq: number }>(rows: readonly R[], keyOf: (row: R, i: number) => string | undefined): number[][] {
   const sets: number[][] = [];

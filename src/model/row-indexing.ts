@@ -10,12 +10,14 @@ import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedR
  * How storage finds the event rows it writes, beyond their own columns: by id
  * through a commit span instead of an id index entry (commit-spans.ts), by
  * search through one entry per group of events (search-index.ts), by
- * address through one run per request's events (address-runs.ts), by
+ * address through one run per request's events (address-runs.ts) or, for a
+ * commit's live rows, one set per address they share (live-sets.ts), by
  * target type through one set per type a batch shares (target-type-sets.ts),
  * in time order, a commit's live rows through its span (event-query.ts,
  * timeWalk), and by action or organization, those of a repeated one through
  * one set per action or organization a commit's live rows share
- * (live-sets.ts).
+ * (live-sets.ts). placeRows decides it all for a batch, afterInserts writes
+ * what it decided.
  * Every writer of new rows does them all the same way: commits
  * (chain/event-insert.ts), shard copies and archive restores
  * (storage/shard-copy.ts), so a moved or restored row is stored as the commit
@@ -31,46 +33,24 @@ export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "a
 /** A row's values of INDEXING_COLUMNS. */
 export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1 | 2, typeSets: number, timeInSpan: 0 | 1, actionInSet: 0 | 1, orgInSet: 0 | 1];
 
-/** A batch's target type sets, with each row's marks of them. */
-interface TypeRanges {
-  sets: TargetTypeSet[];
-  typeSets: number[];
-}
-
-/** Made once per batch: rowIndexing marks the rows, then afterInserts writes the sets of the same rows array. */
-const madeTypeSets = new WeakMap<readonly TypedRow[], TypeRanges>();
-
-function typeSetsOf(rows: readonly TypedRow[]): TypeRanges {
-  let ranges = madeTypeSets.get(rows);
-  if (ranges === undefined) {
-    ranges = targetTypeSets(rows);
-    madeTypeSets.set(rows, ranges);
-  }
-  return ranges;
-}
-
 /** The kinds of live set: an action's and an organization's, in RowIndexing's order of their marks, then an address's (its mark is ip_run's 2). */
 const LIVE_SETS = [ACTION_SETS, ORGANIZATION_SETS, ADDRESS_SETS] as const;
 
-/** What rowIndexing made of a batch beyond the marks: its live sets (of LIVE_SETS, in order) and its address runs. */
-interface MadeRanges {
-  live: LiveSet[][];
-  runs: AddressRun[];
-}
-
 /**
- * The ranges rowIndexing made, by the marks it returned (which depend on the writer: a copy marks none), for
- * afterInserts to write the same ones without making them again.
+ * Where storage puts a batch's rows: each row's INDEXING_COLUMNS, and the
+ * rows that stand in for their index entries, which afterInserts writes
+ * (the same ones the marks name).
  */
-const madeRanges = new WeakMap<readonly RowIndexing[], MadeRanges>();
-
-/** The address runs of the rows a live address set does not hold (`inAddressSet`): only consecutive rows of one address left out of sets. */
-function runsBesideSets(rows: readonly AddressedRow[], inAddressSet: readonly number[]): ReturnType<typeof addressRuns> {
-  return addressRuns(rows.map((r, i) => (inAddressSet[i] === 0 ? r : { ...r, ip_address: null })));
+export interface Placement {
+  indexing: RowIndexing[];
+  runs: AddressRun[];
+  typeSets: TargetTypeSet[];
+  /** The live sets of LIVE_SETS, in its order. */
+  live: LiveSet[][];
 }
 
 /**
- * The INDEXING_COLUMNS of rows about to be inserted in this order, in one
+ * The placement of rows about to be inserted in this order, in one
  * batch: one transaction numbers them consecutively, which a search group
  * needs to find its entry at row_id - search_lead. (A commit numbers its rows
  * and makes their leads itself, to go on in the project's open group:
@@ -98,26 +78,30 @@ function runsBesideSets(rows: readonly AddressedRow[], inAddressSet: readonly nu
  * address run (ip_run = 2, migration 0043); the rest of a batch's rows of one
  * address, consecutive, still make runs.
  */
-export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: readonly NamedAppend[]; copy?: boolean } = {}): RowIndexing[] {
+export function placeRows(rows: readonly IndexedRow[], options: { appends?: readonly NamedAppend[]; copy?: boolean } = {}): Placement {
   const appends = options.appends ?? [];
   const leads = searchLeads(rows);
-  const { typeSets } = typeSetsOf(rows);
+  const types = targetTypeSets(rows);
   const keys = rows.map((r) => (foundBySpan(r) ? spanKey(r) : null));
   const spanned = new Map<string, number>();
   for (const key of keys) if (key !== null) spanned.set(key, (spanned.get(key) ?? 0) + 1);
   const bySpan = keys.map((key) => key !== null && spanned.get(key)! > 1);
   const timeInSpan = rows.map((r, i) => (bySpan[i] && !options.copy && r.occurred_at === r.received_at ? 1 : 0));
   const [actions, organizations, addresses] = LIVE_SETS.map((kind) => liveSets(kind, rows, timeInSpan));
-  const { runs, ipRun } = runsBesideSets(rows, addresses.inSet);
+  const { runs, ipRun } = addressRuns(rows, addresses.inSet);
   const indexing: RowIndexing[] = rows.map((r, i) => {
     const name = bySpan[i] ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
     return [
-      bySpan[i] ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, addresses.inSet[i] || ipRun[i], typeSets[i], timeInSpan[i],
+      bySpan[i] ? 0 : foundAtInstant(r) ? 2 : 1, leads[i], searchWords(r).join(" "), name, addresses.inSet[i] || ipRun[i], types.typeSets[i], timeInSpan[i],
       actions.inSet[i] as 0 | 1, organizations.inSet[i] as 0 | 1,
     ];
   });
-  madeRanges.set(indexing, { live: [actions.sets, organizations.sets, addresses.sets], runs });
-  return indexing;
+  return { indexing, runs, typeSets: types.sets, live: [actions.sets, organizations.sets, addresses.sets] };
+}
+
+/** The rows' INDEXING_COLUMNS alone (placeRows). */
+export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: readonly NamedAppend[]; copy?: boolean } = {}): RowIndexing[] {
+  return placeRows(rows, options).indexing;
 }
 
 /**
@@ -125,34 +109,30 @@ export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: re
  * when they give their rows' time), the
  * project tags of rows found at their instant (event-lookup.ts), their
  * address runs, target type sets, action, organization and address sets (the same
- * ones rowIndexing marked: address-runs.ts, target-type-sets.ts,
+ * ones placeRows marked: address-runs.ts, target-type-sets.ts,
  * live-sets.ts), and
  * the search entries of each project's seq range (made from the words the
  * rows store). A commit writes the entries of the groups it closed, the
  * project's open group staying without one (search-index.ts,
  * closedGroupsStatement). `copy`: rows that a commit first wrote
- * (commit-spans.ts), put back in groups of their own, whose leads rowIndexing
+ * (commit-spans.ts), put back in groups of their own, whose leads placeRows
  * made: every group gets its entry.
  */
 export function afterInserts(
   db: D1Database,
   rows: readonly IndexedRow[],
-  indexing: readonly RowIndexing[],
+  placement: Placement,
   options: { appends?: readonly NamedAppend[]; copy?: boolean } = {},
 ): D1PreparedStatement[] {
+  const { indexing } = placement;
   const spans = spanStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 0), indexing.map((r) => r[6] === 1), options);
   const tags = projectTagStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 2));
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
-  const { sets } = typeSetsOf(rows);
-  // The live sets and runs rowIndexing made with these marks; marks from elsewhere make them again from their live marks.
-  const { live, runs } = madeRanges.get(indexing) ?? remade(rows, indexing);
-  const ranges = [addressRunStatement(db, runs), targetTypeSetStatement(db, sets), ...LIVE_SETS.map((kind, k) => liveSetStatement(db, kind, live[k]))];
+  const ranges = [
+    addressRunStatement(db, placement.runs),
+    targetTypeSetStatement(db, placement.typeSets),
+    ...LIVE_SETS.map((kind, k) => liveSetStatement(db, kind, placement.live[k])),
+  ];
   return [...spans, ...tags, ...ranges.filter((s) => s !== null), ...groups];
-}
-
-/** The ranges of marks rowIndexing did not return: made again from their live marks, as rowIndexing made them. */
-function remade(rows: readonly IndexedRow[], indexing: readonly RowIndexing[]): MadeRanges {
-  const live = LIVE_SETS.map((kind) => liveSets(kind, rows, indexing.map((r) => r[6])));
-  return { live: live.map((l) => l.sets), runs: runsBesideSets(rows, live[2].inSet).runs };
 }

@@ -1,4 +1,4 @@
-import { afterInserts, INDEXING_COLUMNS, rowIndexing, type IndexedRow } from "../model/row-indexing";
+import { afterInserts, INDEXING_COLUMNS, placeRows, type IndexedRow } from "../model/row-indexing";
 import { HOT_ROW_OVERHEAD_BYTES } from "./shard-pressure";
 
 /**
@@ -67,10 +67,10 @@ function storedInserts(db: D1Database, rows: Raw[]): D1PreparedStatement[] {
   const named = rows.map((r) => Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, r[i]])) as unknown as IndexedRow);
   // One options object for both: the marks and what follows the inserts must agree that this is a copy.
   const copy = { copy: true };
-  const indexing = rowIndexing(named, copy);
+  const placement = placeRows(named, copy);
   return [
-    ...insertStatements(db, "events", [...EVENT_COLUMNS, ...INDEXING_COLUMNS], rows.map((r, i) => [...r, ...indexing[i]])),
-    ...afterInserts(db, named, indexing, copy),
+    ...insertStatements(db, "events", [...EVENT_COLUMNS, ...INDEXING_COLUMNS], rows.map((r, i) => [...r, ...placement.indexing[i]])),
+    ...afterInserts(db, named, placement, copy),
   ];
 }
 
