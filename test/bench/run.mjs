@@ -47,6 +47,8 @@ try {
     await work();
     await reportMeter(service.url, title);
   };
+  // What D1 bills for each shape of write (issue 38), in the baseline's own database: a second.
+  if (want("billing")) await (await import("./billing.bench.mjs")).default(ctx);
   // Benches that make their own projects.
   // burst (issue 38): 20,000 events/s at one project for 30 s, past what it can take: 201 or 429, nothing lost.
   for (const m of ["ingest", "streams", "alerts", "burst"]) if (want(m)) await metered(m, async () => (await import(`./${m}.bench.mjs`)).default(ctx));

@@ -4,6 +4,7 @@ import type { Cursor } from "../../../src/model/cursor";
 import { selectEvents, type Selection } from "../../../src/model/event-query";
 import { EXPORT_BATCH } from "../../../src/reads/export-stream";
 import { archivedExportFloor } from "./archived-export-floor";
+import { billingShapes } from "./billing-shapes";
 import { CryptoChain } from "./crypto-step";
 import { d1InsertFloor } from "./d1-insert-floor";
 import { verifyFloor } from "./verify-floor";
@@ -100,6 +101,9 @@ app.get("/export-floor", async (c) => {
 app.get("/archived-export-floor", archivedExportFloor);
 /** The floor of a verify job: every row read as verify reads it, then the crypto loop's work (verify-floor.ts). */
 app.get("/verify-floor", verifyFloor);
+
+/** What local D1 bills for each shape of write (billing-shapes.ts). */
+app.get("/billing-shapes", billingShapes);
 
 /**
  * Deletes Witness's staged export objects under --persist-to, as the daily
