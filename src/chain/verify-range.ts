@@ -6,7 +6,7 @@ import { gapRules, gapsEndingAt, type GapRecord } from "./gap-records";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import type { AppliedRule } from "./retention-rules";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
-import { UNLISTED } from "../model/stand-ins";
+import { checkedRowsSql } from "../model/stand-ins";
 
 /** Inclusive bounds on occurred_at (normalized ISO); null is open. */
 export interface VerifyWindow {
@@ -169,13 +169,13 @@ function clampedTier(tier: ArchiveTier, after: number): ArchiveTier {
   return { ...tier, between: (afterSeq, beforeSeq, size, window) => tier.between(Math.max(afterSeq, after), beforeSeq, size, window) };
 }
 
-/** The range's hot rows in seq order, a page at a time; the seq of each whose UNLISTED column is 1 goes into `unlisted`. */
+/** The range's hot rows in seq order, a page at a time; the seq of each whose `unlisted` column is 1 (checkedRowsSql) goes into `unlisted`. */
 async function* pages(db: D1Database, projectId: string, range: SeqRange, window: VerifyWindow, size: number, unlisted: Set<number>) {
-  let sql = `SELECT ${CHAIN_COLUMNS}, ${UNLISTED} FROM events r WHERE project_id = ? AND seq > ? AND seq <= ?`;
+  let where = "project_id = ? AND seq > ? AND seq <= ?";
   const bounds: string[] = [];
-  if (window.from !== null) (sql += " AND occurred_at >= ?"), bounds.push(window.from);
-  if (window.to !== null) (sql += " AND occurred_at <= ?"), bounds.push(window.to);
-  const statement = db.prepare(`${sql} ORDER BY seq LIMIT ${size}`);
+  if (window.from !== null) (where += " AND occurred_at >= ?"), bounds.push(window.from);
+  if (window.to !== null) (where += " AND occurred_at <= ?"), bounds.push(window.to);
+  const statement = db.prepare(checkedRowsSql(CHAIN_COLUMNS, where, size));
   const unlistedAt = CHAIN_COLUMNS.split(",").length;
   const rowOf = (cells: unknown[]) => {
     const row = chainRowOf(cells);

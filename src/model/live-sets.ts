@@ -106,6 +106,16 @@ export function liveSetStatement(db: D1Database, kind: LiveSetKind, sets: readon
 }
 
 /**
+ * SQL: the offsets of set `s` (a table of json_each) as every walk of a set
+ * and verify's check read them; none when its text is no JSON, so a writer's
+ * garbage there hides the set's rows (verify names the first) instead of
+ * failing every read that walks the set.
+ */
+export function setOffsets(s: string): string {
+  return `json_each(CASE WHEN json_valid(${s}.seqs) THEN ${s}.seqs ELSE '[]' END)`;
+}
+
+/**
  * SQL: the walk in list order of a value's sets (bound parameter `value`;
  * `spans`: the walk's project and time bounds on set `s`, whose received_at
  * is its rows' occurred_at), each set's rows by seq, that meet `where` (of
@@ -124,7 +134,7 @@ export function liveSetStatement(db: D1Database, kind: LiveSetKind, sets: readon
 export function liveSetWalkSql(kind: LiveSetKind, value: string, spans: readonly string[], where: string, l: string): string {
   return (
     "SELECT row_id, occurred_at, seq FROM (" +
-    `SELECT DISTINCT e.row_id, e.occurred_at, e.seq, s.received_at AS set_at, s.first_seq AS set_first FROM ${kind.table} s CROSS JOIN json_each(s.seqs) o ` +
+    `SELECT DISTINCT e.row_id, e.occurred_at, e.seq, s.received_at AS set_at, s.first_seq AS set_first FROM ${kind.table} s CROSS JOIN ${setOffsets("s")} o ` +
     "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq = s.first_seq + o.value " +
     `WHERE ${spans.join(" AND ")} AND s.${kind.column} = ${value} AND ${where} AND e.${kind.mark} = ${kind.inSet} AND e.occurred_at = s.received_at ` +
     `ORDER BY set_at DESC, set_first DESC, e.seq DESC LIMIT ${l})`

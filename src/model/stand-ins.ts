@@ -1,5 +1,5 @@
 import { MAX_RUN } from "./address-runs.ts";
-import { ACTION_SETS, ADDRESS_SETS, ORGANIZATION_SETS, type LiveSetKind } from "./live-sets.ts";
+import { ACTION_SETS, ADDRESS_SETS, ORGANIZATION_SETS, setOffsets, type LiveSetKind } from "./live-sets.ts";
 import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
 
 /**
@@ -44,11 +44,12 @@ import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
 const MAX_SPAN = MAX_RUN - 1;
 
 /**
- * SQL: whether set `s`'s offsets (a JSON array of integers, as the writers
- * store it: JSON.stringify, no spaces) name row `r` as the walks read them,
- * one by one with json_each. Two tests of the text, not json_each: this runs
- * for every row a set holds, and parsing the array for each made the whole
- * check a fifth slower (3.9 against 3.2 µs a row).
+ * SQL: whether target type set `s`'s offsets (a JSON array of integers, as
+ * the writers store it: JSON.stringify, no spaces) name row `r` as the walks
+ * read them, one by one with json_each. Two tests of the text, not
+ * json_each: this runs for every row a type set holds, and parsing the array
+ * for each made the whole check a fifth slower (3.9 against 3.2 µs a row).
+ * (Live sets are checked a page at a time, checkedRowsSql.)
  * - Where every offset before the row's is there too (a request's rows, one
  *   after another), the row's offset is at a known place in the text
  *   ("[0,1,...": each offset its digits and a comma), and is there: one
@@ -72,17 +73,6 @@ export function holds(s: string): string {
   const flat = `instr(${s}.seqs, '"') = 0 AND instr(substr(${s}.seqs, 2), '[') = 0`;
   const anywhere = `instr(',' || substr(${s}.seqs, 2, length(${s}.seqs) - 2) || ',', ',' || ${k} || ',') > 0`;
   return `(CASE WHEN ${atPlace} THEN 1 WHEN ${flat} THEN ${anywhere} ELSE 0 END)`;
-}
-
-/**
- * SQL: whether one set of row `r`'s value and instant names its offset, as marked (a commit makes one a value). A
- * scrubbed address is no value: erasure took the row out of its set (0043's trigger drops the set with its last).
- */
-function inLiveSet(kind: LiveSetKind): string {
-  return (
-    `(r.${kind.mark} <> ${kind.inSet} OR r.${kind.column} IS NULL OR (SELECT count(*) FROM ${kind.table} a WHERE a.project_id = r.project_id AND a.${kind.column} = r.${kind.column} ` +
-    `AND a.received_at = r.occurred_at AND a.first_seq BETWEEN r.seq - ${MAX_SPAN} AND r.seq AND a.last_seq >= r.seq AND ${holds("a")}) = 1)`
-  );
 }
 
 /** SQL: whether target type set place `at` (0 or 1) holds row `r` as marked. */
@@ -132,18 +122,60 @@ const STANDS_IN = [
   // row for its hash (the integrity suites' answers), not an intact row before it in the same group.
   `(r.search_words IS NULL OR EXISTS (SELECT 1 FROM events n WHERE n.project_id = r.project_id AND n.seq = r.seq + 1 ` +
     `AND n.row_id - n.search_lead = r.row_id - r.search_lead) OR NOT (${needsGroupEntry("r")}) OR ${hasGroupEntry("r")})`,
-  // By action, by organization, and a live row by address: one set of its value and instant naming its offset.
-  inLiveSet(ACTION_SETS),
-  inLiveSet(ORGANIZATION_SETS),
-  inLiveSet(ADDRESS_SETS),
+  // By action, by organization, and a live row by address: checked a page at a time (checkedRowsSql).
 ];
 
+/** The live sets, each by its number in checkedRowsSql's `held`. */
+const LIVE_KINDS: readonly LiveSetKind[] = [ACTION_SETS, ORGANIZATION_SETS, ADDRESS_SETS];
+
 /**
- * SQL, a column of `events r`: 1 when a stand-in the row's marks name does
- * not hold it, else 0. Verify reads it with the row (verify-range.ts): the
- * same work as a statement of its own a page (3.4 against 3.1 µs a row in
- * Node's SQLite, test/bench/time-walk-sqlite.mjs), without a D1 query more
- * a page (a chunk of a 1B-event project walks 250 pages in one invocation
- * of 1,000 queries), and none for archived pages.
+ * SQL: the rows of `events r` that meet `where` (of r) in seq order, up to
+ * `limit`, each with `columns` (plain column names of events) and
+ * `unlisted`: 1 when a stand-in the row's marks name does not hold it, else
+ * 0. Verify reads its pages this way (verify-range.ts), and
+ * projects:reindex finds the rows to put back.
+ *
+ * Each row is asked of its span, runs, type sets, targets and search group
+ * (STANDS_IN) on its own, and of its live sets (by action, organization and
+ * address) a page at a time: one set of the row's value and instant must
+ * name its seq. The sets the page's rows can be in are read once each and
+ * their offsets expanded as the list walks expand them (setOffsets, then
+ * first_seq + offset: live-sets.ts, liveSetWalkSql), so the check asks
+ * exactly what the walks read: row by row it sought only sets starting at
+ * most MAX_SPAN seqs before the row, and a second set keyed far from the
+ * rows it names listed them twice with verify ok. A scrubbed address is no
+ * value (erasure took the row out of its set: 0043's trigger drops the set
+ * with its last). Asked row by row, the live sets cost a seek of the set's
+ * key and a search of its text for every row and kind: in workerd's D1, 9.4
+ * of the 40 µs verify spent on an event at 1M live events (the whole check
+ * 14); a page at a time, 4.4 (test/bench/README.md). Still one statement a
+ * page (a chunk of a 1B-event project walks 250 pages in one invocation of
+ * 1,000 queries), and none for archived pages.
  */
-export const UNLISTED = `NOT (${STANDS_IN.join(" AND ")})`;
+export function checkedRowsSql(columns: string, where: string, limit: number): string {
+  const keys = LIVE_KINDS.map((k, i) => `r.${k.column} AS v${i}, r.${k.mark} AS m${i}`).join(", ");
+  // +r.seq: a value with no affinity, as the expanded offsets are, so SQLite's index of `held` can take the comparison.
+  const page =
+    `SELECT ${columns}, NOT (${STANDS_IN.join(" AND ")}) AS each_unlisted, r.project_id AS c_project, +r.seq AS c_seq, r.occurred_at AS c_at, ${keys} ` +
+    `FROM events r WHERE ${where} ORDER BY r.seq LIMIT ${limit}`;
+  // Each kind's sets that the page's rows can be in, once each, their offsets expanded (a table SQLite indexes once).
+  const held = LIVE_KINDS.map(
+    (k, i) =>
+      `held${i} AS MATERIALIZED (SELECT a.${k.column} AS v, a.received_at AS at, a.first_seq AS f, a.first_seq + o.value AS seq ` +
+      `FROM (SELECT DISTINCT c_project, v${i}, c_at FROM page WHERE +m${i} = ${k.inSet} AND v${i} IS NOT NULL) k ` +
+      `CROSS JOIN ${k.table} a ON a.project_id = k.c_project AND a.${k.column} = k.v${i} AND a.received_at = k.c_at ` +
+      `CROSS JOIN ${setOffsets("a")} o)`,
+  );
+  // One set of the row's value and instant names it (its first_seq, the set's key there, is the least and the most
+  // of those naming it): none hides it from the walk, two list it twice.
+  const whens = LIVE_KINDS.map(
+    (k, i) =>
+      `WHEN p.m${i} = ${k.inSet} AND p.v${i} IS NOT NULL AND ` +
+      `coalesce((SELECT min(h.f) = max(h.f) FROM held${i} h WHERE h.seq = p.c_seq AND h.v = p.v${i} AND h.at = p.c_at), 0) = 0 THEN 1`,
+  );
+  // A CASE: each WHEN stops at its first answer (an AND that is a value runs all its sides).
+  return (
+    `WITH page AS MATERIALIZED (${page}), ${held.join(", ")} ` +
+    `SELECT ${columns}, CASE WHEN p.each_unlisted THEN 1 ${whens.join(" ")} ELSE 0 END AS unlisted FROM page p ORDER BY p.c_seq`
+  );
+}

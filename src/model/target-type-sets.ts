@@ -1,5 +1,6 @@
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
 import { keyedSets, sparseRangesSql } from "./address-runs.ts";
+import { setOffsets } from "./live-sets.ts";
 
 /**
  * Target type sets (migration 0039): how a filter on a target type finds a
@@ -108,6 +109,6 @@ export function setRowIdsSql(project: string, type: string): string {
   const rows = "CROSS JOIN events x INDEXED BY events_project_seq_idx ON x.project_id = s.project_id AND x.seq";
   return (
     `SELECT x.row_id FROM target_type_sets s ${rows} BETWEEN s.first_seq AND s.last_seq WHERE ${sets} AND s.seqs IS NULL UNION ALL ` +
-    `SELECT x.row_id FROM target_type_sets s CROSS JOIN json_each(s.seqs) o ${rows} = s.first_seq + o.value WHERE ${sets} AND s.seqs IS NOT NULL`
+    `SELECT x.row_id FROM target_type_sets s CROSS JOIN ${setOffsets("s")} o ${rows} = s.first_seq + o.value WHERE ${sets} AND s.seqs IS NOT NULL`
   );
 }

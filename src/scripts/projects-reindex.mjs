@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { checkProjectId, dbSql, fail, parseCommand, quote, r2BucketName, shardDatabases, sql, wrangler } from "./lib.mjs";
 import { hasGroupEntry, missingGroupsSql, needsGroupEntry } from "../model/search-index.ts";
-import { ID_SPAN_HOLDS, tagOfIdSql, UNLISTED } from "../model/stand-ins.ts";
+import { checkedRowsSql, ID_SPAN_HOLDS, tagOfIdSql } from "../model/stand-ins.ts";
 import { segmentBounds } from "../storage/segment-bounds.ts";
 
 const USAGE = `usage: npm run projects:reindex -- <project> [--archived] [--remote]
@@ -65,7 +65,7 @@ if (range.first !== null) {
       // The id index takes only a row whose span is gone: a span goes with the last of its rows found through it.
       `UPDATE events AS r SET id_indexed = CASE WHEN r.id_indexed = 0 AND NOT ${ID_SPAN_HOLDS} THEN 1 ELSE r.id_indexed END, ` +
         "time_in_span = 0, ip_run = 0, type_sets = 0, action_in_set = 0, org_in_set = 0 " +
-        `WHERE ${within} AND ${UNLISTED} RETURNING seq`,
+        `WHERE ${within} AND r.seq IN (SELECT seq FROM (${checkedRowsSql("seq", within, STEP)}) WHERE unlisted = 1) RETURNING seq`,
       { remote },
     );
     // A lone live row found by no receipt: its project's tag row again (the update above counted it and left it as it was).

@@ -77,13 +77,13 @@ for (const [name, sel, cursor] of cases) {
 // Verify's check of the rows standing in for index entries (src/model/stand-ins.ts): a column of each page of 2,000
 // it reads, against the same pages' chain columns alone (what verify reads anyway). Every row here is marked for a
 // span, a run and a type set, and most for an action set, the most a row can ask.
-const { UNLISTED } = await import(join(ROOT, "src/model/stand-ins.ts"));
+const { checkedRowsSql } = await import(join(ROOT, "src/model/stand-ins.ts"));
 const { CHAIN_COLUMNS } = await import(join(ROOT, "src/model/chain-row.ts"));
-const page = (columns) => db.prepare(`SELECT ${columns} FROM events r WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 2000`);
+const WHERE = "r.project_id = ? AND r.seq > ? AND r.seq <= ?";
 let unlisted = 0;
 for (const [name, statement] of [
-  ["verify pages, read", page(CHAIN_COLUMNS)],
-  ["verify pages, checked", page(`${CHAIN_COLUMNS}, ${UNLISTED} AS unlisted`)],
+  ["verify pages, read", db.prepare(`SELECT ${CHAIN_COLUMNS} FROM events r WHERE ${WHERE} ORDER BY seq LIMIT 2000`)],
+  ["verify pages, checked", db.prepare(checkedRowsSql(CHAIN_COLUMNS, WHERE, 2000))],
 ]) {
   const t = process.hrtime.bigint();
   for (let after = 0; after < N; after += 2000) for (const row of statement.all(P, after, N)) unlisted += row.unlisted ?? 0;

@@ -77,6 +77,8 @@ describe("verify and the rows standing in for index entries", () => {
     await tampered(p, "target_type_sets", "DELETE FROM target_type_sets WHERE project_id = ? AND at = 1", 13, "target_type=team");
     // doc.read's set without its second member (seq 2, offset 1).
     await tampered(p, "action_sets", "UPDATE action_sets SET seqs = '[0,3,5,6,7]' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 1", 2, "action=doc.read");
+    // Its text no JSON: the walk reads no offset of it (the list answers, without them) and verify names the first.
+    await tampered(p, "action_sets", "UPDATE action_sets SET seqs = '[0,1,3' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 1", 1, "action=doc.read");
   });
 
   it("names the first event a planted second span or set holds (a second action set cuts its list short)", async () => {
@@ -87,6 +89,13 @@ describe("verify and the rows standing in for index entries", () => {
     expect(await p.seqsOf("action=doc.read")).toEqual(listed.filter((s) => s > 2));
     expect(await p.verify()).toMatchObject({ ok: false, verified: 3, failure: { event_id: p.sent[3].id, reason: "index_damaged" } });
     await p.db.prepare("DELETE FROM action_sets WHERE project_id = ? AND first_seq = 4").bind(p.id).run();
+    expect(await p.seqsOf("action=doc.read")).toEqual(listed);
+    // The same set keyed far from the rows it names (first_seq 2,000 past them, offsets below 0): the walk adds its
+    // offsets all the same. The check once looked only at sets that start at most 1,023 seqs before a row, and said ok.
+    await p.db.prepare("INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) SELECT project_id, action, received_at, 2004, 2007, '[-2000,-1998,-1997]' FROM action_sets WHERE project_id = ?1 AND action = 'doc.read' AND first_seq = 1").bind(p.id).run();
+    expect(await p.seqsOf("action=doc.read")).toEqual(listed.filter((s) => s > 2));
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 3, failure: { event_id: p.sent[3].id, reason: "index_damaged" } });
+    await p.db.prepare("DELETE FROM action_sets WHERE project_id = ? AND first_seq = 2004").bind(p.id).run();
     expect(await p.seqsOf("action=doc.read")).toEqual(listed);
     // A second live span over the first batch's rows 2-8, at its instant.
     await p.db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) SELECT received_at, project_id, 2, 8, 1 FROM commit_spans WHERE project_id = ?1 AND first_seq = 1").bind(p.id).run();
