@@ -62,6 +62,6 @@ export function insertEventsStatements(db: D1Database, rows: EventRow[], appends
     bytes += json.length;
   }
   flush();
-  statements.push(...afterInserts(db, rows, placement, { appends }));
+  statements.push(...afterInserts(db, placement));
   return statements;
 }

@@ -51,6 +51,9 @@ export const ACTION_SETS: LiveSetKind = { table: "action_sets", column: "action"
 export const ORGANIZATION_SETS: LiveSetKind = { table: "organization_sets", column: "organization", mark: "org_in_set", inSet: 1, index: "events_org_time_idx" };
 export const ADDRESS_SETS: LiveSetKind = { table: "address_sets", column: "ip_address", mark: "ip_run", inSet: 2, index: "events_ip_time_idx" };
 
+/** Every kind of live set: an action's and an organization's, in the order of their marks among a row's indexing columns (row-indexing.ts), then an address's (its mark is ip_run's 2). */
+export const LIVE_SET_KINDS = [ACTION_SETS, ORGANIZATION_SETS, ADDRESS_SETS] as const;
+
 /** What a set needs of a row. */
 export interface SettableRow {
   project_id: string;

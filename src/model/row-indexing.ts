@@ -2,7 +2,7 @@
 import { addressRunStatement, addressRuns, type AddressedRow, type AddressRun } from "./address-runs.ts";
 import { foundBySpan, seqRanges, spanKey, spanStatements, type NamedAppend, type SpannedRow } from "./commit-spans.ts";
 import { foundAtInstant, projectTagStatements, type InstantRow } from "./event-lookup.ts";
-import { ACTION_SETS, ADDRESS_SETS, liveSets, liveSetStatement, ORGANIZATION_SETS, type LiveSet, type SettableRow } from "./live-sets.ts";
+import { LIVE_SET_KINDS, liveSets, liveSetStatement, type LiveSet, type SettableRow } from "./live-sets.ts";
 import { closedGroupsStatement, groupIndexStatement, searchLeads, searchWords, type SearchableFields } from "./search-index.ts";
 import { targetTypeSets, targetTypeSetStatement, type TargetTypeSet, type TypedRow } from "./target-type-sets.ts";
 
@@ -33,19 +33,25 @@ export const INDEXING_COLUMNS = ["id_indexed", "search_lead", "search_words", "a
 /** A row's values of INDEXING_COLUMNS. */
 export type RowIndexing = [idIndexed: 0 | 1 | 2, searchLead: number, searchWords: string, appendName: string | null, ipRun: 0 | 1 | 2, typeSets: number, timeInSpan: 0 | 1, actionInSet: 0 | 1, orgInSet: 0 | 1];
 
-/** The kinds of live set: an action's and an organization's, in RowIndexing's order of their marks, then an address's (its mark is ip_run's 2). */
-const LIVE_SETS = [ACTION_SETS, ORGANIZATION_SETS, ADDRESS_SETS] as const;
+/** Who writes the rows: a commit (and the appends it answers) or a copy (shard moves, archive restores). */
+export interface PlaceOptions {
+  appends?: readonly NamedAppend[];
+  copy?: boolean;
+}
 
 /**
  * Where storage puts a batch's rows: each row's INDEXING_COLUMNS, and the
  * rows that stand in for their index entries, which afterInserts writes
- * (the same ones the marks name).
+ * (the same ones the marks name), with the rows and the writer it was made
+ * for, so that what follows the inserts cannot be told otherwise.
  */
 export interface Placement {
+  rows: readonly IndexedRow[];
+  options: PlaceOptions;
   indexing: RowIndexing[];
   runs: AddressRun[];
   typeSets: TargetTypeSet[];
-  /** The live sets of LIVE_SETS, in its order. */
+  /** The live sets of LIVE_SET_KINDS, in its order. */
   live: LiveSet[][];
 }
 
@@ -78,7 +84,7 @@ export interface Placement {
  * address run (ip_run = 2, migration 0043); the rest of a batch's rows of one
  * address, consecutive, still make runs.
  */
-export function placeRows(rows: readonly IndexedRow[], options: { appends?: readonly NamedAppend[]; copy?: boolean } = {}): Placement {
+export function placeRows(rows: readonly IndexedRow[], options: PlaceOptions = {}): Placement {
   const appends = options.appends ?? [];
   const leads = searchLeads(rows);
   const types = targetTypeSets(rows);
@@ -87,7 +93,7 @@ export function placeRows(rows: readonly IndexedRow[], options: { appends?: read
   for (const key of keys) if (key !== null) spanned.set(key, (spanned.get(key) ?? 0) + 1);
   const bySpan = keys.map((key) => key !== null && spanned.get(key)! > 1);
   const timeInSpan = rows.map((r, i) => (bySpan[i] && !options.copy && r.occurred_at === r.received_at ? 1 : 0));
-  const [actions, organizations, addresses] = LIVE_SETS.map((kind) => liveSets(kind, rows, timeInSpan));
+  const [actions, organizations, addresses] = LIVE_SET_KINDS.map((kind) => liveSets(kind, rows, timeInSpan));
   const { runs, ipRun } = addressRuns(rows, addresses.inSet);
   const indexing: RowIndexing[] = rows.map((r, i) => {
     const name = bySpan[i] ? null : (appends.find((a) => a.first === r.seq && a.last === r.seq)?.token ?? null);
@@ -96,11 +102,11 @@ export function placeRows(rows: readonly IndexedRow[], options: { appends?: read
       actions.inSet[i] as 0 | 1, organizations.inSet[i] as 0 | 1,
     ];
   });
-  return { indexing, runs, typeSets: types.sets, live: [actions.sets, organizations.sets, addresses.sets] };
+  return { rows, options, indexing, runs, typeSets: types.sets, live: [actions.sets, organizations.sets, addresses.sets] };
 }
 
 /** The rows' INDEXING_COLUMNS alone (placeRows). */
-export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: readonly NamedAppend[]; copy?: boolean } = {}): RowIndexing[] {
+export function rowIndexing(rows: readonly IndexedRow[], options: PlaceOptions = {}): RowIndexing[] {
   return placeRows(rows, options).indexing;
 }
 
@@ -114,17 +120,12 @@ export function rowIndexing(rows: readonly IndexedRow[], options: { appends?: re
  * the search entries of each project's seq range (made from the words the
  * rows store). A commit writes the entries of the groups it closed, the
  * project's open group staying without one (search-index.ts,
- * closedGroupsStatement). `copy`: rows that a commit first wrote
+ * closedGroupsStatement). A copy's rows (placeRows' `copy`), which a commit first wrote
  * (commit-spans.ts), put back in groups of their own, whose leads placeRows
  * made: every group gets its entry.
  */
-export function afterInserts(
-  db: D1Database,
-  rows: readonly IndexedRow[],
-  placement: Placement,
-  options: { appends?: readonly NamedAppend[]; copy?: boolean } = {},
-): D1PreparedStatement[] {
-  const { indexing } = placement;
+export function afterInserts(db: D1Database, placement: Placement): D1PreparedStatement[] {
+  const { rows, options, indexing } = placement;
   const spans = spanStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 0), indexing.map((r) => r[6] === 1), options);
   const tags = projectTagStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 2));
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
@@ -132,7 +133,7 @@ export function afterInserts(
   const ranges = [
     addressRunStatement(db, placement.runs),
     targetTypeSetStatement(db, placement.typeSets),
-    ...LIVE_SETS.map((kind, k) => liveSetStatement(db, kind, placement.live[k])),
+    ...LIVE_SET_KINDS.map((kind, k) => liveSetStatement(db, kind, placement.live[k])),
   ];
   return [...spans, ...tags, ...ranges.filter((s) => s !== null), ...groups];
 }

@@ -1,5 +1,5 @@
 import { MAX_RUN } from "./address-runs.ts";
-import { ACTION_SETS, ADDRESS_SETS, ORGANIZATION_SETS, setOffsets, type LiveSetKind } from "./live-sets.ts";
+import { LIVE_SET_KINDS, setOffsets } from "./live-sets.ts";
 import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
 
 /**
@@ -125,9 +125,6 @@ const STANDS_IN = [
   // By action, by organization, and a live row by address: checked a page at a time (checkedRowsSql).
 ];
 
-/** The live sets, each by its number in checkedRowsSql's `held`. */
-const LIVE_KINDS: readonly LiveSetKind[] = [ACTION_SETS, ORGANIZATION_SETS, ADDRESS_SETS];
-
 /**
  * SQL: the rows of `events r` that meet `where` (of r) in seq order, up to
  * `limit`, each with `columns` (plain column names of events) and
@@ -153,13 +150,13 @@ const LIVE_KINDS: readonly LiveSetKind[] = [ACTION_SETS, ORGANIZATION_SETS, ADDR
  * 1,000 queries), and none for archived pages.
  */
 export function checkedRowsSql(columns: string, where: string, limit: number): string {
-  const keys = LIVE_KINDS.map((k, i) => `r.${k.column} AS v${i}, r.${k.mark} AS m${i}`).join(", ");
+  const keys = LIVE_SET_KINDS.map((k, i) => `r.${k.column} AS v${i}, r.${k.mark} AS m${i}`).join(", ");
   // +r.seq: a value with no affinity, as the expanded offsets are, so SQLite's index of `held` can take the comparison.
   const page =
     `SELECT ${columns}, NOT (${STANDS_IN.join(" AND ")}) AS each_unlisted, r.project_id AS c_project, +r.seq AS c_seq, r.occurred_at AS c_at, ${keys} ` +
     `FROM events r WHERE ${where} ORDER BY r.seq LIMIT ${limit}`;
-  // Each kind's sets that the page's rows can be in, once each, their offsets expanded (a table SQLite indexes once).
-  const held = LIVE_KINDS.map(
+  // Each kind's sets (LIVE_SET_KINDS, held0 to held2) that the page's rows can be in, once each, their offsets expanded (a table SQLite indexes once).
+  const held = LIVE_SET_KINDS.map(
     (k, i) =>
       `held${i} AS MATERIALIZED (SELECT a.${k.column} AS v, a.received_at AS at, a.first_seq AS f, a.first_seq + o.value AS seq ` +
       `FROM (SELECT DISTINCT c_project, v${i}, c_at FROM page WHERE +m${i} = ${k.inSet} AND v${i} IS NOT NULL) k ` +
@@ -168,7 +165,7 @@ export function checkedRowsSql(columns: string, where: string, limit: number): s
   );
   // One set of the row's value and instant names it (its first_seq, the set's key there, is the least and the most
   // of those naming it): none hides it from the walk, two list it twice.
-  const whens = LIVE_KINDS.map(
+  const whens = LIVE_SET_KINDS.map(
     (k, i) =>
       `WHEN p.m${i} = ${k.inSet} AND p.v${i} IS NOT NULL AND ` +
       `coalesce((SELECT min(h.f) = max(h.f) FROM held${i} h WHERE h.seq = p.c_seq AND h.v = p.v${i} AND h.at = p.c_at), 0) = 0 THEN 1`,

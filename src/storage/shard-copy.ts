@@ -65,12 +65,10 @@ function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit:
  */
 function storedInserts(db: D1Database, rows: Raw[]): D1PreparedStatement[] {
   const named = rows.map((r) => Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, r[i]])) as unknown as IndexedRow);
-  // One options object for both: the marks and what follows the inserts must agree that this is a copy.
-  const copy = { copy: true };
-  const placement = placeRows(named, copy);
+  const placement = placeRows(named, { copy: true });
   return [
     ...insertStatements(db, "events", [...EVENT_COLUMNS, ...INDEXING_COLUMNS], rows.map((r, i) => [...r, ...placement.indexing[i]])),
-    ...afterInserts(db, named, placement, copy),
+    ...afterInserts(db, placement),
   ];
 }
 
