@@ -102,6 +102,29 @@ describe("verify and the rows standing in for index entries", () => {
     expect(await p.verify()).toMatchObject({ ok: false, verified: 1, failure: { event_id: p.sent[1].id, reason: "index_damaged" } });
   });
 
+  it("names the events of a set split in two out of order, whose walk skips the rows between them", async () => {
+    const p = await seeded();
+    const pages = () => listPages(p.key, "/v1/events", "action=doc.read", 2);
+    expect(await pages()).toEqual([8, 7, 6, 4, 2, 1]);
+    // doc.read's set (rows 1, 2, 4, 6, 7, 8) split in two, each row named once: one keyed at seq 1 naming 4, 6, 7
+    // and 8, and one keyed at seq 5 naming 1 and 2 (offsets below 0). The walk reads a commit's sets by key,
+    // highest first: 2, 1, 8, 7, 6, 4. A page of 2 stops at the third, shows 8 and 2, and its cursor (seq 2) passes
+    // over 7, 6 and 4. Each row is in one set of its action and instant, which is all the check once asked.
+    await p.db.batch([
+      p.db.prepare("INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) SELECT project_id, action, received_at, 5, 5, '[-4,-3]' FROM action_sets WHERE project_id = ?1 AND action = 'doc.read' AND first_seq = 1").bind(p.id),
+      p.db.prepare("UPDATE action_sets SET seqs = '[3,5,6,7]' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 1").bind(p.id),
+    ]);
+    expect(await pages()).toEqual([8, 2, 1]);
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 0, failure: { event_id: p.sent[0].id, reason: "index_damaged" } });
+    // The same two sets in order (the one keyed higher names the higher rows) list every row, and verify is ok.
+    await p.db.batch([
+      p.db.prepare("UPDATE action_sets SET seqs = '[1,2,3]' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 5").bind(p.id),
+      p.db.prepare("UPDATE action_sets SET seqs = '[0,1,3]' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 1").bind(p.id),
+    ]);
+    expect(await pages()).toEqual([8, 7, 6, 4, 2, 1]);
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 15, failure: null });
+  });
+
   it("names a set whose offsets a writer hid in a string, and lists every event once when it repeats an offset", async () => {
     const p = await seeded();
     const listed = await p.seqsOf("action=doc.read");
