@@ -506,7 +506,11 @@ function targetWalk(
   const index = targetId !== null ? "" : " INDEXED BY event_targets_type_time_idx";
   const others =
     // The event's own seq too: a row a database writer pointed at another event lists nothing (verify names the event it left).
+    // And its own time and targets: the walk is in the rows' order and stops at the limit, so a row a writer planted
+    // at another time filled a page out of order (a cursor past it skipped the events between, with verify ok), and
+    // one for an event without the target listed that event under it. Either now lists nothing, as a planted set does.
     `SELECT e.row_id FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id AND e.seq = t.seq AND e.project_id = t.project_id ` +
+    `AND e.occurred_at = t.occurred_at AND EXISTS (SELECT 1 FROM json_each(e.targets) j WHERE j.value ->> 'type' = t.type AND j.value ->> 'id' = t.id) ` +
     `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`;
 
   // IN keeps each row once, so the walks need no merge of their own: the page sorts a few times its rows at most.

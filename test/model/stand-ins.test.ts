@@ -206,6 +206,32 @@ describe("verify and the rows standing in for index entries", () => {
     expect(await p.verify()).toMatchObject({ ok: true, verified: 17, failure: null });
   });
 
+  it("lists nothing more and hides nothing when rows of event_targets are planted at another time or for an event without that target", async () => {
+    const p = await seeded();
+    const three = (i: number) => ({ ...event("doc.move", i), targets: [{ type: "document", id: `d_${i}` }, { type: "team", id: "t_1" }, { type: "folder", id: `f_${i}` }] });
+    p.sent.push(...(await ingestMany(p.key, [three(50), three(51)], { ip: p.ip })));
+    const folders = () => listPages(p.key, "/v1/events", "target_type=folder", 2);
+    expect(await folders()).toEqual([17, 16]);
+    // Rows naming events 1 and 2 (no folder among their targets) as of 2099: the walk of event_targets reads them
+    // first. It once took them by their own time, so a page of 2 showed 17 and 2, and its cursor passed over 16.
+    const rowOf = async (seq: number) => (await p.db.prepare("SELECT row_id FROM events WHERE project_id = ? AND seq = ?").bind(p.id, seq).first<{ row_id: number }>())!.row_id;
+    const plant = "INSERT INTO event_targets (project_id, type, id, occurred_at, seq, row_id) VALUES (?1, 'folder', ?2, ?3, ?4, ?5)";
+    await p.db.batch([
+      p.db.prepare(plant).bind(p.id, "f_x", "2099-01-01T00:00:00.000Z", 1, await rowOf(1)),
+      p.db.prepare(plant).bind(p.id, "f_y", "2099-01-01T00:00:00.000Z", 2, await rowOf(2)),
+    ]);
+    expect(await folders()).toEqual([17, 16]);
+    expect(await p.seqsOf("target_type=folder&target_id=f_x")).toEqual([]);
+    // The same rows at the events' own time: an event is listed for a target only when it names it.
+    await p.db.batch([
+      p.db.prepare("DELETE FROM event_targets WHERE project_id = ? AND id IN ('f_x', 'f_y')").bind(p.id),
+      p.db.prepare(plant).bind(p.id, "f_x", p.sent[0].occurred_at, 1, await rowOf(1)),
+    ]);
+    expect(await folders()).toEqual([17, 16]);
+    expect(await p.seqsOf("target_type=folder&target_id=f_x")).toEqual([]);
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 17, failure: null });
+  });
+
   it("names the last event of a closed search group whose entry is gone, which leaves the group out of search", async () => {
     const p = await createProject();
     // 300 events, so that a search finds the early ones through the index (it checks the newest 250 itself).
