@@ -220,10 +220,12 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   if (targetType !== null) {
     const type = bind(targetType);
     const targetId = sel.targetId != null ? bind(sel.targetId) : null;
-    const id = targetId !== null ? ` AND t.id = ${targetId}` : "";
+    // A check of rows another walk found: the later targets from the row's own JSON, which no planted row of
+    // event_targets can add to (a seek of event_targets costs about what reading a few targets does).
+    const id = targetId !== null ? ` AND j.value ->> 'id' = ${targetId}` : "";
     where.push(
       `(${INDEXED_TARGETS.map((at) => `(${targetAtIs(at, type, targetId)}) OR `).join("")}` +
-        `EXISTS (SELECT 1 FROM event_targets t WHERE t.project_id = e.project_id AND t.type = ${type}${id} AND t.occurred_at = e.occurred_at AND t.seq = e.seq))`,
+        `EXISTS (SELECT 1 FROM json_each(e.targets) j WHERE j.key > 1 AND j.value ->> 'type' = ${type}${id}))`,
     );
   }
   const index = indexFor(sel, (sel.actions?.length ?? 0) > 0);
@@ -453,6 +455,11 @@ function typeWalks(conds: string[], l: string, index: string, project: string, t
   ], (limit) => rowIds(listWalk(index, [...conds, either], limit)));
 }
 
+/** SQL: whether event `e`'s targets name the type and id of row `t` of event_targets. */
+function namesTarget(t: string): string {
+  return `EXISTS (SELECT 1 FROM json_each(e.targets) j WHERE j.value ->> 'type' = ${t}.type AND j.value ->> 'id' = ${t}.id)`;
+}
+
 /**
  * A target filter without a narrower actor or address: walks in list order,
  * merged. An event's first and second targets are in indexes on the events
@@ -495,10 +502,11 @@ function targetWalk(
   where.push(`t.type = ${type}`);
   if (targetId !== null) where.push(`t.id = ${targetId}`);
   if (targetId === null) {
-    // With a type only, an event naming several targets of it is walked once (its row of the smallest id).
+    // With a type only, an event naming several targets of it is walked once (its row of the smallest id it names:
+    // a row planted with a smaller id the event does not name would otherwise stand in for the real one and list nothing).
     where.push(
       "NOT EXISTS (SELECT 1 FROM event_targets d INDEXED BY event_targets_type_time_idx WHERE d.project_id = t.project_id AND d.type = t.type " +
-        "AND d.occurred_at = t.occurred_at AND d.seq = t.seq AND d.id < t.id)",
+        `AND d.occurred_at = t.occurred_at AND d.seq = t.seq AND d.id < t.id AND ${namesTarget("d")})`,
     );
   }
   where.push(...onEvent);
@@ -510,7 +518,7 @@ function targetWalk(
     // at another time filled a page out of order (a cursor past it skipped the events between, with verify ok), and
     // one for an event without the target listed that event under it. Either now lists nothing, as a planted set does.
     `SELECT e.row_id FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id AND e.seq = t.seq AND e.project_id = t.project_id ` +
-    `AND e.occurred_at = t.occurred_at AND EXISTS (SELECT 1 FROM json_each(e.targets) j WHERE j.value ->> 'type' = t.type AND j.value ->> 'id' = t.id) ` +
+    `AND e.occurred_at = t.occurred_at AND ${namesTarget("t")} ` +
     `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`;
 
   // IN keeps each row once, so the walks need no merge of their own: the page sorts a few times its rows at most.

@@ -229,6 +229,13 @@ describe("verify and the rows standing in for index entries", () => {
     ]);
     expect(await folders()).toEqual([17, 16]);
     expect(await p.seqsOf("target_type=folder&target_id=f_x")).toEqual([]);
+    // With an actor, whose walk checks each of its rows for the target.
+    expect(await p.seqsOf("actor_id=u_0&target_type=folder")).toEqual([]);
+    expect(await p.seqsOf("actor_id=u_50&target_type=folder&target_id=f_50")).toEqual([16]);
+    // One for event 16 with an id below its folder's: the walk takes an event's row of the smallest id once, and
+    // that must be one of the event's own targets, or the event is listed by none.
+    await p.db.prepare(plant).bind(p.id, "a", p.sent[15].occurred_at, 16, await rowOf(16)).run();
+    expect(await folders()).toEqual([17, 16]);
     expect(await p.verify()).toMatchObject({ ok: true, verified: 17, failure: null });
   });
 
