@@ -451,7 +451,8 @@ function typeWalks(conds: string[], l: string, index: string, project: string, t
       (at) => (limit: string) =>
         `SELECT e.row_id FROM events e INDEXED BY ${at.byType} WHERE ${where} AND ${targetAtIs(at, type, null)} AND (e.type_sets & ${1 << at.at}) = 0 ${ORDER} LIMIT ${limit}`,
     ),
-    (limit) => `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, type)}) AND ${where} ${ORDER} LIMIT ${limit}`,
+    // Each row's own targets too: a set a database writer planted over rows of other types lists none of them.
+    (limit) => `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, type)}) AND ${where} AND ${either} ${ORDER} LIMIT ${limit}`,
   ], (limit) => rowIds(listWalk(index, [...conds, either], limit)));
 }
 

@@ -36,9 +36,10 @@ import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
  * (Address runs and type sets may overlap after a shard copy ran twice, and
  * their readers take a row once.) Planted over rows it should not hold, a
  * stand-in lists nothing more: the walks also test each row's own fields
- * (a live set's rows for its value, a run's for their
- * address, and a live span's or a live set's rows for its instant, so one
- * planted at another instant lists nothing).
+ * (a live set's rows for its value, a run's for their address, a type
+ * set's for their targets, an event_targets row's event for its time and
+ * that target, and a live span's or a live set's rows for its instant, so
+ * one planted at another instant lists nothing).
  * The search index is checked only for an entry per closed group: it is
  * contentless, and checking the words an entry holds costs more than the
  * rest of verify. A writer who rewrites an entry with fewer words hides

@@ -165,6 +165,17 @@ describe("verify and the rows standing in for index entries", () => {
     expect(await p.verify()).toMatchObject({ ok: true, verified: 16, failure: null });
   });
 
+  it("lists no event under a target type that a planted type set names, alone or with an address", async () => {
+    const p = await seeded();
+    const teams = await p.seqsOf("target_type=team");
+    expect(teams).toEqual([15, 14, 13]);
+    // A team set at the first place over the first batch (every row of its range), whose events name documents only.
+    await p.db.prepare("INSERT INTO target_type_sets (project_id, at, type, first_seq, last_seq, seqs, members) VALUES (?, 0, 'team', 1, 8, NULL, 8)").bind(p.id).run();
+    expect(await p.seqsOf("target_type=team")).toEqual(teams);
+    expect(await p.seqsOf(`target_type=team&ip_address=${p.ip}`)).toEqual(teams);
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 15, failure: null });
+  });
+
   it("names a lone live event whose project tag row is gone, which leaves its public receipt unknown", async () => {
     const p = await seeded();
     // One event a request, no occurred_at: found by id at its instant, by a receipt through the project's tag row.
