@@ -279,6 +279,31 @@ describe("keys against a local database", () => {
     assert.match(run(root, "projects-reindex.mjs", ["no-such-project"]).err, /no project no-such-project/);
   });
 
+  it("reindex puts back the events of a value's live sets that interleave, which the set walk reads out of list order", () => {
+    const made = run(root, "keys-create.mjs", ["interleave-test"]);
+    assert.equal(made.code, 0, made.err);
+    const db = new DatabaseSync(shardFileOf("interleave-test"));
+    const at = "2026-11-29T10:00:00.000Z";
+    const insert = db.prepare(
+      "INSERT INTO events (id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash, id_indexed, time_in_span, action_in_set) " +
+        "VALUES (?, 'interleave-test', ?, 'doc.read', '[]', '{}', ?, ?, 'c', 'h', 0, 1, 1)",
+    );
+    for (const seq of [1, 2, 3, 4]) insert.run(`e${seq}`, seq, at, at);
+    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, 'interleave-test', 1, 4, 1)").run(at);
+    // A commit of four doc.read events, each in one set, but the set keyed higher (3) names the lower rows (1, 2).
+    const set = db.prepare("INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) VALUES ('interleave-test', 'doc.read', ?, ?, ?, ?)");
+    set.run(at, 1, 4, "[2,3]");
+    set.run(at, 3, 3, "[-2,-1]");
+    const marks = () => db.prepare("SELECT action_in_set FROM events WHERE project_id = 'interleave-test' ORDER BY seq").all().map((r) => r.action_in_set);
+    const first = run(root, "projects-reindex.mjs", ["interleave-test"]);
+    assert.equal(first.code, 0, first.err);
+    assert.match(first.out, /^Project interleave-test: 4 hot events are back in their indexes; GET \/v1\/events\/verify will find them\.$/m);
+    assert.deepEqual(marks(), [0, 0, 0, 0]);
+    const again = run(root, "projects-reindex.mjs", ["interleave-test"]);
+    assert.match(again.out, /^Project interleave-test: every hot event is in its indexes; nothing to do\.$/m);
+    db.close();
+  });
+
   it("reindex writes a closed search group's entry again, and leaves the open group without one", () => {
     assert.equal(run(root, "keys-create.mjs", ["search-test"]).code, 0);
     const file = shardFileOf("search-test");
