@@ -1230,10 +1230,16 @@ export interface components {
                         cutoff: string;
                     }[];
                 }[];
+                /** @description null when ok; else the first thing found wrong, and verified counts the events checked before it */
                 failure: {
+                    /** @description The first event found wrong, in seq order; null when the project's log itself does not check out */
                     event_id: string | null;
-                    /** @enum {string} */
+                    /**
+                     * @description hash_mismatch: the event's stored content no longer hashes to its stored hash (edited in the database, or erased without a record vouching for it). signature_mismatch: its hash is not the one the project's signing key signed. chain_broken: its prev_hash is not the hash of the event before it, and no retention gap record explains the gap (an event deleted, inserted or reordered). leaf_mismatch: the event differs from its leaf in the project's transparency log, or the log's tiles do not add up to its signed checkpoint (event_id null). archive_damaged: an archived segment in R2 (or an export file recorded for it) is missing or not the bytes recorded; event_id is its first event. index_damaged: the event is intact, but lists, reads by id, receipts or search no longer find it, because a row that stands in for its index entries was deleted, altered or planted in the database; `npm run projects:reindex` puts it back.
+                     * @enum {string}
+                     */
                     reason: "hash_mismatch" | "signature_mismatch" | "chain_broken" | "leaf_mismatch" | "archive_damaged" | "index_damaged";
+                    /** @description The event's occurred_at, when there is one */
                     at: string | null;
                 } | null;
                 checkpoint: {
