@@ -126,7 +126,7 @@ export function rowIndexing(rows: readonly IndexedRow[], options: PlaceOptions =
  */
 export function afterInserts(db: D1Database, placement: Placement): D1PreparedStatement[] {
   const { rows, options, indexing } = placement;
-  const spans = spanStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 0), indexing.map((r) => r[6] === 1), options);
+  const spans = spanStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 0), indexing.map(([, , , , , , timeInSpan]) => timeInSpan === 1), options);
   const tags = projectTagStatements(db, rows, indexing.map(([idIndexed]) => idIndexed === 2));
   const entries = options.copy ? groupIndexStatement : closedGroupsStatement;
   const groups = [...seqRanges(rows, (r) => r.project_id)].map(([projectId, { first, last }]) => entries(db, projectId, first, last));
