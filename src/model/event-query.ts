@@ -220,8 +220,8 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   if (targetType !== null) {
     const type = bind(targetType);
     const targetId = sel.targetId != null ? bind(sel.targetId) : null;
-    // A check of rows another walk found: the later targets from the row's own JSON, which no planted row of
-    // event_targets can add to (a seek of event_targets costs about what reading a few targets does).
+    // A check of rows another walk found, which it has read: the later targets from the row's own JSON, which no
+    // planted row of event_targets can add to.
     const id = targetId !== null ? ` AND j.value ->> 'id' = ${targetId}` : "";
     where.push(
       `(${INDEXED_TARGETS.map((at) => `(${targetAtIs(at, type, targetId)}) OR `).join("")}` +

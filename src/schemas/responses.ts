@@ -130,7 +130,8 @@ export const verifyResultSchema = z
               "leaf_mismatch: the event differs from its leaf in the project's transparency log, or the log's tiles do not add up to its signed checkpoint (event_id null). " +
               "archive_damaged: an archived segment in R2 (or an export file recorded for it) is missing or not the bytes recorded; event_id is its first event. " +
               "index_damaged: the event is intact, but lists, reads by id, receipts or search no longer find it, because a row that stands in for its index entries " +
-              "was deleted, altered or planted in the database; `npm run projects:reindex` puts it back.",
+              "was deleted, altered or planted in the database, or an archived segment's index row no longer bounds it; " +
+              "`npm run projects:reindex` (with --archived for a segment) puts it back.",
           }),
           at: nullableString.meta({ description: "The event's occurred_at, when there is one" }),
         })
