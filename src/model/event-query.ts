@@ -222,11 +222,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     const targetId = sel.targetId != null ? bind(sel.targetId) : null;
     // A check of rows another walk found, which it has read: the later targets from the row's own JSON, which no
     // planted row of event_targets can add to.
-    const id = targetId !== null ? ` AND j.value ->> 'id' = ${targetId}` : "";
-    where.push(
-      `(${INDEXED_TARGETS.map((at) => `(${targetAtIs(at, type, targetId)}) OR `).join("")}` +
-        `EXISTS (SELECT 1 FROM json_each(e.targets) j WHERE j.key > 1 AND j.value ->> 'type' = ${type}${id}))`,
-    );
+    where.push(`(${INDEXED_TARGETS.map((at) => `(${targetAtIs(at, type, targetId)}) OR `).join("")}${namesTarget(type, targetId, INDEXED_TARGETS.length)})`);
   }
   const index = indexFor(sel, (sel.actions?.length ?? 0) > 0);
   // The walk of the events that meet `conds`, to `l`, given the other filters' walk (`walks`, in list order, along
@@ -456,9 +452,10 @@ function typeWalks(conds: string[], l: string, index: string, project: string, t
   ], (limit) => rowIds(listWalk(index, [...conds, either], limit)));
 }
 
-/** SQL: whether event `e`'s targets name the type and id of row `t` of event_targets. */
-function namesTarget(t: string): string {
-  return `EXISTS (SELECT 1 FROM json_each(e.targets) j WHERE j.value ->> 'type' = ${t}.type AND j.value ->> 'id' = ${t}.id)`;
+/** SQL: whether event `e`'s own targets, from place `from` on, name `type` (and `id`, unless null): SQL values. */
+function namesTarget(type: string, id: string | null, from = 0): string {
+  const place = from > 0 ? `j.key >= ${from} AND ` : "";
+  return `EXISTS (SELECT 1 FROM json_each(e.targets) j WHERE ${place}j.value ->> 'type' = ${type}${id !== null ? ` AND j.value ->> 'id' = ${id}` : ""})`;
 }
 
 /**
@@ -507,7 +504,7 @@ function targetWalk(
     // a row planted with a smaller id the event does not name would otherwise stand in for the real one and list nothing).
     where.push(
       "NOT EXISTS (SELECT 1 FROM event_targets d INDEXED BY event_targets_type_time_idx WHERE d.project_id = t.project_id AND d.type = t.type " +
-        `AND d.occurred_at = t.occurred_at AND d.seq = t.seq AND d.id < t.id AND ${namesTarget("d")})`,
+        `AND d.occurred_at = t.occurred_at AND d.seq = t.seq AND d.id < t.id AND ${namesTarget("d.type", "d.id")})`,
     );
   }
   where.push(...onEvent);
@@ -519,7 +516,7 @@ function targetWalk(
     // at another time filled a page out of order (a cursor past it skipped the events between, with verify ok), and
     // one for an event without the target listed that event under it. Either now lists nothing, as a planted set does.
     `SELECT e.row_id FROM event_targets t${index} CROSS JOIN events e ON e.row_id = t.row_id AND e.seq = t.seq AND e.project_id = t.project_id ` +
-    `AND e.occurred_at = t.occurred_at AND ${namesTarget("t")} ` +
+    `AND e.occurred_at = t.occurred_at AND ${namesTarget("t.type", "t.id")} ` +
     `WHERE ${where.join(" AND ")} ORDER BY t.occurred_at DESC, t.seq DESC LIMIT ${limit}`;
 
   // IN keeps each row once, so the walks need no merge of their own: the page sorts a few times its rows at most.

@@ -182,10 +182,11 @@ export function checkedRowsSql(columns: string, where: string, limit: number): s
   // of order, no set keyed below the row's names a seq above it, nor one keyed above it a seq below: the walk
   // would read the row out of list order, and a page cut there skips the rows between (a cursor past them).
   const whens = LIVE_SET_KINDS.map((k, i) => {
+    const marked = `p.m${i} = ${k.inSet} AND p.v${i} IS NOT NULL`;
     const mine = `held${i} h WHERE h.seq = p.c_seq AND h.v = p.v${i} AND h.at = p.c_at`;
     return (
-      `WHEN p.m${i} = ${k.inSet} AND p.v${i} IS NOT NULL AND coalesce((SELECT min(h.f) = max(h.f) FROM ${mine}), 0) = 0 THEN 1 ` +
-      `WHEN p.m${i} = ${k.inSet} AND p.v${i} IS NOT NULL AND (SELECT any FROM several${i}) AND EXISTS (SELECT 1 FROM (SELECT min(h.f) AS f FROM ${mine}) m ` +
+      `WHEN ${marked} AND coalesce((SELECT min(h.f) = max(h.f) FROM ${mine}), 0) = 0 THEN 1 ` +
+      `WHEN ${marked} AND (SELECT any FROM several${i}) AND EXISTS (SELECT 1 FROM (SELECT min(h.f) AS f FROM ${mine}) m ` +
       `JOIN bounds${i} b ON b.v = p.v${i} AND b.at = p.c_at AND ((b.f < m.f AND b.hi > p.c_seq) OR (b.f > m.f AND b.lo < p.c_seq))) THEN 1`
     );
   });
