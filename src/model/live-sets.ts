@@ -15,11 +15,11 @@ import { keyedSets } from "./address-runs.ts";
  * offsets. Those rows take no entry in the value's index (their mark,
  * action_in_set, org_in_set or ip_run, says so).
  *
- * Keyed (project, value, received_at, first_seq), the sets are in list
- * order: a set's rows share its instant, and are listed by seq. So a walk by
- * the value is two, merged, each stopped at the page (event-query.ts,
- * setWalk and addressWalk): the index's entries, and the value's sets newest
- * first, each set's rows by seq. (An address's runs, address-runs.ts, are
+ * Keyed (project, value, received_at, first_seq), the sets are in the
+ * order of their instants: a set's rows share its instant, and are listed by
+ * seq. So a walk by the value is two, merged, each stopped at the page
+ * (event-query.ts, setWalk and addressWalk): the index's entries, and the
+ * value's sets newest instant first, the rows of an instant by seq. (An address's runs, address-runs.ts, are
  * keyed by seq, not time: read whole and sorted, or past a few, the list
  * walked checking each row's address; a live set of an address takes a run's
  * place.)
@@ -126,20 +126,24 @@ export function setOffsets(s: string): string {
  * set still there (an archive restore) is not in it (its mark is 0): the
  * index has it. A row is taken only at its own instant, so a set planted at
  * another instant over rows a set holds lists nothing twice (verify's check,
- * stand-ins.ts, looks only at the sets of the row's instant). Each set
- * takes a row once (DISTINCT over the row and its set), so a set whose
- * offsets a writer repeated lists nothing twice either: a row named twice
+ * stand-ins.ts, looks only at the sets of the row's instant). The walk
+ * takes a row once, whichever sets of its instant name it and however often
+ * (DISTINCT over the row), and orders an instant's rows by their own seq,
+ * not by the key of the set naming them. A commit writes one set a value at
+ * its instant, so for its sets the two orders are one; but a row named twice
  * filled two places of the walk's page, the page kept it once and came up
  * short, and a short page ends the list (`[0,1,3,5,5,5,6,7]` hid the rows
- * below offset 5 from pages of 5, with verify ok). Two sets that hold one
- * row still list it twice, and verify names it.
+ * below offset 5 from pages of 5, and so did a second set over rows a set
+ * holds), and a set split in two, read by key, listed its rows out of order,
+ * so a page's cursor passed over rows between them. Neither can now hide a
+ * row, so verify need only ask that some set names it.
  */
 export function liveSetWalkSql(kind: LiveSetKind, value: string, spans: readonly string[], where: string, l: string): string {
   return (
     "SELECT row_id, occurred_at, seq FROM (" +
-    `SELECT DISTINCT e.row_id, e.occurred_at, e.seq, s.received_at AS set_at, s.first_seq AS set_first FROM ${kind.table} s CROSS JOIN ${setOffsets("s")} o ` +
+    `SELECT DISTINCT e.row_id, e.occurred_at, e.seq, s.received_at AS set_at FROM ${kind.table} s CROSS JOIN ${setOffsets("s")} o ` +
     "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq = s.first_seq + o.value " +
     `WHERE ${spans.join(" AND ")} AND s.${kind.column} = ${value} AND ${where} AND e.${kind.mark} = ${kind.inSet} AND e.occurred_at = s.received_at ` +
-    `ORDER BY set_at DESC, set_first DESC, e.seq DESC LIMIT ${l})`
+    `ORDER BY set_at DESC, e.seq DESC LIMIT ${l})`
   );
 }

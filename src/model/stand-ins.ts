@@ -23,16 +23,15 @@ import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
  * holds it as the reads require (the same keys, instant and offsets), and
  * reports the first row it finds without one as `index_damaged`.
  *
- * A stand-in planted over rows another holds hides events too: each walk
- * stops at the page's size, a row named twice fills two places, the page
- * keeps it once and comes up short, and a short page ends the list. So a
- * live span and a live set (of an action, an organization or an address)
- * must be the only one to hold their row. A value's live sets of one
- * instant must also not interleave: the walk reads them by key, highest
- * first, and a row it reads out of list order either fills a page ahead of
- * rows above it, whose cursor then passes over those rows, or comes after a
- * cursor already below it (a set split in two, each row in one, hid the
- * rows between from pages of 2 with verify ok).
+ * A live span planted over rows another holds hides events too: the time
+ * walk stops at the page's size, a row named twice fills two places, the
+ * page keeps it once and comes up short, and a short page ends the list. So
+ * a live span must be the only one to hold its row. A live set (of an
+ * action, an organization or an address) need not: the set walk takes each
+ * row once and in list order, whichever of a value's sets at its instant
+ * names it (live-sets.ts, liveSetWalkSql), so a second set over its rows, or
+ * a set split in two out of order, lists every row once, where they once
+ * hid rows from pages with verify ok.
  * (Address runs and type sets may overlap after a shard copy ran twice, and
  * their readers take a row once.) Planted over rows it should not hold, a
  * stand-in lists nothing more: the walks also test each row's own fields
@@ -140,7 +139,7 @@ const STANDS_IN = [
  *
  * Each row is asked of its span, runs, type sets, targets and search group
  * (STANDS_IN) on its own, and of its live sets (by action, organization and
- * address) a page at a time: one set of the row's value and instant must
+ * address) a page at a time: some set of the row's value and instant must
  * name its seq. The sets the page's rows can be in are read once each and
  * their offsets expanded as the list walks expand them (setOffsets, then
  * first_seq + offset: live-sets.ts, liveSetWalkSql), so the check asks
@@ -170,29 +169,14 @@ export function checkedRowsSql(columns: string, where: string, limit: number): s
       `CROSS JOIN ${k.table} a ON a.project_id = k.c_project AND a.${k.column} = k.v${i} AND a.received_at = k.c_at)`,
   );
   const held = LIVE_SET_KINDS.map((_, i) => `held${i} AS MATERIALIZED (SELECT a.v, a.at, a.f, a.f + o.value AS seq FROM sets${i} a CROSS JOIN ${setOffsets("a")} o)`);
-  // The walk reads a value's sets of one instant by key, highest first, so each must name only seqs above those of
-  // every set keyed below it. A commit writes one set a value (it holds fewer than MAX_RUN seqs), so only where a
-  // value and instant have two sets (`several`) are the least and the most seq each names worked out (`bounds`).
-  const several = LIVE_SET_KINDS.map((_, i) => `several${i} AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM sets${i} GROUP BY v, at HAVING count(*) > 1) AS any)`);
-  const bounds = LIVE_SET_KINDS.map(
-    (_, i) => `bounds${i} AS MATERIALIZED (SELECT v, at, f, min(seq) AS lo, max(seq) AS hi FROM held${i} GROUP BY v, at, f)`,
+  // Some set of the row's value and instant names it: none hides it from the walk. A second that names it too, or
+  // sets that interleave, hide nothing: the walk takes a row once, in list order (live-sets.ts, liveSetWalkSql).
+  const whens = LIVE_SET_KINDS.map(
+    (k, i) => `WHEN p.m${i} = ${k.inSet} AND p.v${i} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM held${i} h WHERE h.seq = p.c_seq AND h.v = p.v${i} AND h.at = p.c_at) THEN 1`,
   );
-  // One set of the row's value and instant names it (its first_seq, the set's key there, is the least and the most
-  // of those naming it): none hides it from the walk, two list it twice. And, when some set of the page's is out
-  // of order, no set keyed below the row's names a seq above it, nor one keyed above it a seq below: the walk
-  // would read the row out of list order, and a page cut there skips the rows between (a cursor past them).
-  const whens = LIVE_SET_KINDS.map((k, i) => {
-    const marked = `p.m${i} = ${k.inSet} AND p.v${i} IS NOT NULL`;
-    const mine = `held${i} h WHERE h.seq = p.c_seq AND h.v = p.v${i} AND h.at = p.c_at`;
-    return (
-      `WHEN ${marked} AND coalesce((SELECT min(h.f) = max(h.f) FROM ${mine}), 0) = 0 THEN 1 ` +
-      `WHEN ${marked} AND (SELECT any FROM several${i}) AND EXISTS (SELECT 1 FROM (SELECT min(h.f) AS f FROM ${mine}) m ` +
-      `JOIN bounds${i} b ON b.v = p.v${i} AND b.at = p.c_at AND ((b.f < m.f AND b.hi > p.c_seq) OR (b.f > m.f AND b.lo < p.c_seq))) THEN 1`
-    );
-  });
   // A CASE: each WHEN stops at its first answer (an AND that is a value runs all its sides).
   return (
-    `WITH page AS MATERIALIZED (${page}), ${sets.join(", ")}, ${held.join(", ")}, ${several.join(", ")}, ${bounds.join(", ")} ` +
+    `WITH page AS MATERIALIZED (${page}), ${sets.join(", ")}, ${held.join(", ")} ` +
     `SELECT ${columns}, CASE WHEN p.each_unlisted THEN 1 ${whens.join(" ")} ELSE 0 END AS unlisted FROM page p ORDER BY p.c_seq`
   );
 }

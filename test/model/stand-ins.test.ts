@@ -81,48 +81,55 @@ describe("verify and the rows standing in for index entries", () => {
     await tampered(p, "action_sets", "UPDATE action_sets SET seqs = '[0,1,3' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 1", 1, "action=doc.read");
   });
 
-  it("names the first event a planted second span or set holds (a second action set cuts its list short)", async () => {
+  it("lists every event once when a second set holds rows a set holds, and names the first event a planted second span holds", async () => {
     const p = await seeded();
     const listed = await p.seqsOf("action=doc.read");
-    // A second doc.read set naming seqs 4, 6 and 7: the set walk's page fills with them twice, and the list ends early.
+    expect(listed).toEqual([8, 7, 6, 4, 2, 1]);
+    // A second doc.read set naming seqs 4, 6 and 7: a walk that took each set's rows filled its page with them twice,
+    // the page kept them once and came up short, and a short page ended the list (1 and 2 were lost, verify named 4).
+    // The walk takes a row once, whichever sets name it, so the set hides nothing and verify has nothing to report.
     await p.db.prepare("INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) SELECT project_id, action, received_at, 4, 7, '[0,2,3]' FROM action_sets WHERE project_id = ?1 AND action = 'doc.read' AND first_seq = 1").bind(p.id).run();
-    expect(await p.seqsOf("action=doc.read")).toEqual(listed.filter((s) => s > 2));
-    expect(await p.verify()).toMatchObject({ ok: false, verified: 3, failure: { event_id: p.sent[3].id, reason: "index_damaged" } });
+    expect(await p.seqsOf("action=doc.read")).toEqual(listed);
+    expect(await listPages(p.key, "/v1/events", "action=doc.read", 2)).toEqual(listed);
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 15, failure: null });
     await p.db.prepare("DELETE FROM action_sets WHERE project_id = ? AND first_seq = 4").bind(p.id).run();
-    expect(await p.seqsOf("action=doc.read")).toEqual(listed);
     // The same set keyed far from the rows it names (first_seq 2,000 past them, offsets below 0): the walk adds its
-    // offsets all the same. The check once looked only at sets that start at most 1,023 seqs before a row, and said ok.
+    // offsets all the same, and takes each row once.
     await p.db.prepare("INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) SELECT project_id, action, received_at, 2004, 2007, '[-2000,-1998,-1997]' FROM action_sets WHERE project_id = ?1 AND action = 'doc.read' AND first_seq = 1").bind(p.id).run();
-    expect(await p.seqsOf("action=doc.read")).toEqual(listed.filter((s) => s > 2));
-    expect(await p.verify()).toMatchObject({ ok: false, verified: 3, failure: { event_id: p.sent[3].id, reason: "index_damaged" } });
-    await p.db.prepare("DELETE FROM action_sets WHERE project_id = ? AND first_seq = 2004").bind(p.id).run();
     expect(await p.seqsOf("action=doc.read")).toEqual(listed);
-    // A second live span over the first batch's rows 2-8, at its instant.
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 15, failure: null });
+    // Such a set is all the action's set there is for rows it names: with the commit's own set gone, the far one
+    // still lists 4, 6 and 7, and verify names 1, the first row no set names.
+    await p.db.prepare("DELETE FROM action_sets WHERE project_id = ? AND first_seq = 1").bind(p.id).run();
+    expect(await p.seqsOf("action=doc.read")).toEqual([7, 6, 4]);
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 0, failure: { event_id: p.sent[0].id, reason: "index_damaged" } });
+    await p.db.prepare("INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) SELECT project_id, action, received_at, 1, 8, '[0,1,3,5,6,7]' FROM action_sets WHERE project_id = ?1 AND first_seq = 2004").bind(p.id).run();
+    await p.db.prepare("DELETE FROM action_sets WHERE project_id = ? AND first_seq = 2004").bind(p.id).run();
+    expect(await p.verify()).toMatchObject({ ok: true, verified: 15, failure: null });
+    // A second live span over the first batch's rows 2-8, at its instant: the time walk is still one a row.
     await p.db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) SELECT received_at, project_id, 2, 8, 1 FROM commit_spans WHERE project_id = ?1 AND first_seq = 1").bind(p.id).run();
     expect(await p.verify()).toMatchObject({ ok: false, verified: 1, failure: { event_id: p.sent[1].id, reason: "index_damaged" } });
   });
 
-  it("names the events of a set split in two out of order, whose walk skips the rows between them", async () => {
+  it("lists the events of a set split in two out of order in list order, on pages of any size", async () => {
     const p = await seeded();
     const pages = () => listPages(p.key, "/v1/events", "action=doc.read", 2);
     expect(await pages()).toEqual([8, 7, 6, 4, 2, 1]);
     // doc.read's set (rows 1, 2, 4, 6, 7, 8) split in two, each row named once: one keyed at seq 1 naming 4, 6, 7
-    // and 8, and one keyed at seq 5 naming 1 and 2 (offsets below 0). The walk reads a commit's sets by key,
-    // highest first: 2, 1, 8, 7, 6, 4. A page of 2 stops at the third, shows 8 and 2, and its cursor (seq 2) passes
-    // over 7, 6 and 4. Each row is in one set of its action and instant, which is all the check once asked.
+    // and 8, and one keyed at seq 5 naming 1 and 2 (offsets below 0). A walk that read a commit's sets by key,
+    // highest first, read 2, 1, 8, 7, 6, 4: a page of 2 stopped at the third, showed 8 and 2, and its cursor (seq 2)
+    // passed over 7, 6 and 4. The walk orders an instant's rows by their own seq, whichever set names them.
     await p.db.batch([
       p.db.prepare("INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) SELECT project_id, action, received_at, 5, 5, '[-4,-3]' FROM action_sets WHERE project_id = ?1 AND action = 'doc.read' AND first_seq = 1").bind(p.id),
       p.db.prepare("UPDATE action_sets SET seqs = '[3,5,6,7]' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 1").bind(p.id),
     ]);
-    expect(await pages()).toEqual([8, 2, 1]);
-    expect(await p.verify()).toMatchObject({ ok: false, verified: 0, failure: { event_id: p.sent[0].id, reason: "index_damaged" } });
-    // The same two sets in order (the one keyed higher names the higher rows) list every row, and verify is ok.
-    await p.db.batch([
-      p.db.prepare("UPDATE action_sets SET seqs = '[1,2,3]' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 5").bind(p.id),
-      p.db.prepare("UPDATE action_sets SET seqs = '[0,1,3]' WHERE project_id = ? AND action = 'doc.read' AND first_seq = 1").bind(p.id),
-    ]);
     expect(await pages()).toEqual([8, 7, 6, 4, 2, 1]);
+    expect(await listPages(p.key, "/v1/events", "action=doc.read", 3)).toEqual([8, 7, 6, 4, 2, 1]);
     expect(await p.verify()).toMatchObject({ ok: true, verified: 15, failure: null });
+    // Without the set keyed at 5, rows 1 and 2 are in no set: gone from the list, and verify names the first.
+    await p.db.prepare("DELETE FROM action_sets WHERE project_id = ? AND action = 'doc.read' AND first_seq = 5").bind(p.id).run();
+    expect(await pages()).toEqual([8, 7, 6, 4]);
+    expect(await p.verify()).toMatchObject({ ok: false, verified: 0, failure: { event_id: p.sent[0].id, reason: "index_damaged" } });
   });
 
   it("names a set whose offsets a writer hid in a string, and lists every event once when it repeats an offset", async () => {
@@ -288,7 +295,7 @@ describe("verify and the rows standing in for index entries", () => {
     expect(await p.verify()).toMatchObject({ ok: true, verified: 15 });
   });
 
-  it("names the first event a deleted, altered, planted or missing organization set hides from its organization's list", async () => {
+  it("names the first event a deleted, altered or missing organization set hides from its organization's list, and lists every event once past a planted one", async () => {
     const p = await createProject();
     const ip = freshIp();
     // A tenant's batch (acme throughout: one set), then a batch naming globex three times (a set) and acme twice (entries).
@@ -322,10 +329,10 @@ describe("verify and the rows standing in for index entries", () => {
     expect(await acme()).toEqual([12, 10]);
     await hides(1);
     await putBack();
-    // A second acme set over seqs 4, 6 and 7 at the batch's instant: the set walk's page fills with them twice, and the list ends early.
+    // A second acme set over seqs 4, 6 and 7 at the batch's instant: the set walk takes each row once, so it hides nothing.
     await p.db.prepare("INSERT INTO organization_sets (project_id, organization, received_at, first_seq, last_seq, seqs) VALUES (?1, 'acme', ?2, 4, 7, '[0,2,3]')").bind(p.id, kept.received_at).run();
-    expect(await acme()).not.toEqual(listed);
-    await hides(4);
+    expect(await acme()).toEqual(listed);
+    expect(await verify()).toMatchObject({ ok: true, verified: 13, failure: null });
     await p.db.prepare("DELETE FROM organization_sets WHERE project_id = ?1 AND first_seq = 4").bind(p.id).run();
     // The same planted at another instant lists nothing twice, and hides nothing.
     await p.db.prepare("INSERT INTO organization_sets (project_id, organization, received_at, first_seq, last_seq, seqs) VALUES (?1, 'acme', '2026-01-01T00:00:00.000Z', 1, 8, '[0,1,2,3,4,5,6,7]')").bind(p.id).run();
