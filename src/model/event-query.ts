@@ -250,7 +250,8 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   if (options.match !== undefined) {
     if (actions.length > 0) where.push(`e.action IN (${actions.join(", ")})`);
     // A group's entry holds all its events' words; an event is a hit when its own words hold every term
-    // (each a prefix of one of its words). Rows with an entry of their own store no words: the entry is theirs.
+    // (each a prefix of one of its words). Rows with an entry of their own store no words until the daily cron
+    // gives them theirs (reindexBacklog): till then the entry is their word.
     const holds = options.match.terms.map((t) => `instr(' ' || e.search_words, ' ' || ${bind(t)}) > 0`);
     where.push(`(e.search_words IS NULL OR (${holds.join(" AND ")}))`);
     // The project's open group has no entry yet (search-index.ts): its events are among the project's 16 newest.

@@ -23,7 +23,8 @@ import { ftsExpression, words } from "./search-query.ts";
  * also keeps its own words (search_words), so that SQL finds which events of
  * a matching group they are (event-query.ts). Rows with search_words NULL
  * (written before migration 0031, or by older code) have an entry each, under
- * the project's own tag.
+ * the project's own tag, until the daily cron gives them their words and an
+ * entry as a group of one (reindexBacklog).
  *
  * Who writes it:
  * - ingest: insertEventsStatements() stores each event's words, numbers its
@@ -40,7 +41,8 @@ import { ftsExpression, words } from "./search-query.ts";
  *   entries, and groupReindexStatement() (same batch) makes them again from
  *   the stored words; compactSearchIndex() then makes the erased words leave
  *   the index's data pages (a delete only hides them until a merge);
- * - rows written before this index existed: the daily cron's reindexBacklog().
+ * - rows written before this index existed, or before search groups: the
+ *   daily cron's reindexBacklog().
  */
 export const SEARCH_TABLE = "events_search";
 
@@ -311,21 +313,26 @@ function chunks(entries: string[]): string[] {
   return out;
 }
 
-const DELETE_BY_ROW_ID = `DELETE FROM ${SEARCH_TABLE} WHERE rowid IN (SELECT j.value ->> 0 FROM json_each(?1) j)`;
 /**
- * Only rows that still hold the values the text was made from: a row erased
- * meanwhile is never given its old words back.
+ * Gives rows their words (JSON ?1: arrays of row_id, words, the four fields the words were made from, the
+ * entry's text), only where the row still holds those fields and has none: a row erased meanwhile keeps its
+ * scrubbed words. search_words is in events_search_after_update, so each row's entry of its own goes with it.
  */
-const INSERT_BY_ROW_ID =
-  `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT e.row_id, j.value ->> 1 FROM json_each(?1) j ` +
-  "CROSS JOIN events e ON e.row_id = j.value ->> 0 AND e.action IS j.value ->> 2 AND e.actor_name IS j.value ->> 3 " +
-  "AND e.actor_email IS j.value ->> 4 AND e.actor_id IS j.value ->> 5";
+const GIVE_WORDS =
+  "UPDATE events SET search_words = j.value ->> 1 FROM json_each(?1) j WHERE events.row_id = j.value ->> 0 " +
+  "AND events.search_words IS NULL AND events.search_lead = 0 AND events.action IS j.value ->> 2 " +
+  "AND events.actor_name IS j.value ->> 3 AND events.actor_email IS j.value ->> 4 AND events.actor_id IS j.value ->> 5";
+/** Then each such row's entry, as a group of one: its words under its slot's tag (slot 0). */
+const GROUP_OF_ONE =
+  `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT e.row_id, j.value ->> 6 FROM json_each(?1) j ` +
+  "CROSS JOIN events e ON e.row_id = j.value ->> 0 AND e.search_lead = 0 AND e.search_words = j.value ->> 1 " +
+  `WHERE j.value ->> 1 <> '' AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = e.row_id)`;
 
-function replaceStatements(db: D1Database, rows: ReadonlyArray<SearchableFields & { row_id: number; project_id: string }>) {
+function wordsStatements(db: D1Database, rows: ReadonlyArray<SearchableFields & { row_id: number; project_id: string }>) {
   const entries = rows.map((r) =>
-    JSON.stringify([r.row_id, indexText(searchTag(r.project_id), r), r.action, r.actor_name, r.actor_email, r.actor_id]),
+    JSON.stringify([r.row_id, searchWords(r).join(" "), r.action, r.actor_name, r.actor_email, r.actor_id, indexText(slotTag(searchTag(r.project_id), 0), r)]),
   );
-  return chunks(entries).flatMap((json) => [db.prepare(DELETE_BY_ROW_ID).bind(json), db.prepare(INSERT_BY_ROW_ID).bind(json)]);
+  return chunks(entries).flatMap((json) => [db.prepare(GIVE_WORDS).bind(json), db.prepare(GROUP_OF_ONE).bind(json)]);
 }
 
 /** The FTS5 structure record (rowid 10 of the data table): it changes whenever a merge does any work. */
@@ -360,16 +367,26 @@ export async function compactSearchIndex(db: D1Database, pages = 1000, stepCap =
 interface BacklogRow extends SearchableFields {
   row_id: number;
   project_id: string;
-  indexed: number;
 }
 
+/** Rows the backlog looks at in one step at most, whatever it finds: each is read for its words (no index holds them). */
+export const BACKLOG_SCAN = 100_000;
+
 /**
- * For the daily cron: indexes up to `limit` events written before this index
- * existed (the migration could not make their text). search_backlog holds the
- * row_id range still to look at: [next_row_id, last_row_id]; last_row_id is
- * fixed at the first call (max(row_id) then), so rows written by older code
- * between the migration and the deploy are covered too. Rows that already
- * have an entry are skipped. Cheap once done: one read of the state row.
+ * For the daily cron: gives up to `limit` events without stored words
+ * (search_words NULL: written before migration 0031, or before the
+ * per-project index, or by older code) their words and an entry of their
+ * own as a group of one (lead 0, their words under slot 0's tag), in place
+ * of the entry under the project's tag that older code gave each, or none.
+ * A search then checks them against their own words as it does every other
+ * row, so an entry a database writer plants at such a row's id no longer
+ * lists it under words it lacks; and verify asks that a closed group's
+ * entry is there. Once, at three rows written for such an event (its
+ * update, its old entry's delete, the new entry). search_backlog holds the
+ * row_id range still to look at: [next_row_id, last_row_id]; last_row_id
+ * is fixed at the first call (max(row_id) then), so rows written by older
+ * code between the migration and the deploy are covered too; a step reads
+ * at most BACKLOG_SCAN rows of it. Cheap once done: one read of the state row.
  */
 export async function reindexBacklog(db: D1Database, limit = 2000): Promise<{ indexed: number; done: boolean }> {
   const state = await db.prepare("SELECT next_row_id AS next, last_row_id AS last FROM search_backlog WHERE id = 1")
@@ -381,20 +398,15 @@ export async function reindexBacklog(db: D1Database, limit = 2000): Promise<{ in
     await db.prepare("UPDATE search_backlog SET last_row_id = ? WHERE id = 1 AND last_row_id IS NULL").bind(last).run();
   }
   if (state.next > last) return { indexed: 0, done: true };
+  const through = Math.min(last, state.next + BACKLOG_SCAN - 1);
   const { results } = await db
     .prepare(
-      "SELECT e.row_id, e.project_id, e.action, e.actor_name, e.actor_email, e.actor_id, " +
-        `EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = e.row_id) AS indexed ` +
-        // Rows with stored words were written with their group's entry (migration 0031): never one of their own.
-        "FROM events e WHERE e.row_id BETWEEN ? AND ? AND e.search_words IS NULL ORDER BY e.row_id LIMIT ?",
+      "SELECT e.row_id, e.project_id, e.action, e.actor_name, e.actor_email, e.actor_id " +
+        "FROM events e WHERE e.row_id BETWEEN ? AND ? AND e.search_words IS NULL AND e.search_lead = 0 ORDER BY e.row_id LIMIT ?",
     )
-    .bind(state.next, last, limit)
+    .bind(state.next, through, limit)
     .all<BacklogRow>();
-  const missing = results.filter((r) => !r.indexed);
-  const next = results.length < limit ? last + 1 : results[results.length - 1].row_id + 1;
-  await db.batch([
-    ...replaceStatements(db, missing),
-    db.prepare("UPDATE search_backlog SET next_row_id = ? WHERE id = 1").bind(next),
-  ]);
-  return { indexed: missing.length, done: next > last };
+  const next = results.length < limit ? through + 1 : results[results.length - 1].row_id + 1;
+  await db.batch([...wordsStatements(db, results), db.prepare("UPDATE search_backlog SET next_row_id = ? WHERE id = 1").bind(next)]);
+  return { indexed: results.length, done: next > last };
 }

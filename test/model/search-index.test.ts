@@ -123,14 +123,14 @@ describe("the per-project search index", () => {
     await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
   });
 
-  it("reindexBacklog gives rows written before the index their entries, once, in small steps", async () => {
+  it("reindexBacklog gives rows written before search groups their words and an entry each, once, in small steps", async () => {
     const p = await createProject(undefined, { shard: 1 });
     const other = await createProject(undefined, { shard: 1 });
     await ingestMany(p.key, Array.from({ length: 5 }, (_, i) => ({ action: "legacy.row", actor: { id: `u_${i}`, name: "Old Timer" } })));
     await ingestMany(other.key, Array(SEARCH_GROUP).fill({ action: "legacy.row" }));
     const ids = await rowIds(p.db, p.id);
     // As after the migration: p's rows are as older code wrote them (no stored words, no group) and have no entries yet,
-    // other's row (inside the range) already has one.
+    // other's rows (inside the range) have their words and their group's entry.
     await p.db.prepare("UPDATE events SET search_lead = 0, search_words = NULL WHERE project_id = ?").bind(p.id).run();
     await p.db.prepare("DELETE FROM events_search WHERE rowid IN (SELECT row_id FROM events WHERE project_id = ?)").bind(p.id).run();
     await p.db.prepare("UPDATE search_backlog SET next_row_id = ?, last_row_id = NULL WHERE id = 1").bind(ids[0]).run();
@@ -148,9 +148,45 @@ describe("the per-project search index", () => {
     expect(indexed).toBe(5);
     expect(steps).toBeGreaterThanOrEqual(3);
     expect(await matches(p.db, expression)).toEqual(ids);
+    // Each is a group of one: its own words, its entry at its row (lead 0) under slot 0's tag.
+    const { results } = await p.db.prepare("SELECT search_lead, search_words FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all();
+    expect(results).toEqual(Array.from({ length: 5 }, (_, i) => ({ search_lead: 0, search_words: `legacy row old timer u ${i}` })));
+    expect(await matches(p.db, `"${slotTag(searchTag(p.id), 0)}timer"`)).toEqual(ids);
     expect(await matches(p.db, searchExpression(["legacy"], other.id))).toEqual(await groupKeys(other.db, other.id));
     expect(await reindexBacklog(p.db, 2)).toEqual({ indexed: 0, done: true });
     await p.db.prepare("INSERT INTO events_search (events_search, rank) VALUES ('integrity-check', 0)").run();
+  });
+
+  it("once the backlog gives an older row its words, an entry planted at its id no longer lists it under words it lacks", async () => {
+    const p = await createProject();
+    // 300 events: the oldest 50 lie below the search's first list walk (250), so a search finds them through the index.
+    const sent = await ingestMany(p.key, Array.from({ length: 300 }, (_, i) => ({ action: "doc.read", actor: { id: `acct${i}z`, name: i === 0 ? "Ada Lovelace" : "Sam Other" } })));
+    // As older code wrote them: no stored words, an entry each under the project's tag, made from the row's fields.
+    const { results: rows } = await p.db
+      .prepare("SELECT row_id, action, actor_name, actor_email, actor_id FROM events WHERE project_id = ? ORDER BY seq")
+      .bind(p.id)
+      .all<{ row_id: number; action: string; actor_name: string | null; actor_email: string | null; actor_id: string | null }>();
+    await p.db.prepare("UPDATE events SET search_lead = 0, search_words = NULL WHERE project_id = ?").bind(p.id).run();
+    await p.db.prepare("DELETE FROM events_search WHERE rowid IN (SELECT row_id FROM events WHERE project_id = ?)").bind(p.id).run();
+    const tag = searchTag(p.id);
+    const own = rows.map((r) => [r.row_id, indexText(tag, r)]);
+    // A database writer adds a word to the oldest event's entry.
+    own[0][1] += ` ${tag}zebra`;
+    await p.db.prepare("INSERT INTO events_search (rowid, words) SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j").bind(JSON.stringify(own)).run();
+    const found = async (q: string) => (await searchAll(p.key, q)).map((id) => sent.findIndex((e) => e.id === id) + 1);
+    expect(await found("zebra")).toEqual([1]);
+    expect(await found("lovelace")).toEqual([1]);
+
+    await p.db.prepare("UPDATE search_backlog SET next_row_id = ?, last_row_id = NULL WHERE id = 1").bind(rows[0].row_id).run();
+    while (!(await reindexBacklog(p.db, 100)).done);
+    expect(await found("zebra")).toEqual([]);
+    expect(await found("lovelace")).toEqual([1]);
+    expect(await found("sam")).toHaveLength(299);
+    // Planted again on its new entry: the row's own words say no.
+    await p.db.prepare("DELETE FROM events_search WHERE rowid = ?").bind(rows[0].row_id).run();
+    await p.db.prepare("INSERT INTO events_search (rowid, words) VALUES (?, ?)").bind(rows[0].row_id, `${indexText(slotTag(tag, 0), rows[0])} ${slotTag(tag, 0)}zebra`).run();
+    expect(await found("zebra")).toEqual([]);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 300 });
   });
 });
 
