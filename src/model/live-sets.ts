@@ -19,10 +19,10 @@ import { keyedSets } from "./address-runs.ts";
  * order of their instants: a set's rows share its instant, and are listed by
  * seq. So a walk by the value is two, merged, each stopped at the page
  * (event-query.ts, setWalk and addressWalk): the index's entries, and the
- * value's sets newest instant first, the rows of an instant by seq. (An address's runs, address-runs.ts, are
- * keyed by seq, not time: read whole and sorted, or past a few, the list
- * walked checking each row's address; a live set of an address takes a run's
- * place.)
+ * value's sets newest instant first, the rows of an instant by seq. (An
+ * address's runs, address-runs.ts, are keyed by seq, not time: read whole
+ * and sorted, or past a few, the list walked checking each row's address; a
+ * live set of an address takes a run's place.)
  *
  * Only a commit's live rows join a set: a row with its own occurred_at has
  * its own place in time, and shard copies and restores mark no row live.
