@@ -370,7 +370,7 @@ interface BacklogRow extends SearchableFields {
 }
 
 /** Rows the backlog looks at in one step at most, whatever it finds: each is read for its words (no index holds them). */
-export const BACKLOG_SCAN = 100_000;
+const BACKLOG_SCAN = 100_000;
 
 /**
  * For the daily cron: gives up to `limit` events without stored words
