@@ -168,7 +168,7 @@ export function checkedRowsSql(columns: string, where: string, limit: number): s
       `FROM (SELECT DISTINCT c_project, v${i}, c_at FROM page WHERE +m${i} = ${k.inSet} AND v${i} IS NOT NULL) k ` +
       `CROSS JOIN ${k.table} a ON a.project_id = k.c_project AND a.${k.column} = k.v${i} AND a.received_at = k.c_at)`,
   );
-  const held = LIVE_SET_KINDS.map((_, i) => `held${i} AS MATERIALIZED (SELECT a.v, a.at, a.f, a.f + o.value AS seq FROM sets${i} a CROSS JOIN ${setOffsets("a")} o)`);
+  const held = LIVE_SET_KINDS.map((_, i) => `held${i} AS MATERIALIZED (SELECT a.v, a.at, a.f + o.value AS seq FROM sets${i} a CROSS JOIN ${setOffsets("a")} o)`);
   // Some set of the row's value and instant names it: none hides it from the walk. A second that names it too, or
   // sets that interleave, hide nothing: the walk takes a row once, in list order (live-sets.ts, liveSetWalkSql).
   const whens = LIVE_SET_KINDS.map(
