@@ -85,7 +85,7 @@ for (const [k, toks] of [...groups].slice(0, 300)) for (const x of toks) { ok +=
 ms = performance.now() - t;
 console.log(`verify, a token at a time: ${(ms * 1000 / (300 * G)).toFixed(2)} µs an event (${ok} of ${n} found)`);
 // The same check done in SQL, one statement for the chunk (as verify's page query would).
-const inSql = `SELECT count(*) AS bad FROM ev r WHERE r.row_id BETWEEN ? AND ? AND NOT EXISTS (SELECT 1 FROM fb WHERE fb MATCH ('"${tag}xa' || hx(r.actor_id) || '" AND "${tag}xt' || hx(r.target_id) || '"') AND fb.rowid = r.row_id - ((r.row_id - 1) % 16))`;
+const inSql = `SELECT count(*) AS bad FROM ev r WHERE r.row_id BETWEEN ? AND ? AND NOT EXISTS (SELECT 1 FROM fb WHERE fb MATCH ('"${tag}xa' || hx(r.actor_id) || '" AND "${tag}xt' || hx(r.target_id) || '"') AND fb.rowid = r.row_id - ((r.row_id - 1) % ${G}))`;
 db.function("hx", h);
 const st = db.prepare(inSql);
 t = performance.now(); const bad = st.get(lo, lo + 19_999).bad; ms = performance.now() - t;
