@@ -31,6 +31,8 @@ const ownRuntimeFiles = [
   // A shard's size and which project it archives first.
   "test/storage/shard-pressure.test.ts",
   "test/storage/shard-move.test.ts",
+  // It keys projects' rows (row_id = n x 2^40 + seq) in a shard that no writer yet keeps below them.
+  "test/model/row-keys.test.ts",
 ];
 
 export default defineConfig(async () => ({

@@ -10,6 +10,7 @@ import { sendToChannel } from "./channels";
 import type { IntegritySignal } from "./integrity";
 import { hoursToRead, judge } from "./anomaly";
 import { groupOf, ruleMatches, type ChannelState, type FiredEvent, type Firing, type Rule } from "./rules";
+import { rowsBySeq } from "../model/row-keys";
 
 /**
  * One project's alert evaluation, in its evaluator's own SQLite storage. A
@@ -310,7 +311,7 @@ export class AlertEngine {
   /** The next events after the cursor, in seq order, from the hot rows or, when it fell that far behind, the archive. */
   private async read(cursor: number): Promise<Row[]> {
     const db = await eventsDb(this.env, this.projectId);
-    const cells = await db.prepare(`SELECT ${SHAPE_SELECT}, e.received_at FROM events e WHERE e.project_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`).bind(this.projectId, cursor, BATCH).raw();
+    const cells = await db.prepare(`SELECT ${SHAPE_SELECT}, e.received_at FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, limit: "?3" })} e`).bind(this.projectId, cursor, BATCH).raw();
     const hot = cells.map((c) => Object.assign(shapeRowOf(c), { received_at: c[PENDING_AT + 1] as string }));
     if (hot.length > 0 && hot[0].seq === cursor + 1) return hot;
     const cold = (await archivedRows(this.env, db, this.projectId, cursor, BATCH, hot[0]?.seq)) as unknown as Row[];

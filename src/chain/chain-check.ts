@@ -9,6 +9,7 @@ import { gapIsAuthentic, gapsEndingAt, type GapRecord } from "./gap-records";
 import { mayHoldLostSurrogate, rowAsHashed } from "./lone-surrogates";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import type { ArchiveTier } from "../storage/archive-walk";
+import { rowsBySeq } from "../model/row-keys";
 
 /**
  * archive_damaged: an archived segment (or an export companion the ledger recorded for it) is missing or not the bytes recorded.
@@ -133,17 +134,17 @@ export function gapLookup(db: D1Database, projectId: string): GapLookup {
 }
 
 type Neighbour = LinkStart & LinkEnd & { id: string; occurred_at: string };
-const NEIGHBOUR = "SELECT id, seq, hash, prev_hash, occurred_at FROM events WHERE project_id = ?";
+const NEIGHBOUR = "SELECT id, seq, hash, prev_hash, occurred_at FROM ";
 
 /** The nearest row before seq (it may sit across a purged hole). */
 export function rowBefore(db: D1Database, projectId: string, seq: number): Promise<Neighbour | null> {
-  return db.prepare(`${NEIGHBOUR} AND seq < ? ORDER BY seq DESC LIMIT 1`).bind(projectId, seq).first<Neighbour>();
+  return db.prepare(NEIGHBOUR + rowsBySeq({ project: "?1", lo: "0", hi: "?2 - 1", desc: true, limit: "1" })).bind(projectId, seq).first<Neighbour>();
 }
 
 /** The nearest row after seq, up to the head (rows past it are not part of the chain yet). */
 export function rowAfter(db: D1Database, projectId: string, seq: number, headSeq: number): Promise<Neighbour | null> {
   return db
-    .prepare(`${NEIGHBOUR} AND seq > ? AND seq <= ? ORDER BY seq LIMIT 1`)
+    .prepare(NEIGHBOUR + rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3", limit: "1" }))
     .bind(projectId, seq, headSeq)
     .first<Neighbour>();
 }
@@ -151,7 +152,7 @@ export function rowAfter(db: D1Database, projectId: string, seq: number, headSeq
 /** The newest row past the ledger's head (verify asks the ledger whether it committed it). */
 export function newestRowPastHead(db: D1Database, projectId: string, headSeq: number) {
   return db
-    .prepare("SELECT id, seq, occurred_at FROM events WHERE project_id = ? AND seq > ? ORDER BY seq DESC LIMIT 1")
+    .prepare(`SELECT id, seq, occurred_at FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, desc: true, limit: "1" })}`)
     .bind(projectId, headSeq)
     .first<{ id: string; seq: number; occurred_at: string }>();
 }

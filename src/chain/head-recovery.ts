@@ -2,6 +2,7 @@ import { checkRow, type Head } from "./chain-check";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
 import { idMillis } from "../model/event-id";
+import { rowsBySeq } from "../model/row-keys";
 
 /**
  * Rows past the ledger's stored head are adopted only when they are exactly
@@ -27,7 +28,7 @@ export async function recoverHead(
 ): Promise<{ head: Head; adopted: ChainRow[]; refused: string | null; lastReceivedMs: number | null }> {
   // The head's own row first (when there is one), then what lies past it.
   const cells = await db
-    .prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq >= ? ORDER BY seq LIMIT ?`)
+    .prepare(`SELECT ${CHAIN_COLUMNS} FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: null, limit: "?3" })}`)
     .bind(projectId, Math.max(1, stored.seq), maxGroup + 2)
     .raw();
   const all = cells.map(chainRowOf);

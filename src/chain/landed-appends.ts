@@ -1,5 +1,6 @@
 import { idTag, locatedIdsFrom, tagSuffix } from "../model/event-id";
 import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
+import { rowsBySeq } from "../model/row-keys";
 
 /**
  * Whether an append whose answer never came back landed anyway.
@@ -63,7 +64,7 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
   const hit = found.results[0];
   if (!hit) return null;
   return shapeRows(db, {
-    sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq BETWEEN ? AND ? ORDER BY e.seq`,
+    sql: `SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?3" })} e`,
     params: [projectId, hit.first, hit.last],
   });
 }

@@ -6,6 +6,7 @@ import type { SigningKeyring } from "../sealing/signing-keys";
 import { ArchiveDamagedError } from "../storage/archive-segments";
 import type { ArchiveTier } from "../storage/archive-walk";
 import type { ChainRow } from "../model/chain-row";
+import { rowIdsOf } from "../model/row-keys";
 
 /**
  * What a purge of hot rows (retention.ts) and a retirement or rewrite of an
@@ -146,7 +147,7 @@ async function checkedRows(
   const missing = expired.map((e) => e.row.seq - 1).filter((s) => s > 0 && !hashAt.has(s) && !gapsByLast.has(s));
   if (missing.length > 0) {
     const { results } = await db
-      .prepare("SELECT seq, hash FROM events WHERE project_id = ? AND seq IN (SELECT value FROM json_each(?))")
+      .prepare(`SELECT seq, hash FROM events WHERE row_id IN (${rowIdsOf("?1", "?2")})`)
       .bind(projectId, JSON.stringify(missing))
       .all<{ seq: number; hash: string }>();
     for (const r of results) hashAt.set(r.seq, r.hash);

@@ -7,6 +7,7 @@ import { loadKeyring, type SigningKeyring } from "../sealing/signing-keys";
 import { retireExpired, type ColdRetention } from "./retention-archive";
 import { archiveTier, type ArchiveTier } from "../storage/archive-walk";
 import { CHAIN_COLUMNS, chainRowOf } from "../model/chain-row";
+import { numbered, rowIdsOf, rowsBySeq } from "../model/row-keys";
 
 export type { PurgePlan } from "./retention-runs";
 export const PURGE_BATCH = 500;
@@ -41,7 +42,7 @@ export async function purgeBatch(db: D1Database, ring: SigningKeyring, projectId
   const candidates = (
     await db
       .prepare(
-        `SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? AND occurred_at < (${cut.sql}) AND NOT ${held.sql} ORDER BY seq LIMIT ${PURGE_BATCH}`,
+        `SELECT ${CHAIN_COLUMNS} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, where: numbered(`e.occurred_at < (${cut.sql}) AND NOT ${held.sql}`, 3), limit: String(PURGE_BATCH) })}`,
       )
       .bind(projectId, afterSeq, ...cut.params, ...held.params)
       .raw()
@@ -52,7 +53,7 @@ export async function purgeBatch(db: D1Database, ring: SigningKeyring, projectId
     await db.batch([
       ...write.statements,
       db
-        .prepare("DELETE FROM events WHERE project_id = ? AND seq IN (SELECT value FROM json_each(?))")
+        .prepare(`DELETE FROM events WHERE row_id IN (${rowIdsOf("?1", "?2")})`)
         .bind(projectId, JSON.stringify(write.rows.map((r) => r.seq))),
     ]);
   }

@@ -7,6 +7,7 @@ import type { SigningKeyring } from "../sealing/signing-keys";
 import type { AppliedRule } from "./retention-rules";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
 import { checkedRowsSql } from "../model/stand-ins";
+import { literalKey, rowIdOf, rowsBySeq, shardRowKey } from "../model/row-keys";
 
 /** Inclusive bounds on occurred_at (normalized ISO); null is open. */
 export interface VerifyWindow {
@@ -171,11 +172,15 @@ function clampedTier(tier: ArchiveTier, after: number): ArchiveTier {
 
 /** The range's hot rows in seq order, a page at a time; the seq of each whose `unlisted` column is 1 (checkedRowsSql) goes into `unlisted`. */
 async function* pages(db: D1Database, projectId: string, range: SeqRange, window: VerifyWindow, size: number, unlisted: Set<number>) {
-  let where = "project_id = ? AND seq > ? AND seq <= ?";
+  // ?1 the project, ?2 the seq walked past, ?3 the range's end, then the window's bounds.
+  const where: string[] = [];
   const bounds: string[] = [];
-  if (window.from !== null) (where += " AND occurred_at >= ?"), bounds.push(window.from);
-  if (window.to !== null) (where += " AND occurred_at <= ?"), bounds.push(window.to);
-  const statement = db.prepare(checkedRowsSql(CHAIN_COLUMNS, where, size));
+  if (window.from !== null) where.push(`e.occurred_at >= ?${3 + bounds.push(window.from)}`);
+  if (window.to !== null) where.push(`e.occurred_at <= ?${3 + bounds.push(window.to)}`);
+  // The project's layout in this shard, looked up once a walk: each page then reads its rows on that path alone.
+  const key = literalKey(await shardRowKey(db, projectId));
+  const read = { project: "?1", lo: "?2 + 1", hi: "?3", where: where.length > 0 ? where.join(" AND ") : undefined, key };
+  const statement = db.prepare(checkedRowsSql(CHAIN_COLUMNS, read, size));
   const unlistedAt = CHAIN_COLUMNS.split(",").length;
   const rowOf = (cells: unknown[]) => {
     const row = chainRowOf(cells);
@@ -224,8 +229,8 @@ async function linkStarts(
       .prepare(
         // CROSS JOIN keeps SQLite from scanning the project's events as the outer loop.
         "SELECT p.of_seq, e.seq, e.hash FROM (SELECT j.value AS of_seq, " +
-          "(SELECT MAX(s.seq) FROM events s WHERE s.project_id = ?1 AND s.seq < j.value) AS pred FROM json_each(?2) j) p " +
-          "CROSS JOIN events e ON e.project_id = ?1 AND e.seq = p.pred",
+          `(SELECT max(s.seq) FROM ${rowsBySeq({ project: "?1", lo: "0", hi: "j.value - 1", desc: true, limit: "1", columns: "e.seq" })} s) AS pred FROM json_each(?2) j) p ` +
+          `CROSS JOIN events e ON ${rowIdOf("?1", "p.pred")} = e.row_id`,
       )
       .bind(projectId, JSON.stringify(unknown))
       .all<{ of_seq: number; seq: number; hash: string }>();

@@ -383,6 +383,21 @@ export const projectTags = sqliteTable(
 );
 
 /**
+ * Each keyed project's number in this shard (event shards; migration 0045,
+ * WITHOUT ROWID): its rows are at row_id = n x 2^40 + seq, found by seq
+ * without an index entry (src/model/row-keys.ts). A project with no row here
+ * has the older layout, the seq index.
+ */
+export const projectKeys = sqliteTable(
+  "project_keys",
+  {
+    project_id: text("project_id").primaryKey(),
+    n: integer("n").notNull(),
+  },
+  (t) => [uniqueIndex("project_keys_n_unique").on(t.n)],
+);
+
+/**
  * The names of appends whose workers lost the ledger's answer and found no
  * commit holding them (event shards; migration 0034, WITHOUT ROWID, with the
  * trigger that refuses a later commit naming one): a row per failed call,

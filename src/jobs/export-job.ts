@@ -3,7 +3,7 @@ import { narrowExclusions } from "../reads/event-read";
 import { exportFormat, FORMATS, type ExportFormatName } from "../model/export-formats";
 import { catalogFor } from "../catalog/catalog-cache";
 import { archivedThrough } from "../storage/archive-segments";
-import { eventsDb } from "../storage/shards";
+import { eventsDb, projectRowKey } from "../storage/shards";
 import { EvidenceRefused, evidenceManifest, evidencePart, MANIFEST_NAME, pinAnchor, withSalt, type EvidenceAnchor } from "./evidence";
 import { nextPart, type WalkState } from "./export-walk";
 import { fileKey, partName, sha256Hex } from "./job-files";
@@ -47,7 +47,7 @@ export async function planExport(env: Env, projectId: string, jobId: string): Pr
   let total = 0;
   if (sel) {
     if (hot) {
-      const count = selectEvents(hot, { columns: "e.seq", cursor: null, limit: -1 });
+      const count = selectEvents(hot, { columns: "e.seq", rowKey: await projectRowKey(env, projectId), cursor: null, limit: -1 });
       total += (await db.prepare(`SELECT count(*) AS n FROM (${count.sql})`).bind(...count.params).first<{ n: number }>())!.n;
     }
     const archived = await db

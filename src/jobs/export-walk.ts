@@ -1,3 +1,4 @@
+import { projectRowKey } from "../storage/shards";
 import type { EventRow } from "../db/schema";
 import { selectEvents, type Selection } from "../model/event-query";
 import { EXPORT_BATCH } from "../reads/export-stream";
@@ -95,7 +96,7 @@ export async function nextPart(env: Env, db: D1Database, start: WalkState, colum
     let page: Array<{ cells: unknown[] | null; at: Position }> = [];
     let archived = ALL;
     if (s.hot !== null) {
-      const statement = selectEvents(s.hot, { columns: selectColumns, cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit });
+      const statement = selectEvents(s.hot, { columns: selectColumns, rowKey: await projectRowKey(env, s.sel.projectId), cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit });
       const [through, found] = await db.batch<Record<string, unknown>>([
         db.prepare(ARCHIVED_THROUGH).bind(s.sel.projectId),
         db.prepare(statement.sql).bind(...statement.params),

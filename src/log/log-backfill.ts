@@ -18,6 +18,7 @@ import type { BuildState } from "./log-store.ts";
 import type { ProjectLog } from "./project-log.ts";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
 import type { LedgerHost } from "../storage/ledger-host";
+import { rowsBySeq } from "../model/row-keys";
 
 export const BACKFILL_PAGE = 2000;
 /** No HMAC keys: checkRow then checks hashes only. Signatures do not anchor the tree; the head does. */
@@ -49,7 +50,7 @@ export async function backfillStep(log: ProjectLog, deps: BackfillDeps, pageSize
   const cells =
     start < headSeq
       ? await deps.db()
-          .prepare(`SELECT ${CHAIN_COLUMNS} FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`)
+          .prepare(`SELECT ${CHAIN_COLUMNS} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3", limit: "?4" })}`)
           .bind(deps.projectId, start, headSeq, pageSize)
           .raw()
       : [];

@@ -1,4 +1,5 @@
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
+import { knownSeqEdge, seqIndex, seqsOn, type KnownKey } from "./row-keys.ts";
 
 /**
  * Address runs (migration 0038): how a filter on ip_address finds a batch's
@@ -138,9 +139,9 @@ export const SPARSE_RUNS = 2_000;
  * events of the address alone, ~9,000 with another filter. Evaluated once
  * per statement: it sits in LIMIT clauses.
  */
-export function sparseAddressSql(project: string, ip: string, limit: string, covered: boolean): string {
+export function sparseAddressSql(project: string, key: KnownKey, ip: string, limit: string, covered: boolean): string {
   const coveredSql = covered ? `NOT EXISTS (SELECT 1 FROM commit_spans WHERE project_id = ${project} AND live = 1)` : "0";
-  return sparseRangesSql(`SELECT last_seq - first_seq + 1 AS n FROM ip_runs WHERE project_id = ${project} AND ip = ${ip}`, project, limit, coveredSql);
+  return sparseRangesSql(`SELECT last_seq - first_seq + 1 AS n FROM ip_runs WHERE project_id = ${project} AND ip = ${ip}`, project, key, limit, coveredSql);
 }
 
 /**
@@ -149,10 +150,9 @@ export function sparseAddressSql(project: string, ip: string, limit: string, cov
  * or a target type's sets: target-type-sets.ts), reading at most
  * SPARSE_RUNS of them; `covered` (SQL, true or false) picks the 1 or the 15 above.
  */
-export function sparseRangesSql(ranges: string, project: string, limit: string, covered: string): string {
+export function sparseRangesSql(ranges: string, project: string, key: KnownKey, limit: string, covered: string): string {
   const span =
-    `(coalesce((SELECT max(seq) FROM events WHERE project_id = ${project}), 0) - ` +
-    `coalesce((SELECT min(seq) FROM events WHERE project_id = ${project}), 0) + 1)`;
+    `(coalesce(${knownSeqEdge(key, project, true)}, 0) - coalesce(${knownSeqEdge(key, project, false)}, 0) + 1)`;
   const page = `(CASE WHEN ${limit} < 0 THEN ${span} ELSE ${limit} END)`;
   const s = "coalesce(sum(n), 0)";
   return `(SELECT count(*) < ${SPARSE_RUNS} AND 9 * ${s} * ${s} <= ${page} * ${span} * (CASE WHEN ${covered} THEN 1 ELSE 15 END) FROM (${ranges} LIMIT ${SPARSE_RUNS}))`;
@@ -163,10 +163,10 @@ export function sparseRangesSql(ranges: string, project: string, limit: string, 
  * caller that applies its own filters, order and limit). A copy that ran
  * twice may leave two runs over a row: IN keeps it once.
  */
-export function runRowIdsSql(project: string, ip: string): string {
+export function runRowIdsSql(project: string, key: KnownKey, ip: string): string {
   return (
-    `SELECT x.row_id FROM ip_runs r CROSS JOIN events x INDEXED BY events_project_seq_idx ` +
-    `ON x.project_id = r.project_id AND x.seq BETWEEN r.first_seq AND r.last_seq ` +
+    `SELECT x.row_id FROM ip_runs r CROSS JOIN events x ${seqIndex(key)} ` +
+    `ON ${seqsOn("x", key, "r.project_id", "r.first_seq", "r.last_seq")} ` +
     `WHERE r.project_id = ${project} AND r.ip = ${ip} AND x.ip_run = 1`
   );
 }

@@ -1,6 +1,7 @@
 // .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
 import { idMillis, tagOfId } from "./event-id.ts";
 import type { Statement } from "./event-query.ts";
+import { rowIdOf, rowsBySeq, seqEdge, seqSpan } from "./row-keys.ts";
 
 /**
  * Hot events by id, without an id index entry per event (storage v2,
@@ -41,7 +42,7 @@ export function eventsByIdStatement(columns: string, ids: readonly string[], pro
   // The row ids first, then the rows: the select list stays about `events e` alone.
   const spanned = (select: string) =>
     `SELECT ${select} FROM events e WHERE e.row_id IN (SELECT s.row_id FROM commit_spans c ` +
-    "CROSS JOIN events s ON s.project_id = c.project_id AND s.seq BETWEEN c.first_seq AND c.last_seq " +
+    `CROSS JOIN events s ON ${seqSpan("s", "c.project_id", "c.first_seq", "c.last_seq")} ` +
     `WHERE c.received_at IN (SELECT value FROM json_each(?3))${project("c")} ` +
     "AND s.id IN (SELECT value FROM json_each(?1)) AND s.id_indexed = 0)";
   // Without a project, the projects that carry the ids' tags first (CROSS JOIN keeps that order), then each one's instants.
@@ -85,14 +86,14 @@ function byReceiveTime(projects: string): string {
   const before = `f IS NOT NULL AND substr(f, 1, 24) < ${at}`;
   return (
     "WITH RECURSIVE b(p, lo, hi, ans, f, k) AS (" +
-    `SELECT t.project_id, (SELECT min(seq) FROM events WHERE project_id = t.project_id), (SELECT max(seq) FROM events WHERE project_id = t.project_id), NULL, NULL, 0 FROM ${projects} ` +
+    `SELECT t.project_id, ${seqEdge("t.project_id", false)}, ${seqEdge("t.project_id", true)}, NULL, NULL, 0 FROM ${projects} ` +
     "UNION ALL SELECT p, " +
     `CASE WHEN k = 1 AND ${before} THEN ${probed} + 1 ELSE lo END, ` +
     `CASE WHEN k = 1 AND NOT (${before}) THEN (lo + hi) / 2 - 1 ELSE hi END, ` +
     `CASE WHEN k = 1 AND f IS NOT NULL AND NOT (${before}) THEN ${probed} ELSE ans END, ` +
-    "CASE WHEN k = 0 THEN (SELECT received_at || seq FROM events WHERE project_id = b.p AND seq BETWEEN (b.lo + b.hi) / 2 AND b.hi ORDER BY seq LIMIT 1) END, " +
+    `CASE WHEN k = 0 THEN (SELECT received_at || seq FROM ${rowsBySeq({ project: "b.p", lo: "(b.lo + b.hi) / 2", hi: "b.hi", limit: "1", columns: "e.received_at, e.seq" })}) END, ` +
     "1 - k FROM b WHERE lo <= hi) " +
-    `SELECT s.row_id FROM b CROSS JOIN events s ON s.project_id = b.p AND s.seq = b.ans WHERE b.lo > b.hi AND s.received_at = ${at} ` +
+    `SELECT s.row_id FROM b CROSS JOIN events s ON s.row_id = ${rowIdOf("b.p", "b.ans")} WHERE b.lo > b.hi AND s.received_at = ${at} ` +
     "AND s.id IN (SELECT value FROM json_each(?1)) AND s.id_indexed = 2"
   );
 }

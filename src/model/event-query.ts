@@ -2,7 +2,8 @@
 import { ACTION_SETS, ADDRESS_SETS, liveSetWalkSql, ORGANIZATION_SETS, type LiveSetKind } from "./live-sets.ts";
 import { runRowIdsSql, sparseAddressSql } from "./address-runs.ts";
 import type { Cursor } from "./cursor.ts";
-import { inGroup, inOpenGroup, SEARCH_TABLE } from "./search-index.ts";
+import { inGroup, inOpenGroup, SEARCH_GROUP, SEARCH_TABLE } from "./search-index.ts";
+import { knownKey, knownSeqEdge, seqIndex, seqOrder, seqsOn, type KnownKey } from "./row-keys.ts";
 import { setRowIdsSql, sparseTypeSql } from "./target-type-sets.ts";
 
 /** The filters of one read, resolved against the credential and reduced to what SQL needs. */
@@ -118,6 +119,8 @@ export interface Statement {
 export interface SelectOptions {
   /** Columns of `events e` to return. */
   columns: string;
+  /** The project's number in its shard when its rows are keyed there, else null (its place: storage/shards.ts): the walks read its rows by seq on that path alone. */
+  rowKey: number | null;
   cursor: Cursor | null;
   limit: number;
   /**
@@ -174,6 +177,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   const bind = (value: unknown) => `?${params.push(value)}`;
   const limit = bind(options.limit);
   const project = bind(sel.projectId);
+  const key = knownKey(options.rowKey, bind);
   const where = [`e.project_id = ${project}`];
   // The same time bounds on a live span (its rows' occurred_at is its received_at), for timeWalk's seek.
   const spanWhere = [`s.project_id = ${project}`];
@@ -207,15 +211,15 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   // The first `l` events in list order (row_id, occurred_at, seq) that meet `conds`, walking `index`.
   const listWalk: ListWalk = (index, conds, l, action) =>
     index === TIME_INDEX
-      ? timeWalk(conds, spanWhere, l)
+      ? timeWalk(key, conds, spanWhere, l)
       : index === ACTION_INDEX
-        ? setWalk(ACTION_SETS, conds, spanWhere, action!, l)
+        ? setWalk(ACTION_SETS, key, conds, spanWhere, action!, l)
         : index === ORG_INDEX
-          ? setWalk(ORGANIZATION_SETS, conds, spanWhere, organization!, l)
+          ? setWalk(ORGANIZATION_SETS, key, conds, spanWhere, organization!, l)
           : `SELECT e.row_id, e.occurred_at, e.seq FROM events e INDEXED BY ${index} WHERE ${conds.join(" AND ")} ${ORDER} LIMIT ${l}`;
   const targetType = sel.targetType ?? null;
   if (targetType !== null && options.match === undefined && sel.actorId === null && sel.ipAddress === null) {
-    return targetWalk(sel, targetType, options, params, bind, where, exclude, limit, project, listWalk);
+    return targetWalk(sel, targetType, options, params, bind, where, exclude, limit, project, key, listWalk);
   }
   if (targetType !== null) {
     const type = bind(targetType);
@@ -230,7 +234,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   // (addressWalk). Otherwise `walks`, or with `inPlace` the index `along` read in place.
   const pageWalk = (conds: string[], l: string, along: string, walks: (limit: string) => string, inPlace = false): { from: string; where: string } =>
     ip !== null && sel.actorId === null
-      ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, spanWhere, l, project, ip, along === TIME_INDEX, walks)})` }
+      ? { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${addressWalk(conds, spanWhere, l, project, key, ip, along === TIME_INDEX, walks)})` }
       : inPlace
         ? { from: `FROM events e INDEXED BY ${along}`, where: conds.join(" AND ") }
         : { from: "FROM events e NOT INDEXED", where: `e.row_id IN (${rowIds(walks(l))})` };
@@ -255,7 +259,10 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     const holds = options.match.terms.map((t) => `instr(' ' || e.search_words, ' ' || ${bind(t)}) > 0`);
     where.push(`(e.search_words IS NULL OR (${holds.join(" AND ")}))`);
     // The project's open group has no entry yet (search-index.ts): its events are among the project's 16 newest.
-    const open = `SELECT * FROM (SELECT e.row_id FROM events e INDEXED BY events_project_seq_idx WHERE ${inOpenGroup("e", project)} AND ${where.join(" AND ")})`;
+    const newest = knownSeqEdge(key, project, true);
+    const open =
+      `SELECT * FROM (SELECT e.row_id FROM events e ${seqIndex(key)} WHERE ${seqsOn("e", key, project, `${newest} - ${SEARCH_GROUP - 1}`, newest)} ` +
+      `AND ${inOpenGroup("e")} AND ${where.join(" AND ")})`;
     const walks = options.match.openOnly
       ? open
       : // NOT INDEXED: the rowid range is the walk; a filter's index (one organization's every event) would be read per hit.
@@ -312,12 +319,12 @@ function mergeWalks(walks: string[], l: string): string {
  *   row's address; `covered` when its index holds the address (the time
  *   index).
  */
-function addressWalk(conds: string[], spans: string[], l: string, project: string, ip: string, covered: boolean, common: (limit: string) => string): string {
+function addressWalk(conds: string[], spans: string[], l: string, project: string, key: KnownKey, ip: string, covered: boolean, common: (limit: string) => string): string {
   const where = conds.join(" AND ");
-  const { plan, walks } = guardedWalks("address_plan", sparseAddressSql(project, ip, l, covered), l, [
+  const { plan, walks } = guardedWalks("address_plan", sparseAddressSql(project, key, ip, l, covered), l, [
     (limit) => `SELECT e.row_id FROM events e INDEXED BY events_ip_time_idx WHERE ${where} AND e.ip_run = 0 ${ORDER} LIMIT ${limit}`,
-    (limit) => rowIds(liveSetWalkSql(ADDRESS_SETS, ip, spans, where, limit)),
-    (limit) => `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${runRowIdsSql(project, ip)}) AND ${where} ${ORDER} LIMIT ${limit}`,
+    (limit) => rowIds(liveSetWalkSql(ADDRESS_SETS, key, ip, spans, where, limit)),
+    (limit) => `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${runRowIdsSql(project, key, ip)}) AND ${where} ${ORDER} LIMIT ${limit}`,
   ], (limit) => rowIds(common(limit)));
   return plan + walks.map((w) => `SELECT * FROM (${w})`).join(" UNION ALL ");
 }
@@ -360,18 +367,20 @@ type ListWalk = (index: string, conds: string[], l: string, action?: string) => 
  * - the project's live spans newest first (`spans`: the walk's time bounds
  *   on span `s`), each span's rows by seq. That is list order too: its rows
  *   share the span's instant, and a project's spans never share rows.
- * Each stops at `l`, so the merge sorts at most 2l rows.
+ * Each stops at `l`, so the merge sorts at most 2l rows. A span's rows are
+ * read by seq on the project's path (`key`: row-keys.ts), in seq order.
  */
-function timeWalk(conds: string[], spans: string[], l: string): string {
+function timeWalk(key: KnownKey, conds: string[], spans: string[], l: string): string {
   const where = conds.join(" AND ");
-  // The index is unique, as the key is: SQLite then walks each span's rows in order instead of sorting them.
+  // The seq index is unique, as the key is, and a keyed range of row ids is in seq order: SQLite then walks each
+  // span's rows in order instead of sorting them.
   // A row is taken only at its own instant: a span that a database writer planted over rows another span holds
   // would otherwise list them twice, out of order, and a page of duplicates comes up short and ends the list.
   const spanned =
     "SELECT e.row_id, e.occurred_at, e.seq FROM commit_spans s INDEXED BY commit_spans_live_time_idx " +
-    "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq BETWEEN s.first_seq AND s.last_seq " +
+    `CROSS JOIN events e ${seqIndex(key)} ON ${seqsOn("e", key, "s.project_id", "s.first_seq", "s.last_seq")} ` +
     `WHERE ${spans.join(" AND ")} AND s.live = 1 AND ${where} AND e.time_in_span = 1 AND e.occurred_at = s.received_at ` +
-    `ORDER BY s.received_at DESC, s.first_seq DESC, e.seq DESC LIMIT ${l}`;
+    `ORDER BY s.received_at DESC, s.first_seq DESC, ${seqOrder("e", key)} DESC LIMIT ${l}`;
   return mergedWalk(TIME_INDEX, `${where} AND e.time_in_span = 0`, spanned, l);
 }
 
@@ -383,9 +392,9 @@ function timeWalk(conds: string[], spans: string[], l: string): string {
  * rows by seq (`value`: bound; `spans`: the walk's bounds on set `s`, whose
  * received_at is its rows' occurred_at).
  */
-function setWalk(kind: LiveSetKind, conds: string[], spans: string[], value: string, l: string): string {
+function setWalk(kind: LiveSetKind, key: KnownKey, conds: string[], spans: string[], value: string, l: string): string {
   const where = conds.join(" AND ");
-  return mergedWalk(kind.index, `${where} AND e.${kind.mark} = 0`, liveSetWalkSql(kind, value, spans, where, l), l);
+  return mergedWalk(kind.index, `${where} AND e.${kind.mark} = 0`, liveSetWalkSql(kind, key, value, spans, where, l), l);
 }
 
 /** The first `l` events in list order (row_id, occurred_at, seq) of `index`'s entries that meet `where`, merged with another walk of them in list order that stops at `l`. */
@@ -440,16 +449,16 @@ function targetAtIs(target: IndexedTarget, type: string, id: string | null): str
  * One guard and one common walk for both places: a statement of two guards
  * and six walks took twice as long to prepare and run.
  */
-function typeWalks(conds: string[], l: string, index: string, project: string, type: string, listWalk: ListWalk): { plan: string; walks: string[] } {
+function typeWalks(conds: string[], l: string, index: string, project: string, key: KnownKey, type: string, listWalk: ListWalk): { plan: string; walks: string[] } {
   const where = conds.join(" AND ");
   const either = `(${INDEXED_TARGETS.map((at) => `(${targetAtIs(at, type, null)})`).join(" OR ")})`;
-  return guardedWalks("type_plan", sparseTypeSql(project, type, l), l, [
+  return guardedWalks("type_plan", sparseTypeSql(project, key, type, l), l, [
     ...INDEXED_TARGETS.map(
       (at) => (limit: string) =>
         `SELECT e.row_id FROM events e INDEXED BY ${at.byType} WHERE ${where} AND ${targetAtIs(at, type, null)} AND (e.type_sets & ${1 << at.at}) = 0 ${ORDER} LIMIT ${limit}`,
     ),
     // Each row's own targets too: a set a database writer planted over rows of other types lists none of them.
-    (limit) => `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, type)}) AND ${where} AND ${either} ${ORDER} LIMIT ${limit}`,
+    (limit) => `SELECT e.row_id FROM events e NOT INDEXED WHERE e.row_id IN (${setRowIdsSql(project, key, type)}) AND ${where} AND ${either} ${ORDER} LIMIT ${limit}`,
   ], (limit) => rowIds(listWalk(index, [...conds, either], limit)));
 }
 
@@ -478,6 +487,7 @@ function targetWalk(
   exclude: string | null,
   limit: string,
   project: string,
+  key: KnownKey,
   listWalk: ListWalk,
 ): Statement {
   const type = bind(targetType);
@@ -488,7 +498,7 @@ function targetWalk(
   // The first and second targets: the events table's own indexes, with every other filter on the same row.
   // With an id, its (type, id) index holds every event; with a type only, typeWalks.
   const types =
-    targetId === null ? typeWalks([...eventWhere, ...onEvent], limit, sel.organization !== null ? ORG_INDEX : TIME_INDEX, project, type, listWalk) : null;
+    targetId === null ? typeWalks([...eventWhere, ...onEvent], limit, sel.organization !== null ? ORG_INDEX : TIME_INDEX, project, key, type, listWalk) : null;
   const indexed =
     types?.walks ??
     INDEXED_TARGETS.map(

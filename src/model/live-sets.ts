@@ -1,5 +1,6 @@
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
 import { keyedSets } from "./address-runs.ts";
+import { seqIndex, seqsOn, type KnownKey } from "./row-keys.ts";
 
 /**
  * Live sets: how a filter on an action (migration 0041), an organization
@@ -138,11 +139,11 @@ export function setOffsets(s: string): string {
  * so a page's cursor passed over rows between them. Neither can now hide a
  * row, so verify need only ask that some set names it.
  */
-export function liveSetWalkSql(kind: LiveSetKind, value: string, spans: readonly string[], where: string, l: string): string {
+export function liveSetWalkSql(kind: LiveSetKind, key: KnownKey, value: string, spans: readonly string[], where: string, l: string): string {
   return (
     "SELECT row_id, occurred_at, seq FROM (" +
     `SELECT DISTINCT e.row_id, e.occurred_at, e.seq, s.received_at AS set_at FROM ${kind.table} s CROSS JOIN ${setOffsets("s")} o ` +
-    "CROSS JOIN events e INDEXED BY events_project_seq_idx ON e.project_id = s.project_id AND e.seq = s.first_seq + o.value " +
+    `CROSS JOIN events e ${seqIndex(key)} ON ${seqsOn("e", key, "s.project_id", "s.first_seq + o.value")} ` +
     `WHERE ${spans.join(" AND ")} AND s.${kind.column} = ${value} AND ${where} AND e.${kind.mark} = ${kind.inSet} AND e.occurred_at = s.received_at ` +
     `ORDER BY set_at DESC, e.seq DESC LIMIT ${l})`
   );

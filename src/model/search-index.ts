@@ -1,3 +1,4 @@
+import { KEY_SPAN, rowIdOf, rowIdsOf, rowsBySeq, seqEdge, seqsOn, type KnownKey } from "./row-keys.ts";
 import { ftsExpression, words } from "./search-query.ts";
 
 /**
@@ -144,8 +145,8 @@ const GROUP_TEXT = `group_concat(${ROW_TAG} || replace(e.search_words, ' ', ' ' 
 export function groupIndexStatement(db: D1Database, projectId: string, first: number, last: number): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT e.row_id - e.search_lead, ${GROUP_TEXT} FROM events e ` +
-        "WHERE e.project_id = ?2 AND e.seq BETWEEN ?3 AND ?4 AND e.search_words IS NOT NULL AND e.search_words <> '' " +
+      `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT e.row_id - e.search_lead, ${GROUP_TEXT} ` +
+        `FROM ${rowsBySeq({ project: "?2", lo: "?3", hi: "?4", where: "e.search_words IS NOT NULL AND e.search_words <> ''" })} e ` +
         "GROUP BY e.row_id - e.search_lead",
     )
     .bind(slotBase(searchTag(projectId)), projectId, first, last);
@@ -175,7 +176,7 @@ export function groupIndexStatement(db: D1Database, projectId: string, first: nu
  */
 const OPEN_GROUP =
   "SELECT p.search_lead AS lead, p.row_id - p.search_lead AS base FROM events p " +
-  `WHERE p.project_id = ?2 AND p.seq = ?3 - 1 AND p.search_lead <> ${SEARCH_GROUP - 2} AND p.search_words IS NOT NULL ` +
+  `WHERE p.row_id = ${rowIdOf("?2", "?3 - 1")} AND p.project_id = ?2 AND p.search_lead <> ${SEARCH_GROUP - 2} AND p.search_words IS NOT NULL ` +
   `AND EXISTS (SELECT 1 FROM events t WHERE t.row_id = p.row_id - p.search_lead + ${SEARCH_GROUP - 1} AND t.project_id = ?2) ` +
   `AND NOT EXISTS (SELECT 1 FROM events s WHERE s.row_id BETWEEN CASE WHEN p.search_lead = ${SEARCH_GROUP - 1} THEN p.row_id - ${SEARCH_GROUP - 1} ELSE p.row_id + 1 END ` +
   `AND p.row_id - p.search_lead + ${SEARCH_GROUP - 2}) ` +
@@ -195,7 +196,8 @@ export function commitInsertSql(columns: readonly string[]): string {
     `WITH o AS MATERIALIZED (${OPEN_GROUP}), ` +
     "g AS MATERIALIZED (SELECT (SELECT lead FROM o) AS lead, (SELECT base FROM o) AS base, " +
     `coalesce((SELECT CASE WHEN lead = ${last} THEN ${last} ELSE ${last - 1} - lead END FROM o), 0) AS free, ` +
-    "(SELECT coalesce(max(row_id), 0) FROM events) AS top), " +
+    // The highest older row id: keyed ones (row-keys.ts) are each project's own, far above.
+    `(SELECT coalesce(max(row_id), 0) FROM events WHERE row_id < ${KEY_SPAN}) AS top), ` +
     "x AS (SELECT j.key AS i, j.value AS v, g.free, g.base, g.top, " +
     `CASE WHEN j.key < g.free THEN (CASE WHEN g.lead = ${last} THEN j.key ELSE g.lead + 1 + j.key END) ` +
     `WHEN (j.key - g.free) % ${SEARCH_GROUP} = 0 THEN ${last} ELSE (j.key - g.free) % ${SEARCH_GROUP} - 1 END AS slead ` +
@@ -218,8 +220,8 @@ export function closedGroupsStatement(db: D1Database, projectId: string, first: 
   return db
     .prepare(
       missingEntriesSql(
-        "x.seq BETWEEN ?3 AND ?4 AND x.search_words IS NOT NULL",
-        `g.k IS NOT (SELECT y.row_id - y.search_lead FROM events y WHERE y.project_id = ?2 AND y.seq = ?4 AND y.search_lead <> ${SEARCH_GROUP - 2})`,
+        `${rowsBySeq({ project: "?2", lo: "?3", hi: "?4", where: "e.search_words IS NOT NULL" })} x`,
+        `g.k IS NOT (SELECT y.row_id - y.search_lead FROM events y WHERE y.row_id = ${rowIdOf("?2", "?4")} AND y.search_lead <> ${SEARCH_GROUP - 2})`,
       ),
     )
     .bind(slotBase(searchTag(projectId)), projectId, first - (SEARCH_GROUP - 1), last);
@@ -227,7 +229,7 @@ export function closedGroupsStatement(db: D1Database, projectId: string, first: 
 
 /**
  * An INSERT of the entries, made from their rows' stored words, of the groups
- * of project ?2's rows `x` that match `rows` (?1: the project's slot tag base)
+ * of project ?2's rows `rows` (a table aliased x; ?1: the project's slot tag base)
  * and `keep` (on the group's key g.k), leaving out a group whose entry is
  * there already, and a group whose every row's words are empty (its text is
  * NULL), as at ingest.
@@ -236,22 +238,23 @@ function missingEntriesSql(rows: string, keep = "1"): string {
   return (
     `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT k, text FROM (SELECT g.k, (SELECT ${GROUP_TEXT} FROM events e ` +
     `WHERE ${inGroup("e", "g.k")} AND e.search_words <> '') AS text ` +
-    `FROM (SELECT DISTINCT x.row_id - x.search_lead AS k FROM events x WHERE x.project_id = ?2 AND ${rows}) g ` +
+    `FROM (SELECT DISTINCT x.row_id - x.search_lead AS k FROM ${rows}) g ` +
     `WHERE ${keep} AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k)) WHERE text IS NOT NULL`
   );
 }
 
 /**
- * SQL: whether row `e` is in its project's open group, whose events no entry
- * holds yet: among the project's 16 newest rows (an open group has at most 15,
- * the newest), with stored words and no entry for its group. `project` is the
- * bound parameter of e's project.
+ * SQL: whether row `e`, one of its project's newest rows (newestRows), is in
+ * its project's open group, whose events no entry holds yet: with stored
+ * words and no entry for its group.
  */
-export function inOpenGroup(e: string, project: string): string {
-  return (
-    `${e}.seq > (SELECT max(n.seq) FROM events n WHERE n.project_id = ${project}) - ${SEARCH_GROUP} AND ${e}.search_words IS NOT NULL ` +
-    `AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} o WHERE o.rowid = ${e}.row_id - ${e}.search_lead)`
-  );
+export function inOpenGroup(e: string): string {
+  return `${e}.search_words IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} o WHERE o.rowid = ${e}.row_id - ${e}.search_lead)`;
+}
+
+/** SQL: a table of project `project`'s SEARCH_GROUP newest rows (an open group has at most 15, the newest), for inOpenGroup. */
+export function newestRows(project: string): string {
+  return rowsBySeq({ project, lo: `${seqEdge(project, true)} - ${SEARCH_GROUP - 1}`, hi: null });
 }
 
 /**
@@ -262,7 +265,7 @@ export function inOpenGroup(e: string, project: string): string {
  */
 export function groupReindexStatement(db: D1Database, projectId: string, seqs: number[]): D1PreparedStatement {
   return db
-    .prepare(missingEntriesSql("x.seq IN (SELECT value FROM json_each(?3))"))
+    .prepare(missingEntriesSql(`(SELECT * FROM events e WHERE e.row_id IN (${rowIdsOf("?2", "?3")})) x`))
     .bind(slotBase(searchTag(projectId)), projectId, JSON.stringify(seqs));
 }
 
@@ -270,10 +273,12 @@ export function groupReindexStatement(db: D1Database, projectId: string, seqs: n
  * SQL: whether row `r` (of `events`) needs its group's entry in the index: it has words, and its group is
  * closed, which a row SEARCH_GROUP seqs after it shows (the open group is among the project's 16 newest rows).
  * Rows with search_words NULL (before migration 0031) have entries of their own, which the daily cron's
- * reindexBacklog may still be making, so they are not asked about.
+ * reindexBacklog may still be making, so they are not asked about. `project`: r's project (a bound parameter
+ * where there is one, so that SQLite looks its key up once); `key`, its layout when the caller knows it.
  */
-export function needsGroupEntry(r: string): string {
-  return `${r}.search_words <> '' AND EXISTS (SELECT 1 FROM events n WHERE n.project_id = ${r}.project_id AND n.seq = ${r}.seq + ${SEARCH_GROUP})`;
+export function needsGroupEntry(r: string, project = `${r}.project_id`, key?: KnownKey): string {
+  const later = `${r}.seq + ${SEARCH_GROUP}`;
+  return `${r}.search_words <> '' AND EXISTS (SELECT 1 FROM events n WHERE ${key === undefined ? `n.row_id = ${rowIdOf(project, later)}` : seqsOn("n", key, project, later)})`;
 }
 
 /** SQL: whether the index holds row `r`'s group entry (the contentless table's docsize row, one per entry). */
@@ -287,7 +292,7 @@ export function hasGroupEntry(r: string): string {
  */
 export function missingGroupsSql(projectId: string, from: number, to: number): string {
   const text = (value: string) => `'${value.replaceAll("'", "''")}'`;
-  return missingEntriesSql(`x.seq BETWEEN ${from} AND ${to} AND x.search_words IS NOT NULL AND ${needsGroupEntry("x")}`)
+  return missingEntriesSql(`${rowsBySeq({ project: "?2", lo: String(from), hi: String(to), where: `e.search_words IS NOT NULL AND ${needsGroupEntry("e", "?2")}` })} x`)
     .replaceAll("?1", text(slotBase(searchTag(projectId))))
     .replaceAll("?2", text(projectId));
 }
@@ -394,7 +399,8 @@ export async function reindexBacklog(db: D1Database, limit = 2000): Promise<{ in
   if (!state) return { indexed: 0, done: true };
   let last = state.last;
   if (last === null) {
-    last = (await db.prepare("SELECT coalesce(max(row_id), 0) AS m FROM events").first<{ m: number }>())!.m;
+    // Keyed rows (row-keys.ts) are written with their words: only the older row ids need looking at.
+    last = (await db.prepare(`SELECT coalesce(max(row_id), 0) AS m FROM events WHERE row_id < ${KEY_SPAN}`).first<{ m: number }>())!.m;
     await db.prepare("UPDATE search_backlog SET last_row_id = ? WHERE id = 1 AND last_row_id IS NULL").bind(last).run();
   }
   if (state.next > last) return { indexed: 0, done: true };

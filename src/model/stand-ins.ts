@@ -1,6 +1,7 @@
 import { MAX_RUN } from "./address-runs.ts";
 import { LIVE_SET_KINDS, setOffsets } from "./live-sets.ts";
 import { hasGroupEntry, needsGroupEntry } from "./search-index.ts";
+import { rowIdOf, rowsBySeq, seqsOn, type KnownKey, type SeqRead } from "./row-keys.ts";
 
 /**
  * Storage v2 replaced index entries per event with rows per batch: a commit's
@@ -102,8 +103,11 @@ export function tagOfIdSql(id: string): string {
 export const ID_SPAN_HOLDS =
   "EXISTS (SELECT 1 FROM commit_spans s WHERE s.received_at = r.received_at AND s.project_id = r.project_id AND s.first_seq <= r.seq AND s.last_seq >= r.seq)";
 
-/** SQL: each way a row may be found without its index entry, true when the row is not marked for it or its stand-in holds it. */
-const STANDS_IN = [
+/**
+ * SQL: each way row `r` of project `project` (a bound parameter; `key`, its layout when the caller knows it) may
+ * be found without its index entry, true when the row is not marked for it or its stand-in holds it.
+ */
+const standsIn = (project: string, key?: KnownKey) => [
   // By id; for a live row, the span the next line asks for holds it for both.
   `(r.id_indexed <> 0 OR (r.time_in_span = 1 AND r.received_at = r.occurred_at) OR ${ID_SPAN_HOLDS})`,
   // By id alone (a public receipt names no project), a lone live row: its project's row for its id's tag (0037).
@@ -125,20 +129,21 @@ const STANDS_IN = [
   // contentless, and checking its words costs more than the rest of verify (test/bench/README.md). Asked of a
   // group's last row only: a row edited in D1 makes a trigger drop its group's entry, and verify must name that
   // row for its hash (the integrity suites' answers), not an intact row before it in the same group.
-  `(r.search_words IS NULL OR EXISTS (SELECT 1 FROM events n WHERE n.project_id = r.project_id AND n.seq = r.seq + 1 ` +
-    `AND n.row_id - n.search_lead = r.row_id - r.search_lead) OR NOT (${needsGroupEntry("r")}) OR ${hasGroupEntry("r")})`,
+  `(r.search_words IS NULL OR EXISTS (SELECT 1 FROM events n WHERE ${key === undefined ? `n.row_id = ${rowIdOf(project, "r.seq + 1")}` : seqsOn("n", key, project, "r.seq + 1")} ` +
+    `AND n.row_id - n.search_lead = r.row_id - r.search_lead) OR NOT (${needsGroupEntry("r", project, key)}) OR ${hasGroupEntry("r")})`,
   // By action, by organization, and a live row by address: checked a page at a time (checkedRowsSql).
 ];
 
 /**
- * SQL: the rows of `events r` that meet `where` (of r) in seq order, up to
- * `limit`, each with `columns` (plain column names of events) and
+ * SQL: the rows `read` names (row-keys.ts: a project's seq range, on both
+ * paths, and terms on its rows, alias `e`) in seq order, up to `limit`, each
+ * with `columns` (plain column names of events) and
  * `unlisted`: 1 when a stand-in the row's marks name does not hold it, else
  * 0. Verify reads its pages this way (verify-range.ts), and
  * projects:reindex finds the rows to put back.
  *
  * Each row is asked of its span, runs, type sets, targets and search group
- * (STANDS_IN) on its own, and of its live sets (by action, organization and
+ * (standsIn) on its own, and of its live sets (by action, organization and
  * address) a page at a time: some set of the row's value and instant must
  * name its seq. The sets the page's rows can be in are read once each and
  * their offsets expanded as the list walks expand them (setOffsets, then
@@ -154,12 +159,12 @@ const STANDS_IN = [
  * page (a chunk of a 1B-event project walks 250 pages in one invocation of
  * 1,000 queries), and none for archived pages.
  */
-export function checkedRowsSql(columns: string, where: string, limit: number): string {
+export function checkedRowsSql(columns: string, read: SeqRead, limit: number): string {
   const keys = LIVE_SET_KINDS.map((k, i) => `r.${k.column} AS v${i}, r.${k.mark} AS m${i}`).join(", ");
   // +r.seq: a value with no affinity, as the expanded offsets are, so SQLite's index of `held` can take the comparison.
   const page =
-    `SELECT ${columns}, NOT (${STANDS_IN.join(" AND ")}) AS each_unlisted, r.project_id AS c_project, +r.seq AS c_seq, r.occurred_at AS c_at, ${keys} ` +
-    `FROM events r WHERE ${where} ORDER BY r.seq LIMIT ${limit}`;
+    `SELECT ${columns}, NOT (${standsIn(read.project, read.key).join(" AND ")}) AS each_unlisted, r.project_id AS c_project, +r.seq AS c_seq, r.occurred_at AS c_at, ${keys} ` +
+    `FROM ${rowsBySeq({ ...read, limit: String(limit) })} r`;
   // Each kind's sets (LIVE_SET_KINDS, sets0 to sets2) that the page's rows can be in, once each, and their offsets
   // expanded (held0 to held2: a table SQLite indexes once).
   const sets = LIVE_SET_KINDS.map(

@@ -1,6 +1,7 @@
 // .ts extensions: test/bench/sqlite-floor.mjs runs this file in plain Node (through chain/event-insert.ts).
 import { keyedSets, sparseRangesSql } from "./address-runs.ts";
 import { setOffsets } from "./live-sets.ts";
+import { seqIndex, seqsOn, type KnownKey } from "./row-keys.ts";
 
 /**
  * Target type sets (migration 0039): how a filter on a target type finds a
@@ -95,8 +96,8 @@ export function targetTypeSetStatement(db: D1Database, sets: readonly TargetType
  * by seq), else 0, for the other walk, which looks up each row along the
  * list index (not covered: no index holds a target's type but its own).
  */
-export function sparseTypeSql(project: string, type: string, limit: string): string {
-  return sparseRangesSql(`SELECT members AS n FROM target_type_sets WHERE project_id = ${project} AND at IN (${SET_PLACES.join(", ")}) AND type = ${type}`, project, limit, "0");
+export function sparseTypeSql(project: string, key: KnownKey, type: string, limit: string): string {
+  return sparseRangesSql(`SELECT members AS n FROM target_type_sets WHERE project_id = ${project} AND at IN (${SET_PLACES.join(", ")}) AND type = ${type}`, project, key, limit, "0");
 }
 
 /**
@@ -104,11 +105,11 @@ export function sparseTypeSql(project: string, type: string, limit: string): str
  * caller applies its own filters): a set that holds every row of its range
  * (seqs NULL) by the range, any other by its offsets.
  */
-export function setRowIdsSql(project: string, type: string): string {
+export function setRowIdsSql(project: string, key: KnownKey, type: string): string {
   const sets = `s.project_id = ${project} AND s.at IN (${SET_PLACES.join(", ")}) AND s.type = ${type}`;
-  const rows = "CROSS JOIN events x INDEXED BY events_project_seq_idx ON x.project_id = s.project_id AND x.seq";
+  const rows = (lo: string, hi?: string) => `CROSS JOIN events x ${seqIndex(key)} ON ${seqsOn("x", key, "s.project_id", lo, hi)}`;
   return (
-    `SELECT x.row_id FROM target_type_sets s ${rows} BETWEEN s.first_seq AND s.last_seq WHERE ${sets} AND s.seqs IS NULL UNION ALL ` +
-    `SELECT x.row_id FROM target_type_sets s CROSS JOIN ${setOffsets("s")} o ${rows} = s.first_seq + o.value WHERE ${sets} AND s.seqs IS NOT NULL`
+    `SELECT x.row_id FROM target_type_sets s ${rows("s.first_seq", "s.last_seq")} WHERE ${sets} AND s.seqs IS NULL UNION ALL ` +
+    `SELECT x.row_id FROM target_type_sets s CROSS JOIN ${setOffsets("s")} o ${rows("s.first_seq + o.value")} WHERE ${sets} AND s.seqs IS NOT NULL`
   );
 }

@@ -72,18 +72,19 @@ export async function narrowExclusions(db: D1Database, sel: Selection): Promise<
 /** How many events past a page an exclusion first looks at, in pages: enough when up to half are excluded. */
 const EXCLUDE_WINDOW_PAGES = 2;
 
-export async function listEvents(db: D1Database, selection: Selection, cursor: Cursor | null, limit: number): Promise<Page> {
+/** `rowKey`: the project's number in its shard when its rows are keyed there, else null (storage/shards.ts, projectRowKey). */
+export async function listEvents(db: D1Database, rowKey: number | null, selection: Selection, cursor: Cursor | null, limit: number): Promise<Page> {
   if (selection.exclude.length > 0) {
     // Usually a few noisy actions are excluded and the next events fill the
     // page: one query. If not, the list ended or the excluded actions crowd
     // the window, and narrowing to the included actions decides.
     const window = (limit + 1) * EXCLUDE_WINDOW_PAGES;
-    const rows = await shapeRows(db, selectEvents(selection, { columns: SHAPE_SELECT, cursor, limit: limit + 1, window }));
+    const rows = await shapeRows(db, selectEvents(selection, { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1, window }));
     if (rows.length > limit) return toPage(rows, limit, stillMatches(selection));
   }
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
-  return toPage(await shapeRows(db, selectEvents(sel, { columns: SHAPE_SELECT, cursor, limit: limit + 1 })), limit, stillMatches(sel));
+  return toPage(await shapeRows(db, selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1 })), limit, stillMatches(sel));
 }
 
 /** Events of the filtered list a search checks itself first: a common term fills its page here. */
@@ -123,6 +124,7 @@ type Candidate = [
  */
 export async function searchEvents(
   db: D1Database,
+  rowKey: number | null,
   selection: Selection,
   terms: string[],
   cursor: Cursor | null,
@@ -137,7 +139,7 @@ export async function searchEvents(
   let below = cursor;
   /** Checks the next `size` events; true while the list goes on below them. */
   const scan = async (size: number) => {
-    const { sql, params } = selectEvents(sel, { columns: CANDIDATE_COLUMNS, cursor: below, limit: size });
+    const { sql, params } = selectEvents(sel, { columns: CANDIDATE_COLUMNS, rowKey, cursor: below, limit: size });
     const window = await db.prepare(sql).bind(...params).raw<Candidate>();
     for (const [rowId, , seq, action, actorName, actorEmail, actorId, organization, entries] of window) {
       if (hits.length >= want) continue;
@@ -175,7 +177,7 @@ export async function searchEvents(
     });
   }
   if ((more || openOnly) && hits.length < want) {
-    const rest = selectEvents(sel, { columns: SHAPE_SELECT, cursor: below, limit: want - hits.length, match: { expression, terms, openOnly } });
+    const rest = selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor: below, limit: want - hits.length, match: { expression, terms, openOnly } });
     rows = rows.concat(await shapeRows(db, rest));
   }
   const filtered = stillMatches(sel);

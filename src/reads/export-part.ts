@@ -8,7 +8,7 @@ import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "..
 import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
 import { segmentProbe } from "./segment-probe";
 import { trustedCompanions } from "../storage/companion-check";
-import { eventsDb } from "../storage/shards";
+import { eventsDb, projectRowKey } from "../storage/shards";
 import { stagedKey } from "../storage/staged-exports";
 
 /**
@@ -129,7 +129,7 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
     let archived = ALL;
     if (s.hot !== null) {
       const read = [...new Set([...columns, ...ERASURE_KEYS])].map((c) => `e.${c}`);
-      const statement = selectEvents(s.hot, { columns: `${read.join(", ")}, ${PENDING_AS}`, cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit: s.batch });
+      const statement = selectEvents(s.hot, { columns: `${read.join(", ")}, ${PENDING_AS}`, rowKey: await projectRowKey(env, s.projectId), cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit: s.batch });
       const [through, found] = await db.batch<Record<string, unknown>>([db.prepare(ARCHIVED_THROUGH).bind(s.projectId), db.prepare(statement.sql).bind(...statement.params)]);
       archived = (through.results[0] as { s: number }).s;
       // Rows a pending erasure covers go out scrubbed; left out when the filter matched them only by an erased field.

@@ -5,6 +5,7 @@ import { scrubArchived, scrubByColumn } from "../model/pending-erasures";
 import { loadKeyring } from "../sealing/signing-keys";
 import { matches } from "../storage/archive-export";
 import { archivedRows, readSegment, type Segment } from "../storage/archive-segments";
+import { rowsBySeq, seqEdge } from "../model/row-keys";
 
 /**
  * The pull feed (GET /v1/events/feed): a project's events in chain order,
@@ -71,13 +72,13 @@ export async function readFeed(env: Env, db: D1Database, sel: Selection | null, 
     (
       await db
         .prepare(
-          "SELECT max(v) AS head FROM (SELECT max(seq) AS v FROM events WHERE project_id = ?1 UNION ALL " +
+          `SELECT max(v) AS head FROM (SELECT ${seqEdge("?1", true)} AS v UNION ALL ` +
             "SELECT max(last_seq) FROM archive_segments WHERE project_id = ?1 UNION ALL SELECT max(last_seq) FROM retention_gaps WHERE project_id = ?1)",
         )
         .bind(projectId)
         .first<{ head: number | null }>()
     )?.head ?? 0;
-  const cells = await db.prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq > ? AND e.seq <= ? ORDER BY e.seq`).bind(projectId, after, after + SCAN).raw();
+  const cells = await db.prepare(`SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3" })} e`).bind(projectId, after, after + SCAN).raw();
   // An erasure still being applied is applied here too (src/model/pending-erasures.ts).
   let rows: ShapeRow[] = await scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
   // Archived seqs are always a prefix: look there only when the hot rows do not start right after the cursor.
@@ -141,11 +142,16 @@ async function gapsIn(db: D1Database, projectId: string, after: number, through:
  */
 export async function seqBefore(env: Env, db: D1Database, projectId: string, since: string): Promise<number> {
   const bounds = await db
-    .prepare("SELECT min(seq) AS lo, max(seq) AS hi FROM events WHERE project_id = ?")
+    .prepare(
+      `SELECT ${seqEdge("?1", false)} AS lo, ${seqEdge("?1", true)} AS hi`,
+    )
     .bind(projectId)
     .first<{ lo: number | null; hi: number | null }>();
   const receivedAt = async (seq: number) =>
-    (await db.prepare("SELECT seq, received_at FROM events WHERE project_id = ? AND seq >= ? ORDER BY seq LIMIT 1").bind(projectId, seq).first<{ seq: number; received_at: string }>())!;
+    (await db
+      .prepare(`SELECT seq, received_at FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: null, limit: "1", columns: "e.seq, e.received_at" })}`)
+      .bind(projectId, seq)
+      .first<{ seq: number; received_at: string }>())!;
   if (bounds?.lo != null && bounds.hi != null) {
     const first = await receivedAt(bounds.lo);
     if (first.received_at < since) {

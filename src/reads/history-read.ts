@@ -9,6 +9,7 @@ import { fieldNeedle, readSegment, type ArchivedRow, type Segment } from "../sto
 import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
 import type { SummaryProbe } from "../storage/summary-probe";
 import { segmentProbe } from "./segment-probe";
+import { projectRowKey } from "../storage/shards";
 
 /**
  * GET /v1/events and /v1/events/search across both tiers, one order and one cursor: every event of
@@ -52,7 +53,8 @@ const listOrder = (a: ShapeRow, b: ShapeRow) => (a.occurred_at === b.occurred_at
 
 /** `archived`: whether the project has archived events at all (hot_since, read beside the page); without, no segment is looked for. */
 export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
-  return historyPage(env, db, sel, [], cursor, limit, listEvents(db, sel, cursor, limit), () => true, archived, segmentProbe(env, sel));
+  const hot = projectRowKey(env, sel.projectId).then((rowKey) => listEvents(db, rowKey, sel, cursor, limit));
+  return historyPage(env, db, sel, [], cursor, limit, hot, () => true, archived, segmentProbe(env, sel));
 }
 
 /**
@@ -62,7 +64,8 @@ export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cu
  */
 export function searchHistory(env: Env, db: D1Database, sel: Selection, terms: string[], cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
   const found = (r: ArchivedRow) => matchesAll(terms, [r.action, r.actor_name, r.actor_email, r.actor_id]);
-  return historyPage(env, db, sel, terms, cursor, limit, searchEvents(db, sel, terms, cursor, limit), found, archived, segmentProbe(env, sel, terms));
+  const hot = projectRowKey(env, sel.projectId).then((rowKey) => searchEvents(db, rowKey, sel, terms, cursor, limit));
+  return historyPage(env, db, sel, terms, cursor, limit, hot, found, archived, segmentProbe(env, sel, terms));
 }
 
 async function historyPage(

@@ -12,6 +12,7 @@
 import { alarmNoLaterThan } from "../lib/alarm";
 import type { Rollups, RollupRow } from "./rollups";
 import type { LedgerHost } from "../storage/ledger-host";
+import { rowsBySeq } from "../model/row-keys";
 
 interface BackfillState {
   /** Every event with seq <= through is counted. */
@@ -63,7 +64,7 @@ export async function rollupBackfillAlarm(host: BackfillHost): Promise<void> {
  */
 export async function rollupPage(db: D1Database, projectId: string, after: number, upTo: number, pageRows: number): Promise<{ rows: RollupRow[]; through: number }> {
   const { results } = await db
-    .prepare("SELECT seq, action, occurred_at FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?")
+    .prepare(`SELECT seq, action, occurred_at FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3", limit: "?4", columns: "e.seq, e.action, e.occurred_at" })}`)
     .bind(projectId, after, upTo, pageRows)
     .all<RollupRow & { seq: number }>();
   return { rows: results, through: results.length < pageRows ? upTo : results[results.length - 1].seq };

@@ -20,6 +20,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { checkProjectId, dbSql, fail, parseCommand, quote, r2BucketName, shardDatabases, sql, wrangler } from "./lib.mjs";
 import { hasGroupEntry, missingGroupsSql, needsGroupEntry } from "../model/search-index.ts";
+import { rowsBySeq, seqEdge } from "../model/row-keys.ts";
 import { checkedRowsSql, ID_SPAN_HOLDS, tagOfIdSql } from "../model/stand-ins.ts";
 import { segmentBounds } from "../storage/segment-bounds.ts";
 
@@ -38,13 +39,14 @@ const [row] = sql(`SELECT shard FROM projects WHERE id = ${quote(project)}`, { r
 if (!row) fail(`no project ${project}`);
 const shard = shardDatabases().get(row.shard);
 if (!shard) fail(`project ${project} is on shard ${row.shard}, which wrangler.toml does not bind`);
-const [range] = dbSql(shard, `SELECT min(seq) AS first, max(seq) AS last FROM events WHERE project_id = ${quote(project)}`, { remote });
+const [range] = dbSql(shard, `SELECT ${seqEdge(quote(project), false)} AS first, ${seqEdge(quote(project), true)} AS last`, { remote });
 let repaired = 0;
 // An aggregate answers one row, first and last null when the project has no hot event.
 if (range.first !== null) {
   for (let from = range.first; from <= range.last; from += STEP) {
     const to = Math.min(from + STEP - 1, range.last);
-    const within = `r.project_id = ${quote(project)} AND r.seq BETWEEN ${from} AND ${to}`;
+    const seqs = { project: quote(project), lo: String(from), hi: String(to) };
+    const within = `r.row_id IN (SELECT e.row_id FROM ${rowsBySeq({ ...seqs, columns: "e.row_id" })} e)`;
     // A target past the second whose row is gone or points at another event: the row again (before the update, which
     // would otherwise clear marks that hold the event as they should).
     const targets = dbSql(
@@ -65,7 +67,7 @@ if (range.first !== null) {
       // The id index takes only a row whose span is gone: a span goes with the last of its rows found through it.
       `UPDATE events AS r SET id_indexed = CASE WHEN r.id_indexed = 0 AND NOT ${ID_SPAN_HOLDS} THEN 1 ELSE r.id_indexed END, ` +
         "time_in_span = 0, ip_run = 0, type_sets = 0, action_in_set = 0, org_in_set = 0 " +
-        `WHERE ${within} AND r.seq IN (SELECT seq FROM (${checkedRowsSql("seq", within, STEP)}) WHERE unlisted = 1) RETURNING seq`,
+        `WHERE ${within} AND r.seq IN (SELECT seq FROM (${checkedRowsSql("seq", seqs, STEP)}) WHERE unlisted = 1) RETURNING seq`,
       { remote },
     );
     // A lone live row found by no receipt: its project's tag row again (the update above counted it and left it as it was).

@@ -1,5 +1,6 @@
 import { largestProjects, measureShard, warnIfFull } from "./shard-pressure";
 import { shardDb, shardNumbers } from "./shards";
+import { rowsBySeq } from "../model/row-keys";
 
 /**
  * The daily cron's part of archiving: it checks and sweeps, the ledgers archive
@@ -25,7 +26,7 @@ async function lagging(env: Env, shard: number, now: number): Promise<string[]> 
          UNION ALL
          SELECT (SELECT project_id FROM events WHERE project_id > p.id ORDER BY project_id LIMIT 1) FROM p WHERE p.id IS NOT NULL
        )
-       SELECT id, (SELECT received_at FROM events WHERE project_id = p.id ORDER BY seq LIMIT 1) AS oldest FROM p WHERE id IS NOT NULL`,
+       SELECT id, (SELECT received_at FROM ${rowsBySeq({ project: "p.id", lo: "0", hi: null, limit: "1", columns: "e.received_at" })}) AS oldest FROM p WHERE id IS NOT NULL`,
     )
     .all<{ id: string; oldest: string }>();
   return results.filter((r) => days.has(r.id) && Date.parse(r.oldest) < now - days.get(r.id)! * 86_400_000).map((r) => r.id);

@@ -1,4 +1,5 @@
 import type { ArchivedRow, Segment } from "./archive-segments";
+import { rowsBySeq } from "../model/row-keys";
 
 /**
  * Since storage v2 only for segments holding ids minted before located ids
@@ -23,7 +24,7 @@ import type { ArchivedRow, Segment } from "./archive-segments";
 /** The ids of events about to be sealed, copied from their hot rows (run before the rows' delete, in one batch). */
 export function indexSealed(db: D1Database, projectId: string, firstSeq: number, lastSeq: number): D1PreparedStatement {
   return db
-    .prepare("INSERT OR REPLACE INTO archive_ids (project_id, seq, id) SELECT project_id, seq, id FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?")
+    .prepare(`INSERT OR REPLACE INTO archive_ids (project_id, seq, id) SELECT project_id, seq, id FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?3", columns: "e.project_id, e.seq, e.id" })}`)
     .bind(projectId, firstSeq, lastSeq);
 }
 

@@ -8,6 +8,7 @@ import { backfillSummary } from "./summary-backfill";
 import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
 import { HOT_ROW_OVERHEAD_BYTES, recordFreed } from "./shard-pressure";
 import { projectShard } from "./shards";
+import { rowsBySeq } from "../model/row-keys";
 
 /**
  * Moving events out of D1 into the cold tier, one sealed segment per call.
@@ -98,7 +99,7 @@ async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, 
   const cutoff = mode === "pressure" ? "~" : new Date(now.getTime() - days! * 86_400_000).toISOString();
   const limit = hooks.segmentRows ?? SEGMENT_ROWS;
   const rows = await db
-    .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM events WHERE project_id = ? ORDER BY seq LIMIT ?`)
+    .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM ${rowsBySeq({ project: "?1", lo: "0", hi: null, limit: "?2" })}`)
     .bind(projectId, limit)
     .raw();
   if (rows.length === 0) return { archived: 0, done: true, segment: null };
@@ -121,7 +122,7 @@ async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, 
     summaryStatement(db, summary),
     // Only a segment with ids minted before located ids needs a row per id (archive-lookup.ts).
     ...(segment.id_tag === null ? [indexSealed(db, projectId, segment.first_seq, segment.last_seq)] : []),
-    db.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, segment.first_seq, segment.last_seq),
+    db.prepare(`DELETE FROM events WHERE row_id IN (SELECT row_id FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?3", columns: "e.row_id" })})`).bind(projectId, segment.first_seq, segment.last_seq),
   ]);
   // The hot rows' pages are free now (shard-pressure.ts); the segment's own rows and summary took a little back.
   const shard = await projectShard(env, projectId);

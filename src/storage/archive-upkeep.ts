@@ -4,6 +4,7 @@ import { hotDays, PARTIAL_AFTER_MS, SEGMENT_ROWS, type ArchiveMode } from "./arc
 import { relievePressure, WARN_FRACTION, warnIfFull } from "./shard-pressure";
 import { projectShard } from "./shards";
 import type { LedgerHost } from "./ledger-host";
+import { rowsBySeq } from "../model/row-keys";
 
 /**
  * Continuous archiving, from each project's ledger alarm (the daily cron only
@@ -70,8 +71,8 @@ async function nextDue(host: UpkeepHost): Promise<number | null> {
   const row = await host
     .db()
     .prepare(
-      "SELECT (SELECT received_at FROM events WHERE project_id = ?1 ORDER BY seq LIMIT 1) AS oldest, " +
-        "(SELECT received_at FROM events WHERE project_id = ?1 ORDER BY seq LIMIT 1 OFFSET ?2) AS whole",
+      `SELECT (SELECT received_at FROM ${rowsBySeq({ project: "?1", lo: "0", hi: null, limit: "1", columns: "e.received_at" })}) AS oldest, ` +
+        `(SELECT received_at FROM ${rowsBySeq({ project: "?1", lo: "0", hi: null, limit: "?2 + 1", columns: "e.received_at" })} LIMIT 1 OFFSET ?2) AS whole`,
     )
     .bind(host.projectId, SEGMENT_ROWS - 1)
     .first<{ oldest: string | null; whole: string | null }>();

@@ -3,6 +3,7 @@ import { checkCompanions, trustedCompanions } from "./companion-check";
 import { ArchiveDamagedError, readSegment, segmentsBetween, type ArchivedRow, type Segment, type TimeWindow } from "./archive-segments";
 import { EVENT_COLUMNS } from "./shard-copy";
 import { locatedTag } from "../model/event-id";
+import { rowsBySeq } from "../model/row-keys";
 
 /**
  * What the walkers (verify, export) need of the cold tier, bound to one
@@ -206,7 +207,7 @@ async function changed(db: D1Database, segment: Segment): Promise<Segment | "sam
 /** The rows of a segment brought back hot (or retired: none) after the walk listed it. */
 async function restoredRows(db: D1Database, segment: Segment): Promise<ArchivedRow[]> {
   const { results } = await db
-    .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM events WHERE project_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`)
+    .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?3" })}`)
     .bind(segment.project_id, segment.first_seq, segment.last_seq)
     .all<ArchivedRow>();
   return results;

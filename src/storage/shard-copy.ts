@@ -1,5 +1,6 @@
 import { afterInserts, INDEXING_COLUMNS, placeRows, type IndexedRow } from "../model/row-indexing";
 import { HOT_ROW_OVERHEAD_BYTES } from "./shard-pressure";
+import { rowsBySeq } from "../model/row-keys";
 
 /**
  * The SQL of a shard move: copying one project's rows from its source shard to
@@ -53,7 +54,7 @@ export function insertStatements(db: D1Database, table: string, columns: readonl
 
 function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit: number): Promise<Raw[]> {
   return db
-    .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
+    .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, limit: "?3" })}`)
     .bind(projectId, afterSeq, limit)
     .raw();
 }
@@ -97,7 +98,7 @@ export async function copyEvents(from: D1Database, to: D1Database, projectId: st
   const last = rows[rows.length - 1][SEQ] as number;
   await to.batch([
     // The delete trigger drops the replaced rows' search entries; the new ones follow the inserts.
-    to.prepare("DELETE FROM events WHERE project_id = ? AND seq BETWEEN ? AND ?").bind(projectId, first, last),
+    to.prepare(`DELETE FROM events WHERE row_id IN (SELECT row_id FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?3", columns: "e.row_id" })})`).bind(projectId, first, last),
     ...storedInserts(to, rows),
   ]);
   beforeCheck?.();
@@ -168,7 +169,7 @@ export async function copyKeysSince(from: D1Database, to: D1Database, projectId:
 /** The project's row counts on one shard: what the final check compares. */
 export async function rowCounts(db: D1Database, projectId: string) {
   const [events, gaps, keys, segments, ids] = await db.batch<{ n: number }>([
-    db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ?").bind(projectId),
+    db.prepare(`SELECT count(*) AS n FROM ${rowsBySeq({ project: "?1", lo: "0", hi: null, columns: "e.seq" })}`).bind(projectId),
     db.prepare("SELECT count(*) AS n FROM retention_gaps WHERE project_id = ?").bind(projectId),
     db.prepare("SELECT count(*) AS n FROM idempotency_keys WHERE project_id = ?").bind(projectId),
     db.prepare("SELECT count(*) AS n FROM archive_segments WHERE project_id = ?").bind(projectId),
@@ -188,10 +189,10 @@ export async function deleteBatch(db: D1Database, projectId: string, limit = MOV
     db
       .prepare(
         `SELECT coalesce(sum(length(metadata) + length(targets) + coalesce(length(changes), 0) + 300 + ${HOT_ROW_OVERHEAD_BYTES}), 0) AS bytes ` +
-          "FROM (SELECT metadata, targets, changes FROM events WHERE project_id = ? ORDER BY seq LIMIT ?)",
+          `FROM ${rowsBySeq({ project: "?1", lo: "0", hi: null, limit: "?2", columns: "e.metadata, e.targets, e.changes" })}`,
       )
       .bind(projectId, limit),
-    db.prepare("DELETE FROM events WHERE row_id IN (SELECT row_id FROM events WHERE project_id = ? ORDER BY seq LIMIT ?)").bind(projectId, limit),
+    db.prepare(`DELETE FROM events WHERE row_id IN (SELECT row_id FROM ${rowsBySeq({ project: "?1", lo: "0", hi: null, limit: "?2", columns: "e.row_id" })})`).bind(projectId, limit),
     db.prepare("DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM retention_gaps WHERE id IN (SELECT id FROM retention_gaps WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM archive_segments WHERE rowid IN (SELECT rowid FROM archive_segments WHERE project_id = ? LIMIT ?)").bind(projectId, limit),

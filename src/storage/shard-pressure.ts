@@ -1,4 +1,5 @@
 import { shardDb, shardNumbers } from "./shards";
+import { seqEdge } from "../model/row-keys";
 
 /**
  * How full each event shard is, and what keeps it from filling. A D1 database
@@ -140,7 +141,7 @@ export async function largestProjects(db: D1Database, limit: number): Promise<Ar
          SELECT (SELECT project_id FROM events WHERE project_id > p.id ORDER BY project_id LIMIT 1) FROM p WHERE p.id IS NOT NULL
        )
        SELECT id AS project_id,
-         (SELECT max(seq) FROM events WHERE project_id = p.id) - (SELECT min(seq) FROM events WHERE project_id = p.id) + 1 AS hot
+         ${seqEdge("p.id", true)} - ${seqEdge("p.id", false)} + 1 AS hot
        FROM p WHERE id IS NOT NULL ORDER BY hot DESC, id LIMIT ?`,
     )
     .bind(limit)

@@ -6,6 +6,7 @@
  * staged-exports.ts; projects.ts creates a project.
  */
 import { TtlCache } from "../lib/ttl-cache";
+import { shardRowKey } from "../model/row-keys";
 
 /**
  * The shard directory. DB is the control database (projects, keys, plans);
@@ -17,7 +18,22 @@ const SHARD_BINDING = /^EVENTS_(\d+)$/;
 
 /** How long an isolate trusts a project's shard; a move waits this long before deleting its source rows. */
 export const SHARD_CACHE_SECONDS = 30;
-const shardOfProject = new TtlCache<number>(SHARD_CACHE_SECONDS * 1000);
+
+/**
+ * What this isolate knows of where a project's events are: its shard, and
+ * once a reader asked, its number there when its rows are keyed (the
+ * shard's project_keys, migration 0045: row_id = that number x 2^40 + seq;
+ * model/row-keys.ts), or null. The number is read from the shard the entry
+ * names and kept in the same entry, so it is trusted no longer than the
+ * shard is: a move that gives the project its number in another shard
+ * switches both for every reader at once (the mover waits out
+ * SHARD_CACHE_SECONDS before deleting the source rows).
+ */
+interface Place {
+  shard: number;
+  rowKey?: number | null;
+}
+const placeOfProject = new TtlCache<Place>(SHARD_CACHE_SECONDS * 1000);
 
 export class UnknownShardError extends Error {
   constructor(readonly shard: number) {
@@ -42,22 +58,40 @@ export function shardDb(env: Env, shard: number): D1Database {
 
 /** Remembers a shard the caller already read with the project (the API-key lookup joins it). */
 export function rememberShard(projectId: string, shard: number): void {
-  shardOfProject.set(projectId, shard);
+  placeOfProject.set(projectId, { shard });
 }
 
 /** Forgets a cached shard in this isolate: the mover calls it after switching the directory. */
 export function forgetShard(projectId: string): void {
-  shardOfProject.delete(projectId);
+  placeOfProject.delete(projectId);
+}
+
+async function projectPlace(env: Env, projectId: string): Promise<Place | null> {
+  const cached = placeOfProject.get(projectId);
+  if (cached !== undefined) return cached;
+  const row = await env.DB.prepare("SELECT shard FROM projects WHERE id = ?").bind(projectId).first<{ shard: number }>();
+  if (!row) return null;
+  const place: Place = { shard: row.shard };
+  placeOfProject.set(projectId, place);
+  return place;
 }
 
 /** The shard of a project, from this isolate's cache or the control database; null for an unknown project. */
 export async function projectShard(env: Env, projectId: string): Promise<number | null> {
-  const cached = shardOfProject.get(projectId);
-  if (cached !== undefined) return cached;
-  const row = await env.DB.prepare("SELECT shard FROM projects WHERE id = ?").bind(projectId).first<{ shard: number }>();
-  if (!row) return null;
-  shardOfProject.set(projectId, row.shard);
-  return row.shard;
+  return (await projectPlace(env, projectId))?.shard ?? null;
+}
+
+/**
+ * A project's number in its shard when its rows are keyed there, else null:
+ * what the list walks bind (model/row-keys.ts, KnownKey). One read of the
+ * shard, then kept with the shard's entry, not past it.
+ */
+export async function projectRowKey(env: Env, projectId: string): Promise<number | null> {
+  const place = await projectPlace(env, projectId);
+  if (place === null) throw new Error(`Unknown project ${projectId}`);
+  // Set on the cached entry itself: it expires with the shard it was read from.
+  if (place.rowKey === undefined) place.rowKey = await shardRowKey(shardDb(env, place.shard), projectId);
+  return place.rowKey;
 }
 
 /** The event database of a project. Every read and write of events finds it here. */

@@ -8,6 +8,7 @@ import { eventsDb } from "../storage/shards";
 import { BATCH_LIMITS, entryBytes, requestOverhead } from "./formats";
 import { matchesFilter, type StreamFilter } from "./store";
 import type { BatchEvent, Destination } from "./batch";
+import { rowsBySeq, seqEdge } from "../model/row-keys";
 
 export interface DeliveryConfig {
   dest: Destination;
@@ -45,11 +46,11 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
   const retry = pending && pending.from === cursor ? pending : null;
   const cells = retry
     ? await db
-        .prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq > ? AND e.seq <= ? ORDER BY e.seq`)
+        .prepare(`SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3" })} e`)
         .bind(projectId, cursor, retry.to)
         .raw()
     : await db
-        .prepare(`SELECT ${SHAPE_SELECT} FROM events e WHERE e.project_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`)
+        .prepare(`SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, limit: "?3" })} e`)
         .bind(projectId, cursor, limits.events * 2)
         .raw();
   // An erasure still being applied is applied here too (src/model/pending-erasures.ts): a stream never delivers erased values.
@@ -107,8 +108,8 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
 export async function deliveryLag(env: Env, projectId: string, cursor: number): Promise<{ events: number; seconds: number }> {
   const db = await eventsDb(env, projectId);
   const [head, next] = await db.batch<{ v: number | string | null }>([
-    db.prepare("SELECT max(seq) AS v FROM events WHERE project_id = ?").bind(projectId),
-    db.prepare("SELECT received_at AS v FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT 1").bind(projectId, cursor),
+    db.prepare(`SELECT ${seqEdge("?1", true)} AS v`).bind(projectId),
+    db.prepare(`SELECT received_at AS v FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, limit: "1", columns: "e.received_at" })}`).bind(projectId, cursor),
   ]);
   const oldest = next.results[0]?.v;
   return {

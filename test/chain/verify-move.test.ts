@@ -22,7 +22,8 @@ async function finishMove(projectId: string, shard: number) {
 function moveDuringWalk(projectId: string, atPage: number): Env {
   let pages = 0;
   const source = interceptPrepare(env.EVENTS_0, (sql, statement) => {
-    if (!sql.includes("seq > ? AND seq <= ?")) return statement;
+    // Verify's pages (model/stand-ins.ts, checkedRowsSql): the only statement that names its rows' `unlisted`.
+    if (!sql.includes("AS unlisted FROM page")) return statement;
     return {
       bind: (...params: unknown[]) => {
         const bound = statement.bind(...params);

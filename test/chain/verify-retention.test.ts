@@ -143,7 +143,8 @@ function purgeDuringWalk(projectId: string, ring: SigningKeyring, atPage: number
   let pages = 0;
   const db = env.DB;
   return interceptPrepare(db, (sql, statement) => {
-    if (!sql.includes("seq > ? AND seq <= ?")) return statement;
+    // Verify's pages (model/stand-ins.ts, checkedRowsSql): the only statement that names its rows' `unlisted`.
+    if (!sql.includes("AS unlisted FROM page")) return statement;
     return {
       bind: (...params: unknown[]) => {
         const bound = statement.bind(...params);

@@ -1,4 +1,4 @@
-// Migrations 0029 to 0043 (issue 38, storage v2) over a shard that already holds events, in Node's
+// Migrations 0029 to 0045 (issue 38, storage v2) over a shard that already holds events, in Node's
 // own SQLite: the schema of migrations/ up to 0028, rows written as the ledger wrote them before
 // (no id_indexed column), then the two migrations, then reads and writes of the code as it is now.
 // Every event from before stays findable by id (through the now partial id index, which SQLite is
@@ -18,6 +18,7 @@ import { sparseTypeSql } from "../../src/model/target-type-sets.ts";
 import { eventsByIdStatement } from "../../src/model/event-lookup.ts";
 import { MAX_STATEMENT_BYTES, selectEvents } from "../../src/model/event-query.ts";
 import { indexText, searchExpression, searchTag } from "../../src/model/search-index.ts";
+import { KEY_SPAN, rowsBySeq } from "../../src/model/row-keys.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const MIGRATIONS = join(ROOT, "migrations");
@@ -74,10 +75,10 @@ const all = (db, { sql, params }) => db.prepare(sql).all(...params);
 const plan = (db, { sql, params }) => db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => r.detail).join("\n");
 
 /** The seqs of a selection in list order, read page by page of `size` as a client follows the cursor. */
-function pages(db, sel, size) {
+function pages(db, sel, size, rowKey = null) {
   const out = [];
   for (let cursor = null; ; ) {
-    const page = all(db, selectEvents(sel, { columns: "e.seq, e.occurred_at", cursor, limit: size }));
+    const page = all(db, selectEvents(sel, { rowKey, columns: "e.seq, e.occurred_at", cursor, limit: size }));
     out.push(...page.map((r) => r.seq));
     if (page.length < size) return out;
     cursor = { occurredAt: page[size - 1].occurred_at, seq: page[size - 1].seq };
@@ -143,14 +144,14 @@ describe("migrations 0029 and 0030 over a shard holding events", () => {
 
   it("answers every filter from the partial filter indexes, old events included", () => {
     const base = { projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
-    const seqs = (sel) => all(db, selectEvents({ ...base, ...sel }, { columns: "e.seq", cursor: null, limit: 50 })).map((r) => r.seq).sort();
+    const seqs = (sel) => all(db, selectEvents({ ...base, ...sel }, { rowKey: null, columns: "e.seq", cursor: null, limit: 50 })).map((r) => r.seq).sort();
     assert.deepEqual(seqs({ organization: "org_a" }), [1, 3]);
     assert.deepEqual(seqs({ actorId: "u_1" }), [1, 3]);
     assert.deepEqual(seqs({ actorId: "u_2" }), [2]);
     assert.deepEqual(seqs({ ipAddress: "10.0.0.1" }), [1, 3]);
     assert.deepEqual(seqs({ organization: "org_a", actions: ["doc.viewed", "doc.shared"] }), [1, 3]);
     assert.deepEqual(seqs({}), [1, 2, 3, 4]);
-    const text = plan(db, selectEvents({ ...base, organization: "org_a" }, { columns: "e.seq", cursor: null, limit: 50 }));
+    const text = plan(db, selectEvents({ ...base, organization: "org_a" }, { rowKey: null, columns: "e.seq", cursor: null, limit: 50 }));
     assert.match(text, /USING (COVERING )?INDEX events_org_time_idx \(project_id=\? AND organization=\?\)/);
   });
 
@@ -172,7 +173,7 @@ describe("migration 0031 over a shard whose events have a search entry each", ()
   const fresh = Array.from({ length: 16 }, (_, i) => i + 4).map((seq) => row(PROJECT, seq, crypto.randomUUID(), t1, { actor_name: seq === 6 ? "Pat Marker" : "Sam Other", actor_id: `acct${seq}z` }));
   const base = { projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
   const found = (terms) =>
-    all(db, selectEvents(base, { columns: "e.seq", cursor: null, limit: 50, match: { expression: searchExpression(terms, PROJECT), terms } })).map((r) => r.seq);
+    all(db, selectEvents(base, { rowKey: null, columns: "e.seq", cursor: null, limit: 50, match: { expression: searchExpression(terms, PROJECT), terms } })).map((r) => r.seq);
   const entries = () => db.prepare("SELECT count(*) AS n FROM events_search WHERE events_search MATCH ?").get(searchExpression(["doc"], PROJECT)).n;
 
   before(() => {
@@ -238,7 +239,7 @@ describe("migrations 0033 and 0035 over a shard whose events have a target row e
     row(PROJECT, 6, crypto.randomUUID(), t1, { targets: three }),
   ];
   const base = { projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
-  const seqs = (sel) => all(db, selectEvents({ ...base, ...sel }, { columns: "e.seq", cursor: null, limit: 50 })).map((r) => r.seq);
+  const seqs = (sel) => all(db, selectEvents({ ...base, ...sel }, { rowKey: null, columns: "e.seq", cursor: null, limit: 50 })).map((r) => r.seq);
   const targetRows = () => db.prepare("SELECT seq, type, id FROM event_targets ORDER BY seq, type").all().map((r) => ({ ...r }));
 
   before(() => {
@@ -436,7 +437,7 @@ describe("migration 0038: a request's events are one address run, with no index 
   const sel = (ip) => ({ projectId: PROJECT, organization: null, actorId: null, ipAddress: ip, dateFrom: null, dateTo: null, actions: null, exclude: [] });
   /** Every event of the address in list order, page by page. */
   const walk = (ip, size = 3) => pages(db, sel(ip), size);
-  const sparse = (ip, limit) => db.prepare(`SELECT ${sparseAddressSql("?1", "?2", "?3", true)} AS s`).get(PROJECT, ip, limit).s;
+  const sparse = (ip, limit) => db.prepare(`SELECT ${sparseAddressSql("?1", null, "?2", "?3", true)} AS s`).get(PROJECT, ip, limit).s;
   const expected = (ip) =>
     seqs(db.prepare("SELECT seq FROM events WHERE project_id = ? AND ip_address = ? ORDER BY occurred_at DESC, seq DESC").all(PROJECT, ip));
 
@@ -523,7 +524,7 @@ describe("migration 0039: a batch's rows of one target type are one set, with no
   const sel = (type) => ({ projectId: PROJECT, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [], targetType: type });
   /** Every event of the type in list order, page by page. */
   const walk = (type, size = 3) => pages(db, sel(type), size);
-  const sparse = (type, limit) => db.prepare(`SELECT ${sparseTypeSql("?1", "?2", "?3")} AS s`).get(PROJECT, type, limit).s;
+  const sparse = (type, limit) => db.prepare(`SELECT ${sparseTypeSql("?1", null, "?2", "?3")} AS s`).get(PROJECT, type, limit).s;
   const expected = (type) =>
     seqs(
       db
@@ -572,7 +573,7 @@ describe("migration 0039: a batch's rows of one target type are one set, with no
     assert.deepEqual(walk("doc"), expected("doc"));
     assert.deepEqual(walk("doc", 20), expected("doc"));
     assert.deepEqual(walk("user"), expected("user"));
-    const text = plan(db, selectEvents(sel("doc"), { columns: "e.seq", cursor: null, limit: 3 }));
+    const text = plan(db, selectEvents(sel("doc"), { rowKey: null, columns: "e.seq", cursor: null, limit: 3 }));
     assert.match(text, /SEARCH s USING PRIMARY KEY \(project_id=\? AND at=\? AND type=\?\)/);
     assert.match(text, /SEARCH e USING INDEX events_first_target_type_idx \(project_id=\? AND <expr>=\?\)/);
     assert.match(text, /SEARCH e USING INDEX events_project_time_idx \(project_id=\?\)/);
@@ -645,7 +646,7 @@ describe("migration 0040: a commit's live rows are in time order through its spa
       assert.deepEqual(pages(db, sel(at(20), at(22)), size), expected(at(20), at(22)), `pages of ${size} between dates`);
       assert.deepEqual(pages(db, sel(null, at(1)), size), expected("", at(1)), `pages of ${size} to the first instant`);
     }
-    const text = plan(db, selectEvents(sel(at(2)), { columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
+    const text = plan(db, selectEvents(sel(at(2)), { rowKey: null, columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
     assert.match(text, /SEARCH e USING COVERING INDEX events_project_time_idx \(project_id=\? AND occurred_at>\? AND \(occurred_at,seq\)<\(\?,\?\)\)/);
     assert.match(text, /SEARCH s USING INDEX commit_spans_live_time_idx \(project_id=\? AND received_at>\? AND received_at<\?\)/);
     assert.match(text, /SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq>\? AND seq<\?\)/);
@@ -705,10 +706,11 @@ describe("migration 0041: a commit's live rows of a repeated action are one set,
         assert.deepEqual(pages(db, sel(actions, { dateFrom: at(20), dateTo: at(22) }), size), expected(actions, `occurred_at BETWEEN '${at(20)}' AND '${at(22)}'`));
       }
     }
-    const text = plan(db, selectEvents(sel(["doc.read"], { dateFrom: at(2) }), { columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
+    const text = plan(db, selectEvents(sel(["doc.read"], { dateFrom: at(2) }), { rowKey: null, columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
     assert.match(text, /SEARCH e USING COVERING INDEX events_action_time_idx \(project_id=\? AND action=\? AND occurred_at>\? AND \(occurred_at,seq\)<\(\?,\?\)\)/);
     assert.match(text, /SEARCH s USING PRIMARY KEY \(project_id=\? AND action=\? AND received_at>\? AND received_at<\?\)/);
-    assert.match(text, /SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq=\?\)/);
+    // (rowid<?: the older path's rows only, row-keys.ts; the index holds the row id after the seq.)
+    assert.match(text, /SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq=\? AND rowid<\?\)/);
     assert.doesNotMatch(text, /SCAN e\b|SCAN s\b/);
   });
 
@@ -716,7 +718,7 @@ describe("migration 0041: a commit's live rows of a repeated action are one set,
     const fifty = ["doc.read", "user.login", ...Array.from({ length: 48 }, (_, i) => `other.${i}`)];
     const metadata = [1, 2, 3, 4].map((i) => ({ key: `k${i}`, value: i }));
     const wide = sel(fifty, { ipAddress: "127.0.0.1", targetType: "doc", targetId: "doc_0", dateFrom: at(0), metadata });
-    const long = selectEvents(wide, { columns: "e.seq", cursor: null, limit: 3 });
+    const long = selectEvents(wide, { rowKey: null, columns: "e.seq", cursor: null, limit: 3 });
     assert.ok(long.sql.length < MAX_STATEMENT_BYTES, `${long.sql.length} bytes`);
     assert.doesNotMatch(long.sql, /action_sets/);
     // Every row matches these filters but the actions: the same address, target and metadata.
@@ -784,10 +786,11 @@ describe("migration 0042: a commit's live rows of a repeated organization are on
         assert.deepEqual(pages(db, sel(organization, { actions: ["doc.viewed"] }), size), expected(organization));
       }
     }
-    const text = plan(db, selectEvents(sel("acme", { dateFrom: at(2) }), { columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
+    const text = plan(db, selectEvents(sel("acme", { dateFrom: at(2) }), { rowKey: null, columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
     assert.match(text, /SEARCH e USING COVERING INDEX events_org_time_idx \(project_id=\? AND organization=\? AND occurred_at>\? AND \(occurred_at,seq\)<\(\?,\?\)\)/);
     assert.match(text, /SEARCH s USING PRIMARY KEY \(project_id=\? AND organization=\? AND received_at>\? AND received_at<\?\)/);
-    assert.match(text, /SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq=\?\)/);
+    // (rowid<?: the older path's rows only, row-keys.ts; the index holds the row id after the seq.)
+    assert.match(text, /SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq=\? AND rowid<\?\)/);
     assert.doesNotMatch(text, /SCAN e\b|SCAN s\b/);
   });
 
@@ -856,9 +859,10 @@ describe("migration 0043: a commit's live rows of one address are one set in lis
       }
     };
     check();
-    const text = plan(db, selectEvents(sel(A, { dateFrom: at(2) }), { columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
+    const text = plan(db, selectEvents(sel(A, { dateFrom: at(2) }), { rowKey: null, columns: "e.seq", cursor: { occurredAt: at(22), seq: 12 }, limit: 3 }));
     assert.match(text, /SEARCH s USING PRIMARY KEY \(project_id=\? AND ip_address=\? AND received_at>\? AND received_at<\?\)/);
-    assert.match(text, /SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq=\?\)/);
+    // (rowid<?: the older path's rows only, row-keys.ts; the index holds the row id after the seq.)
+    assert.match(text, /SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq=\? AND rowid<\?\)/);
     assert.doesNotMatch(text, /SCAN e\b|SCAN s\b/);
     // Runs enough to count as common (over seqs the project does not have): the list walk that checks each row finds the same.
     const fake = db.prepare("INSERT INTO ip_runs (project_id, ip, first_seq, last_seq) VALUES (?, ?, ?, ?)");
@@ -883,5 +887,81 @@ describe("migration 0043: a commit's live rows of one address are one set in lis
     // The runs are 0038's, as before.
     assert.deepEqual(runsOf(), [{ ip: A, first_seq: 1, last_seq: 4 }, { ip: B, first_seq: 14, last_seq: 16 }]);
     for (const ip of [A, B]) assert.deepEqual(pages(db, sel(ip), 2), expected(ip));
+  });
+});
+
+describe("migration 0045: a keyed project's rows by keyed row ids, beside a project on the seq index", () => {
+  const db = new DatabaseSync(join(dir, "keyed.sqlite"));
+  const at = (s) => `2026-11-30T09:00:${String(s).padStart(2, "0")}.000Z`;
+  const sel = (projectId, fields = {}) => ({ projectId, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [], ...fields });
+  const expected = (projectId, where = "1") => db.prepare(`SELECT seq FROM events WHERE project_id = ? AND ${where} ORDER BY occurred_at DESC, seq DESC`).all(projectId).map((r) => r.seq);
+
+  before(async () => {
+    migrate(db);
+    // The same commits for both projects, interleaved: three live commits of three (each an action set and a live
+    // span), a lone live row, a backfilled pair.
+    for (const project of [PROJECT, OTHER]) {
+      const tag = await idTag(project);
+      const live = (first, s, fields = {}) => [0, 1, 2].map((i) => row(project, first + i, mintEventId(at(s), tag), at(s), { action: "doc.read", ...fields }));
+      commit(db, live(1, 1));
+      commit(db, live(4, 3, { organization: "org_k" }));
+      commit(db, live(7, 5, { organization: "org_k" }));
+      commit(db, [row(project, 10, mintEventId(at(6), tag), at(6))]);
+      commit(db, [11, 12].map((seq) => row(project, seq, mintEventId(at(7), tag), at(7), { occurred_at: at(seq - 10) })));
+    }
+    // PROJECT's rows move to their keys, as a writer of keyed rows will write them (row-keys.ts); OTHER keeps the seq index.
+    db.prepare("INSERT INTO project_keys (project_id, n) VALUES (?, 1)").run(PROJECT);
+    db.prepare(`UPDATE events SET row_id = ${KEY_SPAN} + seq WHERE project_id = ?`).run(PROJECT);
+  });
+
+  it("reads each project's rows by seq range in order on its own path, through row ids or the seq index, never a scan", () => {
+    const read = (project, r) => db.prepare(`SELECT e.seq FROM ${rowsBySeq({ project: "?1", ...r })} e`).all(project).map((x) => x.seq);
+    for (const project of [PROJECT, OTHER]) {
+      assert.deepEqual(read(project, { lo: "0", hi: null }), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+      assert.deepEqual(read(project, { lo: "5", hi: "8", desc: true }), [8, 7, 6, 5]);
+      assert.deepEqual(read(project, { lo: "4", hi: null, limit: "4" }), [4, 5, 6, 7]);
+    }
+    const text = plan(db, { sql: `SELECT e.seq FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?3" })} e`, params: [PROJECT, 3, 9] });
+    assert.match(text, /SEARCH e USING (COVERING )?INDEX events_project_seq_idx \(project_id=\? AND seq>\? AND seq<\?\)/);
+    assert.match(text, /SEARCH e USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)/);
+    assert.doesNotMatch(text, /SCAN e\b/);
+  });
+
+  it("reads nothing a database writer plants on the path a project is not on", () => {
+    const tag = "planted";
+    db.prepare(`INSERT INTO events (row_id, id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash) VALUES (?, ?, ?, 13, 'x', '[]', '{}', ?, ?, '', '')`).run(900, tag, PROJECT, at(8), at(8));
+    db.prepare(`INSERT INTO events (row_id, id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash) VALUES (?, ?, ?, 13, 'x', '[]', '{}', ?, ?, '', '')`).run(2 * KEY_SPAN + 13, `${tag}-2`, OTHER, at(8), at(8));
+    try {
+      for (const project of [PROJECT, OTHER]) {
+        assert.deepEqual(db.prepare(`SELECT e.seq FROM ${rowsBySeq({ project: "?1", lo: "10", hi: null })} e`).all(project).map((x) => x.seq), [10, 11, 12], project);
+      }
+    } finally {
+      db.prepare("DELETE FROM events WHERE id IN (?, ?)").run(tag, `${tag}-2`);
+    }
+  });
+
+  it("lists every event once in list order, by page, with and without filters, the spans and sets of both layouts included", () => {
+    // Each as its readers know it from its place (storage/shards.ts): PROJECT numbered 1, OTHER with no key.
+    for (const [project, rowKey] of [[PROJECT, 1], [OTHER, null]]) {
+      for (const size of [1, 2, 3, 5, 50]) {
+        assert.deepEqual(pages(db, sel(project), size, rowKey), expected(project), `pages of ${size}`);
+        assert.deepEqual(pages(db, sel(project, { actions: ["doc.read"] }), size, rowKey), expected(project, "action = 'doc.read'"), `an action by pages of ${size}`);
+        assert.deepEqual(pages(db, sel(project, { organization: "org_k" }), size, rowKey), expected(project, "organization = 'org_k'"), `an organization by pages of ${size}`);
+      }
+    }
+    const keyed = plan(db, selectEvents(sel(PROJECT), { rowKey: 1, columns: "e.seq", cursor: null, limit: 3 }));
+    assert.match(keyed, /SEARCH e USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)/);
+    assert.doesNotMatch(keyed, /events_project_seq_idx/);
+    assert.doesNotMatch(keyed, /SCAN e\b/);
+    const older = plan(db, selectEvents(sel(OTHER), { rowKey: null, columns: "e.seq", cursor: null, limit: 3 }));
+    assert.match(older, /SEARCH e USING INDEX events_project_seq_idx/);
+    assert.doesNotMatch(older, /SCAN e\b/);
+  });
+
+  it("finds every event by id, keyed or not", () => {
+    for (const project of [PROJECT, OTHER]) {
+      const rows = db.prepare("SELECT id, seq FROM events WHERE project_id = ?").all(project);
+      for (const r of rows) assert.deepEqual(all(db, eventsByIdStatement("e.seq", [r.id], project)).map((x) => x.seq), [r.seq], `seq ${r.seq}`);
+    }
   });
 });

@@ -12,7 +12,7 @@ const base = selectionFor(key, {})!;
 const sel = (filters: Filters) => selectionFor(key, filters)!;
 
 async function plan(s: Selection, options: Partial<SelectOptions> = {}): Promise<string[]> {
-  const st = selectEvents(s, { columns: "e.*", cursor: null, limit: 51, ...options });
+  const st = selectEvents(s, { columns: "e.*", rowKey: null, cursor: null, limit: 51, ...options });
   const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${st.sql}`)
     .bind(...st.params)
     .all<{ detail: string }>();
@@ -79,7 +79,8 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
           // looked up by seq and sorted (a set's rows, at most a commit's), then merged; then the page.
           const column = index === "events_action_time_idx" ? "action" : "organization";
           expect(text).toMatch(new RegExp(`SEARCH s USING PRIMARY KEY \\(project_id=\\? AND ${column}=\\?( AND received_at[<>]\\?)*\\)`));
-          expect(text).toContain("SEARCH e USING INDEX events_project_seq_idx (project_id=? AND seq=?)");
+          // (rowid<?: the older path's rows only, row-keys.ts; the index holds the row id after the seq.)
+          expect(text).toContain("SEARCH e USING INDEX events_project_seq_idx (project_id=? AND seq=? AND rowid<?)");
           expect(lines.filter((l) => l === "USE TEMP B-TREE FOR LAST TERM OF ORDER BY"), text).toHaveLength(1);
           expect(lines.filter((l) => l === "USE TEMP B-TREE FOR ORDER BY"), text).toHaveLength(2);
         } else {
@@ -115,6 +116,27 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     }
   });
 
+  it("a keyed project (row-keys.ts): every walk reads its rows by seq as ranges of row ids, never the seq index, never a scan, with the same sorts", async () => {
+    const shapes: Filters[] = [
+      {}, { organization: "o" }, { action: "a" }, { actions: ["a", "b"] }, { ip_address: "10.0.0.1" }, { ip_address: "10.0.0.1", action: "a" },
+      { target_type: "doc" }, { target_type: "doc", organization: "o" }, { actor_id: "u", date_from: at },
+    ];
+    for (const filters of shapes) {
+      for (const cursor of [null, { occurredAt: at, seq: 7 }]) {
+        const older = await plan(sel(filters), { cursor });
+        const keyed = await plan(sel(filters), { cursor, rowKey: 1 });
+        const text = keyed.join("\n");
+        expect(fullScan(keyed), text).toBe(false);
+        expect(text, JSON.stringify(filters)).not.toContain("events_project_seq_idx");
+        const sorts = (lines: string[]) => lines.filter((l) => l.startsWith("USE TEMP B-TREE")).sort();
+        expect(sorts(keyed), text).toEqual(sorts(older));
+      }
+    }
+    const search = (await plan(sel({ organization: "o" }), { rowKey: 1, match: { expression: '"log"*', terms: ["log"] } })).join("\n");
+    expect(search).not.toContain("events_project_seq_idx");
+    expect(search).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)");
+  });
+
   it("several actions: one ordered branch per action on the action index and its sets; each sorts at most a page", async () => {
     const many = sel({ actions: Array.from({ length: 50 }, (_, i) => `a.${i}`) });
     const lines = await plan(many, { cursor: { occurredAt: at, seq: 3 } });
@@ -141,11 +163,11 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     expect(lines.some((l) => /^SCAN f VIRTUAL TABLE INDEX/.test(l)), text).toBe(true);
     expect(lines, text).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)");
     // The open group: a range of the (project, seq) index from the project's newest seq back 16.
-    expect(text).toMatch(/SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq>\?\)/);
+    expect(text).toMatch(/SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq>\? AND seq<\?\)/);
     // Only the open group: no FTS walk at all (its one lookup by rowid asks whether a group has its entry).
     const open = (await plan(sel({ organization: "o" }), { match: { expression: '"log"*', terms: ["log"], openOnly: true } })).join("\n");
     expect(open).not.toMatch(/SCAN f VIRTUAL TABLE/);
-    expect(open).toMatch(/events_project_seq_idx \(project_id=\? AND seq>\?\)/);
+    expect(open).toMatch(/events_project_seq_idx \(project_id=\? AND seq>\? AND seq<\?\)/);
   });
 
   it("target filters: walk the first- and second-target indexes and event_targets in list order, each to the page's end, never a scan", async () => {
@@ -166,7 +188,7 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
       const sets = by === "type" ? 1 : 0;
       expect(lines.filter((l) => l === "SEARCH s USING PRIMARY KEY (project_id=? AND at=? AND type=?)"), text).toHaveLength(2 * sets);
       expect(lines.filter((l) => l === "SEARCH x USING COVERING INDEX events_project_seq_idx (project_id=? AND seq>? AND seq<?)"), text).toHaveLength(sets);
-      expect(lines.filter((l) => l === "SEARCH x USING COVERING INDEX events_project_seq_idx (project_id=? AND seq=?)"), text).toHaveLength(sets);
+      expect(lines.filter((l) => l === "SEARCH x USING COVERING INDEX events_project_seq_idx (project_id=? AND seq=? AND rowid<?)"), text).toHaveLength(sets);
       const time = !("organization" in filters);
       const list = time ? "events_project_time_idx (project_id=? AND (occurred_at,seq)<(?,?))" : "events_org_time_idx (project_id=? AND organization=?";
       expect(lines.filter((l) => l.startsWith(`SEARCH e USING INDEX ${list}`)), text).toHaveLength(sets);
@@ -189,12 +211,14 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     const cursor = { occurredAt: at, seq: 1 };
     // The most terms a search takes (search-query.ts MAX_TERMS), each bound once more for the group check.
     const eight = { expression: '"x"*', terms: ["aa", "bb", "cc", "dd", "ee", "ff", "gg", "hh"] };
-    const excluded = selectEvents(sel(filters), { columns: "e.*", cursor, limit: 10, match: eight });
-    expect(excluded.params.length).toBeLessThanOrEqual(100);
-    const both = sel({ ...filters, actions: [...fifty.slice(40), ...fifty.map((a) => `${a}.x`)].slice(0, 50) });
-    expect(both.actions).toHaveLength(40);
-    for (const match of [undefined, eight]) {
-      expect(selectEvents(both, { columns: "e.*", cursor, limit: 5, match }).params.length).toBeLessThanOrEqual(100);
+    for (const rowKey of [null, 1]) {
+      const excluded = selectEvents(sel(filters), { columns: "e.*", rowKey, cursor, limit: 10, match: eight });
+      expect(excluded.params.length).toBeLessThanOrEqual(100);
+      const both = sel({ ...filters, actions: [...fifty.slice(40), ...fifty.map((a) => `${a}.x`)].slice(0, 50) });
+      expect(both.actions).toHaveLength(40);
+      for (const match of [undefined, eight]) {
+        expect(selectEvents(both, { columns: "e.*", rowKey, cursor, limit: 5, match }).params.length).toBeLessThanOrEqual(100);
+      }
     }
   });
 
@@ -213,7 +237,8 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     ]) {
       // The most metadata filters a request takes (catalog/metadata-filters.ts), each a condition on every walk.
       const metadata = Array.from({ length: MAX_METADATA_FILTERS }, (_, i) => ({ key: `k${i}`, value: `v${i}` }));
-      for (const options of [{}, { window: 102 }]) {
+      // Both layouts: a keyed project's walks read its rows by row id (row-keys.ts).
+      for (const options of [{ rowKey: null }, { rowKey: 8191 }, { rowKey: null, window: 102 }, { rowKey: 8191, window: 102 }]) {
         const { sql, params } = selectEvents({ ...sel(filters), metadata }, { columns: "e.*", cursor, limit: 51, ...options });
         expect(new TextEncoder().encode(sql).length, JSON.stringify(filters)).toBeLessThan(100_000);
         expect((await env.DB.prepare(sql).bind(...params).all()).results).toEqual([]);

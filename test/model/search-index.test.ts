@@ -7,6 +7,8 @@ import { COLUMNS } from "../../src/chain/event-insert";
 import { eraseApplied } from "../chain/erasure-helpers";
 import { asInvocation, meterReport, resetMeterReport } from "../../src/lib/meter";
 import { meterEnv } from "../../src/lib/metered-bindings";
+import { projectRowKey } from "../../src/storage/shards";
+import { env } from "cloudflare:workers";
 
 const selection = (projectId: string): Selection => ({
   projectId, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [],
@@ -90,7 +92,7 @@ describe("the per-project search index", () => {
         return { bind: (...params: unknown[]) => (seen.push({ sql, params }), statement.bind(...params)) };
       },
     } as unknown as D1Database;
-    const page = await searchEvents(recording, selection(p.id), ["needle"], null, 10);
+    const page = await searchEvents(recording, await projectRowKey(env, p.id), selection(p.id), ["needle"], null, 10);
     expect(page.rows.map((r) => r.id)).toEqual([needle.id]);
     const matching = seen.filter((s) => s.sql.includes("MATCH"));
     // The rare-term probe and the FTS5 walk below the first window.

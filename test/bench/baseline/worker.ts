@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { CSV_COLUMNS } from "../../../src/model/csv";
 import type { Cursor } from "../../../src/model/cursor";
 import { selectEvents, type Selection } from "../../../src/model/event-query";
+import { shardRowKey } from "../../../src/model/row-keys";
 import { EXPORT_BATCH } from "../../../src/reads/export-stream";
 import { archivedExportFloor } from "./archived-export-floor";
 import { billingShapes } from "./billing-shapes";
@@ -51,8 +52,10 @@ app.get("/export-floor", async (c) => {
   const columns = CSV_COLUMNS.map((col) => `e.${col}`).join(", ");
   const occurredAt = CSV_COLUMNS.indexOf("occurred_at");
   const seq = CSV_COLUMNS.indexOf("seq");
+  // The project's layout in its shard, as Witness's reads know it (storage/shards.ts, projectRowKey).
+  const rowKey = await shardRowKey(c.env.DB, sel.projectId);
   const readPage = (cursor: Cursor | null) => {
-    const statement = selectEvents(sel, { columns, cursor, limit: EXPORT_BATCH });
+    const statement = selectEvents(sel, { columns, rowKey, cursor, limit: EXPORT_BATCH });
     return c.env.DB.prepare(statement.sql).bind(...statement.params).raw();
   };
   if (to === "read") {
