@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { generateApiKey } from "../src/auth/api-keys";
 import { createProject as placeProject } from "../src/storage/projects";
-import { eventsDb } from "../src/storage/shards";
+import { eventsDb, forgetShard } from "../src/storage/shards";
 import { checkResponse } from "./openapi/contract";
 
 export const BASE = "https://witness.test";
@@ -16,11 +16,17 @@ export const BASE = "https://witness.test";
  * that: the daily cron's sweep (src/auth/key-audit.ts) appends
  * witness.key.created only for keys an operator script wrote into D1, so the
  * events a test counts after running the cron are its own.
- * test/auth/key-audit.test.ts makes keys as the scripts do.
+ * test/auth/key-audit.test.ts makes keys as the scripts do. `keyed: false` makes it as projects made before
+ * keyed row ids are (model/row-keys.ts): its number taken away before its first event, and this isolate's
+ * cached place with it.
  */
-export async function createProject(name = `p-${crypto.randomUUID()}`, options: { shard?: number } = {}) {
+export async function createProject(name = `p-${crypto.randomUUID()}`, options: { shard?: number; keyed?: false } = {}) {
   const { key, prefix, secretHash } = await generateApiKey();
   const shard = await placeProject(env, name, options.shard);
+  if (options.keyed === false) {
+    await (await eventsDb(env, name)).prepare("DELETE FROM project_keys WHERE project_id = ?").bind(name).run();
+    forgetShard(name);
+  }
   await env.DB.prepare("INSERT INTO api_keys (prefix, project_id, secret_hash, created_at, audit_state) VALUES (?, ?, ?, ?, 'created')")
     .bind(prefix, name, secretHash, new Date().toISOString())
     .run();

@@ -36,14 +36,14 @@
  * one it moves off its path is missing from every read, verify's walk
  * included.
  *
- * This is the readers' half, written first so that they understand both
- * layouts before any writer makes a keyed row: until then no project has a
- * number and every read takes the seq index.
+ * Who writes them: a new project gets its number (PLACE_KEY_SQL, from
+ * storage/projects.ts), as does one a shard move brings (shard-move.ts);
+ * commits, copies and restores put its rows at their keys (search-index.ts,
+ * commitInsertSql; shard-copy.ts), its search groups blocks of 16 seqs.
  *
- * Still to come: the writers (a new project's number, commits, shard copies
- * and restores name every row id; a keyed project's search groups are blocks
- * of 16 seqs), the seq index made partial over row ids below KEY_SPAN, the
- * eight triggers that probe events by seq, and the walks over a shard's
+ * Still to come, for the row a keyed project saves: the seq index made
+ * partial over row ids below KEY_SPAN (until then it holds keyed rows too),
+ * the eight triggers that probe events by seq, and the walks over a shard's
  * projects in the seq index's order (shard-pressure.ts, archive-check.ts),
  * which must add project_keys' projects.
  */
@@ -238,3 +238,18 @@ export function knownSeqEdge(key: KnownKey, p: string, newest: boolean): string 
   if (key !== null) return `(SELECT e.row_id - ${key} FROM events e NOT INDEXED WHERE e.row_id BETWEEN ${key} AND ${key} + ${KEY_SPAN - 1} ORDER BY e.row_id ${dir} LIMIT 1)`;
   return `(SELECT e.seq FROM events e ${BY_SEQ} WHERE e.row_id < ${KEY_SPAN} AND e.project_id = ${p} ORDER BY e.seq ${dir} LIMIT 1)`;
 }
+
+/** The most projects a shard numbers: n x KEY_SPAN + seq stays an exact integer in JavaScript (under 2^53). */
+export const MAX_KEYS = 8191;
+
+/**
+ * SQL: gives project ?1 the shard's next free number (project_keys), when it
+ * has no row there yet: what placing a project in a shard does (a new one,
+ * or one a move brings), before any of its rows is written. A project that
+ * already has rows keeps its layout; past MAX_KEYS numbers, a project is
+ * placed on the seq index. One statement: D1 runs it alone, so two
+ * placements never take one number.
+ */
+export const PLACE_KEY_SQL =
+  "INSERT OR IGNORE INTO project_keys (project_id, n) SELECT ?1, coalesce(max(n), 0) + 1 FROM project_keys " +
+  `HAVING coalesce(max(n), 0) < ${MAX_KEYS} AND NOT EXISTS (SELECT 1 FROM events ${BY_SEQ} WHERE project_id = ?1)`;

@@ -1,4 +1,4 @@
-import { KEY_SPAN, rowIdOf, rowIdsOf, rowsBySeq, seqEdge, seqsOn, type KnownKey } from "./row-keys.ts";
+import { KEY_SPAN, keyBase, rowIdOf, rowIdsOf, rowsBySeq, seqEdge, seqsOn, type KnownKey } from "./row-keys.ts";
 import { ftsExpression, words } from "./search-query.ts";
 
 /**
@@ -29,7 +29,8 @@ import { ftsExpression, words } from "./search-query.ts";
  *
  * Who writes it:
  * - ingest: insertEventsStatements() stores each event's words, numbers its
- *   row for its group (commitInsertSql) and appends closedGroupsStatement(),
+ *   row for its group (commitInsertSql: a keyed project's row at its key, in
+ *   its block of 16 seqs, row-keys.ts) and appends closedGroupsStatement(),
  *   so the entries of the groups it closed commit in the same D1 batch as the
  *   events; the project's open group has none until then, and a search reads
  *   its events among the project's newest (inOpenGroup);
@@ -138,15 +139,22 @@ const ROW_TAG = `(?1 || substr('${SLOTS}', e.search_lead + 1, 1))`;
 const GROUP_TEXT = `group_concat(${ROW_TAG} || replace(e.search_words, ' ', ' ' || ${ROW_TAG}), ' ')`;
 
 /**
- * The entries of a commit's groups, made from the words its rows store:
- * one statement for the project's rows of seqs [first, last], after their
- * inserts, in the same batch.
+ * The entries of a copy's or a restore's groups, made from the words its rows
+ * store: one statement for the project's rows of seqs [first, last], after
+ * their inserts, in the same batch. A keyed project's groups are blocks of
+ * seqs (row-keys.ts), which a batch may start or end inside: each block it
+ * touches gets its entry from all the block's rows there, replacing the one
+ * an earlier batch made (INSERT OR REPLACE: FTS5's contentless_delete table
+ * adds a plain INSERT's words to an entry already there).
  */
 export function groupIndexStatement(db: D1Database, projectId: string, first: number, last: number): D1PreparedStatement {
+  const keyed = `${keyBase("?2")} IS NOT NULL`;
+  const lo = `?3 - CASE WHEN ${keyed} THEN (?3 - 1) % ${SEARCH_GROUP} ELSE 0 END`;
+  const hi = `?4 + CASE WHEN ${keyed} THEN ${SEARCH_GROUP - 1} - (?4 - 1) % ${SEARCH_GROUP} ELSE 0 END`;
   return db
     .prepare(
-      `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT e.row_id - e.search_lead, ${GROUP_TEXT} ` +
-        `FROM ${rowsBySeq({ project: "?2", lo: "?3", hi: "?4", where: "e.search_words IS NOT NULL AND e.search_words <> ''" })} e ` +
+      `INSERT OR REPLACE INTO ${SEARCH_TABLE} (rowid, words) SELECT e.row_id - e.search_lead, ${GROUP_TEXT} ` +
+        `FROM ${rowsBySeq({ project: "?2", lo, hi, where: "e.search_words IS NOT NULL AND e.search_words <> ''" })} e ` +
         "GROUP BY e.row_id - e.search_lead",
     )
     .bind(slotBase(searchTag(projectId)), projectId, first, last);
@@ -191,19 +199,22 @@ const OPEN_GROUP =
  */
 export function commitInsertSql(columns: readonly string[]): string {
   const last = SEARCH_GROUP - 1;
-  const values = columns.map((c, i) => (c === "search_lead" ? "x.slead" : `x.v ->> ${i}`)).join(", ");
+  const seq = `(x.v ->> ${columns.indexOf("seq")})`;
+  // A keyed project's row (row-keys.ts) is at its key's row id for its seq, and its group is its block of 16 seqs.
+  const values = columns.map((c, i) => (c === "search_lead" ? `CASE WHEN x.keyed IS NULL THEN x.slead ELSE (${seq} - 1) % ${SEARCH_GROUP} END` : `x.v ->> ${i}`)).join(", ");
   return (
     `WITH o AS MATERIALIZED (${OPEN_GROUP}), ` +
-    "g AS MATERIALIZED (SELECT (SELECT lead FROM o) AS lead, (SELECT base FROM o) AS base, " +
+    `g AS MATERIALIZED (SELECT ${keyBase("?2")} AS keyed, (SELECT lead FROM o) AS lead, (SELECT base FROM o) AS base, ` +
     `coalesce((SELECT CASE WHEN lead = ${last} THEN ${last} ELSE ${last - 1} - lead END FROM o), 0) AS free, ` +
     // The highest older row id: keyed ones (row-keys.ts) are each project's own, far above.
-    `(SELECT coalesce(max(row_id), 0) FROM events WHERE row_id < ${KEY_SPAN}) AS top), ` +
-    "x AS (SELECT j.key AS i, j.value AS v, g.free, g.base, g.top, " +
+    `coalesce((SELECT row_id FROM events WHERE row_id < ${KEY_SPAN} ORDER BY row_id DESC LIMIT 1), 0) AS top), ` +
+    "x AS (SELECT j.key AS i, j.value AS v, g.keyed, g.free, g.base, g.top, " +
     `CASE WHEN j.key < g.free THEN (CASE WHEN g.lead = ${last} THEN j.key ELSE g.lead + 1 + j.key END) ` +
     `WHEN (j.key - g.free) % ${SEARCH_GROUP} = 0 THEN ${last} ELSE (j.key - g.free) % ${SEARCH_GROUP} - 1 END AS slead ` +
     "FROM json_each(?1) j, g) " +
     `INSERT INTO events (row_id, ${columns.join(", ")}) ` +
-    `SELECT CASE WHEN x.i < x.free THEN x.base + x.slead ELSE x.top + 1 + ${SEARCH_GROUP} * ((x.i - x.free) / ${SEARCH_GROUP}) + x.slead END, ${values} ` +
+    `SELECT CASE WHEN x.keyed IS NOT NULL THEN x.keyed + ${seq} WHEN x.i < x.free THEN x.base + x.slead ` +
+    `ELSE x.top + 1 + ${SEARCH_GROUP} * ((x.i - x.free) / ${SEARCH_GROUP}) + x.slead END, ${values} ` +
     "FROM x ORDER BY x.i"
   );
 }
@@ -212,16 +223,23 @@ export function commitInsertSql(columns: readonly string[]): string {
  * After a commit's rows (project ?2, seqs [first, last]): the entries of the
  * groups it closed, made from their rows' stored words. That is every group
  * among its rows and the open group before them, except the group of its
- * last row when that one is not full (its last row's lead is not 14: it
- * stays open). A group whose entry is there already (an erasure may have
- * made it) is left as it is.
+ * last row when that one is not full (its last row's lead is not 14, or for
+ * a keyed project's block of seqs not 15: it stays open). A group whose entry
+ * is there already (an erasure may have made it) is left as it is, unless it
+ * is a keyed project's block, which this commit's rows joined: its entry is
+ * made again with them.
  */
 export function closedGroupsStatement(db: D1Database, projectId: string, first: number, last: number): D1PreparedStatement {
   return db
     .prepare(
       missingEntriesSql(
         `${rowsBySeq({ project: "?2", lo: "?3", hi: "?4", where: "e.search_words IS NOT NULL" })} x`,
-        `g.k IS NOT (SELECT y.row_id - y.search_lead FROM events y WHERE y.row_id = ${rowIdOf("?2", "?4")} AND y.search_lead <> ${SEARCH_GROUP - 2})`,
+        `g.k IS NOT (SELECT y.row_id - y.search_lead FROM events y WHERE y.row_id = ${rowIdOf("?2", "?4")} ` +
+          `AND y.search_lead <> CASE WHEN y.row_id < ${KEY_SPAN} THEN ${SEARCH_GROUP - 2} ELSE ${SEARCH_GROUP - 1} END)`,
+        // A keyed project's block whose entry an erasure or a restore made before it filled: this commit's rows
+        // belong in it too (an older group with an entry is never continued: commitInsertSql). Only a block that
+        // holds some of them (?3 is the commit's first seq less 15): the block before is left as it is.
+        `g.k >= ${KEY_SPAN} AND g.k >= (SELECT f.row_id - f.search_lead FROM events f WHERE f.row_id = ${rowIdOf("?2", `?3 + ${SEARCH_GROUP - 1}`)})`,
       ),
     )
     .bind(slotBase(searchTag(projectId)), projectId, first - (SEARCH_GROUP - 1), last);
@@ -232,14 +250,16 @@ export function closedGroupsStatement(db: D1Database, projectId: string, first: 
  * of project ?2's rows `rows` (a table aliased x; ?1: the project's slot tag base)
  * and `keep` (on the group's key g.k), leaving out a group whose entry is
  * there already, and a group whose every row's words are empty (its text is
- * NULL), as at ingest.
+ * NULL), as at ingest. With `refresh`, the groups among them it names whose
+ * entry is there are made again from all their rows (INSERT OR REPLACE).
  */
-function missingEntriesSql(rows: string, keep = "1"): string {
+function missingEntriesSql(rows: string, keep = "1", refresh?: string): string {
+  const missing = `${keep} AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k)`;
   return (
-    `INSERT INTO ${SEARCH_TABLE} (rowid, words) SELECT k, text FROM (SELECT g.k, (SELECT ${GROUP_TEXT} FROM events e ` +
+    `INSERT${refresh ? " OR REPLACE" : ""} INTO ${SEARCH_TABLE} (rowid, words) SELECT k, text FROM (SELECT g.k, (SELECT ${GROUP_TEXT} FROM events e ` +
     `WHERE ${inGroup("e", "g.k")} AND e.search_words <> '') AS text ` +
     `FROM (SELECT DISTINCT x.row_id - x.search_lead AS k FROM ${rows}) g ` +
-    `WHERE ${keep} AND NOT EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k)) WHERE text IS NOT NULL`
+    `WHERE ${refresh ? `(${missing}) OR (${refresh} AND EXISTS (SELECT 1 FROM ${SEARCH_TABLE} s WHERE s.rowid = g.k))` : missing}) WHERE text IS NOT NULL`
   );
 }
 

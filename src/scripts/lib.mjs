@@ -5,6 +5,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { localD1File, pendingMigrations, runLocal, sqliteAvailable } from "./local-d1.mjs";
 import { hotDaysSetting, newProjectValues, PROJECT_INSERT } from "../storage/project-row.ts";
+import { PLACE_KEY_SQL } from "../model/row-keys.ts";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 export const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
@@ -227,6 +228,8 @@ export function createKey(projectId, where = {}, { scopes = ["admin"], label = n
       `VALUES (${quote(prefix)}, ${quote(projectId)}, ${quote(secretHash)}, ${quote(now)}, ${quote(scopes.join(","))}, ${quote(label)});`,
     where,
   );
+  // A new project's rows are keyed, as the worker places one (src/storage/projects.ts): its number in its shard first.
+  if (!exists) dbSql(shardDatabases().get(shard), PLACE_KEY_SQL.replaceAll("?1", quote(projectId)), where);
   return { key: `wtn_live_${prefix}_${secret}`, prefix, scopes };
 }
 

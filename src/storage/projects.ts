@@ -1,6 +1,7 @@
 import { hotDaysSetting, MAX_HOT_DAYS, newProjectValues, PROJECT_INSERT } from "./project-row";
 import { mostFreeShard } from "./shard-pressure";
 import { rememberShard, shardDb } from "./shards";
+import { PLACE_KEY_SQL } from "../model/row-keys";
 
 /** DEFAULT_HOT_DAYS: a new project's hot window; empty or "off" keeps a new project's events all hot. */
 export function defaultHotDays(env: Env): number | null {
@@ -18,8 +19,10 @@ export function defaultHotDays(env: Env): number | null {
 export async function createProject(env: Env, projectId: string, shard?: number): Promise<number> {
   const target = shard ?? (await mostFreeShard(env));
   shardDb(env, target);
-  await env.DB.prepare(PROJECT_INSERT).bind(...newProjectValues(projectId, target, defaultHotDays(env))).run();
+  const made = (await env.DB.prepare(PROJECT_INSERT).bind(...newProjectValues(projectId, target, defaultHotDays(env))).run()).meta.changes === 1;
   const row = await env.DB.prepare("SELECT shard FROM projects WHERE id = ?").bind(projectId).first<{ shard: number }>();
+  // A new project's rows are keyed (model/row-keys.ts): its number in its shard comes before any of them.
+  if (made) await shardDb(env, row!.shard).prepare(PLACE_KEY_SQL).bind(projectId).run();
   rememberShard(projectId, row!.shard);
   return row!.shard;
 }

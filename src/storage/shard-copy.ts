@@ -1,6 +1,7 @@
 import { afterInserts, INDEXING_COLUMNS, placeRows, type IndexedRow } from "../model/row-indexing";
 import { HOT_ROW_OVERHEAD_BYTES } from "./shard-pressure";
-import { rowsBySeq } from "../model/row-keys";
+import { KEY_SPAN, keyBase, rowsBySeq } from "../model/row-keys";
+import { SEARCH_GROUP } from "../model/search-index";
 
 /**
  * The SQL of a shard move: copying one project's rows from its source shard to
@@ -60,6 +61,28 @@ function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit:
 }
 
 /**
+ * The INSERT of one project's rows (?2; JSON ?1 of `columns`' values, seq
+ * order), each at the row id its layout in this shard gives it
+ * (model/row-keys.ts): a keyed project's row at its key's row id for its seq,
+ * in its block of 16 seqs for search; any other above the shard's highest
+ * row below the keyed ones, in the order given, its search lead as given.
+ * SQLite's own next row id would land in some project's keyed range once one
+ * exists.
+ */
+function eventInsertSql(columns: readonly string[]): string {
+  const seq = `(j.value ->> ${columns.indexOf("seq")})`;
+  const values = columns.map((c, i) => (c === "search_lead" ? `CASE WHEN k.base IS NULL THEN j.value ->> ${i} ELSE (${seq} - 1) % ${SEARCH_GROUP} END` : `j.value ->> ${i}`));
+  return (
+    `WITH k AS MATERIALIZED (SELECT ${keyBase("?2")} AS base, ` +
+    `coalesce((SELECT row_id FROM events WHERE row_id < ${KEY_SPAN} ORDER BY row_id DESC LIMIT 1), 0) AS top) ` +
+    `INSERT INTO events (row_id, ${columns.join(", ")}) SELECT CASE WHEN k.base IS NULL THEN k.top + 1 + j.key ELSE k.base + ${seq} END, ` +
+    `${values.join(", ")} FROM k, json_each(?1) j ORDER BY j.key`
+  );
+}
+
+const EVENT_INSERT = eventInsertSql([...EVENT_COLUMNS, ...INDEXING_COLUMNS]);
+
+/**
  * Insert statements of one project's rows (EVENT_COLUMNS, seq order, none of
  * them stored), stored as the commits that first wrote them stored them: their
  * commit spans and search groups follow in the same batch (model/row-indexing.ts).
@@ -67,10 +90,23 @@ function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit:
 function storedInserts(db: D1Database, rows: Raw[]): D1PreparedStatement[] {
   const named = rows.map((r) => Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, r[i]])) as unknown as IndexedRow);
   const placement = placeRows(named, { copy: true });
-  return [
-    ...insertStatements(db, "events", [...EVENT_COLUMNS, ...INDEXING_COLUMNS], rows.map((r, i) => [...r, ...placement.indexing[i]])),
-    ...afterInserts(db, placement),
-  ];
+  const projectId = named[0].project_id;
+  const inserts: D1PreparedStatement[] = [];
+  let chunk: string[] = [];
+  let bytes = 0;
+  const flush = () => {
+    if (chunk.length > 0) inserts.push(db.prepare(EVENT_INSERT).bind(`[${chunk.join(",")}]`, projectId));
+    chunk = [];
+    bytes = 0;
+  };
+  for (const [i, r] of rows.entries()) {
+    const json = JSON.stringify([...r, ...placement.indexing[i]]);
+    if (bytes + json.length > MAX_PARAM_BYTES) flush();
+    chunk.push(json);
+    bytes += json.length;
+  }
+  flush();
+  return [...inserts, ...afterInserts(db, placement)];
 }
 
 /** Insert statements (rows and search entries) of archived rows (seq order) brought back into D1. */

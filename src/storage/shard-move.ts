@@ -2,6 +2,7 @@ import { copyArchiveIds, copyEvents, copyGaps, copyKeys, copyKeysSince, CopyMism
 import { recordFreed } from "./shard-pressure";
 import { copyRecords, deleteRecords } from "./shard-copy-records";
 import { eventsDb, forgetShard, rememberShard, SHARD_CACHE_SECONDS, shardDb, UnknownShardError } from "./shards";
+import { PLACE_KEY_SQL } from "../model/row-keys";
 import type { LedgerHost } from "./ledger-host";
 
 /**
@@ -126,7 +127,12 @@ async function step(host: MoveHost, shard: number, hooks: MoveHooks): Promise<Mo
   }
 
   if (s.phase === "clearing") {
-    if ((await deleteBatch(to, projectId)).rows === 0) s.phase = "copying";
+    if ((await deleteBatch(to, projectId)).rows === 0) {
+      // The target holds none of its rows: the project gets its number there, and every row it copies is keyed
+      // (model/row-keys.ts). A move is how a project made before keys comes to them.
+      await to.prepare(PLACE_KEY_SQL).bind(projectId).run();
+      s.phase = "copying";
+    }
     save();
     return report(s.phase);
   }

@@ -2,31 +2,17 @@ import { describe, expect, it } from "vitest";
 import { newestRowPastHead, rowAfter, rowBefore } from "../../src/chain/chain-check";
 import { KEY_SPAN, rowIdsOf, rowsBySeq } from "../../src/model/row-keys";
 import { rollupPage } from "../../src/reads/rollup-backfill";
-import { forgetShard } from "../../src/storage/shards";
 import { call, createProject, ingestMany, listPages } from "../helpers";
 
-/**
- * Gives a project a key and moves its rows to their keyed row ids (n x 2^40 + seq, n the next free number of
- * the shard), as a writer of keyed rows will write them (src/model/row-keys.ts), and drops this isolate's cached place
- * (storage/shards.ts). Its search entries and rows of event_targets keep the old row ids: these tests read by seq,
- * and list by the filters that find rows by seq.
- */
-async function key(db: D1Database, projectId: string) {
-  await db.batch([
-    db.prepare("INSERT INTO project_keys (project_id, n) SELECT ?1, coalesce(max(n), 0) + 1 FROM project_keys").bind(projectId),
-    db.prepare(`UPDATE events SET row_id = (SELECT n FROM project_keys WHERE project_id = ?1) * ${KEY_SPAN} + seq WHERE project_id = ?1`).bind(projectId),
-  ]);
-  // Reads cache a project's number with its shard (storage/shards.ts): a project is keyed only when it is placed.
-  forgetShard(projectId);
-}
-
-/** A keyed project of `n` events. */
+/** A project made now, keyed from its first event (storage/projects.ts), with `n` events. */
 async function keyedProject(n: number) {
   const p = await createProject();
   await ingestMany(p.key, Array.from({ length: n }, (_, i) => ({ action: `doc.read`, actor: { id: `u${i + 1}` } })));
-  await key(p.db, p.id);
   return p;
 }
+
+/** A project on the seq index, as one made before keys is. */
+const olderProject = () => createProject(undefined, { keyed: false });
 
 async function seqs(db: D1Database, projectId: string, read: Omit<Parameters<typeof rowsBySeq>[0], "project">): Promise<number[]> {
   const { results } = await db.prepare(`SELECT e.seq, e.row_id FROM ${rowsBySeq({ project: "?1", ...read })} e`).bind(projectId).all<{ seq: number; row_id: number }>();
@@ -80,29 +66,48 @@ describe("rows by seq, on the seq index or by keyed row ids", () => {
 
   it("reads every row of a project with no key on the seq index, and none of a keyed project in the same shard", async () => {
     const keyed = await keyedProject(4);
-    const p = await createProject();
+    const p = await olderProject();
     await ingestMany(p.key, [{ action: "a" }, { action: "b" }, { action: "c" }]);
     expect(await seqs(p.db, p.id, { lo: "0", hi: null })).toEqual([1, 2, 3]);
     expect(await seqs(p.db, p.id, { lo: "0", hi: null, desc: true, limit: "1" })).toEqual([3]);
     expect(await seqs(keyed.db, keyed.id, { lo: "0", hi: null, desc: true })).toEqual([4, 3, 2, 1]);
+    const older = await p.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND row_id < ?").bind(p.id, KEY_SPAN).first<{ n: number }>();
+    expect(older!.n).toBe(3);
   });
 
-  it("lists a keyed project's events by every filter that reads rows by seq, page by page, as it listed them before", async () => {
-    const p = await createProject();
+  it("lists, searches, gets and verifies a keyed project's events as it does the same events on the seq index", async () => {
+    const keyed = await createProject();
+    const older = await olderProject();
     // Commits of repeated actions, organizations and addresses (live sets), lone rows, a backfilled batch (runs,
-    // index entries), two target types (type sets).
-    const live = (i: number) => ({ action: i % 3 === 0 ? "doc.read" : "doc.write", organization: `org_${i % 2}`, actor: { id: `u${i % 4}` }, targets: [{ type: i % 2 ? "doc" : "folder", id: `t${i}` }] });
-    for (let c = 0; c < 6; c++) await ingestMany(p.key, Array.from({ length: c === 2 ? 1 : 7 }, (_, i) => live(c * 7 + i)), { ip: c % 3 === 0 ? "10.0.0.1" : "10.0.0.2" });
-    await ingestMany(p.key, Array.from({ length: 5 }, (_, i) => ({ ...live(i), occurred_at: new Date(Date.UTC(2026, 0, 1 + i)).toISOString() })), { ip: "10.0.0.1" });
-    const queries = ["", "action=doc.read", "organization=org_1", "actor_id=u2", "ip_address=10.0.0.1", "ip_address=10.0.0.2", "target_type=doc", "actions=doc.read,doc.write", "actions_exclude=doc.write", "organization=org_0&action=doc.write"];
-    const before = await Promise.all(queries.map((q) => listPages(p.key, "/v1/events", q, 4)));
-    expect(before[0]).toHaveLength(6 * 7 - 6 + 5);
-    await key(p.db, p.id);
-    for (const [i, q] of queries.entries()) expect(await listPages(p.key, "/v1/events", q, 4), q).toEqual(before[i]);
-    // And by id, from its commit's span or its own row.
-    const first = await call("GET", "/v1/events?limit=1", { key: p.key });
-    const got = await call("GET", `/v1/events/${first.json.data[0].id}`, { key: p.key });
-    expect(got.status, got.text).toBe(200);
+    // index entries), two target types (type sets), more than one search group.
+    const live = (i: number) => ({ action: i % 3 === 0 ? "doc.read" : "doc.write", organization: `org_${i % 2}`, actor: { id: `u${i % 4}`, name: i % 7 === 0 ? "Ada Lovelace" : `User ${i}` }, targets: [{ type: i % 2 ? "doc" : "folder", id: `t${i}` }] });
+    for (const p of [keyed, older]) {
+      for (let c = 0; c < 6; c++) await ingestMany(p.key, Array.from({ length: c === 2 ? 1 : 7 }, (_, i) => live(c * 7 + i)), { ip: c % 3 === 0 ? "10.0.0.1" : "10.0.0.2" });
+      await ingestMany(p.key, Array.from({ length: 5 }, (_, i) => ({ ...live(i), occurred_at: new Date(Date.UTC(2026, 0, 1 + i)).toISOString() })), { ip: "10.0.0.1" });
+    }
+    const rows = await keyed.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND row_id >= ?").bind(keyed.id, KEY_SPAN).first<{ n: number }>();
+    expect(rows!.n).toBe(6 * 7 - 6 + 5);
+    const queries = ["", "action=doc.read", "organization=org_1", "actor_id=u2", "ip_address=10.0.0.1", "ip_address=10.0.0.2", "target_type=doc", "target_type=doc&target_id=t3", "actions=doc.read,doc.write", "actions_exclude=doc.write", "organization=org_0&action=doc.write"];
+    for (const q of queries) expect(await listPages(keyed.key, "/v1/events", q, 4), q).toEqual(await listPages(older.key, "/v1/events", q, 4));
+    for (const q of ["q=lovelace", "q=user", "q=doc.read&organization=org_1"]) {
+      const found = await listPages(keyed.key, "/v1/events/search", q, 3);
+      expect(found.length, q).toBeGreaterThan(0);
+      expect(found, q).toEqual(await listPages(older.key, "/v1/events/search", q, 3));
+    }
+    const first = await call("GET", "/v1/events?limit=1", { key: keyed.key });
+    const got = await call("GET", `/v1/events/${first.json.data[0].id}`, { key: keyed.key });
     expect(got.json.data.seq).toBe(first.json.data[0].seq);
+    const verified = await call("GET", "/v1/events/verify", { key: keyed.key });
+    expect(verified.json.data).toMatchObject({ ok: true, verified: 6 * 7 - 6 + 5, failure: null });
+  });
+
+  it("verify names the keyed row a database writer deleted or edited", async () => {
+    const p = await keyedProject(40);
+    await p.db.prepare("UPDATE events SET action = 'doc.wrote' WHERE project_id = ? AND seq = 20").bind(p.id).run();
+    const res = await call("GET", "/v1/events/verify", { key: p.key });
+    expect(res.json.data).toMatchObject({ ok: false, failure: { reason: "hash_mismatch" } });
+    const q = await keyedProject(40);
+    await q.db.prepare("DELETE FROM events WHERE project_id = ? AND seq = 33").bind(q.id).run();
+    expect((await call("GET", "/v1/events/verify", { key: q.key })).json.data.ok).toBe(false);
   });
 });

@@ -128,8 +128,9 @@ describe("the per-project search index", () => {
   });
 
   it("reindexBacklog gives rows written before search groups their words and an entry each, once, in small steps", async () => {
-    const p = await createProject(undefined, { shard: 1 });
-    const other = await createProject(undefined, { shard: 1 });
+    // Rows from before search groups are older rows: on the seq index (model/row-keys.ts).
+    const p = await createProject(undefined, { shard: 1, keyed: false });
+    const other = await createProject(undefined, { shard: 1, keyed: false });
     await ingestMany(p.key, Array.from({ length: 5 }, (_, i) => ({ action: "legacy.row", actor: { id: `u_${i}`, name: "Old Timer" } })));
     await ingestMany(other.key, Array(SEARCH_GROUP).fill({ action: "legacy.row" }));
     const ids = await rowIds(p.db, p.id);
@@ -162,7 +163,7 @@ describe("the per-project search index", () => {
   });
 
   it("once the backlog gives an older row its words, an entry planted at its id no longer lists it under words it lacks", async () => {
-    const p = await createProject();
+    const p = await createProject(undefined, { keyed: false });
     // 300 events: the oldest 50 lie below the search's first list walk (250), so a search finds them through the index.
     const sent = await ingestMany(p.key, Array.from({ length: 300 }, (_, i) => ({ action: "doc.read", actor: { id: `acct${i}z`, name: i === 0 ? "Ada Lovelace" : "Sam Other" } })));
     // As older code wrote them: no stored words, an entry each under the project's tag, made from the row's fields.
@@ -302,7 +303,8 @@ describe("search groups: one index entry per 16 events, across commits", () => {
   });
 
   it("never numbers a row where one already is: a group whose places are not all free is closed, not continued", async () => {
-    const p = await createProject();
+    // The numbering of older projects' rows (a keyed project's rows sit at their keys: model/row-keys.ts).
+    const p = await createProject(undefined, { keyed: false });
     const rowOf = (seq: number) =>
       p.db.prepare("SELECT row_id, search_lead AS lead FROM events WHERE project_id = ? AND seq = ?").bind(p.id, seq).first<{ row_id: number; lead: number }>();
     /** Another row put at this row_id, as an insert numbered inside the block would be (a copy of one of p's, under another project). */
@@ -337,7 +339,7 @@ describe("search groups: one index entry per 16 events, across commits", () => {
   });
 
   it("an erasure in the open group gives it its entry, and the next commit starts a group of its own", async () => {
-    const p = await createProject();
+    const p = await createProject(undefined, { keyed: false });
     const marker = `zq${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
     const stored = await ingestMany(p.key, [
       { action: "doc.viewed", actor: { id: "kept1", name: "Kept Person" } },
@@ -357,6 +359,35 @@ describe("search groups: one index entry per 16 events, across commits", () => {
     expect(keys[0]).toBe(key);
     expect(await searchAll(p.key, marker)).toEqual([]);
     expect(await searchAll(p.key, "kept person")).toEqual([next.id, stored[2].id, stored[0].id]);
+    expect(await searchAll(p.key, "erin")).toEqual([]);
+  });
+
+  it("a keyed project's groups are blocks of 16 seqs; an erasure in the open block gives it an entry, and the rows that fill the block join it", async () => {
+    const p = await createProject();
+    const marker = `zq${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
+    // 20 events in two commits: seqs 1-16 are one block (its entry written by the commit that filled it), 17-20 the open one.
+    const first = await ingestMany(p.key, Array.from({ length: 12 }, (_, i) => ({ action: "doc.viewed", actor: { id: `a${i}`, name: "Kept Person" } })));
+    const second = await ingestMany(p.key, [
+      ...Array.from({ length: 5 }, (_, i) => ({ action: "doc.viewed", actor: { id: `b${i}`, name: "Kept Person" } })),
+      { action: "doc.viewed", actor: { id: `${marker}id`, name: "Erin Gone" } },
+      ...Array.from({ length: 2 }, (_, i) => ({ action: "doc.viewed", actor: { id: `c${i}`, name: "Kept Person" } })),
+    ]);
+    const { results: leads } = await p.db.prepare("SELECT seq, search_lead AS lead, row_id - search_lead AS k FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number; lead: number; k: number }>();
+    expect(leads.map((r) => r.lead)).toEqual(leads.map((r) => (r.seq - 1) % SEARCH_GROUP));
+    const keys = await groupKeys(p.db, p.id);
+    expect(keys).toHaveLength(2);
+    expect(await closedGroupKeys(p.db, p.id)).toEqual([keys[0]]);
+    expect(await matches(p.db, searchExpression(["kept"], p.id))).toEqual([keys[0]]);
+    // The erasure scrubs seq 18 in the open block: its entry is made from the block's rows as they are.
+    expect((await eraseApplied(p.key, `/v1/actors/${marker}id`)).status).toBe(202);
+    expect(await matches(p.db, searchExpression(["kept"], p.id))).toEqual(keys);
+    expect(await searchAll(p.key, marker)).toEqual([]);
+    // The next commit's rows take seqs 21-24 in the same block, and the block's entry is made again with them.
+    const third = await ingestMany(p.key, Array.from({ length: 4 }, (_, i) => ({ action: "doc.viewed", actor: { id: `late${i}`, name: "Late Comer" } })));
+    expect(await groupKeys(p.db, p.id)).toEqual(keys);
+    expect(await matches(p.db, searchExpression(["late"], p.id))).toEqual([keys[1]]);
+    expect(await searchAll(p.key, "late comer")).toEqual(third.map((e) => e.id).reverse());
+    expect(await searchAll(p.key, "kept person")).toHaveLength(first.length + second.length - 1);
     expect(await searchAll(p.key, "erin")).toEqual([]);
   });
 

@@ -5,8 +5,8 @@ import { archiveAll, segmentsOf } from "./archive-helpers";
 import { searchGroupsOf } from "./search-groups";
 
 describe("restoring the archive into D1", () => {
-  it("brings every archived event back hot, newest segment first, only with tiering off, and says so in the chain", async () => {
-    const p = await createProject();
+  for (const keyed of [true, false]) it(`brings every archived event back hot, newest segment first, only with tiering off, and says so in the chain (${keyed ? "keyed" : "on the seq index"})`, async () => {
+    const p = await createProject(undefined, keyed ? {} : { keyed: false });
     const { key: admin } = await createScopedKey(p.id, ["admin"]);
     await ingestMany(p.key, Array.from({ length: 30 }, (_, i) => ({ action: "doc.a", actor: { id: `u${i % 3}` }, metadata: { i } })));
     await archiveAll(p.id, 6);
@@ -35,11 +35,16 @@ describe("restoring the archive into D1", () => {
     expect((await call("GET", "/v1/events/search?q=doc&limit=100", { key: p.key })).json.data.length).toBe(30);
     const u1: Array<{ id: string; metadata: { i: number } }> = (await call("GET", "/v1/events/search?q=u1&limit=100", { key: p.key })).json.data;
     expect(u1.map((e: { metadata: { i: number } }) => e.metadata.i).sort((a: number, b: number) => a - b)).toEqual([1, 4, 7, 10, 13, 16, 19, 22, 25, 28]);
-    // Indexed as commits are: an entry per group (one per restored segment of 6), not per event; the restore's own
-    // record, committed after, starts the project's open group, whose entry waits until it is closed.
+    // Indexed as commits are: an entry per group, not per event. A keyed project's groups (model/row-keys.ts) are
+    // blocks of 16 seqs: 1-16, and 17-31, which the restore gave an entry before it filled; the restore's own record
+    // (seq 31), committed after, joined that entry. An older project's are one per restored segment of 6, and the
+    // restore's record starts the project's open group, whose entry waits until it is closed.
     // And found by id through commit spans, with no id index entry: a receipt and a get of every restored event. The
     // restore's record, alone in its commit and live, is found at its id's instant in the time index instead (migration 0037).
-    expect(await searchGroupsOf(p.db, p.id)).toEqual({ events: 31, worded: 31, groups: 6, entries: 5, unspanned: 1, open: 1 });
+    expect(await searchGroupsOf(p.db, p.id)).toEqual(
+      keyed ? { events: 31, worded: 31, groups: 2, entries: 2, unspanned: 1, open: 0 } : { events: 31, worded: 31, groups: 6, entries: 5, unspanned: 1, open: 1 },
+    );
+    expect((await call("GET", "/v1/events/search?q=restored&limit=100", { key: p.key })).json.data.map((e: { action: string }) => e.action)).toEqual(["witness.archive.restored"]);
     for (const e of u1) {
       expect((await call("GET", `/v1/events/${e.id}`, { key: p.key })).json.data).toEqual(e);
       expect((await call("GET", `/v1/receipts/${e.id}`)).status).toBe(200);

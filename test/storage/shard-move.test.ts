@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
+import { KEY_SPAN } from "../../src/model/row-keys";
 import type { MoveHooks, MoveProgress } from "../../src/storage/shard-move";
 import { MOVE_BATCH } from "../../src/storage/shard-copy";
 import { call, createProject, ingest, ingestMany } from "../helpers";
@@ -148,6 +149,20 @@ describe("moving a project between shards", () => {
       expect(byAction, query).toBe(expected);
     }
     await expectIntact(p.key, total + 1);
+  });
+
+  it("brings a project made before keyed row ids to them: every row keyed on the target, every read and verify as before", async () => {
+    const p = await createProject(undefined, { shard: 0, keyed: false });
+    await ingestMany(p.key, events(40, "older"));
+    const before = await Promise.all(["", "q=older"].map((q) => call("GET", `/v1/events${q ? "/search" : ""}?limit=100&${q}`, { key: p.key })));
+    await requestMove(p.id, 1);
+    await runMove(p.id, 1);
+    // Every row at its key's row id (model/row-keys.ts), and none left on the seq index's side.
+    const rows = await env.EVENTS_1.prepare("SELECT count(*) AS n, sum(row_id >= ?2) AS keyed FROM events WHERE project_id = ?1").bind(p.id, KEY_SPAN).first<{ n: number; keyed: number }>();
+    expect(rows).toEqual({ n: 40, keyed: 40 });
+    const after = await Promise.all(["", "q=older"].map((q) => call("GET", `/v1/events${q ? "/search" : ""}?limit=100&${q}`, { key: p.key })));
+    for (const [i, res] of after.entries()) expect(res.json.data).toEqual(before[i].json.data);
+    await expectIntact(p.key, 40);
   });
 
   it("resumes after a crash at each step, with no duplicates", async () => {
