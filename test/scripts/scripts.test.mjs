@@ -128,6 +128,11 @@ describe("keys against a local database", () => {
     control.close();
     return shard === 0 ? controlDb() : join(root, ".wrangler", "state", "v3", "d1", "miniflare-D1DatabaseObject", d1FileName("00000000-0000-0000-0000-000000000001"));
   };
+  /**
+   * A project keys-create.mjs made, put on the seq index as projects made before keyed row ids are
+   * (src/model/row-keys.ts): for tests that write its rows by hand as the ledger wrote them then.
+   */
+  const olderLayout = (db, project) => db.prepare("DELETE FROM project_keys WHERE project_id = ?").run(project);
 
   it("creates, lists (never the secret), and revokes by whole key, by the part after wtn_live_ and by prefix; twice says so", { timeout: 240_000 }, () => {
     const create = () => {
@@ -231,6 +236,8 @@ describe("keys against a local database", () => {
     assert.equal(made.code, 0, made.err);
     const file = shardFileOf("reindex-test");
     const db = new DatabaseSync(file);
+    // Rows written here by hand as the ledger wrote them before keyed row ids: the project on the seq index, as one made then.
+    olderLayout(db, "reindex-test");
     const at = "2026-11-29T10:00:00.000Z";
     const insert = db.prepare(
       "INSERT INTO events (id, project_id, seq, action, targets, metadata, occurred_at, received_at, ip_address, pii_commitment, hash, id_indexed, time_in_span, ip_run, action_in_set) " +
@@ -283,6 +290,7 @@ describe("keys against a local database", () => {
     const made = run(root, "keys-create.mjs", ["interleave-test"]);
     assert.equal(made.code, 0, made.err);
     const db = new DatabaseSync(shardFileOf("interleave-test"));
+    olderLayout(db, "interleave-test");
     const at = "2026-11-29T10:00:00.000Z";
     const insert = db.prepare(
       "INSERT INTO events (id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash, id_indexed, time_in_span, action_in_set) " +
@@ -313,6 +321,7 @@ describe("keys against a local database", () => {
     assert.equal(run(root, "keys-create.mjs", ["search-test"]).code, 0);
     const file = shardFileOf("search-test");
     const db = new DatabaseSync(file);
+    olderLayout(db, "search-test");
     // 32 rows as a commit numbers them (src/model/search-index.ts): a closed group of 16 at row_id 500000, whose
     // entry is gone, and the project's 16 newest in the group above it, open as far as the reads know (no row 16 on).
     const insert = db.prepare(
