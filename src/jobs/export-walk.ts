@@ -90,13 +90,14 @@ export async function nextPart(env: Env, db: D1Database, start: WalkState, colum
     if (rows.length === max) snapshot = after();
   };
   const selectColumns = `${[...new Set([...columns, ...ERASURE_KEYS])].map((c) => `e.${c}`).join(", ")}, ${PENDING_AS}`;
+  const rowKey = s.phase === "hot" ? await projectRowKey(env, s.sel.projectId) : null;
 
   while (s.phase === "hot" && rows.length <= max) {
     const limit = Math.min(EXPORT_BATCH, max + 1 - rows.length);
     let page: Array<{ cells: unknown[] | null; at: Position }> = [];
     let archived = ALL;
     if (s.hot !== null) {
-      const statement = selectEvents(s.hot, { columns: selectColumns, rowKey: await projectRowKey(env, s.sel.projectId), cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit });
+      const statement = selectEvents(s.hot, { columns: selectColumns, rowKey, cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit });
       const [through, found] = await db.batch<Record<string, unknown>>([
         db.prepare(ARCHIVED_THROUGH).bind(s.sel.projectId),
         db.prepare(statement.sql).bind(...statement.params),

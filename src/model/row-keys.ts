@@ -88,6 +88,12 @@ function olderWalk(p: string, select: string, where: string, order: string, limi
 /** A bound parameter: a value for the whole statement. */
 const BOUND = /^\?\d+$/;
 
+/**
+ * SQL: the shard's highest row id below the keyed ones (0 with none): where an insert of rows on the seq index
+ * numbers them from. SQLite's own next row id would land in some project's keyed range once one exists.
+ */
+export const OLDER_TOP = `coalesce((SELECT row_id FROM events WHERE row_id < ${KEY_SPAN} ORDER BY row_id DESC LIMIT 1), 0)`;
+
 /** SQL: the row id project `p`'s keyed row of seq `seq` has (NULL when it has no key). */
 export function keyedRowId(p: string, seq: string): string {
   return `(${keyBase(p)} + (${seq}))`;

@@ -1,4 +1,4 @@
-import { KEY_SPAN, keyBase, rowIdOf, rowIdsOf, rowsBySeq, seqEdge, seqsOn, type KnownKey } from "./row-keys.ts";
+import { KEY_SPAN, keyBase, OLDER_TOP, rowIdOf, rowIdsOf, rowsBySeq, seqEdge, seqsOn, type KnownKey } from "./row-keys.ts";
 import { ftsExpression, words } from "./search-query.ts";
 
 /**
@@ -103,6 +103,11 @@ export function searchLeads(rows: ReadonlyArray<{ project_id: string }>): number
   return leads;
 }
 
+/** SQL: a keyed project's row's search lead from its seq (SQL): its block of SEARCH_GROUP seqs is its group (row-keys.ts). */
+export function keyedLead(seq: string): string {
+  return `(${seq} - 1) % ${SEARCH_GROUP}`;
+}
+
 /** One character per slot of a group: SEARCH_GROUP of them. */
 const SLOTS = "0123456789abcdef";
 
@@ -149,8 +154,8 @@ const GROUP_TEXT = `group_concat(${ROW_TAG} || replace(e.search_words, ' ', ' ' 
  */
 export function groupIndexStatement(db: D1Database, projectId: string, first: number, last: number): D1PreparedStatement {
   const keyed = `${keyBase("?2")} IS NOT NULL`;
-  const lo = `?3 - CASE WHEN ${keyed} THEN (?3 - 1) % ${SEARCH_GROUP} ELSE 0 END`;
-  const hi = `?4 + CASE WHEN ${keyed} THEN ${SEARCH_GROUP - 1} - (?4 - 1) % ${SEARCH_GROUP} ELSE 0 END`;
+  const lo = `?3 - CASE WHEN ${keyed} THEN ${keyedLead("?3")} ELSE 0 END`;
+  const hi = `?4 + CASE WHEN ${keyed} THEN ${SEARCH_GROUP - 1} - ${keyedLead("?4")} ELSE 0 END`;
   return db
     .prepare(
       `INSERT OR REPLACE INTO ${SEARCH_TABLE} (rowid, words) SELECT e.row_id - e.search_lead, ${GROUP_TEXT} ` +
@@ -201,13 +206,13 @@ export function commitInsertSql(columns: readonly string[]): string {
   const last = SEARCH_GROUP - 1;
   const seq = `(x.v ->> ${columns.indexOf("seq")})`;
   // A keyed project's row (row-keys.ts) is at its key's row id for its seq, and its group is its block of 16 seqs.
-  const values = columns.map((c, i) => (c === "search_lead" ? `CASE WHEN x.keyed IS NULL THEN x.slead ELSE (${seq} - 1) % ${SEARCH_GROUP} END` : `x.v ->> ${i}`)).join(", ");
+  const values = columns.map((c, i) => (c === "search_lead" ? `CASE WHEN x.keyed IS NULL THEN x.slead ELSE ${keyedLead(seq)} END` : `x.v ->> ${i}`)).join(", ");
   return (
     `WITH o AS MATERIALIZED (${OPEN_GROUP}), ` +
     `g AS MATERIALIZED (SELECT ${keyBase("?2")} AS keyed, (SELECT lead FROM o) AS lead, (SELECT base FROM o) AS base, ` +
     `coalesce((SELECT CASE WHEN lead = ${last} THEN ${last} ELSE ${last - 1} - lead END FROM o), 0) AS free, ` +
     // The highest older row id: keyed ones (row-keys.ts) are each project's own, far above.
-    `coalesce((SELECT row_id FROM events WHERE row_id < ${KEY_SPAN} ORDER BY row_id DESC LIMIT 1), 0) AS top), ` +
+    `${OLDER_TOP} AS top), ` +
     "x AS (SELECT j.key AS i, j.value AS v, g.keyed, g.free, g.base, g.top, " +
     `CASE WHEN j.key < g.free THEN (CASE WHEN g.lead = ${last} THEN j.key ELSE g.lead + 1 + j.key END) ` +
     `WHEN (j.key - g.free) % ${SEARCH_GROUP} = 0 THEN ${last} ELSE (j.key - g.free) % ${SEARCH_GROUP} - 1 END AS slead ` +

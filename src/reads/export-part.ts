@@ -122,6 +122,7 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
   const columns = format.columns;
   const seqAt = columns.indexOf("seq");
   const occurredAt = columns.indexOf("occurred_at");
+  const rowKey = s.phase === "hot" ? await projectRowKey(env, s.projectId) : null;
 
   while (s.phase === "hot" && room()) {
     let page: unknown[][] = [];
@@ -129,7 +130,7 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
     let archived = ALL;
     if (s.hot !== null) {
       const read = [...new Set([...columns, ...ERASURE_KEYS])].map((c) => `e.${c}`);
-      const statement = selectEvents(s.hot, { columns: `${read.join(", ")}, ${PENDING_AS}`, rowKey: await projectRowKey(env, s.projectId), cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit: s.batch });
+      const statement = selectEvents(s.hot, { columns: `${read.join(", ")}, ${PENDING_AS}`, rowKey, cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit: s.batch });
       const [through, found] = await db.batch<Record<string, unknown>>([db.prepare(ARCHIVED_THROUGH).bind(s.projectId), db.prepare(statement.sql).bind(...statement.params)]);
       archived = (through.results[0] as { s: number }).s;
       // Rows a pending erasure covers go out scrubbed; left out when the filter matched them only by an erased field.

@@ -1,7 +1,7 @@
 import { afterInserts, INDEXING_COLUMNS, placeRows, type IndexedRow } from "../model/row-indexing";
 import { HOT_ROW_OVERHEAD_BYTES } from "./shard-pressure";
-import { KEY_SPAN, keyBase, rowsBySeq } from "../model/row-keys";
-import { SEARCH_GROUP } from "../model/search-index";
+import { keyBase, OLDER_TOP, rowsBySeq } from "../model/row-keys";
+import { keyedLead } from "../model/search-index";
 
 /**
  * The SQL of a shard move: copying one project's rows from its source shard to
@@ -71,10 +71,9 @@ function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit:
  */
 function eventInsertSql(columns: readonly string[]): string {
   const seq = `(j.value ->> ${columns.indexOf("seq")})`;
-  const values = columns.map((c, i) => (c === "search_lead" ? `CASE WHEN k.base IS NULL THEN j.value ->> ${i} ELSE (${seq} - 1) % ${SEARCH_GROUP} END` : `j.value ->> ${i}`));
+  const values = columns.map((c, i) => (c === "search_lead" ? `CASE WHEN k.base IS NULL THEN j.value ->> ${i} ELSE ${keyedLead(seq)} END` : `j.value ->> ${i}`));
   return (
-    `WITH k AS MATERIALIZED (SELECT ${keyBase("?2")} AS base, ` +
-    `coalesce((SELECT row_id FROM events WHERE row_id < ${KEY_SPAN} ORDER BY row_id DESC LIMIT 1), 0) AS top) ` +
+    `WITH k AS MATERIALIZED (SELECT ${keyBase("?2")} AS base, ${OLDER_TOP} AS top) ` +
     `INSERT INTO events (row_id, ${columns.join(", ")}) SELECT CASE WHEN k.base IS NULL THEN k.top + 1 + j.key ELSE k.base + ${seq} END, ` +
     `${values.join(", ")} FROM k, json_each(?1) j ORDER BY j.key`
   );
