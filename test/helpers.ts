@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { generateApiKey } from "../src/auth/api-keys";
 import { createProject as placeProject } from "../src/storage/projects";
 import { eventsDb, forgetShard } from "../src/storage/shards";
+import { keyedRowId, OLDER_TOP } from "../src/model/row-keys";
 import { checkResponse } from "./openapi/contract";
 
 export const BASE = "https://witness.test";
@@ -168,6 +169,16 @@ export function parseCsv(text: string): string[][] {
 }
 
 /** Runs SQL on every event database, as a writer with access to all of them: tampering by event id needs no shard. */
+/**
+ * SQL: the row id a row of project `p`'s seq `seq` takes on its path, as the ledger's own inserts give it
+ * (src/model/row-keys.ts): its key's for a keyed project, else the `i`th (from 0) above the shard's rows on the
+ * seq index. For rows a test writes by hand: SQLite's own next row id would land in whichever keyed project holds
+ * the shard's highest row, another file's as likely as its own.
+ */
+export function handRowId(p: string, seq: string, i = "0"): string {
+  return `coalesce(${keyedRowId(p, seq)}, ${OLDER_TOP} + 1 + ${i})`;
+}
+
 export async function onEveryShard(sql: string, ...params: unknown[]) {
   await Promise.all([env.EVENTS_0, env.EVENTS_1].map((db) => db.prepare(sql).bind(...params).run()));
 }

@@ -12,6 +12,7 @@ import { sha256Hex } from "../lib/crypto";
 import { groupReindexStatement, searchWords } from "../model/search-index";
 import type { AuditOutbox } from "./audit-outbox";
 import { erasableSql } from "../model/erasable";
+import { rowIdsOf, seqSpan } from "../model/row-keys";
 import { holdsErasureWouldBreak } from "./erasure-holds";
 import type { ErasureRecords } from "./erasure-records";
 import type { ErasureBy, ErasureRequest, RunningErasure } from "./erasure-running";
@@ -47,8 +48,9 @@ export async function scrubHotBatch(
 ): Promise<number> {
   const column = COLUMN[req.by];
   const match = `project_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR organization = ?3) AND seq <= ?6 AND ${erasableSql()}`;
+  // By e-mail, which no index holds, the walk is of the project's rows, on its path (model/row-keys.ts).
   const { results } = await db
-    .prepare(`SELECT seq, action FROM events WHERE ${match} ORDER BY seq LIMIT ?4`)
+    .prepare(`SELECT seq, action FROM events WHERE ${match} AND ${seqSpan("events", "?1", "0", "?6")} ORDER BY seq LIMIT ?4`)
     .bind(req.projectId, req.value, req.organization, batch, null, throughSeq)
     .all<{ seq: number; action: string }>();
   if (results.length === 0) return 0;
@@ -63,7 +65,7 @@ export async function scrubHotBatch(
       .prepare(
         `UPDATE events SET actor_id = NULL, actor_name = NULL, actor_email = NULL, ip_address = NULL,
            user_agent = NULL, pii_salt = NULL, anonymized_at = ?5, search_words = (SELECT k.value ->> 1 FROM json_each(?7) k WHERE k.value ->> 0 = action)
-         WHERE ${match} AND seq IN (SELECT value FROM json_each(?4))
+         WHERE row_id IN (${rowIdsOf("?1", "?4")}) AND ${match}
          RETURNING seq`,
       )
       .bind(req.projectId, req.value, req.organization, JSON.stringify(seqs), erasedAt, throughSeq, JSON.stringify(kept)),

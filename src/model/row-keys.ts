@@ -41,11 +41,11 @@
  * commits, copies and restores put its rows at their keys (search-index.ts,
  * commitInsertSql; shard-copy.ts), its search groups blocks of 16 seqs.
  *
- * Still to come, for the row a keyed project saves: the seq index made
- * partial over row ids below KEY_SPAN (until then it holds keyed rows too),
- * the eight triggers that probe events by seq, and the walks over a shard's
- * projects in the seq index's order (shard-pressure.ts, archive-check.ts),
- * which must add project_keys' projects.
+ * The seq index is partial over row ids below KEY_SPAN (migration 0046), so
+ * a keyed row takes no entry: every statement that walks it says
+ * `row_id < KEY_SPAN`, which SQLite needs to take a partial index, and a walk
+ * of the shard's projects takes the keyed ones from project_keys
+ * (shardProjects).
  */
 
 /** Row ids at or past this are keyed: 2^40 seqs a project, and 8,191 projects a shard keep every row id exact in JavaScript (under 2^53). */
@@ -245,6 +245,20 @@ export function knownSeqEdge(key: KnownKey, p: string, newest: boolean): string 
   return `(SELECT e.seq FROM events e ${BY_SEQ} WHERE e.row_id < ${KEY_SPAN} AND e.project_id = ${p} ORDER BY e.seq ${dir} LIMIT 1)`;
 }
 
+/**
+ * SQL: common table expressions (for WITH RECURSIVE) ending in `name`(id), each project with a hot row in the
+ * shard once: those with no key hop along the seq index, one seek a project however many rows it holds, and
+ * each keyed one is taken from project_keys when a row of its range is there (one seek a key).
+ */
+export function shardProjects(name: string): string {
+  const next = (after: string) => `(SELECT o.project_id FROM events o ${BY_SEQ} WHERE o.row_id < ${KEY_SPAN}${after} ORDER BY o.project_id LIMIT 1)`;
+  return (
+    `older(id) AS (SELECT ${next("")} UNION ALL SELECT ${next(" AND o.project_id > older.id")} FROM older WHERE older.id IS NOT NULL), ` +
+    `${name}(id) AS (SELECT id FROM older WHERE id IS NOT NULL UNION SELECT k.project_id FROM project_keys k ` +
+    `WHERE EXISTS (SELECT 1 FROM events e WHERE e.row_id BETWEEN k.n * ${KEY_SPAN} AND k.n * ${KEY_SPAN} + ${KEY_SPAN - 1}))`
+  );
+}
+
 /** The most projects a shard numbers: n x KEY_SPAN + seq stays an exact integer in JavaScript (under 2^53). */
 export const MAX_KEYS = 8191;
 
@@ -258,4 +272,4 @@ export const MAX_KEYS = 8191;
  */
 export const PLACE_KEY_SQL =
   "INSERT OR IGNORE INTO project_keys (project_id, n) SELECT ?1, coalesce(max(n), 0) + 1 FROM project_keys " +
-  `HAVING coalesce(max(n), 0) < ${MAX_KEYS} AND NOT EXISTS (SELECT 1 FROM events ${BY_SEQ} WHERE project_id = ?1)`;
+  `HAVING coalesce(max(n), 0) < ${MAX_KEYS} AND NOT EXISTS (SELECT 1 FROM events ${BY_SEQ} WHERE row_id < ${KEY_SPAN} AND project_id = ?1)`;

@@ -1,6 +1,6 @@
 import { largestProjects, measureShard, warnIfFull } from "./shard-pressure";
 import { shardDb, shardNumbers } from "./shards";
-import { rowsBySeq } from "../model/row-keys";
+import { rowsBySeq, shardProjects } from "../model/row-keys";
 
 /**
  * The daily cron's part of archiving: it checks and sweeps, the ledgers archive
@@ -18,15 +18,11 @@ async function lagging(env: Env, shard: number, now: number): Promise<string[]> 
   const windows = await env.DB.prepare("SELECT id, hot_days FROM projects WHERE shard = ? AND hot_days IS NOT NULL").bind(shard).all<{ id: string; hot_days: number }>();
   const days = new Map(windows.results.map((r) => [r.id, r.hot_days]));
   if (days.size === 0) return [];
-  // The oldest hot row of each project, hopping along the (project_id, seq) index.
+  // The oldest hot row of each project: a seek or two a project (shardProjects).
   const { results } = await shardDb(env, shard)
     .prepare(
-      `WITH RECURSIVE p(id) AS (
-         SELECT (SELECT project_id FROM events ORDER BY project_id LIMIT 1)
-         UNION ALL
-         SELECT (SELECT project_id FROM events WHERE project_id > p.id ORDER BY project_id LIMIT 1) FROM p WHERE p.id IS NOT NULL
-       )
-       SELECT id, (SELECT received_at FROM ${rowsBySeq({ project: "p.id", lo: "0", hi: null, limit: "1", columns: "e.received_at" })}) AS oldest FROM p WHERE id IS NOT NULL`,
+      `WITH RECURSIVE ${shardProjects("p")}
+       SELECT id, (SELECT received_at FROM ${rowsBySeq({ project: "p.id", lo: "0", hi: null, limit: "1", columns: "e.received_at" })}) AS oldest FROM p`,
     )
     .all<{ id: string; oldest: string }>();
   return results.filter((r) => days.has(r.id) && Date.parse(r.oldest) < now - days.get(r.id)! * 86_400_000).map((r) => r.id);

@@ -1,5 +1,5 @@
 import { shardDb, shardNumbers } from "./shards";
-import { seqEdge } from "../model/row-keys";
+import { seqEdge, shardProjects } from "../model/row-keys";
 
 /**
  * How full each event shard is, and what keeps it from filling. A D1 database
@@ -130,19 +130,15 @@ export function warnIfFull(s: ShardState, where: string): void {
 /**
  * The shard's projects by hot events, most first: seq span of each project's
  * hot rows (an upper bound where retention left gaps). One query, however many
- * rows: it hops from project to project along the (project_id, seq) index.
+ * rows: a seek or two a project (shardProjects).
  */
 export async function largestProjects(db: D1Database, limit: number): Promise<Array<{ project_id: string; hot: number }>> {
   const { results } = await db
     .prepare(
-      `WITH RECURSIVE p(id) AS (
-         SELECT (SELECT project_id FROM events ORDER BY project_id LIMIT 1)
-         UNION ALL
-         SELECT (SELECT project_id FROM events WHERE project_id > p.id ORDER BY project_id LIMIT 1) FROM p WHERE p.id IS NOT NULL
-       )
+      `WITH RECURSIVE ${shardProjects("p")}
        SELECT id AS project_id,
          ${seqEdge("p.id", true)} - ${seqEdge("p.id", false)} + 1 AS hot
-       FROM p WHERE id IS NOT NULL ORDER BY hot DESC, id LIMIT ?`,
+       FROM p ORDER BY hot DESC, id LIMIT ?`,
     )
     .bind(limit)
     .all<{ project_id: string; hot: number }>();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { scrubHotBatch } from "../../src/chain/erasure";
 import type { ErasureRecords } from "../../src/chain/erasure-records";
-import { createProject, dbOf, interceptPrepare } from "../helpers";
+import { createProject, dbOf, handRowId, interceptPrepare } from "../helpers";
 import type { ErasureRequest } from "../../src/chain/erasure-running";
 
 /** The project's D1, except that each scrub statement reports how many rows it rewrote (it runs in a batch with its reindex). */
@@ -43,6 +43,7 @@ async function eraseRows(db: D1Database, records: ErasureRecords, req: ErasureRe
   return total;
 }
 
+/** Rows written by hand on the seq index: their projects are made with no key (model/row-keys.ts). */
 async function seed(projectId: string, actorId: string, count: number, organization: string | null = null) {
   const now = new Date().toISOString();
   const head = await (await dbOf(projectId)).prepare("SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE project_id = ?").bind(projectId).first<{ seq: number }>();
@@ -50,18 +51,18 @@ async function seed(projectId: string, actorId: string, count: number, organizat
     crypto.randomUUID(), projectId, head!.seq + i + 1, "seeded", organization, actorId, "Name", "e@x.test", "[]", "{}", now, now, "10.0.0.1", "ua", "salt", "commitment", "hash",
   ]);
   await (await dbOf(projectId)).prepare(
-    `INSERT INTO events (id, project_id, seq, action, organization, actor_id, actor_name, actor_email, targets, metadata,
+    `INSERT INTO events (row_id, id, project_id, seq, action, organization, actor_id, actor_name, actor_email, targets, metadata,
        occurred_at, received_at, ip_address, user_agent, pii_salt, pii_commitment, hash)
-     SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9,
-       value->>10, value->>11, value->>12, value->>13, value->>14, value->>15, value->>16 FROM json_each(?)`,
+     SELECT ${handRowId("?2", "value->>2", "key")}, value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9,
+       value->>10, value->>11, value->>12, value->>13, value->>14, value->>15, value->>16 FROM json_each(?1)`,
   )
-    .bind(JSON.stringify(rows))
+    .bind(JSON.stringify(rows), projectId)
     .run();
 }
 
 describe("eraseRows", () => {
   it("rewrites at most one batch of rows per statement, and stops once nothing is left", async () => {
-    const p = await createProject();
+    const p = await createProject(undefined, { keyed: false });
     await seed(p.id, "big", 23);
     const perStatement: number[] = [];
     const claimed: number[][] = [];
@@ -73,7 +74,7 @@ describe("eraseRows", () => {
   });
 
   it("stops without an empty scrub when the count is a multiple of the batch", async () => {
-    const p = await createProject();
+    const p = await createProject(undefined, { keyed: false });
     await seed(p.id, "even", 10);
     const perStatement: number[] = [];
     expect(await eraseRows(countingDb(p.db, perStatement), claims([]), { projectId: p.id, by: "id", value: "even", organization: null }, NOW, 1, 5)).toBe(10);
@@ -81,8 +82,8 @@ describe("eraseRows", () => {
   });
 
   it("scopes each batch to the project, the actor and the organization", async () => {
-    const p = await createProject(undefined, { shard: 0 });
-    const q = await createProject(undefined, { shard: 0 });
+    const p = await createProject(undefined, { shard: 0, keyed: false });
+    const q = await createProject(undefined, { shard: 0, keyed: false });
     await seed(p.id, "ann", 4, "org_a");
     await seed(p.id, "ann", 3, "org_b");
     await seed(q.id, "ann", 2, "org_a");
@@ -98,7 +99,7 @@ describe("eraseRows", () => {
   });
 
   it("leaves events appended after the erasure was accepted (seq past its through_seq) alone", async () => {
-    const p = await createProject();
+    const p = await createProject(undefined, { keyed: false });
     await seed(p.id, "late", 6);
     expect(await eraseRows(p.db, claims([]), { projectId: p.id, by: "id", value: "late", organization: null }, NOW, 1, 4, 4)).toBe(4);
     const left = await p.db.prepare("SELECT seq FROM events WHERE project_id = ? AND actor_id = 'late' ORDER BY seq").bind(p.id).all<{ seq: number }>();

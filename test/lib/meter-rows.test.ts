@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { asInvocation, meterReport, meterTotals, resetMeterReport } from "../../src/lib/meter";
 import { meterEnv } from "../../src/lib/metered-bindings";
-import { call, createProject } from "../helpers";
+import { call, createProject, handRowId } from "../helpers";
 import { archiveAll, segmentsOf } from "../storage/archive-helpers";
 import { SEARCH_GROUP } from "../../src/model/search-index";
 
@@ -31,12 +31,12 @@ describe("the meter counts billed rows", () => {
     expect((await call("POST", "/v1/events", { key: project.key, body: event })).status).toBe(201);
     const report = await call("GET", "/__meter");
     const { rows, invocations } = report.json.data;
-    // D1: the event row and its 6 indexes and its target's 2 index entries (issue 38 counted 11 with an id index entry
-    // and a search entry an event). Alone in its commit and live, it takes neither an id index entry (0036) nor a span
+    // D1: the event row and its 5 indexes and its target's 2 index entries (issue 38 counted 11 with an id index entry,
+    // a search entry and a seq index entry an event: a keyed project's row is found by its row id, migration 0046). Alone in its commit and live, it takes neither an id index entry (0036) nor a span
     // (0029): its id names its instant, where the time index holds it (migration 0037). Its project's tag row, which
     // a public receipt reads, was written by the first event; writing it again is an ignored conflict, not a row.
     // It goes on in the first event's search group, which has no entry until 16 events fill it (search-index.ts).
-    expect(rows.d1Written).toBe(9);
+    expect(rows.d1Written).toBe(8);
     const spans = await project.db.prepare("SELECT count(*) AS n FROM commit_spans WHERE project_id = ?").bind(project.id).first<{ n: number }>();
     expect(spans!.n).toBe(0);
     const found = await project.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ? AND id_indexed = 2").bind(project.id).first<{ n: number }>();
@@ -59,9 +59,9 @@ describe("the meter counts billed rows", () => {
     resetMeterReport();
     expect((await call("POST", "/v1/events", { key: project.key, body: { action: "system.cron.ran" } })).status).toBe(201);
     const { rows } = (await call("GET", "/__meter")).json.data;
-    // The row, its seq, time, action and address index entries (migration 0030: the actor and organization indexes
+    // The row, its time, action and address index entries (migration 0030: the actor and organization indexes
     // hold only events that have one; live and alone in its commit, it needs no id entry: 0037; its search group stays open).
-    expect(rows.d1Written).toBe(5);
+    expect(rows.d1Written).toBe(4);
     const listed = await call("GET", "/v1/events?organization=org_1", { key: project.key });
     expect(listed.json.data).toEqual([]);
   });
@@ -74,14 +74,14 @@ describe("the meter counts billed rows", () => {
     const batch = await call("POST", "/v1/events/batch", { key: project.key, body: { events: Array.from({ length: 40 }, () => event) } });
     expect(batch.status).toBe(201);
     const { rows } = (await call("GET", "/__meter")).json.data;
-    // 4 an event (the row, 2 indexes: seq, actor; its first target's (type, id) index entry: migration 0033), a search
+    // 3 an event (the row, its actor index entry, its first target's (type, id) index entry: migration 0033), a search
     // entry per group of 16 it fills (migration 0031 and search-index.ts: the first event's group and the next one; the
     // last 9 stay open), 2 for the commit (its span, migration 0029, and the span's entry in the live spans' index, which
     // gives its live events their time instead of a time index entry each: migration 0040), 1 for the request's address,
     // which its 40 live events share (a live set, migration 0043, in place of 0038's run), 1 for their first target's
     // type, which they share too (migration 0039),
     // 1 for their action (migration 0041) and 1 for their organization (migration 0042), which they share too.
-    expect(rows.d1Written).toBe(4 * 40 + Math.floor((1 + 40) / SEARCH_GROUP) + 2 + 1 + 1 + 1 + 1);
+    expect(rows.d1Written).toBe(3 * 40 + Math.floor((1 + 40) / SEARCH_GROUP) + 2 + 1 + 1 + 1 + 1);
     const spans = await project.db.prepare("SELECT first_seq, last_seq, live FROM commit_spans WHERE project_id = ? ORDER BY first_seq").bind(project.id).all();
     expect(spans.results).toEqual([{ first_seq: 2, last_seq: 41, live: 1 }]);
     const timed = await project.db.prepare("SELECT time_in_span, count(*) AS n FROM events WHERE project_id = ? GROUP BY time_in_span").bind(project.id).all();
@@ -150,5 +150,46 @@ describe("what archiving costs in billed rows", () => {
     const listed = await call("GET", "/v1/events?limit=20", { key: project.key });
     for (const e of listed.json.data) expect((await call("GET", `/v1/events/${e.id}`, { key: project.key })).json.data).toEqual(e);
     expect(listed.json.data).toHaveLength(20);
+  });
+});
+
+describe("what the seq index costs, keyed or not (migration 0046)", () => {
+  const event = { action: "probe.seq", organization: "org_s", actor: { id: "u_s" }, targets: [{ type: "doc", id: "d_s" }] };
+
+  async function ingestWritten(key: string): Promise<number> {
+    resetMeterReport();
+    expect((await call("POST", "/v1/events/batch", { key, body: { events: Array.from({ length: 4 }, () => event) } })).status).toBe(201);
+    return (await call("GET", "/__meter")).json.data.rows.d1Written;
+  }
+
+  it("writes a seq index entry an event only for a project made before keys", async () => {
+    const keyed = await createProject();
+    const older = await createProject(undefined, { keyed: false });
+    for (const p of [keyed, older]) expect((await call("POST", "/v1/events", { key: p.key, body: event })).status).toBe(201);
+    expect((await ingestWritten(older.key)) - (await ingestWritten(keyed.key))).toBe(4);
+  });
+
+  it("reads a few rows to tidy a commit's span and sets when a keyed row goes, however many rows its shard holds", async () => {
+    // Another project's 3,000 rows on the seq index, beside a keyed project's commit of 4 (a span and a set of each kind).
+    const older = await createProject(undefined, { keyed: false });
+    const now = new Date().toISOString();
+    const rows = Array.from({ length: 3000 }, (_, i) => [crypto.randomUUID(), older.id, i + 1, now]);
+    await older.db
+      .prepare(
+        "INSERT INTO events (row_id, id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash) " +
+          `SELECT ${handRowId("?2", "value ->> 2", "key")}, value ->> 0, value ->> 1, value ->> 2, 'probe.seq', '[]', '{}', value ->> 3, value ->> 3, '', '' FROM json_each(?1)`,
+      )
+      .bind(JSON.stringify(rows), older.id)
+      .run();
+    const keyed = await createProject(undefined, { shard: older.shard });
+    await ingestWritten(keyed.key);
+    const held = () => keyed.db.prepare("SELECT (SELECT count(*) FROM commit_spans WHERE project_id = ?1) + (SELECT count(*) FROM action_sets WHERE project_id = ?1) AS n").bind(keyed.id).first<{ n: number }>();
+    expect((await held())!.n).toBe(2);
+    const ids = await keyed.db.prepare("SELECT row_id FROM events WHERE project_id = ? ORDER BY seq").bind(keyed.id).all<{ row_id: number }>();
+    for (const [i, { row_id }] of ids.results.entries()) {
+      const { meta } = await keyed.db.prepare("DELETE FROM events WHERE row_id = ?").bind(row_id).run();
+      expect(meta.rows_read, `the delete of row ${i + 1}`).toBeLessThan(100);
+    }
+    expect((await held())!.n).toBe(0);
   });
 });

@@ -965,3 +965,90 @@ describe("migration 0045: a keyed project's rows by keyed row ids, beside a proj
     }
   });
 });
+
+describe("migration 0046: a keyed row takes no seq index entry, and the spans, runs and sets of either layout go with their last row", () => {
+  const db = new DatabaseSync(join(dir, "partial-seq.sqlite"));
+  const at = (s) => `2026-11-30T17:00:${String(s).padStart(2, "0")}.000Z`;
+  /** Each kind, and what makes a row of the range one it holds (every row here has the same action, organization and type). */
+  const HOLDS = { commit_spans: "1", ip_runs: "e.ip_address = s.ip", action_sets: "1", organization_sets: "1", address_sets: "e.ip_address = s.ip_address", target_type_sets: "1" };
+  const SETS = Object.keys(HOLDS);
+  const holder = (t) => `EXISTS (SELECT 1 FROM events e WHERE e.project_id = s.project_id AND e.seq BETWEEN s.first_seq AND s.last_seq AND ${HOLDS[t]})`;
+  /** The seq index's entries, as ANALYZE counts them. */
+  const entries = () => {
+    db.exec("ANALYZE events_project_seq_idx");
+    return Number(db.prepare("SELECT stat FROM sqlite_stat1 WHERE idx = 'events_project_seq_idx'").get().stat.split(" ")[0]);
+  };
+  const rowsOf = (project) => db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ?").get(project).n;
+  /** Every span, run and set of the project whose seq range holds no row of it: none may be left. */
+  const orphans = (project) =>
+    SETS.flatMap((t) =>
+      db
+        .prepare(`SELECT '${t}' AS t, first_seq, last_seq FROM ${t} s WHERE project_id = ? AND NOT ${holder(t)}`)
+        .all(project),
+    );
+  const held = (project) => SETS.map((t) => db.prepare(`SELECT count(*) AS n FROM ${t} WHERE project_id = ?`).get(project).n);
+  const snapshot = (project) => SETS.flatMap((t) => db.prepare(`SELECT '${t}' AS t, * FROM ${t} WHERE project_id = ?`).all(project).map((r) => JSON.stringify(r)));
+  /** Commits as the ledger makes them: live ones of four sharing an action, organization, address and target type (a span and a set of each), and a backfilled one (an address run). */
+  async function commits(project, first) {
+    const tag = await idTag(project);
+    const same = { action: "doc.read", organization: "org_p", ip_address: "10.1.1.1", targets: JSON.stringify([{ id: "d", name: null, type: "doc" }]) };
+    for (let c = 0; c < 2; c++) {
+      const s = first + 4 * c;
+      commit(db, [0, 1, 2, 3].map((i) => row(project, s + i, mintEventId(at(s), tag), at(s), same)));
+    }
+    commit(db, [0, 1, 2].map((i) => row(project, first + 8 + i, mintEventId(at(first + 8), tag), at(first + 8), { ...same, occurred_at: at(i + 1) })));
+  }
+
+  before(async () => {
+    migrate(db, (f) => f < "0046");
+    db.prepare("INSERT INTO project_keys (project_id, n) VALUES (?, 3)").run(PROJECT);
+    await commits(PROJECT, 1);
+    await commits(OTHER, 1);
+    assert.equal(entries(), 22, "before 0046 the index holds every row");
+    migrate(db, (f) => f >= "0046");
+  });
+
+  it("holds only the rows with no key, before and after new commits of both layouts", async () => {
+    assert.equal(entries(), rowsOf(OTHER));
+    await commits(PROJECT, 12);
+    await commits(OTHER, 12);
+    assert.equal(rowsOf(PROJECT), 22);
+    assert.equal(entries(), rowsOf(OTHER));
+    assert.ok(db.prepare("SELECT min(row_id) AS m FROM events WHERE project_id = ?").get(PROJECT).m > 3 * KEY_SPAN);
+  });
+
+  it("still refuses a second row of one seq, keyed or not", async () => {
+    for (const project of [PROJECT, OTHER]) {
+      const tag = await idTag(project);
+      assert.throws(() => commit(db, [row(project, 5, mintEventId(at(40), tag), at(40))]), /UNIQUE constraint failed/, project);
+    }
+  });
+
+  it("drops each span, run and set with the last row of its range that it holds, deleted in any order or scrubbed, on either path", async () => {
+    for (const project of [PROJECT, OTHER]) {
+      await commits(project, 23);
+      assert.ok(held(project).every((n) => n > 0), `${project} has a span, run and set of each kind: ${held(project)}`);
+      // A scrub of the address takes the rows out of their address runs and sets.
+      db.prepare("UPDATE events SET ip_address = NULL WHERE project_id = ? AND seq BETWEEN 12 AND 22").run(project);
+      assert.deepEqual(orphans(project), []);
+      // Ranges ending at their last seq, at their first, and in no order.
+      const range = (lo, hi) => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+      const seqs = [...range(1, 11), ...range(23, 33).reverse(), ...range(12, 22).sort((a, b) => ((a * 7919) % 23) - ((b * 7919) % 23))];
+      assert.equal(seqs.length, rowsOf(project));
+      const drop = db.prepare("DELETE FROM events WHERE project_id = ? AND seq = ?");
+      for (const seq of seqs) {
+        const before = snapshot(project);
+        drop.run(project, seq);
+        assert.deepEqual(orphans(project), [], `${project} after seq ${seq}`);
+        // And none went while a row it holds is left.
+        const after = new Set(snapshot(project));
+        for (const gone of before.filter((r) => !after.has(r)).map((r) => JSON.parse(r))) {
+          const { t, first_seq, last_seq } = gone;
+          const left = db.prepare(`SELECT count(*) AS n FROM (SELECT ?1 AS project_id, ?2 AS first_seq, ?3 AS last_seq, ?4 AS ip, ?4 AS ip_address) s WHERE ${holder(t)}`).get(project, first_seq, last_seq, gone.ip ?? gone.ip_address ?? null).n;
+          assert.equal(left, 0, `${t} [${first_seq}, ${last_seq}] of ${project} went with seq ${seq}, its rows still there`);
+        }
+      }
+      assert.deepEqual(held(project), [0, 0, 0, 0, 0, 0], project);
+    }
+  });
+});

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
-import { call, createProject, ingestMany } from "../helpers";
+import { call, createProject, handRowId, ingestMany } from "../helpers";
 
 const events = (n: number, tag: string) =>
   Array.from({ length: n }, (_, i) => ({ action: `doc.${tag}`, actor: { id: `u_${i % 9}`, name: `User ${i % 9}` }, metadata: { i } }));
@@ -58,8 +58,8 @@ describe("verify tells the truth while the project changes", () => {
     const head = await ledgerOf(env, p.id).anchor();
     await p.db
       .prepare(
-        "INSERT INTO events (id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash, prev_hash) " +
-          "VALUES (?, ?, ?, 'x', '[]', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'c', 'h', ?)",
+        "INSERT INTO events (row_id, id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash, prev_hash) " +
+          `VALUES (${handRowId("?2", "?3")}, ?1, ?2, ?3, 'x', '[]', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'c', 'h', ?4)`,
       )
       .bind(`planted-${p.id}`, p.id, head.seq + 1, head.hash)
       .run();

@@ -5,7 +5,7 @@ import type { EventRow } from "../../src/db/schema";
 import { canonicalPayload, chainHash, rowCommitment } from "../../src/sealing/payload";
 import worker from "../../src/index";
 import { rewriteEvents } from "../log/ledger-log";
-import { call, createProject, ingest, dbOf, onEveryShard } from "../helpers";
+import { call, createProject, ingest, dbOf, handRowId, onEveryShard } from "../helpers";
 import { eraseApplied } from "../chain/erasure-helpers";
 
 interface Seeded {
@@ -161,8 +161,8 @@ describe("GET /v1/events/verify", () => {
     it("a row planted past the recorded head", async () => {
       const p = await seed(3);
       await run(
-        "INSERT INTO events (id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash, prev_hash) " +
-          "VALUES ('planted', ?, 4, 'x', '[]', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'c', 'h', ?)",
+        "INSERT INTO events (row_id, id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash, prev_hash) " +
+          `VALUES (${handRowId("?1", "4")}, 'planted', ?1, 4, 'x', '[]', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'c', 'h', ?2)`,
         p.id,
         p.events[2].hash,
       );
