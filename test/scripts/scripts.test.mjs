@@ -14,6 +14,7 @@ import { devPort, parseKeyReference, wranglerDevArgs } from "../../src/scripts/l
 import { d1FileName, splitStatements } from "../../src/scripts/local-d1.mjs";
 import { idTag, tagSuffix } from "../../src/model/event-id.ts";
 import { searchTag } from "../../src/model/search-index.ts";
+import { KEY_SPAN } from "../../src/model/row-keys.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -231,56 +232,66 @@ describe("keys against a local database", () => {
     assert.match(run(root, "projects-limits.mjs", ["no-such-project"]).err, /no project no-such-project/);
   });
 
-  it("reindex puts the events verify would report as index_damaged back into their indexes, and only those", () => {
-    const made = run(root, "keys-create.mjs", ["reindex-test"]);
+  // Both layouts (src/model/row-keys.ts): a project made now is keyed, and one made before keys is on the seq index.
+  for (const keyed of [false, true]) it(`reindex puts the events verify would report as index_damaged back into their indexes, and only those${keyed ? ", in a keyed project" : ""}`, () => {
+    const project = keyed ? "reindex-keyed" : "reindex-test";
+    // Ids unique in the shard, as minted ones are: the id index is one for every project of a shard.
+    const id = (seq) => `${keyed ? "k" : "e"}${seq}`;
+    const made = run(root, "keys-create.mjs", [project]);
     assert.equal(made.code, 0, made.err);
-    const file = shardFileOf("reindex-test");
+    const file = shardFileOf(project);
     const db = new DatabaseSync(file);
-    // Rows written here by hand as the ledger wrote them before keyed row ids: the project on the seq index, as one made then.
-    olderLayout(db, "reindex-test");
+    // Rows written here by hand as the ledger writes them: at the project's key for its seq, or, as one made before
+    // keyed row ids wrote them, on the seq index above the shard's rows there.
+    if (!keyed) olderLayout(db, project);
+    const rowId = keyed
+      ? `(SELECT n FROM project_keys WHERE project_id = '${project}') * ${KEY_SPAN} + ?2`
+      : `(SELECT coalesce(max(row_id), 0) + 1 FROM events WHERE row_id < ${KEY_SPAN})`;
     const at = "2026-11-29T10:00:00.000Z";
     const insert = db.prepare(
-      "INSERT INTO events (id, project_id, seq, action, targets, metadata, occurred_at, received_at, ip_address, pii_commitment, hash, id_indexed, time_in_span, ip_run, action_in_set) " +
-        "VALUES (?, 'reindex-test', ?, ?, '[]', '{}', ?, ?, '10.1.1.1', 'c', 'h', ?, ?, ?, ?)",
+      "INSERT INTO events (row_id, id, project_id, seq, action, targets, metadata, occurred_at, received_at, ip_address, pii_commitment, hash, id_indexed, time_in_span, ip_run, action_in_set) " +
+        `VALUES (${rowId}, ?1, '${project}', ?2, ?3, '[]', '{}', ?4, ?5, '10.1.1.1', 'c', 'h', ?6, ?7, ?8, ?9)`,
     );
     // A live commit of 3, whole: its span (by id and in time order) and its action set hold every row.
-    for (const seq of [1, 2, 3]) insert.run(`e${seq}`, seq, "doc.read", at, at, 0, 1, 0, 1);
-    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, 'reindex-test', 1, 3, 1)").run(at);
-    db.prepare("INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) VALUES ('reindex-test', 'doc.read', ?, 1, 3, '[0,1,2]')").run(at);
+    for (const seq of [1, 2, 3]) insert.run(id(seq), seq, "doc.read", at, at, 0, 1, 0, 1);
+    db.prepare(`INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, '${project}', 1, 3, 1)`).run(at);
+    db.prepare(`INSERT INTO action_sets (project_id, action, received_at, first_seq, last_seq, seqs) VALUES ('${project}', 'doc.read', ?, 1, 3, '[0,1,2]')`).run(at);
     // A commit of 2 whose address run was deleted, and a live commit of 2 whose span was deleted.
     const later = "2026-11-29T11:00:00.000Z";
-    for (const seq of [4, 5]) insert.run(`e${seq}`, seq, "a", "2026-01-01T00:00:00.000Z", later, 0, 0, 1, 0);
-    db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, 'reindex-test', 4, 5, 0)").run(later);
+    for (const seq of [4, 5]) insert.run(id(seq), seq, "a", "2026-01-01T00:00:00.000Z", later, 0, 0, 1, 0);
+    db.prepare(`INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, '${project}', 4, 5, 0)`).run(later);
     const last = "2026-11-29T12:00:00.000Z";
-    for (const seq of [6, 7]) insert.run(`e${seq}`, seq, "b", last, last, 0, 1, 0, 0);
+    for (const seq of [6, 7]) insert.run(id(seq), seq, "b", last, last, 0, 1, 0, 0);
     // A lone live event, found by id at its instant (id_indexed 2), whose project tag row (0000abcd) was deleted.
     const lone = "2026-11-29T13:00:00.000Z";
     insert.run(`${Date.parse(lone).toString(16).padStart(12, "0").replace(/^(.{8})/, "$1-")}-7000-8000-00000000abcd`, 8, "c", lone, lone, 2, 0, 0, 0);
-    const tags = () => db.prepare("SELECT tag FROM project_tags WHERE project_id = 'reindex-test'").all().map((r) => r.tag);
+    const tags = () => db.prepare(`SELECT tag FROM project_tags WHERE project_id = '${project}'`).all().map((r) => r.tag);
     assert.deepEqual(tags(), []);
     // Two events of three targets (the trigger writes the third's event_targets row): one row deleted, one pointed at event 1.
     const targets = (i) => JSON.stringify([{ id: `d${i}`, type: "doc" }, { id: "t", type: "team" }, { id: `f${i}`, type: "folder" }]);
     for (const seq of [9, 10]) {
       db.prepare(
-        "INSERT INTO events (id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash) VALUES (?, 'reindex-test', ?, 'd', ?, '{}', ?, ?, 'c', 'h')",
-      ).run(`e${seq}`, seq, targets(seq), "2026-01-02T00:00:00.000Z", last);
+        `INSERT INTO events (row_id, id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash) VALUES (${rowId}, ?1, '${project}', ?2, 'd', ?3, '{}', ?4, ?5, 'c', 'h')`,
+      ).run(id(seq), seq, targets(seq), "2026-01-02T00:00:00.000Z", last);
     }
-    db.prepare("DELETE FROM event_targets WHERE project_id = 'reindex-test' AND id = 'f9'").run();
-    db.prepare("UPDATE event_targets SET row_id = (SELECT row_id FROM events WHERE project_id = 'reindex-test' AND seq = 1) WHERE project_id = 'reindex-test' AND id = 'f10'").run();
-    const folders = () => db.prepare("SELECT t.id, e.seq FROM event_targets t JOIN events e ON e.row_id = t.row_id WHERE t.project_id = 'reindex-test' AND t.type = 'folder' ORDER BY t.id").all().map((r) => `${r.id}:${r.seq}`);
+    db.prepare(`DELETE FROM event_targets WHERE project_id = '${project}' AND id = 'f9'`).run();
+    db.prepare(`UPDATE event_targets SET row_id = (SELECT row_id FROM events WHERE project_id = '${project}' AND seq = 1) WHERE project_id = '${project}' AND id = 'f10'`).run();
+    const folders = () => db.prepare(`SELECT t.id, e.seq FROM event_targets t JOIN events e ON e.row_id = t.row_id WHERE t.project_id = '${project}' AND t.type = 'folder' ORDER BY t.id`).all().map((r) => `${r.id}:${r.seq}`);
     assert.deepEqual(folders(), ["f10:1"]);
-    const marks = () => db.prepare("SELECT seq, id_indexed, time_in_span, ip_run, action_in_set FROM events WHERE project_id = 'reindex-test' ORDER BY seq").all().map((r) => Object.values(r).join(""));
-    const first = run(root, "projects-reindex.mjs", ["reindex-test"]);
+    const marks = () => db.prepare(`SELECT seq, id_indexed, time_in_span, ip_run, action_in_set FROM events WHERE project_id = '${project}' ORDER BY seq`).all().map((r) => Object.values(r).join(""));
+    const keyedRows = db.prepare(`SELECT count(*) AS n FROM events WHERE project_id = ? AND row_id >= ${KEY_SPAN}`).get(project).n;
+    assert.equal(keyedRows, keyed ? 10 : 0);
+    const first = run(root, "projects-reindex.mjs", [project]);
     assert.equal(first.code, 0, first.err);
-    assert.match(first.out, /^Project reindex-test: 7 hot events are back in their indexes; GET \/v1\/events\/verify will find them\.$/m);
+    assert.match(first.out, new RegExp(`^Project ${project}: 7 hot events are back in their indexes; GET /v1/events/verify will find them\\.$`, "m"));
     // Untouched: the whole commit. Cleared: the run's mark (the span stays: id_indexed 0), and both of the spanless
     // commit's. The lone event keeps its way (id_indexed 2), its tag row written again.
     const repaired = ["10101", "20101", "30101", "40000", "50000", "61000", "71000", "82000", "91000", "101000"];
     assert.deepEqual(marks(), repaired);
     assert.deepEqual(tags(), [0xabcd]);
     assert.deepEqual(folders(), ["f10:10", "f9:9"]);
-    const again = run(root, "projects-reindex.mjs", ["reindex-test"]);
-    assert.match(again.out, /^Project reindex-test: every hot event is in its indexes; nothing to do\.$/m);
+    const again = run(root, "projects-reindex.mjs", [project]);
+    assert.match(again.out, new RegExp(`^Project ${project}: every hot event is in its indexes; nothing to do\\.$`, "m"));
     assert.deepEqual(marks(), repaired);
     db.close();
     assert.match(run(root, "projects-reindex.mjs", ["no-such-project"]).err, /no project no-such-project/);
