@@ -5,11 +5,11 @@
  * come in (issue 38, storage v2; the bench README's "Keyed row ids, a project
  * at a time" has the plan and its measurements).
  *
- * Today every row takes an entry in the seq index (events_project_seq_idx),
- * a billed D1 row at ingest. A keyed project's rows instead sit at row_id =
+ * A row on the seq index (events_project_seq_idx) costs an entry there, a
+ * billed D1 row at ingest. A keyed project's rows instead sit at row_id =
  * its number in the shard x KEY_SPAN + seq (the shard's project_keys,
- * migration 0045), so a read by seq finds them by row_id and they need no
- * entry. A
+ * migration 0045), so a read by seq finds them by row_id and they take no
+ * entry (the index is partial: migration 0046). A
  * project is keyed or not for the whole of its stay in a shard: it gets its
  * number when it is placed there (made, or moved in by a shard move, which
  * writes every row it copies at its key), and a project made before keys
@@ -141,8 +141,8 @@ export interface SeqRead extends SeqBounds {
  * UNION ALL of the two with a LIMIT around it is that path's rows. Each path
  * reads its rows in order from its own index (the seq index, or the table's
  * row ids) and stops at the limit, so nothing is sorted; the older one is
- * guarded (olderLimit), since a keyed project's rows keep entries in the seq
- * index until it is made partial.
+ * guarded (olderLimit): a row a database writer plants there for a keyed
+ * project must be read by nothing.
  */
 export function rowsBySeq(r: SeqRead): string {
   const where = r.where ? ` AND ${r.where}` : "";
