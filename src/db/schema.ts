@@ -92,7 +92,7 @@ export const events = sqliteTable(
   },
   (t) => [
     // One seq per project: a second writer can never fork the chain. Partial (migration 0046): a keyed project's
-    // rows are found by row id (src/model/row-keys.ts), and its seqs are row ids, the table's key.
+    // row is found by its row id, made from its seq (src/model/row-keys.ts), and the row id is the table's key.
     uniqueIndex("events_project_seq_idx").on(t.project_id, t.seq).where(sql`row_id < 1099511627776`),
     uniqueIndex("events_legacy_id_unique").on(t.id).where(sql`id_indexed = 1`),
     // The address last (migration 0038): a walk of a common address checks it without reading the row.
