@@ -304,8 +304,9 @@ describe("keys against a local database", () => {
     olderLayout(db, "interleave-test");
     const at = "2026-11-29T10:00:00.000Z";
     const insert = db.prepare(
-      "INSERT INTO events (id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash, id_indexed, time_in_span, action_in_set) " +
-        "VALUES (?, 'interleave-test', ?, 'doc.read', '[]', '{}', ?, ?, 'c', 'h', 0, 1, 1)",
+      // On the seq index, above the shard's rows there: SQLite's own next row id would be some keyed project's.
+      "INSERT INTO events (row_id, id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash, id_indexed, time_in_span, action_in_set) " +
+        `VALUES ((SELECT coalesce(max(row_id), 0) + 1 FROM events WHERE row_id < ${KEY_SPAN}), ?, 'interleave-test', ?, 'doc.read', '[]', '{}', ?, ?, 'c', 'h', 0, 1, 1)`,
     );
     for (const seq of [1, 2, 3, 4]) insert.run(`e${seq}`, seq, at, at);
     db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, 'interleave-test', 1, 4, 1)").run(at);
