@@ -14,7 +14,7 @@ import { devPort, parseKeyReference, wranglerDevArgs } from "../../src/scripts/l
 import { d1FileName, splitStatements } from "../../src/scripts/local-d1.mjs";
 import { idTag, tagSuffix } from "../../src/model/event-id.ts";
 import { searchTag } from "../../src/model/search-index.ts";
-import { KEY_SPAN } from "../../src/model/row-keys.ts";
+import { KEY_SPAN, keyedRowId, OLDER_TOP } from "../../src/model/row-keys.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -244,9 +244,7 @@ describe("keys against a local database", () => {
     // Rows written here by hand as the ledger writes them: at the project's key for its seq, or, as one made before
     // keyed row ids wrote them, on the seq index above the shard's rows there.
     if (!keyed) olderLayout(db, project);
-    const rowId = keyed
-      ? `(SELECT n FROM project_keys WHERE project_id = '${project}') * ${KEY_SPAN} + ?2`
-      : `(SELECT coalesce(max(row_id), 0) + 1 FROM events WHERE row_id < ${KEY_SPAN})`;
+    const rowId = keyed ? keyedRowId(`'${project}'`, "?2") : `(${OLDER_TOP} + 1)`;
     const at = "2026-11-29T10:00:00.000Z";
     const insert = db.prepare(
       "INSERT INTO events (row_id, id, project_id, seq, action, targets, metadata, occurred_at, received_at, ip_address, pii_commitment, hash, id_indexed, time_in_span, ip_run, action_in_set) " +
@@ -306,7 +304,7 @@ describe("keys against a local database", () => {
     const insert = db.prepare(
       // On the seq index, above the shard's rows there: SQLite's own next row id would be some keyed project's.
       "INSERT INTO events (row_id, id, project_id, seq, action, targets, metadata, occurred_at, received_at, pii_commitment, hash, id_indexed, time_in_span, action_in_set) " +
-        `VALUES ((SELECT coalesce(max(row_id), 0) + 1 FROM events WHERE row_id < ${KEY_SPAN}), ?, 'interleave-test', ?, 'doc.read', '[]', '{}', ?, ?, 'c', 'h', 0, 1, 1)`,
+        `VALUES (${OLDER_TOP} + 1, ?, 'interleave-test', ?, 'doc.read', '[]', '{}', ?, ?, 'c', 'h', 0, 1, 1)`,
     );
     for (const seq of [1, 2, 3, 4]) insert.run(`e${seq}`, seq, at, at);
     db.prepare("INSERT INTO commit_spans (received_at, project_id, first_seq, last_seq, live) VALUES (?, 'interleave-test', 1, 4, 1)").run(at);
