@@ -18,22 +18,31 @@ const testFiles = readdirSync("test", { recursive: true, encoding: "utf8" })
 const pureFiles = testFiles.filter((f) => !/cloudflare:|helpers|SELF/.test(f.text)).map((f) => f.path);
 
 /**
- * Files that need a runtime of their own, as every file had before the others began to share one:
- * - they steer what the whole runtime does: a test-only policy (stream and alert transport, through
- *   the fake network of test/streams/receiver.ts; e-mail; the rollup backfill), which another file's
- *   streams still retrying in the background would go through;
- * - they measure what the whole runtime holds or did: the cron over every project, the meter's
- *   worst-invocation report (src/lib/meter.ts keeps one per runtime), a whole shard.
+ * Files that steer what the whole runtime does, or read what it did: a test-only policy (stream and alert
+ * transport, through the fake network of test/streams/receiver.ts; e-mail; the rollup backfill), the meter's
+ * worst-invocation report (src/lib/meter.ts keeps one per runtime; these files empty it before they read it),
+ * the crons over every project. They must not share a runtime with files running beside them, whose streams
+ * would go through their policy, whose invocations would land in their report, and whose projects their crons
+ * would sweep while those files' own tests run. So they share runtimes among themselves only (runtimeWideFiles),
+ * where one file runs after another: each sets its policy and empties the report itself, and a cron's checks
+ * are of its own file's projects.
  */
 const RUNTIME_WIDE = /setStreamPolicy|setEmailPolicy|\/receiver"|backfillPolicy|meterReport|\/__meter|scheduled!?\(createScheduledController/;
+const bindingFiles = testFiles.filter((f) => !pureFiles.includes(f.path));
+/**
+ * Files that measure everything the runtime holds or did: the meter's totals of rows written, a whole shard.
+ * Another file's projects, or its work still finishing in the background (a ledger's alarm writes its activity
+ * counts), would change what they measure, even one file earlier: these keep a fresh runtime each.
+ */
 const ownRuntimeFiles = [
-  ...testFiles.filter((f) => !pureFiles.includes(f.path) && RUNTIME_WIDE.test(f.text)).map((f) => f.path),
+  ...bindingFiles.filter((f) => /meterTotals/.test(f.text)).map((f) => f.path),
   // A shard's size and which project it archives first.
   "test/storage/shard-pressure.test.ts",
   "test/storage/shard-move.test.ts",
   // It keys projects' rows (row_id = n x 2^40 + seq) in a shard that no writer yet keeps below them.
   "test/model/row-keys.test.ts",
 ];
+const runtimeWideFiles = bindingFiles.filter((f) => !ownRuntimeFiles.includes(f.path) && RUNTIME_WIDE.test(f.text)).map((f) => f.path);
 
 export default defineConfig(async () => ({
   plugins: [
@@ -58,19 +67,21 @@ export default defineConfig(async () => ({
     }),
   ],
   test: {
-    // Three projects, one runtime. A file that never touches a binding (no cloudflare:* import, no test
-    // helpers) runs without the setup: importing cloudflare:test and migrating the databases cost each
-    // file ~3-5 s here, a third of the suite's time, for the ~30 files that are pure logic.
-    // The files that touch bindings share their worker's module graph and storage (isolate: false):
-    // loading the worker's modules again for every file was another 5 s a file (the suite: 256 s -> about
-    // 125 s). Each test makes its own project, so sharing storage is what production does. The files that
-    // steer or measure the whole runtime (ownRuntimeFiles) keep one of their own: another file's projects,
-    // or its work still finishing in the background, would change what they do or measure. The pure files
-    // share one runtime too: a runtime each cost them ~1 s a file of start-up for ~0.05 s of tests (28
-    // files: 31.6 s -> 8.7 s run alone).
+    // Four projects. Each of a project's workers (maxWorkers below) is one runtime, with its own storage,
+    // that runs one file after another. A file that never touches a binding (no cloudflare:* import, no
+    // test helpers) runs without the setup: importing cloudflare:test and migrating the databases cost each
+    // file ~3-5 s here, a third of the suite's time, for the ~30 files that are pure logic. The files that
+    // touch bindings share their worker's module graph and storage (isolate: false): loading the worker's
+    // modules again for every file was another 5-7 s a file (the suite: 256 s -> about 125 s). Each test
+    // makes its own project, so sharing storage is what production does. The files that steer or sweep the
+    // whole runtime (runtimeWideFiles) share runtimes among themselves only, one file after another, never
+    // beside the others' traffic (29 files: a runtime each took 7 s of start-up, 200 s of the suite's lanes).
+    // The files that measure all it holds (ownRuntimeFiles) keep one each. The pure files share one runtime
+    // too: a runtime each cost them ~1 s a file of start-up for ~0.05 s of tests (28 files: 31.6 s -> 8.7 s).
     projects: [
       { extends: true as const, test: { name: "pure", include: pureFiles, isolate: false } },
-      { extends: true as const, test: { name: "workers", include: ["test/**/*.test.ts"], exclude: [...pureFiles, ...ownRuntimeFiles], setupFiles: ["./test/setup.ts"], isolate: false } },
+      { extends: true as const, test: { name: "workers", include: ["test/**/*.test.ts"], exclude: [...pureFiles, ...runtimeWideFiles, ...ownRuntimeFiles], setupFiles: ["./test/setup.ts"], isolate: false } },
+      { extends: true as const, test: { name: "runtime-wide", include: runtimeWideFiles, setupFiles: ["./test/setup.ts"], isolate: false } },
       { extends: true as const, test: { name: "own-runtime", include: ownRuntimeFiles, setupFiles: ["./test/setup.ts"] } },
     ],
     // Node side: an S3-compatible server (s3rver behind a SigV4 check) for the s3 stream tests, by inject("s3").
