@@ -92,7 +92,10 @@ try {
     }
     // Whole-project reads (verify, the full export, the log) also cover those witness.* events.
     const { witness } = storedEvents(persistDir, projectShard(persistDir, projectId), projectId);
-    for (const m of modules) await metered(m, async () => (await import(`./${m}.bench.mjs`)).default({ ...ctx, key, projectId, total, witness, layout }));
+    // BENCH_LOAD_ONLY=1: the load and its rate alone (the two layouts' ingest side by side, BENCH_READS_OLDER).
+    if (process.env.BENCH_LOAD_ONLY !== "1") {
+      for (const m of modules) await metered(m, async () => (await import(`./${m}.bench.mjs`)).default({ ...ctx, key, projectId, total, witness, layout }));
+    }
   }
   // Tiers a project of its own (BENCH_ARCHIVE_EVENTS, 1M by default, most of it archived).
   if (want("archive")) await metered("archive", async () => (await import("./archive.bench.mjs")).default(ctx));
