@@ -5,22 +5,20 @@
 // It settles whether D1's own work at ingest differs between them. Run by hand:
 // `npx node test/bench/commit-layouts-sqlite.mjs` (about a minute). Figures in the bench README's cost section.
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { insertEventsStatements } from "../../src/chain/event-insert.ts";
 import { idTag, mintEventId } from "../../src/model/event-id.ts";
+import { KEY_SPAN } from "../../src/model/row-keys.ts";
+import { applyMigrations, d1 } from "./sqlite-floor.mjs";
 
-const MIGRATIONS = new URL("../../migrations/", import.meta.url).pathname;
 const COMMIT = Number(process.env.COMMIT ?? 600);
 /** ROUNDS=1700: about 1M events a layout, where the tables and indexes are as deep as the read bench's. */
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
-/** A D1 stand-in for the statement builders: prepare/bind make {sql, params}. */
-const d1 = { prepare: (sql) => ({ bind: (...params) => ({ sql, params }) }) };
 const hex = (n) => randomBytes(n).toString("hex");
 
 function migrated() {
   const db = new DatabaseSync(":memory:");
-  for (const f of readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort()) db.exec(readFileSync(MIGRATIONS + f, "utf8").replaceAll("--> statement-breakpoint", ""));
+  applyMigrations(db);
   return db;
 }
 
@@ -53,7 +51,7 @@ for (const [name, l] of Object.entries(layouts)) {
   const late = l.ms.slice(-Math.floor(l.ms.length / 10)).sort((a, b) => a - b);
   const ms = [...l.ms].sort((a, b) => a - b);
   const p = (q) => ms[Math.floor(q * (ms.length - 1))].toFixed(2);
-  const entries = l.db.prepare("SELECT count(*) AS n FROM events INDEXED BY events_project_seq_idx WHERE row_id < 1099511627776").get().n;
+  const entries = l.db.prepare(`SELECT count(*) AS n FROM events INDEXED BY events_project_seq_idx WHERE row_id < ${KEY_SPAN}`).get().n;
   console.log(`${name.padEnd(6)} the last tenth of the rounds: p50 ${late[Math.floor(late.length / 2)].toFixed(2)} ms`);
   console.log(`${name.padEnd(6)} a commit of ${COMMIT}: p50 ${p(0.5)} ms, p95 ${p(0.95)} ms (${Math.round((COMMIT * 1000) / Number(p(0.5))).toLocaleString("en-US")} events/s); seq index entries ${entries.toLocaleString("en-US")} of ${l.seq.toLocaleString("en-US")} rows`);
 }

@@ -80,8 +80,9 @@ try {
     } else {
       // BENCH_READS_OLDER=1: the project on the seq index, as one made before keyed row ids (src/model/row-keys.ts),
       // its number taken away before its first event, for the two layouts side by side on one day.
-      if (process.env.BENCH_READS_OLDER === "1") shardSql(persistDir, projectShard(persistDir, projectId), `DELETE FROM project_keys WHERE project_id = '${projectId}'`);
-      console.log(`\nLoading ${total.toLocaleString("en-US")} events into ${projectId}${process.env.BENCH_READS_OLDER === "1" ? " (on the seq index: no key)" : ""} through the batch endpoint...`);
+      const older = process.env.BENCH_READS_OLDER === "1";
+      if (older) shardSql(persistDir, projectShard(persistDir, projectId), `DELETE FROM project_keys WHERE project_id = '${projectId}'`);
+      console.log(`\nLoading ${total.toLocaleString("en-US")} events into ${projectId}${older ? " (on the seq index: no key)" : ""} through the batch endpoint...`);
       let load;
       const from = new Date().toISOString();
       const makeEvent = live ? liveEvent : undefined;

@@ -26,18 +26,25 @@ function storedRow(i, projectId, now) {
   };
 }
 
+/** Every migration of checkout `root` (this one by default), in order, as D1 applies them. */
+export function applyMigrations(db, root = ROOT) {
+  const migrations = join(root, "migrations");
+  for (const file of readdirSync(migrations).filter((f) => f.endsWith(".sql")).sort()) {
+    for (const statement of readFileSync(join(migrations, file), "utf8").split("--> statement-breakpoint")) {
+      if (statement.trim()) db.exec(statement);
+    }
+  }
+}
+
+/** A D1 stand-in for the ledger's statement builders (insertEventsStatements): prepare/bind make {sql, params}. */
+export const d1 = { prepare: (sql) => ({ bind: (...params) => ({ sql, params }) }) };
+
 export function sqliteInsertFloor({ total, batchSize = 100 }) {
   const dir = mkdtempSync(join(tmpdir(), "witness-bench-sqlite-"));
   const db = new DatabaseSync(join(dir, "floor.sqlite"));
   try {
     db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF;");
-    const migrations = join(ROOT, "migrations");
-    for (const file of readdirSync(migrations).filter((f) => f.endsWith(".sql")).sort()) {
-      for (const statement of readFileSync(join(migrations, file), "utf8").split("--> statement-breakpoint")) {
-        if (statement.trim()) db.exec(statement);
-      }
-    }
-    const d1 = { prepare: (sql) => ({ bind: (...params) => ({ sql, params }) }) };
+    applyMigrations(db);
     // Only the statements are timed, not making the rows.
     let ms = 0;
     for (let from = 0; from < total; from += batchSize) {

@@ -9,19 +9,16 @@
 // its code on the same data shape:
 // `npx node test/bench/time-walk-sqlite.mjs [root]`.
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { applyMigrations, d1 } from "./sqlite-floor.mjs";
 
 const ROOT = process.argv[2] ?? new URL("../..", import.meta.url).pathname;
 const { insertEventsStatements } = await import(join(ROOT, "src/chain/event-insert.ts"));
 const { selectEvents } = await import(join(ROOT, "src/model/event-query.ts"));
 const { idTag, mintEventId } = await import(join(ROOT, "src/model/event-id.ts"));
 const db = new DatabaseSync(":memory:");
-const M = join(ROOT, "migrations");
-for (const f of readdirSync(M).filter((f) => f.endsWith(".sql")).sort())
-  for (const s of readFileSync(join(M, f), "utf8").split("--> statement-breakpoint")) if (s.trim()) db.exec(s);
-const d1 = { prepare: (sql) => ({ bind: (...params) => ({ sql, params }) }) };
+applyMigrations(db, ROOT);
 const P = "p-live";
 const tag = await idTag(P);
 const hex = (n) => randomBytes(n).toString("hex");
