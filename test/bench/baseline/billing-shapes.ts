@@ -45,8 +45,44 @@ export async function billingShapes(c: Context<{ Bindings: { DB: D1Database } }>
     await run("delete by range, WITHOUT ROWID", `DELETE FROM ${t}_keyed WHERE p = 'p' AND seq <= ?1`);
     await run("index made over a table of n rows", `CREATE INDEX ${t}_plain_a ON ${t}_plain (p, a, seq)`);
     await run("drop of a table of n rows and its index", `DROP TABLE ${t}_plain`);
+    shapes.push(...(await searchEntries(db, `${t}_fts`)));
   } finally {
-    await db.batch([`${t}_plain`, `${t}_idx`, `${t}_keyed`].map((name) => db.prepare(`DROP TABLE IF EXISTS ${name}`)));
+    await db.batch([`${t}_plain`, `${t}_idx`, `${t}_keyed`, `${t}_fts`].map((name) => db.prepare(`DROP TABLE IF EXISTS ${name}`)));
   }
   return c.json({ n, shapes });
+}
+
+/**
+ * The search index's share of an event: entries of 16 events' words (8 each,
+ * behind their slot's tag, as search-index.ts writes them) in a table made as
+ * migration 0004 makes events_search, 38 entries a statement (a commit of 600
+ * events), 60 of them; then deleted 38 at a time, as an archive's delete
+ * does. FTS5 keeps its index in shadow tables of its own (segments, their
+ * merges, each entry's size), written by FTS5 itself, not by the statement.
+ */
+async function searchEntries(db: D1Database, table: string) {
+  const ENTRIES = 38, STATEMENTS = 60, EVENTS = ENTRIES * 16 * STATEMENTS;
+  await db.prepare(`CREATE VIRTUAL TABLE ${table} USING fts5(words, content='', contentless_delete=1, tokenize='ascii', prefix='8 9')`).run();
+  const slots = "0123456789abcdef";
+  const text = (entry: number) =>
+    Array.from({ length: 16 }, (_, slot) => {
+      const e = entry * 16 + slot;
+      const words = ["doc", ["read", "shared", "login"][e % 3], "user", `u${e % 5000}`, `user${e % 5000}`, "acme", "test", `o${e % 50}`];
+      return words.map((w) => `q1w2e${slots[slot]}${w}`).join(" ");
+    }).join(" ");
+  let inserted = 0;
+  let deleted = 0;
+  for (let s = 0; s < STATEMENTS; s++) {
+    const statement = db.prepare(`INSERT INTO ${table} (rowid, words) VALUES ${Array.from({ length: ENTRIES }, () => "(?, ?)").join(", ")}`);
+    const params = Array.from({ length: ENTRIES }, (_, i) => [s * ENTRIES + i + 1, text(s * ENTRIES + i)]).flat();
+    inserted += (await statement.bind(...params).run()).meta.rows_written;
+  }
+  for (let s = 0; s < STATEMENTS; s++) {
+    const statement = db.prepare(`DELETE FROM ${table} WHERE rowid BETWEEN ?1 AND ?2`).bind(s * ENTRIES + 1, (s + 1) * ENTRIES);
+    deleted += (await statement.run()).meta.rows_written;
+  }
+  return [
+    { shape: "insert, search entries of 16 events (FTS5), a row per event", perRow: inserted / EVENTS },
+    { shape: "delete of the same entries, a row per event", perRow: deleted / EVENTS },
+  ];
 }
