@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
 import { generateApiKey } from "../src/auth/api-keys";
 import { createProject as placeProject } from "../src/storage/projects";
 import { eventsDb, forgetShard } from "../src/storage/shards";
@@ -135,6 +136,17 @@ export async function listPages(key: string, path: string, query: string, limit:
     cursor = page.json.nextCursor;
   } while (cursor);
   return seqs;
+}
+
+/**
+ * Pages through each read (a /v1/events query and the events it keeps) at each page size, and holds
+ * every listing to those events in list order. The listings only read, so they all run at once:
+ * files made of these were the suite's slowest, waiting on one page after another.
+ */
+export async function expectEveryListing<T extends Listed>(key: string, sent: T[], reads: Array<[string, (e: T) => boolean]>, limits = [1, 2, 3, 200]): Promise<void> {
+  const listings = reads.flatMap(([query, keep]) => limits.map((limit) => ({ query, limit, want: listOrder(sent, keep) })));
+  const got = await Promise.all(listings.map(({ query, limit }) => listPages(key, "/v1/events", query, limit)));
+  listings.forEach(({ query, limit, want }, i) => expect(got[i], `${query} by ${limit}`).toEqual(want));
 }
 
 /** A strict RFC 4180 reader for checking exports: CRLF rows, quoted fields with doubled quotes. */
