@@ -54,10 +54,23 @@ const octet = (n: number) => Math.floor(Math.random() * n);
 /**
  * A client address no other test uses. Per-IP budgets belong to the runtime, and test files share
  * one (test/vitest.config.ts): a test that counts what is left of an address's budget, or spends a
- * lot of it, takes one of these. (call()'s default, 10.0.x.y, is random too, for everything else.)
+ * lot of it, takes one of these. (call()'s default is another address each call: nextIp().)
  */
 export function freshIp(): string {
   return `10.${100 + octet(150)}.${octet(250)}.${octet(250)}`;
+}
+
+/**
+ * call()'s default client address: a new one each call, from 10.0.0.0-10.99.255.255 (freshIp takes
+ * the rest of 10/8), counted on the runtime's global so files sharing a runtime never repeat one.
+ * A repeat was not harmless: an isolate holding leased units for an address answers its next
+ * request without asking the limiter (src/auth/rate-lease.ts), one subrequest fewer, and a test
+ * counting a request's subrequests failed once in a full run (a random 10.0.x.y: 62,500 of them).
+ */
+function nextIp(): string {
+  const g = globalThis as { witnessTestIp?: number };
+  const n = (g.witnessTestIp = ((g.witnessTestIp ?? octet(1 << 20)) + 1) % (100 << 16));
+  return `10.${n >> 16}.${(n >> 8) & 255}.${n & 255}`;
 }
 
 export interface CallOptions {
@@ -70,7 +83,7 @@ export interface CallOptions {
 /** Calls the worker's own fetch handler, as a client over HTTP would. */
 export async function call(method: string, path: string, options: CallOptions = {}) {
   const headers: Record<string, string> = {
-    "CF-Connecting-IP": options.ip ?? `10.0.${octet(250)}.${octet(250)}`,
+    "CF-Connecting-IP": options.ip ?? nextIp(),
     ...(options.key ? { Authorization: `Bearer ${options.key}` } : {}),
     ...(options.body !== undefined ? { "Content-Type": "application/json" } : {}),
     ...options.headers,

@@ -4,7 +4,7 @@ import { call, createProject, ingestMany } from "../helpers";
 import { createStream, events, Network, waitFor, webhookBody, type Received } from "./receiver";
 import { verifyStandardWebhook } from "./standard-webhooks";
 
-const HOST = "hooks.acme-receiver.com";
+const HOST = "hooks.acme-deliveries.com";
 let net: Network;
 let restore: () => void;
 beforeEach(() => {

@@ -129,18 +129,21 @@ describe("webhook encoding ndjson", () => {
 describe("s3 encoding parquet", () => {
   let puts: { url: string; status: number; body: string }[];
   let loseFirst: boolean;
+  /** The prefix (bucket-relative) whose PUTs the test watches: the policy sees every stream of the runtime, and files share runtimes. */
+  let watching: string;
   let restore: () => void;
   let privateTargets: string;
   beforeEach(() => {
     puts = [];
     loseFirst = false;
+    watching = "";
     privateTargets = env.ALLOW_PRIVATE_STREAM_TARGETS;
     env.ALLOW_PRIVATE_STREAM_TARGETS = "true";
     restore = setStreamPolicy({
       fetch: async (input, init) => {
         const res = await fetch(input, init);
         const url = new Request(input, init).url;
-        if (init?.method === "PUT") {
+        if (init?.method === "PUT" && watching && decodeURIComponent(new URL(url).pathname).startsWith(`/${server.bucket}/${watching}`)) {
           const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", init.body as Uint8Array<ArrayBuffer>));
           const body = [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
           // The first object is written but its answer lost: the sender cannot tell, and writes it again.
@@ -176,6 +179,7 @@ describe("s3 encoding parquet", () => {
     const s = res.json.data;
     expect(s).toMatchObject({ format: "ocsf", encoding: "parquet", s3: { partition: "date" } });
 
+    watching = `lake-pq/${p.id}/`;
     loseFirst = true;
     const day = (d: number, h: number) => new Date(Date.UTC(2026, 4, d, h)).toISOString();
     // Every class and every attribute the OCSF mapping writes, between them.

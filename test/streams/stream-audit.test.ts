@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { call, createProject, createScopedKey, ingestMany } from "../helpers";
 import { createStream, events, Network, waitFor } from "./receiver";
 
-const HOST = "siem.acme-receiver.com";
+const HOST = "siem.acme-audited.com";
 let net: Network;
 let restore: () => void;
 beforeEach(() => {

@@ -7,7 +7,7 @@ let net: Network;
 let restore: () => void;
 beforeEach(() => {
   net = new Network();
-  net.dns.set("hooks.acme-receiver.com", ["93.184.216.34"]);
+  net.dns.set("hooks.acme-api-receiver.com", ["93.184.216.34"]);
   net.dns.set("sneaky.acme-receiver.com", ["10.1.2.3"]);
   net.dns.set("sneaky6.acme-receiver.com", ["93.184.216.34", "fd00::1"]);
   restore = net.install();
@@ -17,10 +17,10 @@ afterEach(() => restore());
 describe("streams API", () => {
   it("creates a webhook stream; its secret is shown once and never again", async () => {
     const p = await createProject();
-    const res = await call("POST", "/v1/streams", { key: p.key, body: { type: "webhook", url: "https://hooks.acme-receiver.com/in" } });
+    const res = await call("POST", "/v1/streams", { key: p.key, body: { type: "webhook", url: "https://hooks.acme-api-receiver.com/in" } });
     expect(res.status).toBe(201);
     const s = res.json.data;
-    expect(s).toMatchObject({ type: "webhook", url: "https://hooks.acme-receiver.com/in", status: "active" });
+    expect(s).toMatchObject({ type: "webhook", url: "https://hooks.acme-api-receiver.com/in", status: "active" });
     expect(s.id).toMatch(/^str_[A-Za-z0-9]{20}$/);
     expect(s.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(atob(s.secret.slice(6))).toHaveLength(32);
@@ -48,7 +48,7 @@ describe("streams API", () => {
     const p = await createProject();
     for (const type of ["splunk", "datadog"]) {
       const token = `tok-${type}-${crypto.randomUUID()}`;
-      const res = await call("POST", "/v1/streams", { key: p.key, body: { type, url: "https://hooks.acme-receiver.com/x", token } });
+      const res = await call("POST", "/v1/streams", { key: p.key, body: { type, url: "https://hooks.acme-api-receiver.com/x", token } });
       expect(res.status).toBe(201);
       expect(res.text).not.toContain(token);
       expect(res.json.data.secret).toBeUndefined();
@@ -65,13 +65,13 @@ describe("streams API", () => {
   it("validates the body", async () => {
     const p = await createProject();
     const bad = [
-      { type: "s3", url: "https://hooks.acme-receiver.com/" },
-      { type: "splunk", url: "https://hooks.acme-receiver.com/" },
-      { type: "webhook", url: "https://hooks.acme-receiver.com/", token: "mine" },
+      { type: "s3", url: "https://hooks.acme-api-receiver.com/" },
+      { type: "splunk", url: "https://hooks.acme-api-receiver.com/" },
+      { type: "webhook", url: "https://hooks.acme-api-receiver.com/", token: "mine" },
       { type: "webhook", url: "not a url" },
-      { type: "webhook", url: "https://hooks.acme-receiver.com/", filter: { actions: [] } },
-      { type: "webhook", url: "https://hooks.acme-receiver.com/", filter: { nope: 1 } },
-      { type: "webhook", url: "https://user:pw@hooks.acme-receiver.com/" },
+      { type: "webhook", url: "https://hooks.acme-api-receiver.com/", filter: { actions: [] } },
+      { type: "webhook", url: "https://hooks.acme-api-receiver.com/", filter: { nope: 1 } },
+      { type: "webhook", url: "https://user:pw@hooks.acme-api-receiver.com/" },
     ];
     for (const body of bad) {
       const res = await call("POST", "/v1/streams", { key: p.key, body });
@@ -97,7 +97,7 @@ describe("streams API", () => {
     const bad = [...broken, "tok\u0100", "ключ", "tok\u007f"];
     for (const type of ["splunk", "datadog"]) {
       for (const token of bad) {
-        const res = await call("POST", "/v1/streams", { key: p.key, body: { type, url: "https://hooks.acme-receiver.com/x", token } });
+        const res = await call("POST", "/v1/streams", { key: p.key, body: { type, url: "https://hooks.acme-api-receiver.com/x", token } });
         expect(res.status, `${type} ${JSON.stringify(token)}`).toBe(400);
         expect(res.json.error.code).toBe("VALIDATION_ERROR");
         expect(res.json.error.details.issues[0].path).toBe("token");
@@ -107,7 +107,7 @@ describe("streams API", () => {
     expect((await env.DB.prepare("SELECT count(*) AS n FROM streams WHERE project_id = ?").bind(p.id).first<{ n: number }>())!.n).toBe(0);
     // Real credentials (a HEC GUID, a Datadog hex key) still pass.
     for (const [type, token] of [["splunk", crypto.randomUUID()], ["datadog", "0123456789abcdef0123456789abcdef"]]) {
-      const res = await call("POST", "/v1/streams", { key: p.key, body: { type, url: "https://hooks.acme-receiver.com/x", token } });
+      const res = await call("POST", "/v1/streams", { key: p.key, body: { type, url: "https://hooks.acme-api-receiver.com/x", token } });
       expect(res.status, type).toBe(201);
     }
   });
@@ -115,7 +115,7 @@ describe("streams API", () => {
   it("refuses destinations that are not public https", async () => {
     const p = await createProject();
     const refused = [
-      "http://hooks.acme-receiver.com/",
+      "http://hooks.acme-api-receiver.com/",
       "https://127.0.0.1/",
       "https://127.1/",
       "https://2130706433/",
@@ -143,7 +143,7 @@ describe("streams API", () => {
       "https://sneaky.acme-receiver.com/",
       "https://sneaky6.acme-receiver.com/",
       "https://unknown.acme-receiver.com/",
-      "ftp://hooks.acme-receiver.com/",
+      "ftp://hooks.acme-api-receiver.com/",
     ];
     for (const url of refused) {
       const res = await call("POST", "/v1/streams", { key: p.key, body: { type: "webhook", url } });
@@ -163,7 +163,7 @@ describe("streams API", () => {
     const p = await createProject();
     const token = (await call("POST", "/v1/embed/token", { key: p.key, body: {} })).json.data.token;
     for (const [method, path] of [["GET", "/v1/streams"], ["POST", "/v1/streams"], ["GET", "/v1/streams/str_x"], ["DELETE", "/v1/streams/str_x"]]) {
-      const res = await call(method, path, { key: token, body: method === "POST" ? { type: "webhook", url: "https://hooks.acme-receiver.com/" } : undefined });
+      const res = await call(method, path, { key: token, body: method === "POST" ? { type: "webhook", url: "https://hooks.acme-api-receiver.com/" } : undefined });
       expect(res.status, `${method} ${path}`).toBe(403);
       expect((await call(method, path)).status).toBe(401);
     }
@@ -172,7 +172,7 @@ describe("streams API", () => {
   it("keeps projects apart", async () => {
     const a = await createProject();
     const b = await createProject();
-    const s = await createStream(a.key, { type: "webhook", url: "https://hooks.acme-receiver.com/a" });
+    const s = await createStream(a.key, { type: "webhook", url: "https://hooks.acme-api-receiver.com/a" });
     expect((await call("GET", `/v1/streams/${s.id}`, { key: b.key })).status).toBe(404);
     expect((await call("DELETE", `/v1/streams/${s.id}`, { key: b.key })).status).toBe(404);
     expect((await call("POST", `/v1/streams/${s.id}/replay`, { key: b.key, body: { from_seq: 1 } })).status).toBe(404);
@@ -182,7 +182,7 @@ describe("streams API", () => {
 
   it("deletes a stream", async () => {
     const p = await createProject();
-    const s = await createStream(p.key, { type: "webhook", url: "https://hooks.acme-receiver.com/d" });
+    const s = await createStream(p.key, { type: "webhook", url: "https://hooks.acme-api-receiver.com/d" });
     expect((await call("DELETE", `/v1/streams/${s.id}`, { key: p.key })).status).toBe(204);
     expect((await call("GET", `/v1/streams/${s.id}`, { key: p.key })).status).toBe(404);
     expect((await call("GET", "/v1/streams", { key: p.key })).json.data).toEqual([]);
