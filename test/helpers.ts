@@ -162,6 +162,14 @@ export async function expectEveryListing<T extends Listed>(key: string, sent: T[
   listings.forEach(({ query, limit, want }, i) => expect(got[i], `${query} by ${limit}`).toEqual(want));
 }
 
+/**
+ * One read with `key` now: an isolate looks a key up once per KEY_CACHE_SECONDS, so a test that
+ * counts a request's queries and subrequests makes the lookup before it starts counting.
+ */
+export async function warmKey(key: string): Promise<void> {
+  expect((await call("GET", "/v1/events?limit=1", { key })).status).toBe(200);
+}
+
 /** A strict RFC 4180 reader for checking exports: CRLF rows, quoted fields with doubled quotes. */
 export function parseCsv(text: string): string[][] {
   const rows: string[][] = [];

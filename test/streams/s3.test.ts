@@ -82,8 +82,9 @@ beforeEach(() => {
  * runtimes (test/vitest.config.ts): another file's stream, retrying late, once put an object during
  * a test here.
  */
-const putsUnder = (prefix: string) =>
-  attempts.filter((a) => a.method === "PUT" && decodeURIComponent(new URL(a.url).pathname).startsWith(`/${server.bucket}/${prefix}`));
+const putsUnder = (prefix: string) => attempts.filter((a) => a.method === "PUT" && objectKey(a.url).startsWith(prefix));
+/** The object key a request to the server names (path-style: /<bucket>/<key>). */
+const objectKey = (url: string) => decodeURIComponent(new URL(url).pathname.slice(server.bucket.length + 2));
 
 afterEach(() => {
   restore();
@@ -116,7 +117,7 @@ describe("s3 streams", () => {
 
     const keys = await listKeys(`audit/${p.id}/`);
     const puts = putsUnder(`audit/${p.id}/`);
-    const written = [...new Set(puts.map((a) => decodeURIComponent(new URL(a.url).pathname.slice(server.bucket.length + 2))))];
+    const written = [...new Set(puts.map((a) => objectKey(a.url)))];
     // Listed in key order = the order they were written in; nothing written twice but the retried key.
     expect(keys).toEqual(written);
     expect(keys.length).toBeGreaterThanOrEqual(3);
