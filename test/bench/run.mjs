@@ -49,6 +49,8 @@ try {
   };
   // What D1 bills for each shape of write (issue 38), in the baseline's own database: a second.
   if (want("billing")) await (await import("./billing.bench.mjs")).default(ctx);
+  // What a commit costs written to the ledger's own SQLite first (issue 38, item 3), in the baseline: seconds.
+  if (want("journal")) await (await import("./journal.bench.mjs")).default(ctx);
   // Benches that make their own projects.
   // burst (issue 38): 20,000 events/s at one project for 30 s, past what it can take: 201 or 429, nothing lost.
   for (const m of ["ingest", "streams", "alerts", "burst"]) if (want(m)) await metered(m, async () => (await import(`./${m}.bench.mjs`)).default(ctx));

@@ -8,11 +8,12 @@ import { archivedExportFloor } from "./archived-export-floor";
 import { billingShapes } from "./billing-shapes";
 import { CryptoChain } from "./crypto-step";
 import { d1InsertFloor } from "./d1-insert-floor";
+import { JournalFloor, journalFloor } from "./journal-floor";
 import { verifyFloor } from "./verify-floor";
 import { deleteExpiredExports, STAGED_TTL_MS } from "../../../src/storage/staged-exports";
 
 const encoder = new TextEncoder();
-const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket; EXPORTS: R2Bucket; ARCHIVE: R2Bucket } }>();
+const app = new Hono<{ Bindings: { DB: D1Database; STAGING: R2Bucket; EXPORTS: R2Bucket; ARCHIVE: R2Bucket; JOURNAL: DurableObjectNamespace<JournalFloor> } }>();
 
 /** The no-op POST that ingest is compared with: parse the JSON body, answer 201. */
 app.post("/noop", async (c) => {
@@ -108,6 +109,9 @@ app.get("/verify-floor", verifyFloor);
 /** What local D1 bills for each shape of write (billing-shapes.ts). */
 app.get("/billing-shapes", billingShapes);
 
+/** One commit written durably to a Durable Object's own SQLite, and no Witness code (journal-floor.ts). */
+app.get("/journal-floor", journalFloor);
+
 /**
  * Deletes Witness's staged export objects under --persist-to, as the daily
  * cron would a day from now. Under the bench no cron runs, and every read
@@ -119,3 +123,4 @@ app.post("/staged-exports/delete", async (c) => {
 });
 
 export default app;
+export { JournalFloor };

@@ -1,0 +1,30 @@
+// Issue 38, item 3: what a commit would cost if the ledger's own SQLite held it first (a journal)
+// and D1 were indexed from it afterwards. The baseline worker's JournalFloor object
+// (baseline/journal-floor.ts: no Witness code) writes one commit of BENCH_JOURNAL_EVENTS (1,000)
+// sealed-event-sized rows a request and answers once storage has synced: packed into one row, or a
+// row an event; "hop" stores nothing and is the Worker-to-object round trip under both, "build" makes
+// the rows and stores nothing (the ledger has them made already when it would write). Rounds alternate
+// the four, so a slow spell of this machine lands on all of them.
+import { httpGet, latencies } from "./lib.mjs";
+
+export default async function journal({ baselineUrl, report }) {
+  const events = Number(process.env.BENCH_JOURNAL_EVENTS ?? 1000);
+  const rounds = Number(process.env.BENCH_JOURNAL_ROUNDS ?? 100);
+  const last = {};
+  const call = (layout) => async () => {
+    const res = await httpGet(`${baselineUrl}/journal-floor?layout=${layout}&events=${events}`);
+    if (res.status !== 200) throw new Error(`journal floor (${layout}): ${res.status} ${res.body}`);
+    last[layout] = JSON.parse(res.body);
+  };
+  const layouts = ["hop", "build", "packed", "rows"];
+  const times = await latencies(layouts.map(call), rounds, 5);
+  const per = (n) => (n / events).toFixed(3);
+  report(
+    `A commit of ${events.toLocaleString("en-US")} events written durably to a Durable Object's SQLite (${rounds} rounds, one commit a request, answered after sync())`,
+    layouts.map((layout, i) => {
+      const { written, deleted, bytes } = last[layout];
+      const rows = layout === "hop" ? "nothing stored" : layout === "build" ? "the rows made and joined, nothing stored" : `rows written an event ${per(written)} at the write, ${per(deleted)} at the delete; ${Math.round(bytes / events)} bytes an event`;
+      return [layout, `p50 ${times[i].p50.toFixed(1)} / p95 ${times[i].p95.toFixed(1)} ms; ${rows}`];
+    }),
+  );
+}
