@@ -5,40 +5,15 @@
  * reach it over the loopback (ALLOW_PRIVATE_STREAM_TARGETS, as in npm run dev).
  */
 import { env } from "cloudflare:workers";
-import { AwsClient } from "aws4fetch";
-import { afterEach, beforeEach, describe, expect, inject, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setStreamPolicy } from "../../src/streams/transport";
 import { call, createProject, ingestMany } from "../helpers";
 import { createStream, events, waitFor } from "./receiver";
+import { listKeys, reader, s3Settings, server } from "./s3-bucket";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    s3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string };
-  }
-}
-
-const server = inject("s3");
-const reader = new AwsClient({ accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey, service: "s3", region: server.region });
-
+/** The stream's s3 settings, writing under audit/ unless overridden. */
 function settings(overrides: Record<string, unknown> = {}) {
-  return {
-    endpoint: server.endpoint,
-    bucket: server.bucket,
-    region: server.region,
-    prefix: "audit/",
-    access_key_id: server.accessKeyId,
-    secret_access_key: server.secretAccessKey,
-    ...overrides,
-  };
-}
-
-/** Keys under prefix, as ListObjectsV2 gives them (S3 lists in key order). */
-async function listKeys(prefix: string): Promise<string[]> {
-  const res = await reader.fetch(`${server.endpoint}/${server.bucket}?list-type=2&prefix=${encodeURIComponent(prefix)}`);
-  expect(res.status).toBe(200);
-  const xml = await res.text();
-  expect(xml).toContain("<IsTruncated>false</IsTruncated>");
-  return [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]);
+  return s3Settings("audit/", overrides);
 }
 
 /** An object's lines, gunzipped (the object is stored and served as the .gz file it is). */
