@@ -27,4 +27,26 @@ export default async function journal({ baselineUrl, report }) {
       return [layout, `p50 ${times[i].p50.toFixed(1)} / p95 ${times[i].p95.toFixed(1)} ms; ${rows}`];
     }),
   );
+
+  // What reading a backlog mark with a page costs a read (baseline/mark-floor.ts), in the baseline's D1.
+  const n = Number(process.env.BENCH_MARK_ROWS ?? 100_000);
+  const setup = await httpGet(`${baselineUrl}/mark-floor?read=setup&n=${n}`);
+  if (setup.status !== 200) throw new Error(`mark floor setup: ${setup.status} ${setup.body}`);
+  const reads = ["plain", "batched", "first"];
+  const answers = {};
+  const read = (how) => async () => {
+    const res = await httpGet(`${baselineUrl}/mark-floor?read=${how}`);
+    if (res.status !== 200) throw new Error(`mark floor (${how}): ${res.status} ${res.body}`);
+    answers[how] = JSON.parse(res.body);
+  };
+  const pages = await latencies(reads.map(read), rounds * 2, 10);
+  const what = {
+    plain: "the page alone, one statement",
+    batched: "the mark's lookup and the page in one batch",
+    first: "the mark's lookup answered first, then the page",
+  };
+  report(
+    `A page of 51 of ${n.toLocaleString("en-US")} rows with and without a backlog mark (${rounds * 2} rounds)`,
+    reads.map((how, i) => [what[how], `p50 ${pages[i].p50.toFixed(2)} / p95 ${pages[i].p95.toFixed(2)} ms (${answers[how].rows} rows)`]),
+  );
 }

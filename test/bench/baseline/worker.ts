@@ -9,6 +9,7 @@ import { billingShapes } from "./billing-shapes";
 import { CryptoChain } from "./crypto-step";
 import { d1InsertFloor } from "./d1-insert-floor";
 import { JournalFloor, journalFloor } from "./journal-floor";
+import { markFloor } from "./mark-floor";
 import { verifyFloor } from "./verify-floor";
 import { deleteExpiredExports, STAGED_TTL_MS } from "../../../src/storage/staged-exports";
 
@@ -111,6 +112,8 @@ app.get("/billing-shapes", billingShapes);
 
 /** One commit written durably to a Durable Object's own SQLite, and no Witness code (journal-floor.ts). */
 app.get("/journal-floor", journalFloor);
+/** A page of rows read alone, or with a backlog mark's lookup in its batch or before it (mark-floor.ts). */
+app.get("/mark-floor", markFloor);
 
 /**
  * Deletes Witness's staged export objects under --persist-to, as the daily
