@@ -7,17 +7,21 @@
 // the four, so a slow spell of this machine lands on all of them.
 import { httpGet, latencies } from "./lib.mjs";
 
+/** One GET of the baseline a case: fails on anything but 200, keeps the last answer of each case. */
+function probe(baselineUrl, path, answers) {
+  return (name) => async () => {
+    const res = await httpGet(`${baselineUrl}${path(name)}`);
+    if (res.status !== 200) throw new Error(`${path(name)}: ${res.status} ${res.body}`);
+    answers[name] = JSON.parse(res.body);
+  };
+}
+
 export default async function journal({ baselineUrl, report }) {
   const events = Number(process.env.BENCH_JOURNAL_EVENTS ?? 1000);
   const rounds = Number(process.env.BENCH_JOURNAL_ROUNDS ?? 100);
   const last = {};
-  const call = (layout) => async () => {
-    const res = await httpGet(`${baselineUrl}/journal-floor?layout=${layout}&events=${events}`);
-    if (res.status !== 200) throw new Error(`journal floor (${layout}): ${res.status} ${res.body}`);
-    last[layout] = JSON.parse(res.body);
-  };
   const layouts = ["hop", "build", "packed", "rows"];
-  const times = await latencies(layouts.map(call), rounds, 5);
+  const times = await latencies(layouts.map(probe(baselineUrl, (layout) => `/journal-floor?layout=${layout}&events=${events}`, last)), rounds, 5);
   const per = (n) => (n / events).toFixed(3);
   report(
     `A commit of ${events.toLocaleString("en-US")} events written durably to a Durable Object's SQLite (${rounds} rounds, one commit a request, answered after sync())`,
@@ -30,16 +34,10 @@ export default async function journal({ baselineUrl, report }) {
 
   // What reading a backlog mark with a page costs a read (baseline/mark-floor.ts), in the baseline's D1.
   const n = Number(process.env.BENCH_MARK_ROWS ?? 100_000);
-  const setup = await httpGet(`${baselineUrl}/mark-floor?read=setup&n=${n}`);
-  if (setup.status !== 200) throw new Error(`mark floor setup: ${setup.status} ${setup.body}`);
+  await probe(baselineUrl, () => `/mark-floor?read=setup&n=${n}`, {})("setup")();
   const reads = ["plain", "batched", "first"];
   const answers = {};
-  const read = (how) => async () => {
-    const res = await httpGet(`${baselineUrl}/mark-floor?read=${how}`);
-    if (res.status !== 200) throw new Error(`mark floor (${how}): ${res.status} ${res.body}`);
-    answers[how] = JSON.parse(res.body);
-  };
-  const pages = await latencies(reads.map(read), rounds * 2, 10);
+  const pages = await latencies(reads.map(probe(baselineUrl, (how) => `/mark-floor?read=${how}`, answers)), rounds * 2, 10);
   const what = {
     plain: "the page alone, one statement",
     batched: "the mark's lookup and the page in one batch",

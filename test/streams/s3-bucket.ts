@@ -1,7 +1,8 @@
 /**
  * The S3-compatible server vitest's globalSetup starts on the Node side
  * (s3-server.mjs), as the stream tests that deliver to it read it: a signed
- * client, a stream's s3 settings for it, and the keys under a prefix.
+ * client, a stream's s3 settings for it, the keys under a prefix, and the
+ * object key a request's URL names.
  * Each test file writes under prefixes of its own (the server is shared).
  */
 import { AwsClient } from "aws4fetch";
@@ -37,3 +38,6 @@ export async function listKeys(prefix: string): Promise<string[]> {
   expect(xml).toContain("<IsTruncated>false</IsTruncated>");
   return [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]);
 }
+
+/** The object key a request to the server names (path-style: /<bucket>/<key>). */
+export const objectKey = (url: string) => decodeURIComponent(new URL(url).pathname.slice(server.bucket.length + 2));

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setStreamPolicy } from "../../src/streams/transport";
 import { call, createProject, ingestMany } from "../helpers";
 import { createStream, events, waitFor } from "./receiver";
-import { listKeys, reader, s3Settings, server } from "./s3-bucket";
+import { listKeys, objectKey, reader, s3Settings, server } from "./s3-bucket";
 
 /** The stream's s3 settings, writing under audit/ unless overridden. */
 function settings(overrides: Record<string, unknown> = {}) {
@@ -58,8 +58,6 @@ beforeEach(() => {
  * a test here.
  */
 const putsUnder = (prefix: string) => attempts.filter((a) => a.method === "PUT" && objectKey(a.url).startsWith(prefix));
-/** The object key a request to the server names (path-style: /<bucket>/<key>). */
-const objectKey = (url: string) => decodeURIComponent(new URL(url).pathname.slice(server.bucket.length + 2));
 
 afterEach(() => {
   restore();

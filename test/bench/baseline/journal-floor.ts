@@ -12,6 +12,11 @@ import type { Context } from "hono";
  * trip; the object reports the SQLite rows its cursors wrote (what a Durable
  * Object bills) and the bytes it stored.
  */
+/** What one call stored: SQLite rows its cursors wrote for the commit and for its delete, and the commit's bytes. */
+type Stored = { written: number; deleted: number; bytes: number };
+
+const NOTHING: Stored = { written: 0, deleted: 0, bytes: 0 };
+
 export class JournalFloor extends DurableObject<Env> {
   private seq = 0;
 
@@ -22,26 +27,24 @@ export class JournalFloor extends DurableObject<Env> {
   }
 
   /** Nothing stored: the hop from the Worker and back, the floor under both layouts. */
-  async hop(): Promise<{ written: number; deleted: number; bytes: number }> {
-    return { written: 0, deleted: 0, bytes: 0 };
+  async hop(): Promise<Stored> {
+    return NOTHING;
   }
 
   /** The commit's rows made and joined as "packed" makes them, nothing stored: what the ledger has already done when it would write. */
-  async build(events: number): Promise<{ written: number; deleted: number; bytes: number }> {
-    const first = this.seq + 1;
-    const body = `[${Array.from({ length: events }, (_, i) => sealedRow(first + i)).join(",")}]`;
-    return { written: 0, deleted: 0, bytes: body.length };
+  async build(events: number): Promise<Stored> {
+    return { ...NOTHING, bytes: packed(sealedRows(this.seq + 1, events)).length };
   }
 
-  async commit(layout: "packed" | "rows", events: number): Promise<{ written: number; deleted: number; bytes: number }> {
+  async commit(layout: "packed" | "rows", events: number): Promise<Stored> {
     const sql = this.ctx.storage.sql;
     const first = this.seq + 1;
-    const rows = Array.from({ length: events }, (_, i) => sealedRow(first + i));
+    const rows = sealedRows(first, events);
     this.seq += events;
     let written = 0;
     let bytes = 0;
     if (layout === "packed") {
-      const body = `[${rows.join(",")}]`;
+      const body = packed(rows);
       bytes = body.length;
       written += sql.exec("INSERT INTO journal (first_seq, body) VALUES (?, ?)", first, body).rowsWritten;
     } else {
@@ -59,6 +62,11 @@ export class JournalFloor extends DurableObject<Env> {
     return { written, deleted, bytes };
   }
 }
+
+/** A commit's rows as the packed layout stores them: one JSON array. */
+const packed = (rows: string[]) => `[${rows.join(",")}]`;
+
+const sealedRows = (first: number, events: number) => Array.from({ length: events }, (_, i) => sealedRow(first + i));
 
 /** A sealed event as the ledger holds one (src/db/schema.ts EventRow), about 1 KB as JSON. */
 function sealedRow(seq: number): string {
@@ -90,6 +98,7 @@ export async function journalFloor(c: Context<{ Bindings: { JOURNAL: DurableObje
   const layout = c.req.query("layout") ?? "packed";
   const events = Math.min(Number(c.req.query("events") ?? "1000"), 5000);
   const stub = c.env.JOURNAL.get(c.env.JOURNAL.idFromName(`journal-${layout}`));
-  const result = layout === "hop" ? await stub.hop() : layout === "build" ? await stub.build(events) : await stub.commit(layout === "rows" ? "rows" : "packed", events);
-  return c.json(result);
+  if (layout === "hop") return c.json(await stub.hop());
+  if (layout === "build") return c.json(await stub.build(events));
+  return c.json(await stub.commit(layout === "rows" ? "rows" : "packed", events));
 }
