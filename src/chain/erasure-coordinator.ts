@@ -1,4 +1,5 @@
 import type { AuditActor, AuditOrigin } from "./self-audit";
+import type { CommitJournal } from "./commit-journal";
 import type { RunningErasure } from "./erasure-running";
 import { acceptErasure, type ErasureAnswer } from "./erasure";
 import { namesOnlySelfAudit } from "./erasure-self-audit";
@@ -9,6 +10,8 @@ import type { ErasureRequest } from "./erasure-running";
 export type ErasureLedger = ErasureHost & {
   /** Records the pending entry and the job (src/jobs/erasure-job.ts); idempotent. */
   ensureJob(running: RunningErasure): Promise<void>;
+  /** The ledger's last commit, personal data included (chain/commit-journal.ts). */
+  journal: CommitJournal;
 };
 
 /**
@@ -26,9 +29,11 @@ export class ErasureCoordinator {
     const { ledger } = this;
     const request = { ...req, projectId: ledger.projectId };
     if (await namesOnlySelfAudit(ledger.env, ledger.db(), request)) return { status: "self_audit_only" };
-    const outcome = await ledger.exclusive(() =>
-      acceptErasure(ledger.env, ledger.db(), ledger.records, request, { holds: ledger.holds, outbox: ledger.outbox, by, origin, headSeq: ledger.head().seq }),
-    );
+    const outcome = await ledger.exclusive(() => {
+      // The last commit's copy in the journal would outlive the erasure of its rows.
+      ledger.journal.dropDone(ledger.head());
+      return acceptErasure(ledger.env, ledger.db(), ledger.records, request, { holds: ledger.holds, outbox: ledger.outbox, by, origin, headSeq: ledger.head().seq });
+    });
     if (outcome.status !== "applying") return outcome;
     await ledger.ensureJob(outcome.running);
     return { status: outcome.status, erasure_id: outcome.erasure_id, job_id: outcome.job_id };

@@ -1,9 +1,9 @@
 import type { EventRow } from "../db/schema";
 import type { NewEvent } from "../model/new-event";
 import type { Head } from "./chain-check";
-import { insertEventsStatements } from "./event-insert";
+import { journalStatements, type CommitJournal, type JournalEntry } from "./commit-journal";
 import { givenUpAmong, isGivenUpRefusal } from "./landed-appends";
-import { idempotencyStatements, sealEvents } from "./seal-events";
+import { sealEvents } from "./seal-events";
 import { loadKeyring } from "../sealing/signing-keys";
 import type { LedgerHost } from "../storage/ledger-host";
 
@@ -39,6 +39,8 @@ export interface LogAppender<Prepared = unknown> {
 /** What the ledger lends its group commit (src/storage/ledger-host.ts): its log, and what happens around a commit. */
 export type CommitHost = LedgerHost & {
   log(): LogAppender;
+  /** Where a commit is kept from before its D1 batch is sent (chain/commit-journal.ts). */
+  journal: CommitJournal;
   /** Records the new head (and hands the rows to the activity rollups, which count them later); called with no await after the log's apply, so one storage transaction keeps head and tree. */
   advance(head: Head, rows: readonly EventRow[]): void;
   /** After a commit: wake the streams, schedule witness rounds. Never awaited. */
@@ -49,8 +51,8 @@ export type CommitHost = LedgerHost & {
 
 /**
  * The ledger's commit lock and group commit. Concurrent appends queue up and
- * are committed together in one D1 batch that also moves the head; the head
- * moves only after D1 said yes. Waiters on the lock are served in arrival
+ * are committed together: journaled in the ledger's own storage, then one D1
+ * batch; the head moves only after D1 said yes. Waiters on the lock are served in arrival
  * order, so a long stream of appends cannot starve an erasure or a purge.
  */
 export class GroupCommit {
@@ -143,14 +145,19 @@ export class GroupCommit {
       let offset = 0;
       sealed = { slices: group.map((p) => rows.slice(offset, (offset += p.events.length))), last };
       const { slices } = sealed;
-      const keyed = group.flatMap((p, i) => (p.idempotencyKey === null ? [] : [{ key: p.idempotencyKey, requestHash: p.requestHash, rows: slices[i] }]));
-      const named = group.flatMap((p, i) => (p.token === null || slices[i].length === 0 ? [] : [{ token: p.token, first: slices[i][0].seq, last: slices[i][slices[i].length - 1].seq }]));
+      // An empty slice spans nothing (first past last).
+      const span = (slice: EventRow[]) => (slice.length === 0 ? { first: 1, last: 0 } : { first: slice[0].seq, last: slice[slice.length - 1].seq });
+      const keyed = group.flatMap((p, i) => (p.idempotencyKey === null ? [] : [{ key: p.idempotencyKey, requestHash: p.requestHash, ...span(slices[i]) }]));
+      const named = group.flatMap((p, i) => (p.token === null || slices[i].length === 0 ? [] : [{ token: p.token, ...span(slices[i]) }]));
+      const entry: JournalEntry = { after: host.head(), rows, named, keyed };
+      // Stored before D1 is sent anything (the output gate would hold the batch until then too; sync() says so
+      // here): from there a stop of the runtime loses nothing, and the next start sends the batch again or finds
+      // it landed (commit-journal.ts).
+      host.journal.write(entry);
       const db = host.db();
-      // The new leaves are hashed while D1 writes; a failed batch just drops them.
-      const [leaves] = await Promise.all([
-        host.log().prepare(rows),
-        db.batch([...insertEventsStatements(db, rows, named), ...idempotencyStatements(db, host.projectId, keyed)]),
-      ]);
+      const send = () => db.batch(journalStatements(db, host.projectId, entry));
+      // The new leaves are hashed while the journal is stored and D1 writes; a failed batch just drops them.
+      const [leaves] = await Promise.all([host.log().prepare(rows), host.storage.sync().then(send)]);
       // No await between the tree and the head: one storage transaction stores both or neither.
       host.log().apply(leaves);
       host.advance({ seq: last.seq, hash: last.hash }, rows);
@@ -162,6 +169,8 @@ export class GroupCommit {
       await host.recover().catch(() => {});
       const head = host.head();
       if (!sealed || head.seq !== sealed.last.seq || head.hash !== sealed.last.hash) {
+        // Answered as not stored (or not known), so never sent again by a later start: a retry may store it anew.
+        host.journal.clear();
         const others = await this.withoutGivenUp(group, error);
         if (others === null) group.forEach((p) => p.reject(error));
         else if (others.length > 0) await this.commit(others);

@@ -3,6 +3,7 @@ import type { Anchor, Head } from "../chain/chain-check";
 import { AuditOutbox } from "../chain/audit-outbox";
 import { ErasureCoordinator } from "../chain/erasure-coordinator";
 import { ErasureRecords } from "../chain/erasure-records";
+import { CommitJournal, resendJournal } from "../chain/commit-journal";
 import { GroupCommit, MAX_GROUP_EVENTS } from "../chain/group-commit";
 import { IngestAdmission } from "../chain/ingest-admission";
 import { recoverHead } from "../chain/head-recovery";
@@ -10,6 +11,7 @@ import { IdempotentAppends } from "../chain/idempotent-appends";
 import { HeadWaiters } from "../chain/head-waiters";
 import { LegalHolds } from "../chain/legal-holds";
 import { loadKeyring } from "../sealing/signing-keys";
+import { idMillis } from "../model/event-id";
 import { Rollups } from "../reads/rollups";
 import { beginRollupBackfill } from "../reads/rollup-backfill";
 import { catchUpRollups } from "../reads/rollup-catch-up";
@@ -43,6 +45,8 @@ export abstract class LedgerCore extends LedgerLogRpc {
   protected db!: D1Database;
   /** The commit lock and the group commit (src/chain/group-commit.ts). */
   protected readonly commits: GroupCommit;
+  /** The commit in flight, kept from before its D1 batch (src/chain/commit-journal.ts). */
+  protected readonly journal: CommitJournal;
   /** Appends under an Idempotency-Key (src/chain/idempotent-appends.ts). */
   protected readonly keyed: IdempotentAppends;
   protected readonly erasures: ErasureRecords;
@@ -76,6 +80,7 @@ export abstract class LedgerCore extends LedgerLogRpc {
     this.holds = new LegalHolds(ctx.storage);
     this.rollups = new Rollups(ctx.storage.sql);
     this.catalog = new CatalogStore(ctx.storage.sql, ctx.storage.kv);
+    this.journal = new CommitJournal(ctx.storage.sql);
     this.host = {
       env,
       projectId: this.projectId,
@@ -93,9 +98,11 @@ export abstract class LedgerCore extends LedgerLogRpc {
       drainAudit: () => this.drainAudit(),
       deleteJobFiles: (db) => deleteProjectJobFiles(env, db, this.projectId),
       ensureJob: (running) => ensureErasureJob(this.db, this.projectId, running),
+      journal: this.journal,
     });
     this.commits = new GroupCommit({
       ...this.host,
+      journal: this.journal,
       log: () => this.log,
       advance: (head, rows) => {
         this.current = head;
@@ -118,7 +125,7 @@ export abstract class LedgerCore extends LedgerLogRpc {
     this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash, bytes, token) => this.commits.enqueue(events, key, requestHash, bytes, token));
     this.admission = new IngestAdmission(() => this.commits.load(), () => ingestEventsPerMinute(env, this.projectId));
     // Once started, append any self-audit event a crash left staged.
-    ctx.blockConcurrencyWhile(() => this.loadHead()).then(() => this.drainAudit()).then(() => this.erasing.resume());
+    ctx.blockConcurrencyWhile(() => this.loadHead(true)).then(() => this.drainAudit()).then(() => this.erasing.resume());
   }
 
   /**
@@ -127,8 +134,10 @@ export abstract class LedgerCore extends LedgerLogRpc {
    * takes every commit's leaves, else its own KV value; whichever is further
    * on. Rows found past it are adopted only after recoverHead checked them (a
    * commit whose answer was lost); planted rows are refused and left for verify.
+   * At a start, a commit journaled past that head, which a stopped instance
+   * never learned the outcome of, is sent to D1 again (src/chain/commit-journal.ts).
    */
-  protected async loadHead() {
+  protected async loadHead(start = false) {
     this.db = await eventsDb(this.env, this.projectId);
     if (this.ctx.storage.kv.get<number>("signed_from") === undefined) this.ctx.storage.kv.put("signed_from", 1);
     this.log ??= new ProjectLog(this.ctx.storage, this.env, this.projectId);
@@ -136,7 +145,7 @@ export abstract class LedgerCore extends LedgerLogRpc {
     const kept = this.log.keptHead();
     const stored = kept !== null && kept.seq > saved.seq ? kept : saved;
     this.log.init(stored);
-    const recovered = await recoverHead(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, stored, MAX_GROUP_EVENTS);
+    const recovered = await this.resumeJournal(start, await recoverHead(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, stored, MAX_GROUP_EVENTS));
     this.current = recovered.head;
     this.commits.resumeAfter(recovered.lastReceivedMs);
     // Adopted rows are a commit whose head was never recorded, so neither were its leaves.
@@ -150,6 +159,31 @@ export abstract class LedgerCore extends LedgerLogRpc {
     // Pin the log's id on first wake, before anything asks for it: a D1 log_id changed later cannot move this log.
     await this.log.logId().catch(() => {});
     await scheduleLog(this.log, this.logDeps());
+  }
+
+  /**
+   * At a start: the journal's commit, when it follows the head recovered from
+   * D1 (so it has not landed, or recoverHead would have adopted it), sent again.
+   * Landed, it is adopted as recoverHead adopts one; refused (a worker gave one
+   * of its appends up first), it is forgotten. When D1 cannot take it now, the
+   * ledger starts with the head it has and the journal kept: the next start
+   * sends it again, unless a commit of this instance takes its place (its
+   * appends' workers, whose calls failed, give them up when they find nothing).
+   */
+  private async resumeJournal<R extends { head: Head; adopted: ReadonlyArray<{ seq: number; hash: string }>; lastReceivedMs: number | null }>(start: boolean, recovered: R): Promise<R> {
+    const pending = start ? this.journal.after(recovered.head) : null;
+    if (pending === null) return recovered;
+    try {
+      if ((await resendJournal(this.db, this.projectId, pending)) === "refused") {
+        this.journal.clear();
+        return recovered;
+      }
+    } catch (error) {
+      console.error(`ledger ${this.projectId}: a journaled commit (seq ${pending.rows[0].seq}-) could not be sent again; kept for the next start`, error);
+      return recovered;
+    }
+    const last = pending.rows[pending.rows.length - 1];
+    return { ...recovered, head: { seq: last.seq, hash: last.hash }, adopted: pending.rows, lastReceivedMs: idMillis(last.id) };
   }
 
   /**
