@@ -23,6 +23,18 @@ interface Pending {
   token: string | null;
   resolve: (rows: EventRow[]) => void;
   reject: (error: unknown) => void;
+  /** What its caller gets: asked again by a worker whose call failed (settle). */
+  outcome: Promise<EventRow[]>;
+}
+
+/** How long this ledger remembers an append its worker gave up on, to refuse it should it still arrive (D1's given-up names, kept a day, back it). */
+const GIVEN_UP_MS = 10 * 60_000;
+
+/** Why an append was dropped from the queue: its worker gave it up after its call failed (settle). */
+export class GivenUpAppend extends Error {
+  constructor() {
+    super("The append's worker gave it up after its call to the ledger failed; nothing of it was stored");
+  }
 }
 
 /**
@@ -65,6 +77,10 @@ export class GroupCommit {
   private drainRate = 0;
   /** The last commit's received_at, in ms: each commit takes a later one (see commit()). */
   private lastReceivedMs = 0;
+  /** The group being committed now. */
+  private committing: readonly Pending[] = [];
+  /** Appends given up by their workers (settle), by name, and when. */
+  private readonly givenUp = new Map<string, number>();
 
   constructor(private readonly host: CommitHost) {}
 
@@ -92,15 +108,39 @@ export class GroupCommit {
 
   /** The events as rows of the chain, once they are committed. */
   enqueue(events: NewEvent[], idempotencyKey: string | null = null, requestHash: string | null = null, bytes = 0, token: string | null = null): Promise<EventRow[]> {
+    if (token !== null && this.givenUp.has(token)) return Promise.reject(new GivenUpAppend());
     this.queued.events += events.length;
     this.queued.bytes += bytes;
-    return new Promise<EventRow[]>((resolve, reject) => {
-      this.queue.push({ events, idempotencyKey, requestHash, token, bytes, resolve, reject });
-      this.schedule();
-    }).finally(() => {
+    let settle!: Pick<Pending, "resolve" | "reject">;
+    const outcome = new Promise<EventRow[]>((resolve, reject) => (settle = { resolve, reject }));
+    this.queue.push({ events, idempotencyKey, requestHash, token, bytes, ...settle, outcome });
+    this.schedule();
+    return outcome.finally(() => {
       this.queued.events -= events.length;
       this.queued.bytes -= bytes;
     });
+  }
+
+  /**
+   * After a worker's call with the append named `token` failed: its rows once
+   * committed, or null when nothing of it was stored and never will be. An
+   * append still queued is dropped; one being committed is answered when its
+   * commit is. Undefined when this ledger does not hold it (an instance before
+   * this one took it, or it has not arrived): then it is given up here, so
+   * that it is refused should it still arrive, and the caller looks in D1.
+   */
+  settle(token: string): Promise<EventRow[] | null> | undefined {
+    const committing = this.committing.find((p) => p.token === token);
+    if (committing) return committing.outcome.then((rows) => rows, () => null);
+    // From here on the name is refused, whether this ledger holds the append or it is yet to arrive.
+    const now = Date.now();
+    for (const [name, at] of this.givenUp) if (at < now - GIVEN_UP_MS) this.givenUp.delete(name);
+    this.givenUp.set(token, now);
+    const queued = this.queue.findIndex((p) => p.token === token);
+    if (queued < 0) return undefined;
+    const [dropped] = this.queue.splice(queued, 1);
+    dropped.reject(new GivenUpAppend());
+    return Promise.resolve(null);
   }
 
   /** What waits to be committed, and how fast it has been going. */
@@ -122,7 +162,8 @@ export class GroupCommit {
         group.push(next);
       }
       const started = Date.now();
-      await this.commit(group);
+      this.committing = group;
+      await this.commit(group).finally(() => (this.committing = []));
       const seconds = Math.max(0.001, (Date.now() - started) / 1000);
       this.drainRate = this.drainRate === 0 ? size / seconds : 0.8 * this.drainRate + 0.2 * (size / seconds);
     }).finally(() => this.schedule());

@@ -10,7 +10,7 @@ import type { AppendResult } from "../chain/idempotent-appends";
 import { findIdempotent } from "../chain/idempotency";
 import { findLandedAppend } from "../chain/landed-appends";
 import { databaseRefusal, isOverloaded } from "../lib/database-refusal";
-import { eventJson, type ShapeRow } from "../model/event-shape";
+import { eventJson } from "../model/event-shape";
 import { eventsDb } from "../storage/shards";
 import { validationError } from "../lib/validate";
 import { apiKeyOf } from "./credential";
@@ -143,7 +143,7 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
         token,
       });
     } catch (error) {
-      return (await landedAnyway(c, credential.projectId, token, sentAt, error)).map((row) => eventJson(row, catalog.display));
+      return landedAnyway(c, credential.projectId, token, sentAt, error, catalog);
     }
     if (result.status !== "catalog_stale") return answered(c, result, key);
     forgetCatalog(credential.projectId);
@@ -158,15 +158,24 @@ export async function appendEvents(c: Context<AppEnv>, events: NewEvent[], bodyT
 /**
  * After the call to the ledger failed: the append's events if its commit
  * landed all the same (the ledger stopped after its commit and before it
- * answered), or the failure, now true (landed-appends.ts gave the append up).
+ * answered), or the failure, now true (the append was given up). The ledger
+ * is asked first: it answers for the appends it holds and looks in D1 for the
+ * rest (LedgerChainRpc.lostAppend). When it cannot be reached either, the
+ * worker looks in D1 itself (landed-appends.ts), which gives the append up.
  */
-async function landedAnyway(c: Context<AppEnv>, projectId: string, token: string, sentAt: number, error: unknown): Promise<ShapeRow[]> {
+async function landedAnyway(c: Context<AppEnv>, projectId: string, token: string, sentAt: number, error: unknown, catalog: Catalog): Promise<string[]> {
   // Refused by the runtime before the ledger ran, or by a full or overloaded database (app.ts answers 429 for
   // both): nothing was stored, and a full database would refuse the look's own write too.
   if (isOverloaded(error) || databaseRefusal(error)) throw error;
-  let landed: ShapeRow[] | null;
+  let landed: string[] | null;
   try {
-    landed = await findLandedAppend(await eventsDb(c.env, projectId), projectId, token, sentAt);
+    landed = await ledgerOf(c.env, projectId)
+      .lostAppend(token, sentAt)
+      .catch(async (askError: unknown) => {
+        console.warn(`[${c.get("requestId")}] append failed (${String(error)}); the ledger could not be asked whether it was stored (${String(askError)}): looking in D1`);
+        const rows = await findLandedAppend(await eventsDb(c.env, projectId), projectId, token, sentAt);
+        return rows === null ? null : rows.map((row) => eventJson(row, catalog.display));
+      });
   } catch (lookError) {
     // Neither found nor given up: the commit may land yet, so "stored nothing" would not be true.
     console.error(`[${c.get("requestId")}] append failed (${String(error)}) and could not be looked for: ${String(lookError)}`);

@@ -100,8 +100,11 @@ describe("ProjectLedger head recovery", () => {
    * of it, or with it in flight (sent, not yet run). In flight, its statements (SQL and values) are returned for
    * the test to run when it chooses, as D1 would run a batch from a ledger that is gone.
    */
-  async function stopOnNextBatch(projectId: string, when: "after_commit" | "before_commit" | "in_flight") {
+  async function stopOnNextBatch(projectId: string, when: "after_commit" | "before_commit" | "in_flight", journal: "stored" | "not_stored" = "stored") {
     const inFlight: Array<{ sql: string; params: unknown[] }> = [];
+    // Not stored: the commit's journal write is lost with the stopped instance (or the instance ran code from before
+    // the journal, during a deploy), so no later start sends its batch again (chain/commit-journal.ts).
+    if (journal === "not_stored") await loseNextJournal(projectId);
     await interceptBatches(projectId, async (statements, real, restore, state) => {
       restore();
       if (when === "after_commit") await real.batch(statements);
@@ -110,6 +113,17 @@ describe("ProjectLedger head recovery", () => {
       throw new Error("unreachable: the object was reset");
     });
     return inFlight;
+  }
+
+  /** The ledger's next journal write never reaches its storage. */
+  async function loseNextJournal(projectId: string) {
+    await runInDurableObject(ledger(projectId), (instance: ProjectLedger) => {
+      const journal = (instance as unknown as { journal: { write: (entry: unknown) => void } }).journal;
+      const write = journal.write;
+      journal.write = () => {
+        journal.write = write;
+      };
+    });
   }
 
   it("answers an append whose ledger was stopped after its commit landed as stored, so a retry does not store it twice", async () => {
@@ -132,10 +146,25 @@ describe("ProjectLedger head recovery", () => {
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 4 });
   });
 
-  it("answers an append whose ledger was stopped before its commit as a failure that stored nothing", async () => {
+  it("answers an append whose ledger was stopped after its journal and before D1 as stored: the ledger's next instance sends its batch", async () => {
+    const p = await createProject();
+    const first = await ingest(p.key, { action: "a" });
+    await stopOnNextBatch(p.id, "before_commit");
+    // The worker asks the ledger, whose next instance starts by sending the journaled batch, then finds the append.
+    const stored = await call("POST", "/v1/events/batch", { key: p.key, body: { events: [{ action: "journaled.1" }, { action: "journaled.2" }] } });
+    expect(stored.status).toBe(201);
+    expect(stored.json.data.map((e: { seq: number; action: string }) => [e.seq, e.action])).toEqual([[2, "journaled.1"], [3, "journaled.2"]]);
+    expect(stored.json.data[0].prev_hash).toBe(first.json.data.hash);
+    expect((await call("GET", `/v1/events/${stored.json.data[1].id}`, { key: p.key })).json.data).toEqual(stored.json.data[1]);
+    const { results } = await p.db.prepare("SELECT seq FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number }>();
+    expect(results.map((r) => r.seq)).toEqual([1, 2, 3]);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 3 });
+  });
+
+  it("answers an append whose ledger was stopped before its journal was stored as a failure that stored nothing", async () => {
     const p = await createProject();
     await ingest(p.key, { action: "a" });
-    await stopOnNextBatch(p.id, "before_commit");
+    await stopOnNextBatch(p.id, "before_commit", "not_stored");
     const failed = await call("POST", "/v1/events", { key: p.key, body: { action: "never.stored" } });
     expect(failed.status).toBe(500);
     expect(failed.json.error.message).toMatch(/stored nothing/);
@@ -150,7 +179,9 @@ describe("ProjectLedger head recovery", () => {
   it("refuses a commit that reaches D1 after its worker answered that nothing was stored, so a retry does not store it twice", async () => {
     const p = await createProject();
     await ingest(p.key, { action: "a" });
-    const inFlight = await stopOnNextBatch(p.id, "in_flight");
+    // A batch with no journal behind it: sent by an instance whose journal write was lost, or by code from before
+    // the journal during a deploy. Nothing sends it again, but D1 may still run it late.
+    const inFlight = await stopOnNextBatch(p.id, "in_flight", "not_stored");
     const failed = await call("POST", "/v1/events/batch", { key: p.key, body: { events: [{ action: "late.1" }, { action: "late.2" }] } });
     expect(failed.status).toBe(500);
     expect(failed.json.error.message).toMatch(/stored nothing and is safe to retry/);
@@ -186,8 +217,9 @@ describe("ProjectLedger head recovery", () => {
     expect(backfilled.json.data).toMatchObject({ seq: 3, action: "lone.backfilled" });
     expect(await row(3)).toEqual({ id_indexed: 1, named: 1 });
     expect((await p.db.prepare("SELECT count(*) AS n FROM commit_spans WHERE project_id = ?").bind(p.id).first<{ n: number }>())!.n).toBe(0);
-    // Stopped with its batch in flight: the worker answers "nothing stored", and the row's name refuses the batch when D1 runs it.
-    const inFlight = await stopOnNextBatch(p.id, "in_flight");
+    // Stopped with its batch in flight and no journal behind it: the worker answers "nothing stored", and the row's
+    // name refuses the batch when D1 runs it.
+    const inFlight = await stopOnNextBatch(p.id, "in_flight", "not_stored");
     const failed = await call("POST", "/v1/events", { key: p.key, body: { action: "lone.late" } });
     expect(failed.status).toBe(500);
     expect(failed.json.error.message).toMatch(/stored nothing and is safe to retry/);
