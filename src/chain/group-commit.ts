@@ -211,7 +211,12 @@ export class GroupCommit {
       const head = host.head();
       if (!sealed || head.seq !== sealed.last.seq || head.hash !== sealed.last.hash) {
         // Answered as not stored (or not known), so never sent again by a later start: a retry may store it anew.
-        host.journal.clear();
+        // Storage that cannot even do this is failing the object; its appends' workers give them up in D1.
+        try {
+          host.journal.clear();
+        } catch (clearError) {
+          console.error(`ledger ${host.projectId}: a refused commit's journal could not be cleared`, clearError);
+        }
         const others = await this.withoutGivenUp(group, error);
         if (others === null) group.forEach((p) => p.reject(error));
         else if (others.length > 0) await this.commit(others);
