@@ -8,6 +8,7 @@ import type { ProjectLedger } from "../../src/durable/project-ledger.do";
 import type { EventRow } from "../../src/db/schema";
 import { call, createProject, ingest } from "../helpers";
 import { eraseApplied } from "./erasure-helpers";
+import { storedActions, whileLooksRefused } from "./commit-gate";
 
 const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
 
@@ -55,9 +56,6 @@ async function journalThenStop(projectId: string, actions: string[], token: stri
   return rows;
 }
 
-const storedActions = async (p: { id: string; db: D1Database }) =>
-  (await p.db.prepare("SELECT seq, action FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number; action: string }>()).results.map((r) => [r.seq, r.action]);
-
 describe("the commit journal (issue 38, item 3, step 1)", () => {
   it("stores a commit journaled before its ledger stopped, at the ledger's next start, once, and the chain goes on from it", async () => {
     const p = await createProject();
@@ -95,13 +93,7 @@ describe("the commit journal (issue 38, item 3, step 1)", () => {
       } as unknown as D1Database;
     });
     // The worker cannot look (the database refuses its look), so it says it does not know, and gives nothing up.
-    await p.db.prepare("CREATE TRIGGER test_journal_look_refused BEFORE INSERT ON given_up_appends BEGIN SELECT RAISE(ABORT, 'test: the database is unreachable'); END").run();
-    let failed;
-    try {
-      failed = await call("POST", "/v1/events", { key: p.key, body: { action: "in.flight" }, headers: { "Idempotency-Key": "journal-1" } });
-    } finally {
-      await p.db.prepare("DROP TRIGGER test_journal_look_refused").run();
-    }
+    const failed = await whileLooksRefused(p.db, () => call("POST", "/v1/events", { key: p.key, body: { action: "in.flight" }, headers: { "Idempotency-Key": "journal-1" } }));
     expect(failed.status).toBe(500);
     expect(failed.json.error.message).toMatch(/not known yet; send the request again with the same Idempotency-Key/);
     // The retry starts the ledger, which stores the journaled commit first; the key then answers with it, stored once.

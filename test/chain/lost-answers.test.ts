@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ledgerOf, packEvents } from "../../src/chain/ledger";
 import type { NewEvent } from "../../src/model/new-event";
 import { call, createProject, ingest, until } from "../helpers";
-import { holdCommits, queuedEvents } from "./commit-gate";
+import { holdCommits, queuedEvents, storedActions } from "./commit-gate";
 
 const event = (action: string): NewEvent => ({
   action, organization: null, actor_id: null, actor_type: null, actor_name: null, actor_email: null,
@@ -20,9 +20,6 @@ function append(p: { id: string; prefix: string }, action: string, token: string
 
 /** What a call came to, its failure included (handled from the start: the ledger may refuse it before the test asks). */
 const outcome = (call: PromiseLike<unknown>) => Promise.resolve(call).then((value) => ({ value, error: null }), (error: unknown) => ({ value: null, error: String(error) }));
-
-const storedActions = async (p: { id: string; db: D1Database }) =>
-  (await p.db.prepare("SELECT seq, action FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number; action: string }>()).results.map((r) => [r.seq, r.action]);
 
 /**
  * A worker whose call to append failed asks the ledger whether it was stored

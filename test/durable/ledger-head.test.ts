@@ -8,7 +8,7 @@ import { loadKeyring } from "../../src/sealing/signing-keys";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
 import type { EventRow } from "../../src/db/schema";
 import worker from "../../src/index";
-import { holdCommits, queuedEvents } from "../chain/commit-gate";
+import { holdCommits, queuedEvents, storedActions, whileLooksRefused } from "../chain/commit-gate";
 import { call, createProject, ingest, until } from "../helpers";
 
 const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
@@ -227,8 +227,7 @@ describe("ProjectLedger head recovery", () => {
     await expect(p.db.batch(inFlight.map((s) => p.db.prepare(s.sql).bind(...s.params)))).rejects.toThrow(/gave up on; nothing of it was stored/);
     const retry = await ingest(p.key, { action: "lone.late" });
     expect(retry.json.data).toMatchObject({ seq: 4, action: "lone.late" });
-    const { results } = await p.db.prepare("SELECT seq, action FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number; action: string }>();
-    expect(results.map((r) => [r.seq, r.action])).toEqual([[1, "a"], [2, "lone.landed"], [3, "lone.backfilled"], [4, "lone.late"]]);
+    expect(await storedActions(p)).toEqual([[1, "a"], [2, "lone.landed"], [3, "lone.backfilled"], [4, "lone.late"]]);
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 4 });
   });
 
@@ -300,8 +299,7 @@ describe("ProjectLedger head recovery", () => {
     expect(given.status).toBe(500);
     expect(given.json.error.message).toMatch(/stored nothing and is safe to retry/);
     expect(kept.json.data).toMatchObject({ seq: 3 });
-    const stored = await p.db.prepare("SELECT seq, action FROM events WHERE project_id = ? ORDER BY seq").bind(p.id).all<{ seq: number; action: string }>();
-    expect(stored.results.map((r) => [r.seq, r.action])).toEqual([[1, "a"], [2, "lead"], [3, kept.json.data.action]]);
+    expect(await storedActions(p)).toEqual([[1, "a"], [2, "lead"], [3, kept.json.data.action]]);
     const lost = kept.json.data.action === "pooled.1" ? "pooled.2" : "pooled.1";
     const retry = await ingest(p.key, { action: lost });
     expect(retry.json.data).toMatchObject({ seq: 4, action: lost });
@@ -326,21 +324,15 @@ describe("ProjectLedger head recovery", () => {
   it("says it does not know whether an append was stored when its ledger failed and the database could not be asked", async () => {
     const p = await createProject();
     await ingest(p.key, { action: "a" });
-    const inFlight = await stopOnNextBatch(p.id, "in_flight");
-    // The database refuses the worker's look (only this file's tests give appends up, one at a time).
-    await p.db.prepare("CREATE TRIGGER test_look_refused BEFORE INSERT ON given_up_appends BEGIN SELECT RAISE(ABORT, 'test: the database is unreachable'); END").run();
-    let failed;
-    try {
-      failed = await call("POST", "/v1/events", { key: p.key, body: { action: "unknown.fate" }, headers: { "Idempotency-Key": "fate-1" } });
-    } finally {
-      await p.db.prepare("DROP TRIGGER test_look_refused").run();
-    }
+    // A batch with no journal behind it (its instance's journal write was lost): only D1 can still run it.
+    const inFlight = await stopOnNextBatch(p.id, "in_flight", "not_stored");
+    // The database refuses the look (only this file's tests give appends up, one at a time).
+    const failed = await whileLooksRefused(p.db, () => call("POST", "/v1/events", { key: p.key, body: { action: "unknown.fate" }, headers: { "Idempotency-Key": "fate-1" } }));
     expect(failed.status).toBe(500);
     expect(failed.json.error.message).toMatch(/whether they were stored is not known yet; send the request again with the same Idempotency-Key/);
-    // It may land yet (nothing gave it up): D1 runs the stopped ledger's batch late. The ledger's next start may have
-    // sent the same batch from its journal first (chain/commit-journal.ts): then the late one is refused on its rows.
-    await p.db.batch(inFlight.map((s) => p.db.prepare(s.sql).bind(...s.params))).catch((error) => expect(String(error)).toMatch(/UNIQUE constraint failed: events/));
-    // Either way the retry with the same key gets its first answer, stored once.
+    // It may land yet (nothing gave it up): D1 runs the stopped ledger's batch late, and the retry with the same key
+    // gets its first answer, stored once. (With the journal stored, the ledger's next start sends it: commit-journal.test.ts.)
+    await p.db.batch(inFlight.map((s) => p.db.prepare(s.sql).bind(...s.params)));
     const retry = await call("POST", "/v1/events", { key: p.key, body: { action: "unknown.fate" }, headers: { "Idempotency-Key": "fate-1" } });
     expect(retry.status).toBe(201);
     expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
