@@ -43,7 +43,9 @@ describe("rollups of events older than the rollups", () => {
     const begun = await state(p.id);
     expect(begun!.target).toBe(20);
     const steps: number[] = [];
-    for (let i = 0; i < 20 && (await state(p.id))!.through < 20; i++) {
+    // How many runs of the alarm that takes varies with the machine's load (once, in a loaded full suite, 20 runs got
+    // through 18 of the 20 events): what is promised is bounded pages, not a number of runs.
+    for (let i = 0; i < 200 && (await state(p.id))!.through < 20; i++) {
       await runDurableObjectAlarm(ledger(p.id));
       steps.push((await state(p.id))!.through);
     }
