@@ -196,9 +196,11 @@ export class GroupCommit {
       // it landed (commit-journal.ts).
       host.journal.write(entry);
       const db = host.db();
-      const send = () => db.batch(journalStatements(db, host.projectId, entry));
-      // The new leaves are hashed while the journal is stored and D1 writes; a failed batch just drops them.
-      const [leaves] = await Promise.all([host.log().prepare(rows), host.storage.sync().then(send)]);
+      const stored = host.storage.sync();
+      // The batch is sent first, then the new leaves are hashed while D1 writes (hashing first held the batch back
+      // by as long); a failed batch just drops them.
+      const batch = stored.then(() => db.batch(journalStatements(db, host.projectId, entry)));
+      const [leaves] = await Promise.all([stored.then(() => host.log().prepare(rows)), batch]);
       // No await between the tree and the head: one storage transaction stores both or neither.
       host.log().apply(leaves);
       host.advance({ seq: last.seq, hash: last.hash }, rows);
