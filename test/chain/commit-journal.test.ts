@@ -56,6 +56,25 @@ async function journalThenStop(projectId: string, actions: string[], token: stri
   return rows;
 }
 
+/** The ledger's next batch is sent and never runs: the runtime stops the ledger while it waits for D1. */
+function stopWithBatchSent(projectId: string) {
+  return runInDurableObject(ledger(projectId), (instance: ProjectLedger, state: DurableObjectState) => {
+    const host = instance as unknown as { db: D1Database };
+    const real = host.db;
+    host.db = {
+      prepare: (sql: string) => real.prepare(sql),
+      batch: async () => {
+        host.db = real;
+        state.abort("test: the runtime stops the ledger with its batch in flight");
+        throw new Error("unreachable: the object was reset");
+      },
+    } as unknown as D1Database;
+  });
+}
+
+const journalParts = (projectId: string) =>
+  runInDurableObject(ledger(projectId), (_: ProjectLedger, state: DurableObjectState) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM commit_journal").one().n);
+
 describe("the commit journal (issue 38, item 3, step 1)", () => {
   it("stores a commit journaled before its ledger stopped, at the ledger's next start, once, and the chain goes on from it", async () => {
     const p = await createProject();
@@ -79,19 +98,7 @@ describe("the commit journal (issue 38, item 3, step 1)", () => {
   it("stores a commit whose ledger stopped with its batch in flight, when its worker could not look for it, and the retry with its key gets it", async () => {
     const p = await createProject();
     await ingest(p.key, { action: "a" });
-    // The ledger's batch is sent and never runs: the runtime stops the ledger while it waits for D1.
-    await runInDurableObject(ledger(p.id), (instance: ProjectLedger, state: DurableObjectState) => {
-      const host = instance as unknown as { db: D1Database };
-      const real = host.db;
-      host.db = {
-        prepare: (sql: string) => real.prepare(sql),
-        batch: async () => {
-          host.db = real;
-          state.abort("test: the runtime stops the ledger with its batch in flight");
-          throw new Error("unreachable: the object was reset");
-        },
-      } as unknown as D1Database;
-    });
+    await stopWithBatchSent(p.id);
     // The worker cannot look (the database refuses its look), so it says it does not know, and gives nothing up.
     const failed = await whileLooksRefused(p.db, () => call("POST", "/v1/events", { key: p.key, body: { action: "in.flight" }, headers: { "Idempotency-Key": "journal-1" } }));
     expect(failed.status).toBe(500);
@@ -162,10 +169,26 @@ describe("the commit journal (issue 38, item 3, step 1)", () => {
     await ingest(p.key, { action: "doc.read", actor: { id: "u_eve", email: "eve@example.com" } });
     expect(await journalText(p.id)).toContain("eve@example.com");
     expect(await journalText(p.id)).not.toContain("u_other");
-    const parts = await runInDurableObject(ledger(p.id), (_: ProjectLedger, state: DurableObjectState) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM commit_journal").one().n);
-    expect(parts).toBe(1);
+    expect(await journalParts(p.id)).toBe(1);
     await eraseApplied(p.key, "/v1/actors/u_eve");
     expect(await journalText(p.id)).not.toContain("eve@example.com");
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true });
+  });
+
+  it("keeps a commit larger than a row in parts, sends it again whole, and a smaller commit after it leaves one part", async () => {
+    const p = await createProject();
+    await ingest(p.key, { action: "a" });
+    await stopWithBatchSent(p.id);
+    // 100 events of about 7 KB of metadata each: their journal is over 700,000 characters, more than a part holds.
+    const events = Array.from({ length: 100 }, (_, i) => ({ action: "large.read", metadata: { i, note: "x".repeat(7000) } }));
+    const stored = await call("POST", "/v1/events/batch", { key: p.key, body: { events } });
+    expect(stored.status).toBe(201);
+    expect(stored.json.data.map((e: { seq: number }) => e.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 2));
+    expect(await journalParts(p.id)).toBeGreaterThan(1);
+    expect((await storedActions(p)).length).toBe(101);
+    expect((await call("GET", `/v1/events/${stored.json.data[99].id}`, { key: p.key })).json.data).toEqual(stored.json.data[99]);
+    expect((await ingest(p.key, { action: "small" })).json.data).toMatchObject({ seq: 102 });
+    expect(await journalParts(p.id)).toBe(1);
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 102 });
   });
 });
