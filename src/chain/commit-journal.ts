@@ -72,7 +72,7 @@ export class CommitJournal {
    * behind here. A commit still to be sent again is kept.
    */
   dropDone(head: Head): void {
-    if (this.sql.exec("SELECT 1 FROM commit_journal LIMIT 1").toArray().length > 0 && this.after(head) === null) this.clear();
+    if (this.after(head) === null) this.clear();
   }
 }
 
@@ -84,7 +84,7 @@ export function journalStatements(db: D1Database, projectId: string, entry: Jour
 }
 
 /** Whether D1 holds the journal's commit: a batch is one transaction, so its first row says it for all of them. */
-export async function journalLanded(db: D1Database, projectId: string, entry: JournalEntry): Promise<boolean> {
+async function journalLanded(db: D1Database, projectId: string, entry: JournalEntry): Promise<boolean> {
   const first = entry.rows[0];
   const found = await db
     .prepare(`SELECT e.hash FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?2", columns: "e.hash" })} e`)
@@ -95,15 +95,14 @@ export async function journalLanded(db: D1Database, projectId: string, entry: Jo
 
 /**
  * At a start, a journaled commit whose outcome the stopped instance never
- * learned: sent again, unless D1 has it. "landed" when D1 holds it now (sent
- * again, or the stopped instance's batch got there first: then sending it again
- * fails on its rows, and the look finds them); "refused" when a worker gave up
- * one of its appends first (then no batch of it can land). Anything else
- * (D1 unreachable) is thrown: the commit is still journaled, and the next
- * start tries again.
+ * learned, and which the head's recovery did not find in D1: sent again.
+ * "landed" when D1 holds it now (sent again, or the stopped instance's batch
+ * got there first: then sending it again fails on its rows, and the look finds
+ * them); "refused" when a worker gave up one of its appends first (then no
+ * batch of it can land). Anything else (D1 unreachable) is thrown: the commit
+ * is still journaled, and the next start tries again.
  */
 export async function resendJournal(db: D1Database, projectId: string, entry: JournalEntry): Promise<"landed" | "refused"> {
-  if (await journalLanded(db, projectId, entry)) return "landed";
   try {
     await db.batch(journalStatements(db, projectId, entry));
     return "landed";

@@ -1,8 +1,9 @@
 import type { EventRow } from "../db/schema";
 import type { NewEvent } from "../model/new-event";
+import type { ShapeRow } from "../model/event-shape";
 import type { Head } from "./chain-check";
 import { journalStatements, type CommitJournal, type JournalEntry } from "./commit-journal";
-import { givenUpAmong, isGivenUpRefusal } from "./landed-appends";
+import { findLandedAppend, givenUpAmong, isGivenUpRefusal } from "./landed-appends";
 import { sealEvents } from "./seal-events";
 import { loadKeyring } from "../sealing/signing-keys";
 import type { LedgerHost } from "../storage/ledger-host";
@@ -23,14 +24,14 @@ interface Pending {
   token: string | null;
   resolve: (rows: EventRow[]) => void;
   reject: (error: unknown) => void;
-  /** What its caller gets: asked again by a worker whose call failed (settle). */
+  /** What its caller gets: asked again by a worker whose call failed (lost). */
   outcome: Promise<EventRow[]>;
 }
 
 /** How long this ledger remembers an append its worker gave up on, to refuse it should it still arrive (D1's given-up names, kept a day, back it). */
 const GIVEN_UP_MS = 10 * 60_000;
 
-/** Why an append was dropped from the queue: its worker gave it up after its call failed (settle). */
+/** Why an append was dropped from the queue: its worker gave it up after its call failed (lost). */
 export class GivenUpAppend extends Error {
   constructor() {
     super("The append's worker gave it up after its call to the ledger failed; nothing of it was stored");
@@ -79,7 +80,7 @@ export class GroupCommit {
   private lastReceivedMs = 0;
   /** The group being committed now. */
   private committing: readonly Pending[] = [];
-  /** Appends given up by their workers (settle), by name, and when. */
+  /** Appends given up by their workers (lost), by name, and when. */
   private readonly givenUp = new Map<string, number>();
 
   constructor(private readonly host: CommitHost) {}
@@ -122,14 +123,20 @@ export class GroupCommit {
   }
 
   /**
-   * After a worker's call with the append named `token` failed: its rows once
-   * committed, or null when nothing of it was stored and never will be. An
-   * append still queued is dropped; one being committed is answered when its
-   * commit is. Undefined when this ledger does not hold it (an instance before
-   * this one took it, or it has not arrived): then it is given up here, so
-   * that it is refused should it still arrive, and the caller looks in D1.
+   * After a worker's call with the append named `token` (sent at `sentAt`, by
+   * its clock) failed: its rows once committed, or null when nothing of it was
+   * stored and never will be. An append still queued is dropped; one being
+   * committed is answered when its commit is. One this ledger does not hold
+   * reached an instance before this one, whose journaled commit this one's
+   * start sent again, or it has not arrived: it is given up here, so that it is
+   * refused should it still arrive, and looked for in D1, which gives it up
+   * there too (landed-appends.ts).
    */
-  settle(token: string): Promise<EventRow[] | null> | undefined {
+  lost(token: string, sentAt: number): Promise<ShapeRow[] | null> {
+    return this.settle(token) ?? findLandedAppend(this.host.db(), this.host.projectId, token, sentAt);
+  }
+
+  private settle(token: string): Promise<EventRow[] | null> | undefined {
     const committing = this.committing.find((p) => p.token === token);
     if (committing) return committing.outcome.then((rows) => rows, () => null);
     // From here on the name is refused, whether this ledger holds the append or it is yet to arrive.

@@ -5,7 +5,6 @@ import { actorErasures, type ActorErasure, type ErasureAnswer } from "../chain/e
 import type { ErasureStepResult } from "../chain/erasure-steps";
 import type { AppendRequest, AppendResult } from "../chain/idempotent-appends";
 import type { AuditActor, AuditOrigin } from "../chain/self-audit";
-import { findLandedAppend } from "../chain/landed-appends";
 import { eventJson } from "../model/event-shape";
 import type { ActionSeen, Activity, Bucket } from "../reads/rollups";
 import type { TrustedCompanions } from "../storage/companion-records";
@@ -54,20 +53,10 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
     return { ...(await this.keyed.run(events, request.idempotencyKey, request.requestHash, display, bytes, token)), rate };
   }
 
-  /**
-   * After a worker's call to append failed: the append's events (in the API's
-   * shape) when it was stored, or null when nothing of it was stored and never
-   * will be. This ledger answers for what it holds (chain/group-commit.ts,
-   * settle): an append still queued is dropped, one being committed is answered
-   * with its commit. An append it does not hold reached an instance before this
-   * one, whose commit is in D1 by now (this one's start sent its journal again)
-   * or never will be, or it has not arrived: D1 is asked, and gives it up
-   * (chain/landed-appends.ts).
-   */
+  /** After a worker's call to append failed: the append's events (in the API's shape) when it was stored, or null (GroupCommit.lost). */
   async lostAppend(token: string, sentAt: number): Promise<string[] | null> {
     const display = this.compiled().display;
-    const held = this.commits.settle(token);
-    const rows = held ? await held : await findLandedAppend(this.db, this.projectId, token, sentAt);
+    const rows = await this.commits.lost(token, sentAt);
     return rows === null ? null : rows.map((row) => eventJson(row, display));
   }
 

@@ -1,14 +1,12 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { piiCommitment, sealRow } from "../../src/sealing/payload";
-import { loadKeyring } from "../../src/sealing/signing-keys";
 import type { CommitJournal, JournalEntry } from "../../src/chain/commit-journal";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
 import type { EventRow } from "../../src/db/schema";
 import { call, createProject, ingest } from "../helpers";
 import { eraseApplied } from "./erasure-helpers";
-import { storedActions, whileLooksRefused } from "./commit-gate";
+import { rowAfter, stopOnNextBatch, storedActions, whileLooksRefused } from "./commit-gate";
 
 const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
 
@@ -25,51 +23,14 @@ function journalText(projectId: string): Promise<string> {
  * never reached D1. `token` names the append as a worker would.
  */
 async function journalThenStop(projectId: string, actions: string[], token: string | null = null): Promise<EventRow[]> {
-  const rows = await runInDurableObject(ledger(projectId), async (instance: ProjectLedger) => {
-    const self = instance as unknown as { journal: CommitJournal; anchor(): { seq: number; hash: string | null } };
-    const head = self.anchor();
-    const ring = await loadKeyring(env.SIGNING_KEYS);
-    const pii = { actor_id: null, actor_name: null, actor_email: null, ip_address: null, user_agent: null };
-    const now = new Date().toISOString();
-    const sealed: EventRow[] = [];
-    let prev = { seq: head.seq, hash: head.hash };
-    for (const action of actions) {
-      const salt = "00".repeat(16);
-      const row = await sealRow(
-        {
-          row_id: null as unknown as number, id: crypto.randomUUID(), project_id: projectId, seq: prev.seq + 1, action,
-          organization: null, actor_type: null, ...pii, targets: "[]", metadata: "{}", occurred_at: now, received_at: now,
-          pii_salt: salt, pii_commitment: await piiCommitment(salt, pii), prev_hash: prev.hash, anonymized_at: null,
-          changes: null, schema_version: null, schema_valid: null,
-        },
-        ring,
-      );
-      sealed.push(row);
-      prev = { seq: row.seq, hash: row.hash };
-    }
-    const named = token === null ? [] : [{ token, first: sealed[0].seq, last: sealed[sealed.length - 1].seq }];
-    const entry: JournalEntry = { after: { seq: head.seq, hash: head.hash }, rows: sealed, named, keyed: [] };
-    self.journal.write(entry);
-    return sealed;
-  });
+  const head = (await ledger(projectId).anchor()) as { seq: number; hash: string };
+  const rows: EventRow[] = [];
+  for (const action of actions) rows.push(await rowAfter(projectId, rows.at(-1) ?? head, env.SIGNING_KEYS, action));
+  const named = token === null ? [] : [{ token, first: rows[0].seq, last: rows[rows.length - 1].seq }];
+  const entry: JournalEntry = { after: { seq: head.seq, hash: head.hash }, rows, named, keyed: [] };
+  await runInDurableObject(ledger(projectId), (instance: ProjectLedger) => (instance as unknown as { journal: CommitJournal }).journal.write(entry));
   await evictDurableObject(ledger(projectId));
   return rows;
-}
-
-/** The ledger's next batch is sent and never runs: the runtime stops the ledger while it waits for D1. */
-function stopWithBatchSent(projectId: string) {
-  return runInDurableObject(ledger(projectId), (instance: ProjectLedger, state: DurableObjectState) => {
-    const host = instance as unknown as { db: D1Database };
-    const real = host.db;
-    host.db = {
-      prepare: (sql: string) => real.prepare(sql),
-      batch: async () => {
-        host.db = real;
-        state.abort("test: the runtime stops the ledger with its batch in flight");
-        throw new Error("unreachable: the object was reset");
-      },
-    } as unknown as D1Database;
-  });
 }
 
 const journalParts = (projectId: string) =>
@@ -98,7 +59,7 @@ describe("the commit journal (issue 38, item 3, step 1)", () => {
   it("stores a commit whose ledger stopped with its batch in flight, when its worker could not look for it, and the retry with its key gets it", async () => {
     const p = await createProject();
     await ingest(p.key, { action: "a" });
-    await stopWithBatchSent(p.id);
+    await stopOnNextBatch(p.id, "before_commit");
     // The worker cannot look (the database refuses its look), so it says it does not know, and gives nothing up.
     const failed = await whileLooksRefused(p.db, () => call("POST", "/v1/events", { key: p.key, body: { action: "in.flight" }, headers: { "Idempotency-Key": "journal-1" } }));
     expect(failed.status).toBe(500);
@@ -178,7 +139,7 @@ describe("the commit journal (issue 38, item 3, step 1)", () => {
   it("keeps a commit larger than a row in parts, sends it again whole, and a smaller commit after it leaves one part", async () => {
     const p = await createProject();
     await ingest(p.key, { action: "a" });
-    await stopWithBatchSent(p.id);
+    await stopOnNextBatch(p.id, "before_commit");
     // 100 events of about 7 KB of metadata each: their journal is over 700,000 characters, more than a part holds.
     const events = Array.from({ length: 100 }, (_, i) => ({ action: "large.read", metadata: { i, note: "x".repeat(7000) } }));
     const stored = await call("POST", "/v1/events/batch", { key: p.key, body: { events } });

@@ -2,13 +2,10 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, createScheduledController, evictDurableObject, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { idMillis } from "../../src/model/event-id";
-import { piiCommitment, sealRow } from "../../src/sealing/payload";
 import { insertEventsStatements } from "../../src/chain/event-insert";
-import { loadKeyring } from "../../src/sealing/signing-keys";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
-import type { EventRow } from "../../src/db/schema";
 import worker from "../../src/index";
-import { holdCommits, queuedEvents, storedActions, whileLooksRefused } from "../chain/commit-gate";
+import { holdCommits, interceptBatches, queuedEvents, rowAfter, sqlOf, stopOnNextBatch, storedActions, whileLooksRefused } from "../chain/commit-gate";
 import { call, createProject, ingest, until } from "../helpers";
 
 const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(projectId));
@@ -18,43 +15,6 @@ async function reloadHead(projectId: string) {
   await runInDurableObject(ledger(projectId), async (instance: ProjectLedger) => {
     await (instance as unknown as { loadHead(): Promise<void> }).loadHead();
   });
-}
-
-/** workerd's statement keeps its SQL and bound values as `statement` and `params`. */
-const sqlOf = (s: D1PreparedStatement) => s as unknown as { statement: string; params: unknown[] };
-
-/**
- * Puts `batch` in front of the ledger's D1 batches (its shard's `real`
- * database, and the object's state) until it calls `restore`.
- */
-async function interceptBatches(
-  projectId: string,
-  batch: (statements: D1PreparedStatement[], real: D1Database, restore: () => void, state: DurableObjectState) => Promise<unknown>,
-) {
-  await runInDurableObject(ledger(projectId), (instance: ProjectLedger, state: DurableObjectState) => {
-    const host = instance as unknown as { db: D1Database };
-    const real = host.db;
-    host.db = {
-      prepare: (sql: string) => real.prepare(sql),
-      batch: (statements: D1PreparedStatement[]) => batch(statements, real, () => (host.db = real), state),
-    } as unknown as D1Database;
-  });
-}
-
-/** A row as the ledger would seal it after `prev`, signed with `keys`. */
-async function rowAfter(projectId: string, prev: { seq: number; hash: string }, keys: string, action = "landed.late"): Promise<EventRow> {
-  const pii = { actor_id: null, actor_name: null, actor_email: null, ip_address: null, user_agent: null };
-  const salt = "00".repeat(16);
-  const now = new Date().toISOString();
-  return sealRow(
-    {
-      row_id: null as unknown as number, id: crypto.randomUUID(), project_id: projectId, seq: prev.seq + 1, action,
-      organization: null, actor_type: null, ...pii, targets: "[]", metadata: "{}", occurred_at: now, received_at: now,
-      pii_salt: salt, pii_commitment: await piiCommitment(salt, pii), prev_hash: prev.hash, anonymized_at: null,
-      changes: null, schema_version: null, schema_valid: null,
-    },
-    await loadKeyring(keys),
-  );
 }
 
 describe("ProjectLedger head recovery", () => {
@@ -94,37 +54,6 @@ describe("ProjectLedger head recovery", () => {
     expect(next.json.data).toMatchObject({ seq: 5, prev_hash: batch.json.data[2].hash });
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 5 });
   });
-
-  /**
-   * Makes the ledger's next D1 batch stop the runtime (the object is reset): after the batch committed, instead
-   * of it, or with it in flight (sent, not yet run). In flight, its statements (SQL and values) are returned for
-   * the test to run when it chooses, as D1 would run a batch from a ledger that is gone.
-   */
-  async function stopOnNextBatch(projectId: string, when: "after_commit" | "before_commit" | "in_flight", journal: "stored" | "not_stored" = "stored") {
-    const inFlight: Array<{ sql: string; params: unknown[] }> = [];
-    // Not stored: the commit's journal write is lost with the stopped instance (or the instance ran code from before
-    // the journal, during a deploy), so no later start sends its batch again (chain/commit-journal.ts).
-    if (journal === "not_stored") await loseNextJournal(projectId);
-    await interceptBatches(projectId, async (statements, real, restore, state) => {
-      restore();
-      if (when === "after_commit") await real.batch(statements);
-      if (when === "in_flight") inFlight.push(...statements.map(sqlOf).map((s) => ({ sql: s.statement, params: s.params })));
-      state.abort(`test: the runtime stops the ledger ${when === "after_commit" ? "after its commit" : when === "in_flight" ? "with its batch in flight" : "before its commit"}`);
-      throw new Error("unreachable: the object was reset");
-    });
-    return inFlight;
-  }
-
-  /** The ledger's next journal write never reaches its storage. */
-  async function loseNextJournal(projectId: string) {
-    await runInDurableObject(ledger(projectId), (instance: ProjectLedger) => {
-      const journal = (instance as unknown as { journal: { write: (entry: unknown) => void } }).journal;
-      const write = journal.write;
-      journal.write = () => {
-        journal.write = write;
-      };
-    });
-  }
 
   it("answers an append whose ledger was stopped after its commit landed as stored, so a retry does not store it twice", async () => {
     const p = await createProject();
