@@ -1,3 +1,4 @@
+import { INDEXING_BEHIND } from "./storage/own-writes";
 import { createRoute } from "@hono/zod-openapi";
 import type { ErrorHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -114,6 +115,10 @@ function retryLater(err: unknown): { reason: string; retryAfter: number; what: s
       what: "A Durable Object this request needs (the project's ledger, most often) is overloaded and refused it",
     };
   }
+  if (err instanceof Error && err.message.startsWith(INDEXING_BEHIND)) {
+    // A read that waited for the project's ledger to index what it answered ahead of a lagging shard (storage/own-writes.ts).
+    return { reason: "indexing_behind", retryAfter: OVERLOADED_RETRY_AFTER, what: `${INDEXING_BEHIND}, behind a slow database` };
+  }
   const refusal = databaseRefusal(err);
   if (!refusal) return null;
   const what =
@@ -146,7 +151,7 @@ export const answerError: ErrorHandler<AppEnv> = (err, c) => {
     console.warn(`[${c.get("requestId")}] refused for now (${later.reason}): ${(err as Error).message}`);
     c.header("Retry-After", String(later.retryAfter));
     return c.json(
-      errorBody("RATE_LIMITED", `${later.what}; nothing was stored, retry in ${later.retryAfter} s`, { reason: later.reason, retry_after: later.retryAfter }),
+      errorBody("RATE_LIMITED", `${later.what}; ${later.reason === "indexing_behind" ? "" : "nothing was stored, "}retry in ${later.retryAfter} s`, { reason: later.reason, retry_after: later.retryAfter }),
       429,
     );
   }

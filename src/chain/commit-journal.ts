@@ -7,23 +7,26 @@ import { isGivenUpRefusal } from "./landed-appends";
 import { idempotencyStatements } from "./seal-events";
 
 /**
- * The commit the ledger is writing to D1, kept in the ledger's own SQLite
- * from before its D1 batch is sent (issue 38, item 3, step 1). A commit is
+ * The commits the ledger is writing to D1, kept in the ledger's own SQLite
+ * from before their D1 batch is sent (issue 38, item 3, step 1). A commit is
  * durable once its journal is: if the runtime stops the ledger anywhere after
  * that, the next instance sends the same batch again at its start, or finds
  * that D1 already has it (resendJournal), instead of losing it.
  *
- * Only the newest commit is kept, and it is never deleted: the next commit
- * writes over it, and a journal whose commit is at or below the head is done.
- * So a commit costs one Durable Object row (a part per 512 Ki characters of
- * rows), whatever becomes of it, and no delete.
+ * While D1 keeps up, the ledger answers after D1, and only the newest commit
+ * is kept, in slot 0, never deleted: the next commit writes over it, and a
+ * journal whose commit is at or below the head is done. So a commit costs one
+ * Durable Object row (a part per 512 Ki characters of rows), whatever becomes
+ * of it, and no delete. While D1 lags, the ledger answers commits once they
+ * are journaled (chain/commit-backlog.ts): each keeps its own slot until it is
+ * indexed, and slots are written over, not deleted, once free again.
  *
- * D1 is still where the answer waits (chain/group-commit.ts answers after the
- * batch) and where a lost answer is looked for (chain/landed-appends.ts). Its
- * given-up names keep both sound with the journal: a batch sent again after
- * its worker gave an append of it up is refused whole, so it lands before
- * the worker's look or never (the design of the steps after this one:
- * test/bench/README.md, "A journal in the ledger's own SQLite").
+ * A lost answer is asked of the ledger, which looks in its backlog first and
+ * then in D1 (chain/landed-appends.ts). D1's given-up names keep that sound
+ * for a commit answered after D1: a batch sent again after its worker gave an
+ * append of it up is refused whole, so it lands before the worker's look or
+ * never (the plan: test/bench/README.md, "A journal in the ledger's own
+ * SQLite").
  */
 export interface JournalEntry {
   /** The head the commit follows. */
@@ -37,42 +40,82 @@ export interface JournalEntry {
 /** Characters a part holds: well under a Durable Object row's 2 MB in UTF-8 (3 bytes at most a character here). */
 const PART_CHARS = 512 * 1024;
 
+/** A slot's parts are rows slot x SLOT_PARTS + i: slot 0 is what the table held before slots (one commit). */
+const SLOT_PARTS = 1 << 16;
+
+/** A journaled commit and the slot it is kept in. */
+export interface Journaled {
+  slot: number;
+  entry: JournalEntry;
+}
+
 export class CommitJournal {
   constructor(private readonly sql: SqlStorage) {
     sql.exec("CREATE TABLE IF NOT EXISTS commit_journal (part INTEGER PRIMARY KEY, parts INTEGER NOT NULL, body TEXT NOT NULL)");
   }
 
-  /** Keeps `entry` as the commit in flight. Synchronous: it is in the storage transaction of the code that calls it. */
-  write(entry: JournalEntry): void {
+  /**
+   * Keeps `entry` in `slot`, over what the slot held. Synchronous: it is in
+   * the storage transaction of the code that calls it. A commit answered
+   * after D1 always takes slot 0; commits answered before D1 has them (a
+   * backlog: chain/commit-backlog.ts) each keep a slot until indexed.
+   */
+  write(entry: JournalEntry, slot = 0): void {
     const text = JSON.stringify(entry);
     const parts = Math.max(1, Math.ceil(text.length / PART_CHARS));
+    const base = slot * SLOT_PARTS;
     for (let i = 0; i < parts; i++) {
-      this.sql.exec("INSERT OR REPLACE INTO commit_journal (part, parts, body) VALUES (?, ?, ?)", i, parts, text.slice(i * PART_CHARS, (i + 1) * PART_CHARS));
+      this.sql.exec("INSERT OR REPLACE INTO commit_journal (part, parts, body) VALUES (?, ?, ?)", base + i, parts, text.slice(i * PART_CHARS, (i + 1) * PART_CHARS));
     }
     // A larger commit's parts past this one's: only when there are some (a delete that finds none writes nothing).
-    this.sql.exec("DELETE FROM commit_journal WHERE part >= ?", parts);
+    this.sql.exec("DELETE FROM commit_journal WHERE part >= ? AND part < ?", base + parts, base + SLOT_PARTS);
+  }
+
+  /** Every whole commit the journal keeps, by slot. */
+  entries(): Journaled[] {
+    const rows = this.sql.exec<{ part: number; parts: number; body: string }>("SELECT part, parts, body FROM commit_journal ORDER BY part").toArray();
+    const bySlot = new Map<number, typeof rows>();
+    for (const row of rows) {
+      const slot = Math.floor(row.part / SLOT_PARTS);
+      bySlot.set(slot, [...(bySlot.get(slot) ?? []), row]);
+    }
+    return [...bySlot].flatMap(([slot, parts]) => (parts.length === parts[0].parts ? [{ slot, entry: JSON.parse(parts.map((r) => r.body).join("")) as JournalEntry }] : []));
+  }
+
+  /** The journal's commits that follow `head`, one after another, in chain order. */
+  chainFrom(head: Head): Journaled[] {
+    const all = this.entries();
+    const chain: Journaled[] = [];
+    let at = head;
+    for (;;) {
+      const next = all.find((j) => j.entry.after.seq === at.seq && j.entry.after.hash === at.hash && j.entry.rows.length > 0);
+      if (!next) return chain;
+      chain.push(next);
+      const last = next.entry.rows[next.entry.rows.length - 1];
+      at = { seq: last.seq, hash: last.hash };
+    }
   }
 
   /** The journal's commit when it follows `head`: written, and its outcome not known to this instance. Null otherwise. */
   after(head: Head): JournalEntry | null {
-    const rows = this.sql.exec<{ parts: number; body: string }>("SELECT parts, body FROM commit_journal ORDER BY part").toArray();
-    if (rows.length === 0 || rows.length !== rows[0].parts) return null;
-    const entry = JSON.parse(rows.map((r) => r.body).join("")) as JournalEntry;
-    return entry.after.seq === head.seq && entry.after.hash === head.hash ? entry : null;
+    return this.chainFrom(head)[0]?.entry ?? null;
   }
 
-  /** Forgets the commit: D1 refused it, or the ledger answered it as not stored, so it must never be sent again. */
-  clear(): void {
-    this.sql.exec("DELETE FROM commit_journal");
+  /** Forgets a slot's commit (every slot's when none is named): D1 refused it, or the ledger answered it as not stored, so it must never be sent again. */
+  clear(slot?: number): void {
+    if (slot === undefined) this.sql.exec("DELETE FROM commit_journal");
+    else this.sql.exec("DELETE FROM commit_journal WHERE part >= ? AND part < ?", slot * SLOT_PARTS, (slot + 1) * SLOT_PARTS);
   }
 
   /**
-   * Forgets a commit that is done (at or below `head`), under the commit
-   * lock: its rows carry personal data, which an erasure must not leave
-   * behind here. A commit still to be sent again is kept.
+   * Forgets the commits that are done (at or below `head`, or cut off from
+   * it), under the commit lock: their rows carry personal data, which an
+   * erasure must not leave behind here. A commit still to be sent again is kept.
    */
   dropDone(head: Head): void {
-    if (this.after(head) === null) this.clear();
+    const kept = new Set(this.chainFrom(head).map((j) => j.slot));
+    const slots = this.sql.exec<{ slot: number }>("SELECT DISTINCT part / ? AS slot FROM commit_journal", SLOT_PARTS).toArray();
+    for (const { slot } of slots) if (!kept.has(slot)) this.clear(slot);
   }
 }
 
@@ -84,7 +127,7 @@ export function journalStatements(db: D1Database, projectId: string, entry: Jour
 }
 
 /** Whether D1 holds the journal's commit: a batch is one transaction, so its first row says it for all of them. */
-async function journalLanded(db: D1Database, projectId: string, entry: JournalEntry): Promise<boolean> {
+export async function journalLanded(db: D1Database, projectId: string, entry: JournalEntry): Promise<boolean> {
   const first = entry.rows[0];
   const found = await db
     .prepare(`SELECT e.hash FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?2", columns: "e.hash" })} e`)

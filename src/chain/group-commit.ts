@@ -2,7 +2,8 @@ import type { EventRow } from "../db/schema";
 import type { NewEvent } from "../model/new-event";
 import type { ShapeRow } from "../model/event-shape";
 import type { Head } from "./chain-check";
-import { journalStatements, type CommitJournal, type JournalEntry } from "./commit-journal";
+import { CommitBacklog, LAG_MS, type Backlogged } from "./commit-backlog";
+import { journalStatements, type CommitJournal, type Journaled, type JournalEntry } from "./commit-journal";
 import { findLandedAppend, givenUpAmong, isGivenUpRefusal } from "./landed-appends";
 import { sealEvents } from "./seal-events";
 import { loadKeyring } from "../sealing/signing-keys";
@@ -56,8 +57,10 @@ export type CommitHost = LedgerHost & {
   journal: CommitJournal;
   /** Records the new head (and hands the rows to the activity rollups, which count them later); called with no await after the log's apply, so one storage transaction keeps head and tree. */
   advance(head: Head, rows: readonly EventRow[]): void;
-  /** After a commit: wake the streams, schedule witness rounds. Never awaited. */
+  /** After a commit is in D1: wake the streams, schedule witness rounds. Never awaited. */
   committed(): void;
+  /** D1 holds the chain up to `head`, during a backlog (chain/commit-backlog.ts): kept for the next start. */
+  indexed(head: Head): void;
   /** After a failed batch: reload the head, in case the commit landed and only its answer was lost. */
   recover(): Promise<void>;
 };
@@ -65,8 +68,10 @@ export type CommitHost = LedgerHost & {
 /**
  * The ledger's commit lock and group commit. Concurrent appends queue up and
  * are committed together: journaled in the ledger's own storage, then one D1
- * batch; the head moves only after D1 said yes. Waiters on the lock are served in arrival
- * order, so a long stream of appends cannot starve an erasure or a purge.
+ * batch; the head moves only after D1 said yes. While D1 lags, commits are
+ * answered once journaled and indexed behind (chain/commit-backlog.ts).
+ * Waiters on the lock are served in arrival order, so a long stream of
+ * appends cannot starve an erasure or a purge.
  */
 export class GroupCommit {
   private queue: Pending[] = [];
@@ -82,8 +87,35 @@ export class GroupCommit {
   private committing: readonly Pending[] = [];
   /** Appends given up by their workers (lost), by name, and when. */
   private readonly givenUp = new Map<string, number>();
+  /** Commits answered before D1 has them, while it lags. */
+  private readonly backlog: CommitBacklog;
 
-  constructor(private readonly host: CommitHost) {}
+  constructor(private readonly host: CommitHost) {
+    this.backlog = new CommitBacklog({ projectId: host.projectId, db: () => host.db(), indexed: (head) => host.indexed(head), committed: () => host.committed() });
+  }
+
+  /**
+   * At a start that finds a backlog (the mark in D1, or the head past what D1
+   * holds): the journal's commits past the chain D1 holds, which a previous
+   * instance may have answered, are indexed behind, with the mark set first
+   * (`marked`: found), and answers keep going ahead of D1 until the backlog
+   * is drained.
+   */
+  async resumeBacklog(chain: readonly Journaled[], marked: boolean): Promise<void> {
+    if (!marked && chain.length === 0) return;
+    await this.backlog.mark(marked);
+    for (const { slot, entry } of chain) this.backlog.push({ entry, slot, events: entry.rows.length, bytes: 0, answer: null });
+  }
+
+  /** Resolves once D1 holds every commit made so far: what a read that found the backlog mark waits for. */
+  indexed(): Promise<void> {
+    return this.backlog.indexedTo(this.host.head().seq);
+  }
+
+  /** The rows of an append under an Idempotency-Key that is committed and not yet in D1, or null. */
+  keyedAhead(key: string): { requestHash: string | null; rows: EventRow[] } | null {
+    return this.backlog.keyed(key);
+  }
 
   /**
    * At a start: the last commit was received at `ms` (chain/head-recovery.ts),
@@ -97,8 +129,15 @@ export class GroupCommit {
     this.lastReceivedMs = Math.max(this.lastReceivedMs, ms);
   }
 
-  /** Runs work while holding the commit lock. */
+  /** Runs work while holding the commit lock, once D1 holds every commit: what runs there reads and changes D1. */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.locked(async () => {
+      await this.backlog.drained();
+      return work();
+    });
+  }
+
+  private locked<T>(work: () => Promise<T>): Promise<T> {
     const run = this.lock.then(work);
     this.lock = run.then(
       () => {},
@@ -133,7 +172,7 @@ export class GroupCommit {
    * there too (landed-appends.ts).
    */
   lost(token: string, sentAt: number): Promise<ShapeRow[] | null> {
-    return this.settle(token) ?? findLandedAppend(this.host.db(), this.host.projectId, token, sentAt);
+    return this.backlog.holding(token) ?? this.settle(token) ?? findLandedAppend(this.host.db(), this.host.projectId, token, sentAt);
   }
 
   private settle(token: string): Promise<EventRow[] | null> | undefined {
@@ -152,14 +191,15 @@ export class GroupCommit {
 
   /** What waits to be committed, and how fast it has been going. */
   load(): { events: number; bytes: number; drainRate: number } {
-    return { ...this.queued, drainRate: this.drainRate };
+    const behind = this.backlog.load();
+    return { events: this.queued.events + behind.events, bytes: this.queued.bytes + behind.bytes, drainRate: this.drainRate };
   }
 
   /** Everything queued while the lock was busy goes into the next batch. */
   private schedule() {
     if (this.scheduled || this.queue.length === 0) return;
     this.scheduled = true;
-    void this.exclusive(async () => {
+    void this.locked(async () => {
       this.scheduled = false;
       const group: Pending[] = [];
       let size = 0;
@@ -177,27 +217,16 @@ export class GroupCommit {
   }
 
   private async commit(group: Pending[]) {
+    if (this.backlog.active()) return this.commitAhead(group);
     const { host } = this;
     /** The group's rows as sealed, one slice per append, and the last of them: known once sealing is done. */
     let sealed: { slices: EventRow[][]; last: EventRow } | null = null;
+    let lagged = false;
     try {
-      const ring = await loadKeyring(host.env.SIGNING_KEYS);
-      // One millisecond per commit at most: a located id carries its commit's instant (model/event-id.ts), so
-      // two commits never share one and ids stay distinct without an index to refuse a repeat (migration 0029).
-      // It also keeps receive times from stepping back when the clock does, while this ledger runs.
-      const receivedMs = Math.max(Date.now(), this.lastReceivedMs + 1);
-      // Taken even if the batch fails: its answer may be lost while its rows landed (host.recover adopts them).
-      this.lastReceivedMs = receivedMs;
-      const rows = await sealEvents(ring, host.projectId, host.head(), group.flatMap((p) => p.events), new Date(receivedMs).toISOString());
+      const rows = await this.seal(group);
       const last = rows[rows.length - 1];
-      let offset = 0;
-      sealed = { slices: group.map((p) => rows.slice(offset, (offset += p.events.length))), last };
-      const { slices } = sealed;
-      // An empty slice spans nothing (first past last).
-      const span = (slice: EventRow[]) => (slice.length === 0 ? { first: 1, last: 0 } : { first: slice[0].seq, last: slice[slice.length - 1].seq });
-      const keyed = group.flatMap((p, i) => (p.idempotencyKey === null ? [] : [{ key: p.idempotencyKey, requestHash: p.requestHash, ...span(slices[i]) }]));
-      const named = group.flatMap((p, i) => (p.token === null || slices[i].length === 0 ? [] : [{ token: p.token, ...span(slices[i]) }]));
-      const entry: JournalEntry = { after: host.head(), rows, named, keyed };
+      const { entry, slices } = this.entryOf(group, rows);
+      sealed = { slices, last };
       // Stored before D1 is sent anything (the output gate would hold the batch until then too; sync() says so
       // here): from there a stop of the runtime loses nothing, and the next start sends the batch again or finds
       // it landed (commit-journal.ts).
@@ -206,11 +235,13 @@ export class GroupCommit {
       const stored = host.storage.sync();
       // The batch is sent first, then the new leaves are hashed while D1 writes (hashing first held the batch back
       // by as long); a failed batch just drops them.
-      const batch = stored.then(() => db.batch(journalStatements(db, host.projectId, entry)));
+      let sent = 0;
+      const batch = stored.then(() => ((sent = Date.now()), db.batch(journalStatements(db, host.projectId, entry))));
       const [leaves] = await Promise.all([stored.then(() => host.log().prepare(rows)), batch]);
       // No await between the tree and the head: one storage transaction stores both or neither.
       host.log().apply(leaves);
       host.advance({ seq: last.seq, hash: last.hash }, rows);
+      lagged = Date.now() - sent > LAG_MS;
     } catch (error) {
       // A D1 batch is one transaction: all of it was stored or none. Which one, only the database knows when the
       // answer itself was lost (a dropped connection, a reset after the commit): recover reads the rows past the
@@ -235,6 +266,73 @@ export class GroupCommit {
     const { slices } = sealed;
     group.forEach((p, i) => p.resolve(slices[i]));
     host.committed();
+    if (lagged) await this.startBacklog();
+  }
+
+  /** After a batch slower than LAG_MS: the mark, and from then on answers once journaled. Not written, commits go on as before. */
+  private async startBacklog() {
+    try {
+      await this.backlog.mark();
+      this.host.indexed(this.host.head());
+    } catch (error) {
+      console.error(`ledger ${this.host.projectId}: the backlog mark could not be written; answers keep waiting on D1`, error);
+    }
+  }
+
+  /**
+   * A commit during a backlog: sealed, journaled in its own slot, in the
+   * chain, and handed to the backlog, which answers it now or once it is
+   * indexed. Until the head moves, a failure stores nothing.
+   */
+  private async commitAhead(group: Pending[]) {
+    const { host } = this;
+    const slot = this.backlog.freeSlot();
+    let item: Backlogged;
+    try {
+      const rows = await this.seal(group);
+      const entry = this.entryOf(group, rows);
+      host.journal.write(entry.entry, slot);
+      await host.storage.sync();
+      const leaves = await host.log().prepare(rows);
+      host.log().apply(leaves);
+      const last = rows[rows.length - 1];
+      host.advance({ seq: last.seq, hash: last.hash }, rows);
+      const events = group.reduce((n, p) => n + p.events.length, 0);
+      const bytes = group.reduce((n, p) => n + p.bytes, 0);
+      item = { entry: entry.entry, slot, events, bytes, answer: () => group.forEach((p, i) => p.resolve(entry.slices[i])) };
+    } catch (error) {
+      try {
+        host.journal.clear(slot);
+      } catch (clearError) {
+        console.error(`ledger ${host.projectId}: a refused commit's journal could not be cleared`, clearError);
+      }
+      group.forEach((p) => p.reject(error));
+      return;
+    }
+    this.backlog.push(item);
+  }
+
+  /** The group's events as rows of the chain after the head, received at this commit's millisecond. */
+  private async seal(group: Pending[]): Promise<EventRow[]> {
+    const ring = await loadKeyring(this.host.env.SIGNING_KEYS);
+    // One millisecond per commit at most: a located id carries its commit's instant (model/event-id.ts), so
+    // two commits never share one and ids stay distinct without an index to refuse a repeat (migration 0029).
+    // It also keeps receive times from stepping back when the clock does, while this ledger runs.
+    const receivedMs = Math.max(Date.now(), this.lastReceivedMs + 1);
+    // Taken even if the batch fails: its answer may be lost while its rows landed (host.recover adopts them).
+    this.lastReceivedMs = receivedMs;
+    return sealEvents(ring, this.host.projectId, this.host.head(), group.flatMap((p) => p.events), new Date(receivedMs).toISOString());
+  }
+
+  /** A sealed group's journal entry, and its rows one slice per append. */
+  private entryOf(group: Pending[], rows: EventRow[]): { entry: JournalEntry; slices: EventRow[][] } {
+    let offset = 0;
+    const slices = group.map((p) => rows.slice(offset, (offset += p.events.length)));
+    // An empty slice spans nothing (first past last).
+    const span = (slice: EventRow[]) => (slice.length === 0 ? { first: 1, last: 0 } : { first: slice[0].seq, last: slice[slice.length - 1].seq });
+    const keyed = group.flatMap((p, i) => (p.idempotencyKey === null ? [] : [{ key: p.idempotencyKey, requestHash: p.requestHash, ...span(slices[i]) }]));
+    const named = group.flatMap((p, i) => (p.token === null || slices[i].length === 0 ? [] : [{ token: p.token, ...span(slices[i]) }]));
+    return { entry: { after: this.host.head(), rows, named, keyed }, slices };
   }
 
   /**

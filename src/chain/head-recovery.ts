@@ -25,7 +25,7 @@ export async function recoverHead(
   projectId: string,
   stored: Head,
   maxGroup: number,
-): Promise<{ head: Head; adopted: ChainRow[]; refused: string | null; lastReceivedMs: number | null }> {
+): Promise<{ head: Head; adopted: ChainRow[]; refused: string | null; lastReceivedMs: number | null; inD1: boolean }> {
   // The head's own row first (when there is one), then what lies past it.
   const cells = await db
     .prepare(`SELECT ${CHAIN_COLUMNS} FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: null, limit: "?3" })}`)
@@ -35,10 +35,12 @@ export async function recoverHead(
   const own = stored.seq > 0 && all[0]?.seq === stored.seq ? all[0] : null;
   const rows = own ? all.slice(1) : all;
   const ownMs = own !== null && own.hash === stored.hash && (await checkRow(ring, own)).hash ? idMillis(own.id) : null;
-  if (rows.length === 0) return { head: stored, adopted: [], refused: null, lastReceivedMs: ownMs };
+  // Not in D1: commits answered before D1 had them (chain/commit-backlog.ts), which the ledger's journal holds.
+  const inD1 = stored.seq === 0 || own !== null;
+  if (rows.length === 0) return { head: stored, adopted: [], refused: null, lastReceivedMs: ownMs, inD1 };
   const refuse = (why: string) => {
     console.warn(`ledger ${projectId}: kept head ${stored.seq}; rows past it refused: ${why}`);
-    return { head: stored, adopted: [], refused: why, lastReceivedMs: ownMs };
+    return { head: stored, adopted: [], refused: why, lastReceivedMs: ownMs, inD1 };
   };
   if (rows.length > maxGroup) return refuse(`more than one group commit (${maxGroup} rows) past the stored head`);
   let prev: Head = stored;
@@ -49,5 +51,5 @@ export async function recoverHead(
     if (!check.hash || check.signature !== true) return refuse(`seq ${row.seq} fails its hash or signature`);
     prev = { seq: row.seq, hash: row.hash };
   }
-  return { head: prev, adopted: rows, refused: null, lastReceivedMs: idMillis(rows[rows.length - 1].id) };
+  return { head: prev, adopted: rows, refused: null, lastReceivedMs: idMillis(rows[rows.length - 1].id), inD1 };
 }

@@ -43,13 +43,17 @@ const GIVEN_UP_KEPT_MS = 24 * 60 * 60 * 1000;
  * model/event-lookup.ts). Then the append's seq range.
  * The daily cron drops the names (dropStaleGivenUpAppends).
  */
-export async function findLandedAppend(db: D1Database, projectId: string, token: string, sentAtMs: number): Promise<ShapeRow[] | null> {
+export async function findLandedAppend(db: D1Database, projectId: string, token: string, sentAtMs: number, by: "ledger" | "worker" = "ledger"): Promise<ShapeRow[] | null> {
   const since = new Date(sentAtMs - CLOCK_SKEW_MS).toISOString();
   // A commit that landed did so before the look (the given-up name refuses any later one), by the ledger's clock.
   const until = Date.now() + CLOCK_SKEW_MS + 1;
   const tag = tagSuffix(await idTag(projectId));
-  const [, found] = await db.batch<{ first: number; last: number }>([
-    db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(token, new Date().toISOString()),
+  // While the project's backlog mark is set (chain/commit-backlog.ts), nothing is given up: the append may be in the
+  // ledger's journal, answered before D1 has it. The ledger knows (it asks its backlog first); a worker does not.
+  const [, found, mark] = await db.batch<{ first: number; last: number }>([
+    db
+      .prepare("INSERT INTO given_up_appends (token, given_up_at) SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM ingest_backlog WHERE project_id = ?3) ON CONFLICT DO NOTHING")
+      .bind(token, new Date().toISOString(), projectId),
     db
       .prepare(
         "SELECT j.value ->> 1 AS first, j.value ->> 2 AS last FROM commit_spans c, json_each(c.appends) j " +
@@ -60,8 +64,10 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
           "WHERE e.project_id = ?2 AND e.occurred_at >= ?1 AND e.occurred_at < ?7 AND e.id_indexed = 2 AND e.time_in_span = 0 AND e.append_name = ?3",
       )
       .bind(since, projectId, token, locatedIdsFrom(sentAtMs - CLOCK_SKEW_MS), locatedIdsFrom(until), tag, new Date(until).toISOString()),
+    db.prepare("SELECT 1 AS first, 1 AS last FROM ingest_backlog WHERE project_id = ?").bind(projectId),
   ]);
   const hit = found.results[0];
+  if (!hit && by === "worker" && mark.results.length > 0) throw new Error("The project's ledger is indexing a backlog that may hold this append, and could not be asked");
   if (!hit) return null;
   return shapeRows(db, {
     sql: `SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?3" })} e`,

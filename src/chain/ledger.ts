@@ -11,7 +11,7 @@
 import type { Anchor, LedgerView } from "./chain-check";
 import type { NewEvent } from "../model/new-event";
 import { archiveTier } from "../storage/archive-walk";
-import { eventsDb } from "../storage/shards";
+import { eventsReadDb } from "../storage/shards";
 
 /** The project's ledger Durable Object: the only writer of its chain and the keeper of its head. */
 export function ledgerOf(env: Env, projectId: string) {
@@ -34,7 +34,7 @@ export function ledgerAnchor(env: Env, projectId: string): Promise<Anchor> {
  */
 export async function ledgerView(env: Env, projectId: string, options: { publishedCopies?: boolean } = {}): Promise<LedgerView> {
   const ledger = ledgerOf(env, projectId);
-  const [anchor, checkpoint, db] = await Promise.all([ledger.anchor(), ledger.checkpointAnchor(options.publishedCopies ?? false), eventsDb(env, projectId)]);
+  const [anchor, checkpoint, db] = await Promise.all([ledger.anchor(), ledger.checkpointAnchor(options.publishedCopies ?? false), eventsReadDb(env, projectId)]);
   return {
     ...anchor,
     checkpoint,

@@ -409,6 +409,17 @@ export const givenUpAppends = sqliteTable("given_up_appends", {
   given_up_at: text("given_up_at").notNull(),
 }, (t) => [index("given_up_appends_at_idx").on(t.given_up_at)]);
 
+/**
+ * A project whose ledger answers appends before D1 has their rows, because
+ * its shard lags (event shards; migration 0047, WITHOUT ROWID): one row a
+ * backlog episode, which every read of the project's events reads in the same
+ * batch as its rows (src/chain/commit-backlog.ts, src/storage/own-writes.ts).
+ */
+export const ingestBacklog = sqliteTable("ingest_backlog", {
+  project_id: text("project_id").primaryKey(),
+  since: text("since").notNull(),
+});
+
 /** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
 export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run" | "type_sets" | "time_in_span" | "action_in_set" | "org_in_set">;
 

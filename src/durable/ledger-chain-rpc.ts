@@ -22,6 +22,11 @@ export abstract class LedgerChainRpc extends LedgerHistoryRpc {
     return this.commits.exclusive(async () => ({ ...this.current }));
   }
 
+  /** Once D1 holds every commit answered so far: asked by a read that found the project's backlog mark (src/storage/own-writes.ts). */
+  indexed(): Promise<void> {
+    return this.commits.indexed();
+  }
+
   /** GET /v1/events/feed?wait=: the head's seq once it passes afterSeq, or after at most 25 s with the head as it is. */
   waitForHead(afterSeq: number, ms: number): Promise<number> {
     return this.heads.wait(afterSeq, () => this.current.seq, Math.min(ms, 25_000));

@@ -3,7 +3,8 @@ import type { Anchor, Head } from "../chain/chain-check";
 import { AuditOutbox } from "../chain/audit-outbox";
 import { ErasureCoordinator } from "../chain/erasure-coordinator";
 import { ErasureRecords } from "../chain/erasure-records";
-import { CommitJournal, resendJournal } from "../chain/commit-journal";
+import { CommitJournal, journalLanded, resendJournal, type Journaled } from "../chain/commit-journal";
+import { backlogMarked } from "../chain/commit-backlog";
 import { GroupCommit, MAX_GROUP_EVENTS } from "../chain/group-commit";
 import { IngestAdmission } from "../chain/ingest-admission";
 import { recoverHead } from "../chain/head-recovery";
@@ -121,8 +122,9 @@ export abstract class LedgerCore extends LedgerLogRpc {
         void afterCommit(this.ctx.storage).catch(() => {});
       },
       recover: () => this.loadHead(),
+      indexed: (head) => this.ctx.storage.kv.put("indexed_head", head),
     });
-    this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (events, key, requestHash, bytes, token) => this.commits.enqueue(events, key, requestHash, bytes, token));
+    this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (key) => this.commits.keyedAhead(key), (events, key, requestHash, bytes, token) => this.commits.enqueue(events, key, requestHash, bytes, token));
     this.admission = new IngestAdmission(() => this.commits.load(), () => ingestEventsPerMinute(env, this.projectId));
     // Once started, append any self-audit event a crash left staged.
     ctx.blockConcurrencyWhile(() => this.loadHead(true)).then(() => this.drainAudit()).then(() => this.erasing.resume());
@@ -145,15 +147,25 @@ export abstract class LedgerCore extends LedgerLogRpc {
     const kept = this.log.keptHead();
     const stored = kept !== null && kept.seq > saved.seq ? kept : saved;
     this.log.init(stored);
-    const recovered = await this.resumeJournal(start, await recoverHead(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, stored, MAX_GROUP_EVENTS));
+    const marked = start && (await backlogMarked(this.db, this.projectId));
+    const found = await recoverHead(this.db, await loadKeyring(this.env.SIGNING_KEYS), this.projectId, stored, MAX_GROUP_EVENTS);
+    // A backlog to index: the mark says commits may have been answered before D1 had them, or the head is past D1
+    // (commits put in the chain while the mark's delete was in flight, answered only once indexed).
+    const behind = start && (marked || !found.inD1);
+    const backlog = behind ? await this.journaledBacklog(found.head) : [];
+    const recovered = behind ? this.aheadOf(found, backlog) : await this.resumeJournal(start, found);
     this.current = recovered.head;
     this.commits.resumeAfter(recovered.lastReceivedMs);
     // Adopted rows are a commit whose head was never recorded, so neither were its leaves.
     const leaves = await this.log.prepare(recovered.adopted);
     this.log.apply(leaves);
     if (recovered.adopted.length > 0) this.ctx.storage.kv.put("head", this.current);
-    // Counts a stopped instance had not written yet, and the adopted commit's.
-    await catchUpRollups(this.db, this.projectId, this.rollups, stored.seq, this.current.seq);
+    // Counts a stopped instance had not written yet, and the adopted commit's: what D1 holds from it, then the backlog's.
+    const inD1 = backlog.length > 0 ? backlog[0].entry.after.seq : this.current.seq;
+    await catchUpRollups(this.db, this.projectId, this.rollups, stored.seq, Math.min(inD1, this.current.seq));
+    const counted = this.rollups.through() ?? 0;
+    for (const { entry } of backlog) this.rollups.defer(entry.rows.filter((r) => r.seq > counted));
+    if (behind) await this.commits.resumeBacklog(backlog, marked);
     // Rollups older than the console's: rebuilt once from the hot events, by the alarm.
     await beginRollupBackfill(this.ctx.storage, this.rollups, this.current.seq);
     // Pin the log's id on first wake, before anything asks for it: a D1 log_id changed later cannot move this log.
@@ -184,6 +196,28 @@ export abstract class LedgerCore extends LedgerLogRpc {
     }
     const last = pending.rows[pending.rows.length - 1];
     return { ...recovered, head: { seq: last.seq, hash: last.hash }, adopted: pending.rows, lastReceivedMs: idMillis(last.id) };
+  }
+
+  /**
+   * At a start that finds the backlog mark: the journal's commits D1 does not
+   * hold yet, in chain order. They follow the head D1 held at the last batch
+   * this ledger saw land (`indexed_head`); one that landed since, its answer
+   * lost with the instance, is found by its first row (batches land in order,
+   * so those are a prefix).
+   */
+  private async journaledBacklog(recovered: Head): Promise<Journaled[]> {
+    const chain = this.journal.chainFrom(this.ctx.storage.kv.get<Head>("indexed_head") ?? recovered);
+    let landed = 0;
+    while (landed < chain.length && (await journalLanded(this.db, this.projectId, chain[landed].entry))) landed++;
+    return chain.slice(landed);
+  }
+
+  /** The head past a backlog: its last commit, and the leaves of the commits the stopped instance journaled but had not put in its head. */
+  private aheadOf<R extends { head: Head; adopted: ReadonlyArray<{ seq: number; hash: string }>; lastReceivedMs: number | null }>(recovered: R, backlog: readonly Journaled[]): R {
+    const last = backlog[backlog.length - 1]?.entry.rows.at(-1);
+    if (!last || last.seq <= recovered.head.seq) return recovered;
+    const adopted = backlog.flatMap(({ entry }) => entry.rows.filter((r) => r.seq > recovered.head.seq));
+    return { ...recovered, head: { seq: last.seq, hash: last.hash }, adopted, lastReceivedMs: idMillis(last.id) };
   }
 
   /**

@@ -3,7 +3,7 @@ import { narrowExclusions } from "../reads/event-read";
 import { exportFormat, FORMATS, type ExportFormatName } from "../model/export-formats";
 import { catalogFor } from "../catalog/catalog-cache";
 import { archivedThrough } from "../storage/archive-segments";
-import { eventsDb, projectRowKey } from "../storage/shards";
+import { eventsReadDb, projectRowKey } from "../storage/shards";
 import { EvidenceRefused, evidenceManifest, evidencePart, MANIFEST_NAME, pinAnchor, withSalt, type EvidenceAnchor } from "./evidence";
 import { nextPart, type WalkState } from "./export-walk";
 import { fileKey, partName, sha256Hex } from "./job-files";
@@ -40,7 +40,7 @@ export async function planExport(env: Env, projectId: string, jobId: string): Pr
   // A job already started (this step retried, or the job resumed) keeps its state and parts: the record decides.
   if (job.status === "running") return { total: job.total };
   const params = job.params as unknown as ExportParams;
-  const db = await eventsDb(env, projectId);
+  const db = await eventsReadDb(env, projectId);
   const sel = params.selection;
   const base = await archivedThrough(db, projectId);
   const hot = sel ? await narrowExclusions(db, sel) : null;
@@ -78,7 +78,7 @@ export async function exportPart(env: Env, projectId: string, jobId: string): Pr
   const state = job.state as PartState;
   const anchor = params.evidence ? state.anchor : undefined;
   if (state.phase === "done" && index > 0) return { last: true, stopped: false };
-  const db = await eventsDb(env, projectId);
+  const db = await eventsReadDb(env, projectId);
   // Evidence rows carry pii_salt too, read as one more column after the shape's.
   const columns = anchor ? [...format.columns, "pii_salt" as const] : format.columns;
   const part = state.phase === "done" ? { rows: [], state, last: true } : await nextPart(env, db, state as WalkState, columns, params.part_rows);
@@ -151,7 +151,7 @@ export async function writeManifest(env: Env, projectId: string, jobId: string):
   const params = job.params as unknown as ExportParams;
   const state = job.state as PartState;
   if (!params.evidence || !state.anchor || job.files.some((f) => f.name === MANIFEST_NAME)) return { stopped: false };
-  const db = await eventsDb(env, projectId);
+  const db = await eventsReadDb(env, projectId);
   let manifest: string;
   try {
     manifest = await evidenceManifest(env, db, job, state.anchor, params.filters);

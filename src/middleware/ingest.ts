@@ -11,7 +11,7 @@ import { findIdempotent } from "../chain/idempotency";
 import { findLandedAppend } from "../chain/landed-appends";
 import { databaseRefusal, isOverloaded } from "../lib/database-refusal";
 import { eventJson } from "../model/event-shape";
-import { eventsDb } from "../storage/shards";
+import { eventsDb, eventsReadDb } from "../storage/shards";
 import { validationError } from "../lib/validate";
 import { apiKeyOf } from "./credential";
 import { catalogFor, checkEvents, forgetCatalog, UnknownVersionError, type Catalog } from "../catalog/catalog-cache";
@@ -173,7 +173,7 @@ async function landedAnyway(c: Context<AppEnv>, projectId: string, token: string
       .lostAppend(token, sentAt)
       .catch(async (askError: unknown) => {
         console.warn(`[${c.get("requestId")}] append failed (${String(error)}); the ledger could not be asked whether it was stored (${String(askError)}): looking in D1`);
-        const rows = await findLandedAppend(await eventsDb(c.env, projectId), projectId, token, sentAt);
+        const rows = await findLandedAppend(await eventsDb(c.env, projectId), projectId, token, sentAt, "worker");
         return rows === null ? null : rows.map((row) => eventJson(row, catalog.display));
       });
   } catch (lookError) {
@@ -192,7 +192,7 @@ async function landedAnyway(c: Context<AppEnv>, projectId: string, token: string
 
 /** The first answer of an Idempotency-Key sent with this same body, or null. */
 async function replayed(c: Context<AppEnv>, projectId: string, key: string, requestHash: string | null, catalog: Catalog): Promise<string[] | null> {
-  const earlier = await findIdempotent(c.env, await eventsDb(c.env, projectId), projectId, key);
+  const earlier = await findIdempotent(c.env, await eventsReadDb(c.env, projectId), projectId, key);
   if (!earlier || earlier.requestHash !== requestHash) return null;
   c.header("Idempotent-Replayed", "true");
   return earlier.rows.map((row) => eventJson(row, catalog.display));

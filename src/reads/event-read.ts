@@ -12,7 +12,7 @@ import { parsePending, PendingScrub, PENDING_COLUMN, wasScrubbed } from "../mode
 import { SEARCH_TABLE, searchExpression } from "../model/search-index";
 import { matchesAll } from "../model/search-query";
 import { archivedEvent } from "../storage/archive-lookup";
-import { eventsDb } from "../storage/shards";
+import { eventsReadDb } from "../storage/shards";
 
 export interface Page {
   rows: ShapeRow[];
@@ -192,7 +192,7 @@ export async function hotEvent(db: D1Database, projectId: string, id: string): P
 
 /** The chain position of one of the project's events, hot or archived; null when it has no such event. */
 export async function eventSeq(env: Env, projectId: string, id: string): Promise<number | null> {
-  const db = await eventsDb(env, projectId);
+  const db = await eventsReadDb(env, projectId);
   const { sql, params } = eventsByIdStatement("e.seq", [id], projectId);
   const hot = await db.prepare(sql).bind(...params).first<{ seq: number }>();
   return (hot ?? (await archivedEvent(env, db, projectId, id)))?.seq ?? null;

@@ -8,7 +8,7 @@ import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "..
 import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
 import { segmentProbe } from "./segment-probe";
 import { trustedCompanions } from "../storage/companion-check";
-import { eventsDb, projectRowKey } from "../storage/shards";
+import { eventsReadDb, projectRowKey } from "../storage/shards";
 import { stagedKey } from "../storage/staged-exports";
 
 /**
@@ -81,7 +81,7 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
   const s: ExportPartState = { ...start, marks: [...start.marks] };
   const format = exportFormat(s.format, s.format === "ocsf" ? (await catalogFor(env, s.projectId)).ocsfView() : undefined);
   const encoder = new TextEncoder();
-  const db = await eventsDb(env, s.projectId);
+  const db = await eventsReadDb(env, s.projectId);
   const chunks: Uint8Array[] = [];
   const puts: Promise<unknown>[] = [];
   let size = 0;

@@ -5,7 +5,7 @@
  */
 import { CHAIN_START, checkLink, checkRow, erasureVouches, gapLookup, rowAfter, rowBefore, type LedgerView } from "../chain/chain-check";
 import { ledgerView } from "../chain/ledger";
-import { eventsDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
+import { eventsReadDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
 import { archivedEventAnywhere, legacyEventAnywhere } from "../storage/archive-lookup";
 import { loadKeyring, type SigningKeyring } from "../sealing/signing-keys";
 import { originalOf, PENDING_AS, scrubArchived, scrubObjects } from "../model/pending-erasures";
@@ -99,7 +99,7 @@ export async function publicCheck(db: D1Database, ring: SigningKeyring, row: Cha
 /** publicCheck against the current signing keys and the head the project's ledger recorded. */
 export async function checkEvent(env: Env, row: ChainRow): Promise<PublicCheck> {
   const [ring, head] = await Promise.all([loadKeyring(env.SIGNING_KEYS), ledgerView(env, row.project_id)]);
-  return publicCheck(await eventsDb(env, row.project_id), ring, originalOf(row), head);
+  return publicCheck(await eventsReadDb(env, row.project_id), ring, originalOf(row), head);
 }
 
 export function isValid(check: PublicCheck): boolean {

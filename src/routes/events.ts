@@ -22,7 +22,7 @@ import { projectWalk } from "../middleware/project-walk";
 import { parseEvent } from "../schemas/event";
 import { listQuerySchema, searchQuerySchema } from "../schemas/list-query";
 import { verifyQuery } from "../schemas/verify";
-import { eventsDb } from "../storage/shards";
+import { eventsReadDb } from "../storage/shards";
 import { AUTH_ERRORS, documented, errors, json, router } from "../middleware/openapi";
 import { CAPS, eventInputSchema } from "../schemas/event";
 import { batchRequestSchema, eventBatchEnvelopeSchema, eventEnvelopeSchema, eventPageSchema, receiptSchema, verifyResultSchema, logProofSchema } from "../schemas/responses";
@@ -133,7 +133,7 @@ events.get("/feed", READ.guard, validate("query", feedQuerySchema), async (c) =>
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
   const projectId = projectOf(credential);
-  const db = await eventsDb(c.env, projectId);
+  const db = await eventsReadDb(c.env, projectId);
   let after = 0;
   if (query.after !== undefined) {
     const decoded = await decodeFeedCursor(c.env, projectId, query.after);
@@ -166,7 +166,7 @@ documented(events, createRoute({
 }));
 events.get("/:id/receipt", READ.guard, async (c) => {
   const projectId = projectOf(c.get("credential"));
-  const db = await eventsDb(c.env, projectId);
+  const db = await eventsReadDb(c.env, projectId);
   const row = (await loadChainRow(db, c.req.param("id"), projectId)) ?? (await orArchiveDamaged(archivedEvent(c.env, db, projectId, c.req.param("id"))));
   if (!row) throw new ApiError("NOT_FOUND", "No event with that id in this project");
   const [check, keys, inclusion] = await Promise.all([
@@ -187,7 +187,7 @@ events.get("/", READ_OR_EMBED.guard, validate("query", listQuerySchema), async (
   const query = c.req.valid("query");
   const credential = c.get("credential")!;
   const sel = await withMetadata(c, credential, selectionFor(credential, query), metadataParams(c));
-  const db = await eventsDb(c.env, projectOf(credential));
+  const db = await eventsReadDb(c.env, projectOf(credential));
   const catalog = catalogFor(c.env, projectOf(credential));
   // Hot and archived events, one order and one cursor (src/reads/history-read.ts); segments are looked for only when there are some.
   const since = hotSince(db, projectOf(credential));
@@ -210,7 +210,7 @@ events.get("/search", READ_OR_EMBED.guard, validate("query", searchQuerySchema),
   if (terms.length > MAX_TERMS) {
     throw validationError([{ path: "q", message: `q must have at most ${MAX_TERMS} different words of ${MIN_TERM_CHARS} or more characters` }]);
   }
-  const db = await eventsDb(c.env, projectOf(credential));
+  const db = await eventsReadDb(c.env, projectOf(credential));
   const catalog = catalogFor(c.env, projectOf(credential));
   const since = hotSince(db, projectOf(credential));
   const archived = since.then((s) => s !== null, () => true);
@@ -233,7 +233,7 @@ documented(events, createRoute({
 events.get("/:id", READ_OR_EMBED.guard, async (c) => {
   const credential = c.get("credential")!;
   const projectId = projectOf(credential);
-  const db = await eventsDb(c.env, projectId);
+  const db = await eventsReadDb(c.env, projectId);
   const catalog = catalogFor(c.env, projectId);
   const hot = await hotEvent(db, projectId, c.req.param("id"));
   // Not hot: maybe in the cold tier (src/storage/archive-segments.ts).

@@ -7,6 +7,7 @@
  */
 import { TtlCache } from "../lib/ttl-cache";
 import { shardRowKey } from "../model/row-keys";
+import { ownWritesDb } from "./own-writes";
 
 /**
  * The shard directory. DB is the control database (projects, keys, plans);
@@ -99,4 +100,13 @@ export async function eventsDb(env: Env, projectId: string): Promise<D1Database>
   const shard = await projectShard(env, projectId);
   if (shard === null) throw new Error(`Unknown project ${projectId}`);
   return shardDb(env, shard);
+}
+
+/**
+ * The event database of a project for reading its events from outside its
+ * ledger: it sees every append the ledger answered before the read began,
+ * also while the ledger answers ahead of a lagging shard (own-writes.ts).
+ */
+export async function eventsReadDb(env: Env, projectId: string): Promise<D1Database> {
+  return ownWritesDb(await eventsDb(env, projectId), projectId, () => env.LEDGER.get(env.LEDGER.idFromName(projectId)).indexed());
 }

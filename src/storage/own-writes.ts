@@ -1,0 +1,98 @@
+/**
+ * Reads that see a project's own writes while its ledger answers appends
+ * before D1 has them (issue 38, item 3; src/chain/commit-backlog.ts).
+ *
+ * While the project's shard lags, its ledger sets a backlog mark in the shard
+ * (`ingest_backlog`, migration 0047) before it answers any append ahead of D1,
+ * and deletes it in the batch that indexes the last such append. So a read
+ * that finds no mark in the same snapshot as its rows saw every append
+ * answered before it began. This wrapper of the shard's D1Database puts the
+ * mark's lookup into the same batch as every statement a reader runs (a batch
+ * is one transaction: one snapshot). When the mark is there, it asks the
+ * ledger to index what it has answered, then reads again.
+ *
+ * A statement read with `raw()` cannot share a batch (a batch answers objects,
+ * which lose repeated column names), so it looks for the mark first, a round
+ * trip more: a snapshot taken after the look holds every append the look's
+ * absence of a mark vouched for.
+ *
+ * What the mark costs a read was measured before it was built: nothing
+ * measurable in one batch (test/bench/README.md, "A journal in the ledger's
+ * own SQLite").
+ */
+
+/** How long a read waits for the ledger to index its backlog before it answers 429 with Retry-After. */
+const INDEX_WAIT_MS = 10_000;
+
+/** The message a read gives up with when the backlog is not indexed in time: lib/database-refusal.ts answers it with 429. */
+export const INDEXING_BEHIND = "This project's newest events are still being indexed";
+
+class OwnWrites {
+  constructor(
+    readonly db: D1Database,
+    private readonly projectId: string,
+    private readonly indexed: () => Promise<void>,
+  ) {}
+
+  private mark(): D1PreparedStatement {
+    return this.db.prepare("SELECT 1 AS marked FROM ingest_backlog WHERE project_id = ?").bind(this.projectId);
+  }
+
+  private async caughtUp(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${INDEXING_BEHIND}; retry in a few seconds`)), INDEX_WAIT_MS)));
+    try {
+      await Promise.race([this.indexed(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Runs statements with the mark in the same batch; with a mark, again once the ledger has indexed. */
+  async batch<T>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]> {
+    const [mark, ...results] = await this.db.batch<T>([this.mark(), ...statements]);
+    if (mark.results.length === 0) return results;
+    await this.caughtUp();
+    return this.db.batch<T>(statements);
+  }
+
+  /** A statement that cannot share a batch: the mark first. */
+  async alone<T>(run: () => Promise<T>): Promise<T> {
+    if ((await this.mark().first()) !== null) await this.caughtUp();
+    return run();
+  }
+}
+
+function statement(own: OwnWrites, inner: D1PreparedStatement): D1PreparedStatement {
+  const one = async (): Promise<D1Result<Record<string, unknown>>> => (await own.batch<Record<string, unknown>>([inner]))[0];
+  const wrapped = {
+    inner,
+    // A batch sends its values as JSON, where undefined has no place: bound alone, D1 takes it as null.
+    bind: (...values: unknown[]) => statement(own, inner.bind(...values.map((v) => (v === undefined ? null : v)))),
+    first: async (column?: string) => {
+      const row = (await one()).results[0] ?? null;
+      return column === undefined || row === null ? row : (row[column] ?? null);
+    },
+    all: one,
+    run: one,
+    raw: (options?: { columnNames?: boolean }) => own.alone(() => (options?.columnNames ? inner.raw({ columnNames: true }) : inner.raw())),
+  };
+  return wrapped as unknown as D1PreparedStatement;
+}
+
+const innerOf = (s: D1PreparedStatement) => (s as unknown as { inner?: D1PreparedStatement }).inner ?? s;
+
+/** The shard's database for reading a project's events, seeing every append answered before the read began. */
+export function ownWritesDb(db: D1Database, projectId: string, indexed: () => Promise<void>): D1Database {
+  const own = new OwnWrites(db, projectId, indexed);
+  const wrapped = {
+    prepare: (sql: string) => statement(own, db.prepare(sql)),
+    batch: <T>(statements: D1PreparedStatement[]) => own.batch<T>(statements.map(innerOf)),
+    exec: (sql: string) => db.exec(sql),
+    withSession: () => {
+      throw new Error("ownWritesDb: sessions are not used on event shards");
+    },
+    dump: () => db.dump(),
+  };
+  return wrapped as unknown as D1Database;
+}
