@@ -1,4 +1,5 @@
 import type { EventRow } from "../db/schema";
+import { idTag } from "../model/event-id";
 import type { Head } from "./chain-check";
 import { journalLanded, journalStatements, type JournalEntry } from "./commit-journal";
 import { givenUpAmong, isGivenUpRefusal } from "./landed-appends";
@@ -111,7 +112,12 @@ export class CommitBacklog {
    */
   async mark(known = false): Promise<void> {
     if (!known) {
-      await this.host.db().prepare("INSERT INTO ingest_backlog (project_id, since) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(this.host.projectId, new Date().toISOString()).run();
+      const tag = await idTag(this.host.projectId);
+      await this.host
+        .db()
+        .prepare("INSERT INTO ingest_backlog (project_id, since, tag) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+        .bind(this.host.projectId, new Date().toISOString(), tag)
+        .run();
     }
     this.marked = true;
     this.lastFast = false;

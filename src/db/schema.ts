@@ -418,6 +418,8 @@ export const givenUpAppends = sqliteTable("given_up_appends", {
 export const ingestBacklog = sqliteTable("ingest_backlog", {
   project_id: text("project_id").primaryKey(),
   since: text("since").notNull(),
+  /** The project's id tag (src/model/event-id.ts): a public receipt's look finds the project by it. */
+  tag: integer("tag").notNull(),
 });
 
 /** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
