@@ -257,7 +257,16 @@ export abstract class LedgerCore extends LedgerLogRpc {
    * seq from which every row is signed (1 for every project this code made; an
    * operator importing an older, unsigned history would record a later one).
    */
-  anchor(): Anchor {
+  async anchor(): Promise<Anchor> {
+    // Whoever anchors on it reads the rows up to it from D1: a commit answered ahead of a lagging shard is indexed first
+    // (chain/commit-backlog.ts). The head as it is now, not after the wait, which later commits may have moved on.
+    const anchor = this.anchorNow();
+    await this.commits.indexed();
+    return anchor;
+  }
+
+  /** The anchor as it stands, for the ledger's own use. */
+  protected anchorNow(): Anchor {
     return { ...this.current, signedFrom: this.ctx.storage.kv.get<number>("signed_from") ?? 1 };
   }
 }

@@ -47,7 +47,7 @@ export abstract class LedgerHistoryRpc extends LedgerCore {
     return this.commits.exclusive(async () => {
       if (this.historyBusy()) return { purged: 0, refused: 0, done: true, lastSeq: afterSeq };
       // The plan in this object's storage is the only copy a purge obeys.
-      const plan = { rules: retentionRules(this.ctx.storage.kv), signedFrom: this.anchor().signedFrom, holds: this.holds.active() };
+      const plan = { rules: retentionRules(this.ctx.storage.kv), signedFrom: this.anchorNow().signedFrom, holds: this.holds.active() };
       return purgeStep(this.env, this.db, this.projectId, plan, new Date(now), afterSeq, { kv: this.ctx.storage.kv, companions: this.companions });
     });
   }
