@@ -54,6 +54,10 @@ export default defineConfig(async () => ({
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
           // Every request, Durable Object call, alarm and cron run fails past Cloudflare's per-invocation limits (src/lib/meter.ts).
           METER: "enforce",
+          // A commit answered after D1 however slow the test machine's D1 is: a project answers ahead of its shard
+          // only where a test sets the bound itself (test/chain/commit-backlog.test.ts), so the others' reads of D1
+          // straight after an answer stay exact on a loaded machine.
+          INGEST_LAG_MS: "60000",
           // Fixed test secrets; real ones come from .dev.vars or `wrangler secret put`.
           SIGNING_KEYS: "1:test-signing-key-version-one",
           EMBED_TOKEN_SECRET: "test-embed-token-secret-0123456789abcdef",

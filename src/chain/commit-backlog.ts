@@ -9,7 +9,7 @@ import { givenUpAmong, isGivenUpRefusal } from "./landed-appends";
  * the plan: test/bench/README.md, "A journal in the ledger's own SQLite").
  *
  * A ledger answers after D1 while D1 keeps up. When a commit's D1 batch takes
- * longer than LAG_MS, the ledger writes the project's backlog mark into its
+ * longer than the lag bound (LAG_MS, or INGEST_LAG_MS), the ledger writes the project's backlog mark into its
  * shard (`ingest_backlog`, migration 0047), and from then on answers a commit
  * as soon as it is journaled in its own storage (chain/commit-journal.ts): the
  * commit is in the chain, and this backlog sends it to D1 behind the others,
@@ -30,8 +30,14 @@ import { givenUpAmong, isGivenUpRefusal } from "./landed-appends";
  * away with 429s (chain/ingest-admission.ts).
  */
 
-/** How long a commit's D1 batch may take before the ledger stops waiting on D1 to answer. */
+/** How long a commit's D1 batch may take before the ledger stops waiting on D1 to answer (INGEST_LAG_MS sets it). */
 export const LAG_MS = 250;
+
+/** The bound an operator set (wrangler.toml INGEST_LAG_MS), else LAG_MS. */
+export function lagBound(env: Env): number {
+  const ms = Number(env.INGEST_LAG_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : LAG_MS;
+}
 
 /** Events one indexing batch carries at most: a few commits, well inside D1's limits on a batch. */
 export const MAX_INDEX_EVENTS = 5000;
@@ -55,6 +61,8 @@ export interface Backlogged {
 export interface BacklogHost {
   projectId: string;
   db(): D1Database;
+  /** How long a batch may take and still count as D1 keeping up (lagBound). */
+  lagMs(): number;
   /** After each batch lands: D1 holds the chain up to `head` (the ledger keeps it, for its next start). */
   indexed(head: Head): void;
   /** After each batch lands: what follows a commit (streams, alerts, the feed) follows its indexing. */
@@ -202,7 +210,7 @@ export class CommitBacklog {
       }
       failures = 0;
       this.attempt = null;
-      this.lastFast = Date.now() - started < LAG_MS;
+      this.lastFast = Date.now() - started < this.host.lagMs();
       this.items.splice(0, attempt.items.length);
       if (attempt.clear) {
         this.marked = false;

@@ -2,7 +2,7 @@ import type { EventRow } from "../db/schema";
 import type { NewEvent } from "../model/new-event";
 import type { ShapeRow } from "../model/event-shape";
 import type { Head } from "./chain-check";
-import { CommitBacklog, LAG_MS, type Backlogged } from "./commit-backlog";
+import { CommitBacklog, lagBound, type Backlogged } from "./commit-backlog";
 import { journalStatements, type CommitJournal, type Journaled, type JournalEntry } from "./commit-journal";
 import { findLandedAppend, givenUpAmong, isGivenUpRefusal } from "./landed-appends";
 import { sealEvents } from "./seal-events";
@@ -90,8 +90,18 @@ export class GroupCommit {
   /** Commits answered before D1 has them, while it lags. */
   private readonly backlog: CommitBacklog;
 
+  /** How long a commit's D1 batch may take before answers stop waiting on D1 (chain/commit-backlog.ts). */
+  private lagMs: number;
+
   constructor(private readonly host: CommitHost) {
-    this.backlog = new CommitBacklog({ projectId: host.projectId, db: () => host.db(), indexed: (head) => host.indexed(head), committed: () => host.committed() });
+    this.lagMs = lagBound(host.env);
+    this.backlog = new CommitBacklog({
+      projectId: host.projectId,
+      db: () => host.db(),
+      lagMs: () => this.lagMs,
+      indexed: (head) => host.indexed(head),
+      committed: () => host.committed(),
+    });
   }
 
   /**
@@ -241,7 +251,7 @@ export class GroupCommit {
       // No await between the tree and the head: one storage transaction stores both or neither.
       host.log().apply(leaves);
       host.advance({ seq: last.seq, hash: last.hash }, rows);
-      lagged = Date.now() - sent > LAG_MS;
+      lagged = Date.now() - sent > this.lagMs;
     } catch (error) {
       // A D1 batch is one transaction: all of it was stored or none. Which one, only the database knows when the
       // answer itself was lost (a dropped connection, a reset after the commit): recover reads the rows past the
@@ -269,7 +279,7 @@ export class GroupCommit {
     if (lagged) await this.startBacklog();
   }
 
-  /** After a batch slower than LAG_MS: the mark, and from then on answers once journaled. Not written, commits go on as before. */
+  /** After a batch slower than the lag bound: the mark, and from then on answers once journaled. Not written, commits go on as before. */
   private async startBacklog() {
     try {
       await this.backlog.mark();

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ProjectLedger } from "../../src/durable/project-ledger.do";
+import { LAG_MS } from "../../src/chain/commit-backlog";
 import { ledgerOf, packEvents } from "../../src/chain/ledger";
 import type { NewEvent } from "../../src/model/new-event";
 import { call, createProject, ingest, until } from "../helpers";
@@ -20,6 +21,7 @@ const ledger = (projectId: string) => env.LEDGER.get(env.LEDGER.idFromName(proje
  * the ledger (the worker's) are not slowed.
  */
 async function slowShard(projectId: string, delayMs: number) {
+  await lagBound(projectId);
   let open: (() => void) | null = null;
   let gate: Promise<void> = Promise.resolve();
   const state = { sent: 0, landed: 0, delayMs };
@@ -43,6 +45,12 @@ async function slowShard(projectId: string, delayMs: number) {
     },
   };
 }
+
+/** The ledger's lag bound as production's default (the test config sets it far above, for every other test). */
+const lagBound = (projectId: string) =>
+  runInDurableObject(ledger(projectId), (instance: ProjectLedger) => {
+    (instance as unknown as { commits: { lagMs: number } }).commits.lagMs = LAG_MS;
+  });
 
 const marked = async (p: { id: string; db: D1Database }) => (await p.db.prepare("SELECT count(*) AS n FROM ingest_backlog WHERE project_id = ?").bind(p.id).first<{ n: number }>())!.n === 1;
 const inD1 = async (p: { id: string; db: D1Database }) => (await storedActions(p)).map(([, action]) => action);
@@ -162,6 +170,7 @@ describe("answers ahead of a lagging shard (issue 38, item 3)", () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     let phase: "slow" | "fast" | "clearing" | "stop" = "slow";
+    await lagBound(p.id);
     await interceptBatches(p.id, async (statements, real, _restore, state) => {
       if (phase === "stop") {
         state.abort("test: the runtime stops the ledger before it indexes a commit made while the mark went");
