@@ -147,11 +147,11 @@ export class CommitBacklog {
     return null;
   }
 
-  /** The backlog's append under an Idempotency-Key, as D1 would give it once indexed. */
-  keyed(key: string): { requestHash: string | null; rows: EventRow[] } | null {
+  /** The backlog's append under an Idempotency-Key, as D1 would give it once indexed: once it is answered. */
+  keyed(key: string): Promise<{ requestHash: string | null; rows: EventRow[] }> | null {
     for (const item of this.items) {
       const k = item.entry.keyed.find((x) => x.key === key);
-      if (k) return { requestHash: k.requestHash, rows: item.entry.rows.filter((r) => r.seq >= k.first && r.seq <= k.last) };
+      if (k) return this.settled(item).then(() => ({ requestHash: k.requestHash, rows: item.entry.rows.filter((r) => r.seq >= k.first && r.seq <= k.last) }));
     }
     return null;
   }

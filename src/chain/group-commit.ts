@@ -123,7 +123,7 @@ export class GroupCommit {
   }
 
   /** The rows of an append under an Idempotency-Key that is committed and not yet in D1, or null. */
-  keyedAhead(key: string): { requestHash: string | null; rows: EventRow[] } | null {
+  keyedAhead(key: string): Promise<{ requestHash: string | null; rows: EventRow[] }> | null {
     return this.backlog.keyed(key);
   }
 

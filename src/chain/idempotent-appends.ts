@@ -54,7 +54,7 @@ export class IdempotentAppends {
     private readonly projectId: string,
     private readonly db: () => D1Database,
     /** An append under the key committed and not yet in D1 (chain/commit-backlog.ts), looked for before D1. */
-    private readonly ahead: (key: string) => { requestHash: string | null; rows: EventRow[] } | null,
+    private readonly ahead: (key: string) => Promise<{ requestHash: string | null; rows: EventRow[] }> | null,
     private readonly enqueue: (events: NewEvent[], idempotencyKey: string, requestHash: string | null, bytes: number, token: string | null) => Promise<EventRow[]>,
   ) {}
 
@@ -65,7 +65,7 @@ export class IdempotentAppends {
       return running.attempt.then((first) => (first.status === "key_reused" ? first : { status: "replayed", events: first.events }));
     }
     const attempt = (async (): Promise<Outcome> => {
-      const earlier = this.ahead(key) ?? (await findIdempotent(this.env, this.db(), this.projectId, key));
+      const earlier = (await this.ahead(key)) ?? (await findIdempotent(this.env, this.db(), this.projectId, key));
       if (earlier && !sameBody(earlier.requestHash, requestHash)) return { status: "key_reused", events: [] };
       if (earlier) return { status: "replayed", events: earlier.rows.map((row) => eventJson(row, display)) };
       return { status: "appended", events: (await this.enqueue(events, key, requestHash, bytes, token)).map((row) => eventJson(row, display)) };
