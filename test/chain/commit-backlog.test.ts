@@ -165,6 +165,26 @@ describe("answers ahead of a lagging shard (issue 38, item 3)", () => {
     expect((await p.db.prepare("SELECT count(*) AS n FROM given_up_appends WHERE token = ?").bind(token).first<{ n: number }>())!.n).toBe(0);
   });
 
+  it("indexes a commit of the backlog whose append a worker of the older code gave up in D1, without its name, and loses nothing", async () => {
+    const p = await createProject();
+    const shard = await slowShard(p.id, 400);
+    await ingest(p.key, { action: "slow.1" });
+    shard.shut();
+    const token = crypto.randomUUID();
+    const appended = await ledgerOf(env, p.id).append({
+      events: packEvents([event("given.up.ahead")]), idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1200, catalogRevision: 0, sentAt: Date.now(), token,
+    });
+    expect(appended).toMatchObject({ status: "appended" });
+    // A worker that does not know the mark (the older code, during a deploy) gave the append up in D1.
+    await p.db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?)").bind(token, new Date().toISOString()).run();
+    shard.open();
+    await ledger(p.id).indexed();
+    // D1 refused the batch for the name; the commit is in the chain, so it was indexed without it.
+    expect(await inD1(p)).toEqual(["slow.1", "given.up.ahead"]);
+    expect((await p.db.prepare("SELECT append_name FROM events WHERE project_id = ? AND seq = 2").bind(p.id).first<{ append_name: string | null }>())!.append_name).toBeNull();
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 2 });
+  });
+
   it("indexes, at its next start, a commit put in the chain while the mark's delete was in flight, and sets the mark again first", async () => {
     const p = await createProject();
     let release!: () => void;
