@@ -31,7 +31,7 @@
 /** How long a read waits for the ledger to index its backlog before it answers 429 with Retry-After. */
 const INDEX_WAIT_MS = 10_000;
 
-/** The message a read gives up with when the backlog is not indexed in time: lib/database-refusal.ts answers it with 429. */
+/** The message a read gives up with when the backlog is not indexed in time: app.ts answers it with 429 and Retry-After. */
 export const INDEXING_BEHIND = "This project's newest events are still being indexed";
 
 class OwnWrites {
