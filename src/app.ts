@@ -1,10 +1,10 @@
-import { INDEXING_BEHIND } from "./storage/own-writes";
 import { createRoute } from "@hono/zod-openapi";
 import type { ErrorHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { ApiError, errorBody } from "./lib/errors";
 import { databaseRefusal, isOverloaded, OVERLOADED_RETRY_AFTER } from "./lib/database-refusal";
+import { INDEXING_BEHIND } from "./storage/own-writes";
 import type { AppEnv } from "./middleware/app-env";
 import { documented, errors, json, router } from "./middleware/openapi";
 import { serviceInfoSchema } from "./schemas/responses";

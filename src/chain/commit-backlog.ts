@@ -1,5 +1,6 @@
 import type { EventRow } from "../db/schema";
 import { idTag } from "../model/event-id";
+import { markStatement } from "../storage/own-writes";
 import type { Head } from "./chain-check";
 import { journalLanded, journalStatements, type JournalEntry } from "./commit-journal";
 import { givenUpAmong, isGivenUpRefusal } from "./landed-appends";
@@ -77,6 +78,8 @@ interface Attempt {
 
 export class CommitBacklog {
   private items: Backlogged[] = [];
+  /** The items' events and bytes, kept as they come and go: the admission bound asks on every append. */
+  private behind = { events: 0, bytes: 0 };
   /** The mark is in D1: answers may go before indexing. */
   private marked = false;
   /** A batch that deletes the mark is in flight: nothing is answered before D1 until it lands. */
@@ -102,7 +105,7 @@ export class CommitBacklog {
 
   /** Events and bytes journaled and not yet indexed. */
   load(): { events: number; bytes: number } {
-    return this.items.reduce((sum, item) => ({ events: sum.events + item.events, bytes: sum.bytes + item.bytes }), { events: 0, bytes: 0 });
+    return { ...this.behind };
   }
 
   /** The lowest journal slot no commit of the backlog holds. */
@@ -134,6 +137,8 @@ export class CommitBacklog {
   /** Takes a journaled commit to index; answered now when answersAhead, else once indexed. */
   push(item: Backlogged): void {
     this.items.push(item);
+    this.behind.events += item.events;
+    this.behind.bytes += item.bytes;
     if (this.answersAhead()) this.answer(item);
     this.run();
   }
@@ -212,6 +217,10 @@ export class CommitBacklog {
       this.attempt = null;
       this.lastFast = Date.now() - started < this.host.lagMs();
       this.items.splice(0, attempt.items.length);
+      for (const item of attempt.items) {
+        this.behind.events -= item.events;
+        this.behind.bytes -= item.bytes;
+      }
       if (attempt.clear) {
         this.marked = false;
         this.clearing = false;
@@ -295,5 +304,5 @@ export class CommitBacklog {
 
 /** Whether the project's backlog mark is in its shard: read at a start, whose journal may hold commits answered before D1 had them. */
 export async function backlogMarked(db: D1Database, projectId: string): Promise<boolean> {
-  return (await db.prepare("SELECT 1 AS marked FROM ingest_backlog WHERE project_id = ?").bind(projectId).first()) !== null;
+  return (await markStatement(db, projectId).first()) !== null;
 }

@@ -77,7 +77,9 @@ export class CommitJournal {
     const bySlot = new Map<number, typeof rows>();
     for (const row of rows) {
       const slot = Math.floor(row.part / SLOT_PARTS);
-      bySlot.set(slot, [...(bySlot.get(slot) ?? []), row]);
+      const parts = bySlot.get(slot);
+      if (parts) parts.push(row);
+      else bySlot.set(slot, [row]);
     }
     return [...bySlot].flatMap(([slot, parts]) => (parts.length === parts[0].parts ? [{ slot, entry: JSON.parse(parts.map((r) => r.body).join("")) as JournalEntry }] : []));
   }

@@ -262,11 +262,7 @@ export class GroupCommit {
       if (!sealed || head.seq !== sealed.last.seq || head.hash !== sealed.last.hash) {
         // Answered as not stored (or not known), so never sent again by a later start: a retry may store it anew.
         // Storage that cannot even do this is failing the object; its appends' workers give them up in D1.
-        try {
-          host.journal.clear();
-        } catch (clearError) {
-          console.error(`ledger ${host.projectId}: a refused commit's journal could not be cleared`, clearError);
-        }
+        this.forget();
         const others = await this.withoutGivenUp(group, error);
         if (others === null) group.forEach((p) => p.reject(error));
         else if (others.length > 0) await this.commit(others);
@@ -311,15 +307,20 @@ export class GroupCommit {
       const bytes = group.reduce((n, p) => n + p.bytes, 0);
       item = { entry: entry.entry, slot, events, bytes, answer: () => group.forEach((p, i) => p.resolve(entry.slices[i])) };
     } catch (error) {
-      try {
-        host.journal.clear(slot);
-      } catch (clearError) {
-        console.error(`ledger ${host.projectId}: a refused commit's journal could not be cleared`, clearError);
-      }
+      this.forget(slot);
       group.forEach((p) => p.reject(error));
       return;
     }
     this.backlog.push(item);
+  }
+
+  /** Clears a commit answered as not stored from the journal (its slot, or all of it); storage that cannot is failing the object. */
+  private forget(slot?: number) {
+    try {
+      this.host.journal.clear(slot);
+    } catch (clearError) {
+      console.error(`ledger ${this.host.projectId}: a refused commit's journal could not be cleared`, clearError);
+    }
   }
 
   /** The group's events as rows of the chain after the head, received at this commit's millisecond. */

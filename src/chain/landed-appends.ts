@@ -1,6 +1,7 @@
 import { idTag, locatedIdsFrom, tagSuffix } from "../model/event-id";
 import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
 import { rowsBySeq } from "../model/row-keys";
+import { markStatement } from "../storage/own-writes";
 
 /**
  * Whether an append whose answer never came back landed anyway.
@@ -64,7 +65,7 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
           "WHERE e.project_id = ?2 AND e.occurred_at >= ?1 AND e.occurred_at < ?7 AND e.id_indexed = 2 AND e.time_in_span = 0 AND e.append_name = ?3",
       )
       .bind(since, projectId, token, locatedIdsFrom(sentAtMs - CLOCK_SKEW_MS), locatedIdsFrom(until), tag, new Date(until).toISOString()),
-    db.prepare("SELECT 1 AS first, 1 AS last FROM ingest_backlog WHERE project_id = ?").bind(projectId),
+    markStatement(db, projectId),
   ]);
   const hit = found.results[0];
   if (!hit && by === "worker" && mark.results.length > 0) throw new Error("The project's ledger is indexing a backlog that may hold this append, and could not be asked");

@@ -162,7 +162,7 @@ export abstract class LedgerCore extends LedgerLogRpc {
     if (recovered.adopted.length > 0) this.ctx.storage.kv.put("head", this.current);
     // Counts a stopped instance had not written yet, and the adopted commit's: what D1 holds from it, then the backlog's.
     const inD1 = backlog.length > 0 ? backlog[0].entry.after.seq : this.current.seq;
-    await catchUpRollups(this.db, this.projectId, this.rollups, stored.seq, Math.min(inD1, this.current.seq));
+    await catchUpRollups(this.db, this.projectId, this.rollups, stored.seq, inD1);
     const counted = this.rollups.through() ?? 0;
     for (const { entry } of backlog) this.rollups.defer(entry.rows.filter((r) => r.seq > counted));
     if (behind) await this.commits.resumeBacklog(backlog, marked);

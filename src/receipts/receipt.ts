@@ -87,14 +87,17 @@ export async function findChainRow(env: Env, id: string): Promise<ChainRow | nul
  */
 async function inBacklog(env: Env, id: string): Promise<ChainRow | null> {
   if (idMillis(id) === null) return null;
-  for (const n of shardNumbers(env)) {
-    const db = shardDb(env, n);
-    const { results } = await db.prepare("SELECT project_id FROM ingest_backlog WHERE tag = ?").bind(tagOfId(id)).all<{ project_id: string }>();
-    for (const { project_id } of results) {
-      if ((await projectShard(env, project_id)) !== n) continue;
-      const row = served(await hotChainRow(await eventsReadDb(env, project_id), id, project_id));
-      if (row) return row;
-    }
+  // Every shard at once, as the looks above.
+  const marked = await Promise.all(
+    shardNumbers(env).map(async (n) => {
+      const { results } = await shardDb(env, n).prepare("SELECT project_id FROM ingest_backlog WHERE tag = ?").bind(tagOfId(id)).all<{ project_id: string }>();
+      return results.map((r) => ({ shard: n, projectId: r.project_id }));
+    }),
+  );
+  for (const { shard, projectId } of marked.flat()) {
+    if ((await projectShard(env, projectId)) !== shard) continue;
+    const row = served(await hotChainRow(await eventsReadDb(env, projectId), id, projectId));
+    if (row) return row;
   }
   return null;
 }

@@ -34,6 +34,11 @@ const INDEX_WAIT_MS = 10_000;
 /** The message a read gives up with when the backlog is not indexed in time: app.ts answers it with 429 and Retry-After. */
 export const INDEXING_BEHIND = "This project's newest events are still being indexed";
 
+/** The project's backlog mark, a row when it is set: what every read, a worker's look for a lost answer and a ledger's start ask. */
+export function markStatement(db: D1Database, projectId: string): D1PreparedStatement {
+  return db.prepare("SELECT 1 AS marked FROM ingest_backlog WHERE project_id = ?").bind(projectId);
+}
+
 class OwnWrites {
   constructor(
     readonly db: D1Database,
@@ -42,7 +47,7 @@ class OwnWrites {
   ) {}
 
   private mark(): D1PreparedStatement {
-    return this.db.prepare("SELECT 1 AS marked FROM ingest_backlog WHERE project_id = ?").bind(this.projectId);
+    return markStatement(this.db, this.projectId);
   }
 
   private async caughtUp(): Promise<void> {

@@ -56,6 +56,23 @@ const marked = async (p: { id: string; db: D1Database }) => (await p.db.prepare(
 const inD1 = async (p: { id: string; db: D1Database }) => (await storedActions(p)).map(([, action]) => action);
 const listed = async (key: string) => ((await call("GET", "/v1/events?limit=100", { key })).json.data as Array<{ action: string }>).map((e) => e.action).reverse();
 
+/**
+ * A project whose shard lags, then holds everything, and an append of one
+ * event named as a worker names it, straight to the ledger: answered ahead of D1.
+ */
+async function namedAppendAhead(action: string) {
+  const p = await createProject();
+  const shard = await slowShard(p.id, 400);
+  await ingest(p.key, { action: "slow.1" });
+  shard.shut();
+  const token = crypto.randomUUID();
+  const appended = await ledgerOf(env, p.id).append({
+    events: packEvents([event(action)]), idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1200, catalogRevision: 0, sentAt: Date.now(), token,
+  });
+  expect(appended).toMatchObject({ status: "appended" });
+  return { p, shard, token };
+}
+
 describe("answers ahead of a lagging shard (issue 38, item 3)", () => {
   it("answers once journaled while the shard lags, and a read right after an answer shows it", async () => {
     const p = await createProject();
@@ -146,15 +163,7 @@ describe("answers ahead of a lagging shard (issue 38, item 3)", () => {
   });
 
   it("answers a lost answer of an append in the backlog with its events, and gives nothing up", async () => {
-    const p = await createProject();
-    const shard = await slowShard(p.id, 400);
-    await ingest(p.key, { action: "slow.1" });
-    shard.shut();
-    const token = crypto.randomUUID();
-    const appended = await ledgerOf(env, p.id).append({
-      events: packEvents([event("named.ahead")]), idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1200, catalogRevision: 0, sentAt: Date.now(), token,
-    });
-    expect(appended).toMatchObject({ status: "appended" });
+    const { p, shard, token } = await namedAppendAhead("named.ahead");
     // Its worker lost the answer and asks: the ledger answers from its backlog, D1 holding nothing of it yet.
     const lost = await ledgerOf(env, p.id).lostAppend(token, Date.now() - 1000);
     expect(lost).toHaveLength(1);
@@ -166,15 +175,7 @@ describe("answers ahead of a lagging shard (issue 38, item 3)", () => {
   });
 
   it("indexes a commit of the backlog whose append a worker of the older code gave up in D1, without its name, and loses nothing", async () => {
-    const p = await createProject();
-    const shard = await slowShard(p.id, 400);
-    await ingest(p.key, { action: "slow.1" });
-    shard.shut();
-    const token = crypto.randomUUID();
-    const appended = await ledgerOf(env, p.id).append({
-      events: packEvents([event("given.up.ahead")]), idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1200, catalogRevision: 0, sentAt: Date.now(), token,
-    });
-    expect(appended).toMatchObject({ status: "appended" });
+    const { p, shard, token } = await namedAppendAhead("given.up.ahead");
     // A worker that does not know the mark (the older code, during a deploy) gave the append up in D1.
     await p.db.prepare("INSERT INTO given_up_appends (token, given_up_at) VALUES (?, ?)").bind(token, new Date().toISOString()).run();
     shard.open();
