@@ -154,9 +154,11 @@ export async function listPages(key: string, path: string, query: string, limit:
 /**
  * Pages through each read (a /v1/events query and the events it keeps) at each page size, and holds
  * every listing to those events in list order. The listings only read, so they all run at once:
- * files made of these were the suite's slowest, waiting on one page after another.
+ * files made of these were the suite's slowest, waiting on one page after another. Pages of 1 put a
+ * cursor after every event, pages of 3 hold rows from either side of a span's or set's edge, and 200
+ * reads the whole listing in one page.
  */
-export async function expectEveryListing<T extends Listed>(key: string, sent: T[], reads: Array<[string, (e: T) => boolean]>, limits = [1, 2, 3, 200]): Promise<void> {
+export async function expectEveryListing<T extends Listed>(key: string, sent: T[], reads: Array<[string, (e: T) => boolean]>, limits = [1, 3, 200]): Promise<void> {
   const listings = reads.flatMap(([query, keep]) => limits.map((limit) => ({ query, limit, want: listOrder(sent, keep) })));
   const got = await Promise.all(listings.map(({ query, limit }) => listPages(key, "/v1/events", query, limit)));
   listings.forEach(({ query, limit, want }, i) => expect(got[i], `${query} by ${limit}`).toEqual(want));

@@ -12,7 +12,7 @@ import { BASE, call, createProject, dbOf, freshIp, ingest } from "../helpers";
  * project's data as it was.
  */
 const SEED = 20261123;
-const ROUNDS = 2000;
+const ROUNDS = 1200;
 /** Reads run this many at a time (they change nothing); writes one by one, each checked. */
 const READ_CONCURRENCY = 12;
 

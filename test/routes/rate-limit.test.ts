@@ -61,8 +61,10 @@ describe("rate limits", () => {
     let last = 0;
     let lowest = Infinity;
     let resets: number[] = [];
+    // The first wave reads with a key; the rest ask for a path no route has, which the budget counts alike
+    // and which costs the runtime far less (this test sends the most requests of the suite).
     for (let sent = 0; sent < OTHER_LIMIT; sent += 100) {
-      const wave = await Promise.all(Array.from({ length: 100 }, () => call("GET", "/v1/events/missing", { key: p.key, ip })));
+      const wave = await Promise.all(Array.from({ length: 100 }, () => (sent === 0 ? call("GET", "/v1/events/missing", { key: p.key, ip }) : call("GET", "/nowhere", { ip }))));
       last = Math.max(...wave.map((r) => Number(r.headers.get("RateLimit-Remaining") === "0")));
       lowest = Math.min(lowest, ...wave.map((r) => Number(r.headers.get("RateLimit-Remaining"))));
       resets = [...new Set(wave.map((r) => Number(r.headers.get("RateLimit-Reset"))))];
