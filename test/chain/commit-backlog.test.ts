@@ -108,6 +108,25 @@ describe("answers ahead of a lagging shard (issue 38, item 3)", () => {
     expect((await verify).json.data).toMatchObject({ ok: true, verified: 5 });
   });
 
+  it("answers a read 429 with Retry-After when the backlog is not indexed within 10 s, and the read after it shows everything", async () => {
+    const p = await createProject();
+    const shard = await slowShard(p.id, 400);
+    await ingest(p.key, { action: "slow.1" });
+    shard.shut();
+    expect((await ingest(p.key, { action: "ahead.1" })).status).toBe(201);
+    // The shard holds the indexing batch: the list waits its 10 s for the ledger, then says to come back, with no partial page.
+    const started = Date.now();
+    const behind = await call("GET", "/v1/events", { key: p.key });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
+    expect(behind.status).toBe(429);
+    expect(behind.json.error).toMatchObject({ code: "RATE_LIMITED", details: { reason: "indexing_behind" } });
+    expect(behind.json.error.message).not.toMatch(/nothing was stored/);
+    expect(Number(behind.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+    // The append it was behind was answered, and nothing was lost while the read waited.
+    shard.open();
+    expect(await listed(p.key)).toEqual(["slow.1", "ahead.1"]);
+  });
+
   it("deletes the mark once the shard keeps up again, and answers after D1 from then on", async () => {
     const p = await createProject();
     const shard = await slowShard(p.id, 400);
