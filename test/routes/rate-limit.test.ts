@@ -84,10 +84,12 @@ describe("rate limits", () => {
     const ip = `burst-${crypto.randomUUID()}`;
     // 60 projects whose keys this isolate has never seen, so each request would have to look its key up.
     const projects = await Promise.all(Array.from({ length: 60 }, () => createProject()));
-    // Leave 20 units with requests that touch nothing (no key, no route).
-    for (let left = OTHER_LIMIT - 20; left > 0; left -= 100) {
-      await Promise.all(Array.from({ length: Math.min(100, left) }, () => call("GET", "/nowhere", { ip })));
-    }
+    // Leave 20 units with requests that touch nothing: verifies without a key (priced before the key is
+    // known, and refused 401 without a lookup), then paths no route has.
+    const verifies = Math.floor((OTHER_LIMIT - 20) / COSTS.verify);
+    await Promise.all(Array.from({ length: verifies }, () => call("GET", "/v1/events/verify", { ip })));
+    const rest = OTHER_LIMIT - 20 - verifies * COSTS.verify;
+    await Promise.all(Array.from({ length: rest }, () => call("GET", "/nowhere", { ip })));
     const burst = await Promise.all(projects.map((p) => call("GET", "/v1/events/search?q=burst", { key: p.key, ip })));
     // Revoke every key. A key some request looked up stays cached as valid for seconds (404 for a missing
     // event); a key no request looked up is read now, revoked (401). So 401 marks the requests that did no D1 work.
