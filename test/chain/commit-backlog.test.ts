@@ -163,6 +163,37 @@ describe("answers ahead of a lagging shard (issue 38, item 3)", () => {
     expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 5 });
   });
 
+  it("indexes, at its next start, only the commits whose batch had not landed when the ledger stopped right after one landed", async () => {
+    const p = await createProject();
+    await lagBound(p.id);
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let stopAfterLanding = false;
+    await interceptBatches(p.id, async (statements, real, _restore, state) => {
+      await new Promise((r) => setTimeout(r, 400));
+      if (!stopAfterLanding) return real.batch(statements);
+      await gate;
+      const landed = await real.batch(statements);
+      // The batch is in D1; the instance stops before it records that (indexed_head) or sends the next one.
+      state.abort("test: the ledger stops right after an indexing batch landed");
+      return landed;
+    });
+    await ingest(p.key, { action: "slow.1" });
+    expect(await marked(p)).toBe(true);
+    stopAfterLanding = true;
+    // The first commit's batch waits at the gate; the second is answered ahead behind it.
+    expect((await ingest(p.key, { action: "ahead.1" })).status).toBe(201);
+    expect((await call("POST", "/v1/events/batch", { key: p.key, body: { events: [{ action: "ahead.2" }, { action: "ahead.3" }] } })).status).toBe(201);
+    expect(await inD1(p)).toEqual(["slow.1"]);
+    open();
+    await until(async () => (await inD1(p)).length === 2);
+    // The next read finds the mark and asks a new instance: it skips the commit that landed and sends the one that did not.
+    expect(await listed(p.key)).toEqual(["slow.1", "ahead.1", "ahead.2", "ahead.3"]);
+    expect(await storedActions(p)).toEqual([[1, "slow.1"], [2, "ahead.1"], [3, "ahead.2"], [4, "ahead.3"]]);
+    expect((await ingest(p.key, { action: "after.start" })).json.data).toMatchObject({ seq: 5 });
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 5 });
+  });
+
   it("replays an append under an Idempotency-Key answered ahead of D1, stored once", async () => {
     const p = await createProject();
     const shard = await slowShard(p.id, 400);
