@@ -106,18 +106,22 @@ app.notFound(() => {
   throw new ApiError("NOT_FOUND", "No such route");
 });
 
-/** What refused a request for now, and when to come back; null for a real fault. */
-function retryLater(err: unknown): { reason: string; retryAfter: number; what: string } | null {
+/**
+ * What refused a request for now, and when to come back; null for a real fault. A refusal stored nothing; a read
+ * that waited too long for its project's backlog (`storedNothing: false`) was behind appends that were stored.
+ */
+function retryLater(err: unknown): { reason: string; retryAfter: number; what: string; storedNothing: boolean } | null {
   if (isOverloaded(err)) {
     return {
       reason: "overloaded",
       retryAfter: OVERLOADED_RETRY_AFTER,
       what: "A Durable Object this request needs (the project's ledger, most often) is overloaded and refused it",
+      storedNothing: true,
     };
   }
   if (err instanceof Error && err.message.startsWith(INDEXING_BEHIND)) {
     // A read that waited for the project's ledger to index what it answered ahead of a lagging shard (storage/own-writes.ts).
-    return { reason: "indexing_behind", retryAfter: OVERLOADED_RETRY_AFTER, what: `${INDEXING_BEHIND}, behind a slow database` };
+    return { reason: "indexing_behind", retryAfter: OVERLOADED_RETRY_AFTER, what: `${INDEXING_BEHIND}, behind a slow database`, storedNothing: false };
   }
   const refusal = databaseRefusal(err);
   if (!refusal) return null;
@@ -125,7 +129,7 @@ function retryLater(err: unknown): { reason: string; retryAfter: number; what: s
     refusal.reason === "storage_full"
       ? "The database holding this project's events is full and is freeing space by archiving"
       : "The database holding this project's events is overloaded";
-  return { ...refusal, what };
+  return { ...refusal, what, storedNothing: true };
 }
 
 /** The one error handler: every failure becomes the envelope (exported for the test of what only Cloudflare's runtime throws). */
@@ -151,7 +155,7 @@ export const answerError: ErrorHandler<AppEnv> = (err, c) => {
     console.warn(`[${c.get("requestId")}] refused for now (${later.reason}): ${(err as Error).message}`);
     c.header("Retry-After", String(later.retryAfter));
     return c.json(
-      errorBody("RATE_LIMITED", `${later.what}; ${later.reason === "indexing_behind" ? "" : "nothing was stored, "}retry in ${later.retryAfter} s`, { reason: later.reason, retry_after: later.retryAfter }),
+      errorBody("RATE_LIMITED", `${later.what}; ${later.storedNothing ? "nothing was stored, " : ""}retry in ${later.retryAfter} s`, { reason: later.reason, retry_after: later.retryAfter }),
       429,
     );
   }

@@ -296,8 +296,8 @@ export class GroupCommit {
     let item: Backlogged;
     try {
       const rows = await this.seal(group);
-      const entry = this.entryOf(group, rows);
-      host.journal.write(entry.entry, slot);
+      const { entry, slices } = this.entryOf(group, rows);
+      host.journal.write(entry, slot);
       await host.storage.sync();
       const leaves = await host.log().prepare(rows);
       host.log().apply(leaves);
@@ -305,7 +305,7 @@ export class GroupCommit {
       host.advance({ seq: last.seq, hash: last.hash }, rows);
       const events = group.reduce((n, p) => n + p.events.length, 0);
       const bytes = group.reduce((n, p) => n + p.bytes, 0);
-      item = { entry: entry.entry, slot, events, bytes, answer: () => group.forEach((p, i) => p.resolve(entry.slices[i])) };
+      item = { entry, slot, events, bytes, answer: () => group.forEach((p, i) => p.resolve(slices[i])) };
     } catch (error) {
       this.forget(slot);
       group.forEach((p) => p.reject(error));

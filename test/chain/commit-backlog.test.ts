@@ -56,15 +56,18 @@ const marked = async (p: { id: string; db: D1Database }) => (await p.db.prepare(
 const inD1 = async (p: { id: string; db: D1Database }) => (await storedActions(p)).map(([, action]) => action);
 const listed = async (key: string) => ((await call("GET", "/v1/events?limit=100", { key })).json.data as Array<{ action: string }>).map((e) => e.action).reverse();
 
-/**
- * A project whose shard lags, then holds everything, and an append of one
- * event named as a worker names it, straight to the ledger: answered ahead of D1.
- */
-async function namedAppendAhead(action: string) {
+/** A project whose shard lagged once (so its ledger set the mark) and now holds every batch: appends are answered ahead of D1. */
+async function heldShard() {
   const p = await createProject();
   const shard = await slowShard(p.id, 400);
   await ingest(p.key, { action: "slow.1" });
   shard.shut();
+  return { p, shard };
+}
+
+/** A project whose shard holds everything, and an append of one event named as a worker names it, straight to the ledger: answered ahead of D1. */
+async function namedAppendAhead(action: string) {
+  const { p, shard } = await heldShard();
   const token = crypto.randomUUID();
   const appended = await ledgerOf(env, p.id).append({
     events: packEvents([event(action)]), idempotencyKey: null, requestHash: null, keyPrefix: p.prefix, rateLimit: 1200, catalogRevision: 0, sentAt: Date.now(), token,
@@ -109,10 +112,7 @@ describe("answers ahead of a lagging shard (issue 38, item 3)", () => {
   });
 
   it("answers a read 429 with Retry-After when the backlog is not indexed within 10 s, and the read after it shows everything", async () => {
-    const p = await createProject();
-    const shard = await slowShard(p.id, 400);
-    await ingest(p.key, { action: "slow.1" });
-    shard.shut();
+    const { p, shard } = await heldShard();
     expect((await ingest(p.key, { action: "ahead.1" })).status).toBe(201);
     // The shard holds the indexing batch: the list waits its 10 s for the ledger, then says to come back, with no partial page.
     const started = Date.now();
@@ -146,10 +146,7 @@ describe("answers ahead of a lagging shard (issue 38, item 3)", () => {
   });
 
   it("indexes, at its next start, what a stopped ledger answered ahead of D1, and the chain goes on from it", async () => {
-    const p = await createProject();
-    const shard = await slowShard(p.id, 400);
-    await ingest(p.key, { action: "slow.1" });
-    shard.shut();
+    const { p } = await heldShard();
     expect((await ingest(p.key, { action: "ahead.1" })).status).toBe(201);
     expect((await call("POST", "/v1/events/batch", { key: p.key, body: { events: [{ action: "ahead.2" }, { action: "ahead.3" }] } })).status).toBe(201);
     expect(await inD1(p)).toEqual(["slow.1"]);
@@ -195,10 +192,7 @@ describe("answers ahead of a lagging shard (issue 38, item 3)", () => {
   });
 
   it("replays an append under an Idempotency-Key answered ahead of D1, stored once", async () => {
-    const p = await createProject();
-    const shard = await slowShard(p.id, 400);
-    await ingest(p.key, { action: "slow.1" });
-    shard.shut();
+    const { p, shard } = await heldShard();
     const first = await call("POST", "/v1/events", { key: p.key, body: { action: "keyed" }, headers: { "Idempotency-Key": "backlog-1" } });
     expect(first.status).toBe(201);
     // The ledger finds the key among the commits it answered ahead of D1.
