@@ -4,6 +4,10 @@ import { generateApiKey } from "../src/auth/api-keys";
 import { createProject as placeProject } from "../src/storage/projects";
 import { eventsDb, forgetShard } from "../src/storage/shards";
 import { keyedRowId, OLDER_TOP } from "../src/model/row-keys";
+import { COLUMNS, insertEventsStatements } from "../src/chain/event-insert";
+import { INDEXING_COLUMNS } from "../src/model/row-indexing";
+import { armDb } from "../src/model/periods";
+import type { EventRow } from "../src/db/schema";
 import { checkResponse } from "./openapi/contract";
 
 export const BASE = "https://witness.test";
@@ -246,4 +250,25 @@ export async function until<T>(what: () => Promise<T | null | undefined | false>
     if (Date.now() > end) throw new Error(`still not there after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Moves a project's rows of seqs past `afterSeq` out of the main tables into
+ * period `arm` (made with makePeriod, model/periods.ts), written there by the
+ * commit's own statements, a commit of `commit` rows at a time: what a writer
+ * of periods leaves. The main tables' triggers take their stand-ins and search
+ * entries with them. Returns how many rows moved.
+ */
+export async function moveIntoPeriod(db: D1Database, projectId: string, arm: number, afterSeq: number, commit = 100): Promise<number> {
+  const stored = COLUMNS.filter((c) => !(INDEXING_COLUMNS as readonly string[]).includes(c));
+  const { results: rows } = await db.prepare(`SELECT ${stored.join(", ")} FROM events WHERE project_id = ? AND seq > ? ORDER BY seq`).bind(projectId, afterSeq).all<EventRow>();
+  await db.prepare("DELETE FROM events WHERE project_id = ? AND seq > ?").bind(projectId, afterSeq).run();
+  const period = armDb(db, arm);
+  for (let i = 0; i < rows.length; i += commit) await db.batch(insertEventsStatements(period, rows.slice(i, i + commit)));
+  return rows.length;
+}
+
+/** A period number of a test's own, far from any real one (whole weeks since 1970: about 2,950 in 2026). */
+export function testArm(): number {
+  return 100_000 + Math.floor(Math.random() * 800_000);
 }

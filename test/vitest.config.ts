@@ -21,13 +21,14 @@ const pureFiles = testFiles.filter((f) => !/cloudflare:|helpers|SELF/.test(f.tex
  * Files that steer what the whole runtime does, or read what it did: a test-only policy (stream and alert
  * transport, through the fake network of test/streams/receiver.ts; e-mail; the rollup backfill), the meter's
  * worst-invocation report (src/lib/meter.ts keeps one per runtime; these files empty it before they read it),
- * the crons over every project. They must not share a runtime with files running beside them, whose streams
+ * the crons over every project, the shard's periods (model/periods.ts: every read of a shard reads each period
+ * it holds; a file makes them and drops them before it ends). They must not share a runtime with files running beside them, whose streams
  * would go through their policy, whose invocations would land in their report, and whose projects their crons
  * would sweep while those files' own tests run. So they share runtimes among themselves only (runtimeWideFiles),
  * where one file runs after another: each sets its policy and empties the report itself, and a cron's checks
  * are of its own file's projects.
  */
-const RUNTIME_WIDE = /setStreamPolicy|setEmailPolicy|\/receiver"|backfillPolicy|meterReport|\/__meter|scheduled!?\(createScheduledController/;
+const RUNTIME_WIDE = /setStreamPolicy|setEmailPolicy|\/receiver"|backfillPolicy|meterReport|\/__meter|scheduled!?\(createScheduledController|makePeriod\(/;
 const bindingFiles = testFiles.filter((f) => !pureFiles.includes(f.path));
 /**
  * Files that measure everything the runtime holds or did: the meter's totals of rows written, a whole shard.

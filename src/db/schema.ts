@@ -399,6 +399,16 @@ export const projectKeys = sqliteTable(
 );
 
 /**
+ * The shard's periods (event shards; migration 0048): each a copy of the
+ * tables an event's rows live in, under its suffix, which every read of a
+ * project's hot rows reads beside the main tables (src/model/periods.ts).
+ */
+export const periods = sqliteTable("periods", {
+  n: integer("n").primaryKey(),
+  made_at: text("made_at").notNull(),
+});
+
+/**
  * The names of appends whose workers lost the ledger's answer and found no
  * commit holding them (event shards; migration 0034, WITHOUT ROWID, with the
  * trigger that refuses a later commit naming one): a row per failed call,

@@ -13,6 +13,7 @@ import { SEARCH_TABLE, searchExpression } from "../model/search-index";
 import { matchesAll } from "../model/search-query";
 import { archivedEvent } from "../storage/archive-lookup";
 import { eventsReadDb } from "../storage/shards";
+import { firstOverArms } from "./arms";
 
 export interface Page {
   rows: ShapeRow[];
@@ -184,16 +185,15 @@ export async function searchEvents(
   return toPage(rows, limit, (row) => filtered() && matchesAll(terms, [row.action]));
 }
 
-/** One hot event of the project by id, shaped for reads (model/event-lookup.ts), or null. */
-export async function hotEvent(db: D1Database, projectId: string, id: string): Promise<ShapeRow | null> {
-  const [row] = await shapeRows(db, eventsByIdStatement(SHAPE_SELECT, [id], projectId));
-  return row ?? null;
+/** One hot event of the project by id, shaped for reads (model/event-lookup.ts), or null: looked for in each arm (arms.ts). */
+export function hotEvent(env: Env, db: D1Database, projectId: string, id: string): Promise<ShapeRow | null> {
+  return firstOverArms(env, projectId, db, async (arm) => (await shapeRows(arm, eventsByIdStatement(SHAPE_SELECT, [id], projectId)))[0] ?? null);
 }
 
 /** The chain position of one of the project's events, hot or archived; null when it has no such event. */
 export async function eventSeq(env: Env, projectId: string, id: string): Promise<number | null> {
   const db = await eventsReadDb(env, projectId);
   const { sql, params } = eventsByIdStatement("e.seq", [id], projectId);
-  const hot = await db.prepare(sql).bind(...params).first<{ seq: number }>();
+  const hot = await firstOverArms(env, projectId, db, (arm) => arm.prepare(sql).bind(...params).first<{ seq: number }>());
   return (hot ?? (await archivedEvent(env, db, projectId, id)))?.seq ?? null;
 }

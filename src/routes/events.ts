@@ -235,7 +235,7 @@ events.get("/:id", READ_OR_EMBED.guard, async (c) => {
   const projectId = projectOf(credential);
   const db = await eventsReadDb(c.env, projectId);
   const catalog = catalogFor(c.env, projectId);
-  const hot = await hotEvent(db, projectId, c.req.param("id"));
+  const hot = await hotEvent(c.env, db, projectId, c.req.param("id"));
   // Not hot: maybe in the cold tier (src/storage/archive-segments.ts).
   const row = hot ?? (await orArchiveDamaged(archivedEvent(c.env, db, projectId, c.req.param("id"))));
   const narrowed = narrowedOrganization(credential);

@@ -6,6 +6,7 @@
  * staged-exports.ts; projects.ts creates a project.
  */
 import { TtlCache } from "../lib/ttl-cache";
+import { PERIODS_SQL, type Arm } from "../model/periods";
 import { shardRowKey } from "../model/row-keys";
 import { ownWritesDb } from "./own-writes";
 
@@ -33,6 +34,8 @@ export const SHARD_CACHE_SECONDS = 30;
 interface Place {
   shard: number;
   rowKey?: number | null;
+  /** The shard's arms (model/periods.ts): null for the main tables, then each period; kept no longer than the shard. */
+  arms?: Arm[];
 }
 const placeOfProject = new TtlCache<Place>(SHARD_CACHE_SECONDS * 1000);
 
@@ -93,6 +96,30 @@ export async function projectRowKey(env: Env, projectId: string): Promise<number
   // Set on the cached entry itself: it expires with the shard it was read from.
   if (place.rowKey === undefined) place.rowKey = await shardRowKey(shardDb(env, place.shard), projectId);
   return place.rowKey;
+}
+
+/**
+ * The arms a read of a project's hot rows reads (model/periods.ts): the main
+ * tables (null), then each period the shard holds, oldest first. One read of
+ * the shard, then kept with the shard's entry. A period is made well before
+ * any row is written to it, so a list this old names every period a row can
+ * be in; one dropped since is refused by D1 ("no such table"), and the reader
+ * asks again (forgetArms).
+ */
+export async function projectArms(env: Env, projectId: string): Promise<Arm[]> {
+  const place = await projectPlace(env, projectId);
+  if (place === null) throw new Error(`Unknown project ${projectId}`);
+  if (place.arms === undefined) {
+    const { results } = await shardDb(env, place.shard).prepare(PERIODS_SQL).all<{ n: number }>();
+    place.arms = [null, ...results.map((r) => r.n)];
+  }
+  return place.arms;
+}
+
+/** Forgets the arms this isolate knows of a project's shard: a read named a period that is gone. */
+export function forgetArms(projectId: string): void {
+  const place = placeOfProject.get(projectId);
+  if (place !== undefined) delete place.arms;
 }
 
 /** The event database of a project. Every read and write of events finds it here. */

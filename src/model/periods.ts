@@ -1,0 +1,241 @@
+// .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+
+/**
+ * Periods: a shard's hot events in tables of their own per period of arrival
+ * (issue 38, storage v2; the bench README's "Periods, the route under 4 rows"
+ * has the plan and its measurements).
+ *
+ * D1 bills a row written at every insert and at every delete, and nothing for
+ * a dropped table, whatever it held (`npm run bench -- billing`). Archiving a
+ * row by deleting it is a billed row an event, a fifth of an event's life.
+ * A period is a full copy of the tables an event's rows live in (the events
+ * table and the rows that stand in for index entries, the search index among
+ * them), each named with the period's suffix: `events_p2950` beside `events`.
+ * Once every row a period holds is archived, its tables are dropped, free.
+ *
+ * Every statement over a project's hot rows is written once, against the
+ * main tables, and read from each period by the same text with the period's
+ * names (inPeriod): a period is self-consistent, as if the project's history
+ * began and ended inside it, so each statement's plan is the one it has over
+ * the main tables, its INDEXED BY included. The periods of one read are its
+ * arms: the main tables first, then each period the shard holds (readArms).
+ * Writers put a commit's rows, spans, sets and search entries in one arm.
+ *
+ * The period set below is held to the schema by test/model/periods.test.ts:
+ * a migration that adds a table, index or trigger of an event's rows names it
+ * here, and one that changes them must change each period the same way (a
+ * period is made from the main tables' schema as it is when it is made).
+ */
+
+/** The tables an event's rows live in, and their indexes and triggers: what a period copies, under its suffix. */
+export const PERIOD_TABLES = [
+  "events",
+  "events_search",
+  "event_targets",
+  "commit_spans",
+  "ip_runs",
+  "target_type_sets",
+  "action_sets",
+  "organization_sets",
+  "address_sets",
+] as const;
+
+/** Every index and trigger of PERIOD_TABLES (FTS5 makes the search index's own tables itself). */
+export const PERIOD_OBJECTS = [
+  "events_legacy_id_unique",
+  "events_actor_time_idx",
+  "events_first_target_id_idx",
+  "events_second_target_id_idx",
+  "events_ip_time_idx",
+  "events_first_target_type_idx",
+  "events_second_target_type_idx",
+  "events_project_time_idx",
+  "events_action_time_idx",
+  "events_org_time_idx",
+  "events_project_seq_idx",
+  "event_targets_type_time_idx",
+  "commit_spans_live_time_idx",
+  "event_targets_after_delete",
+  "events_search_after_delete",
+  "events_search_after_update",
+  "event_targets_after_insert",
+  "events_given_up",
+  "commit_spans_after_delete",
+  "keyed_commit_spans_after_delete",
+  "ip_runs_after_delete",
+  "keyed_ip_runs_after_delete",
+  "ip_runs_after_scrub",
+  "keyed_ip_runs_after_scrub",
+  "target_type_sets_after_delete",
+  "keyed_target_type_sets_after_delete",
+  "action_sets_after_delete",
+  "keyed_action_sets_after_delete",
+  "organization_sets_after_delete",
+  "keyed_organization_sets_after_delete",
+  "address_sets_after_delete",
+  "keyed_address_sets_after_delete",
+  "address_sets_after_scrub",
+  "keyed_address_sets_after_scrub",
+  "commit_spans_given_up",
+] as const;
+
+/** A period's number: whole periods since the Unix epoch. Null is the main tables. */
+export type Arm = number | null;
+
+/** How long a period is: a week, so that with 30 days hot some five or six hold a shard's hot rows. */
+export const PERIOD_MS = 7 * 24 * 3600 * 1000;
+
+/** The period an instant falls in. */
+export function periodOf(ms: number, length = PERIOD_MS): number {
+  return Math.floor(ms / length);
+}
+
+const NAMES = new RegExp(`([\`"]?)\\b(${[...PERIOD_TABLES, ...PERIOD_OBJECTS].join("|")})\\b\\1`, "g");
+
+/** A table's, index's or trigger's name in arm `arm`. */
+export function armName(name: string, arm: Arm): string {
+  return arm === null ? name : `${name}_p${arm}`;
+}
+
+/**
+ * SQL written against the main tables, for arm `arm`: every name of the
+ * period set (tables, their indexes and triggers, quoted or not) with the
+ * period's suffix. Column names never coincide with them; parameters and the
+ * other tables (projects, project_keys, given-up appends) are left as they are.
+ */
+export function inPeriod(sql: string, arm: Arm): string {
+  if (arm === null) return sql;
+  return sql.replace(NAMES, (_, quote: string, name: string) => `${quote}${name}_p${arm}${quote}`);
+}
+
+/** The statements that make period `arm`'s tables, indexes and triggers from the main tables' schema (`sqlite_master` rows). */
+export function periodDdl(schema: readonly { type: string; name: string; sql: string | null }[], arm: number): string[] {
+  const wanted = new Set<string>([...PERIOD_TABLES, ...PERIOD_OBJECTS]);
+  const order = ["table", "index", "trigger"];
+  return schema
+    .filter((o) => o.sql !== null && wanted.has(o.name))
+    .sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type))
+    .map((o) => inPeriod(o.sql!, arm));
+}
+
+/** SQL: the main tables' schema rows that periodDdl copies. */
+export const PERIOD_SCHEMA_SQL = `SELECT type, name, sql FROM sqlite_master WHERE tbl_name IN (${PERIOD_TABLES.map((t) => `'${t}'`).join(", ")})`;
+
+/** The shard's database as arm `arm` sees it: every statement prepared through it names that arm's tables (inPeriod). */
+export function armDb(db: D1Database, arm: Arm): D1Database {
+  if (arm === null) return db;
+  const wrapped = {
+    prepare: (sql: string) => db.prepare(inPeriod(sql, arm)),
+    batch: <T>(statements: D1PreparedStatement[]) => db.batch<T>(statements),
+    exec: (sql: string) => db.exec(inPeriod(sql, arm)),
+    withSession: () => {
+      throw new Error("armDb: sessions are not used on event shards");
+    },
+    dump: () => db.dump(),
+  };
+  return wrapped as unknown as D1Database;
+}
+
+/** Makes period `arm`'s tables in the shard, copied from the main tables' schema as it is now, and names it in `periods`: one batch, so all or none. */
+export async function makePeriod(db: D1Database, arm: number, now = new Date()): Promise<void> {
+  const { results } = await db.prepare(PERIOD_SCHEMA_SQL).all<{ type: string; name: string; sql: string | null }>();
+  await db.batch([
+    ...periodDdl(results, arm).map((sql) => db.prepare(sql)),
+    db.prepare("INSERT INTO periods (n, made_at) VALUES (?, ?)").bind(arm, now.toISOString()),
+  ]);
+}
+
+/**
+ * Drops period `arm`'s tables with their indexes and triggers, whatever they
+ * hold, and its name in `periods`, in one batch. Returns the rows D1 billed:
+ * one, the name's, however many rows the tables held (a dropped table bills
+ * none: test/model/periods.test.ts).
+ */
+export async function dropPeriod(db: D1Database, arm: number): Promise<number> {
+  // Triggers and indexes go with their tables; FTS5's own tables with its virtual table.
+  const results = await db.batch([
+    ...PERIOD_TABLES.map((t) => db.prepare(`DROP TABLE IF EXISTS ${armName(t, arm)}`)),
+    db.prepare("DELETE FROM periods WHERE n = ?").bind(arm),
+  ]);
+  return results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0);
+}
+
+/** SQL: the shard's periods, oldest first: with the main tables (null, first), the arms of a read. */
+export const PERIODS_SQL = "SELECT n FROM periods ORDER BY n";
+
+/** The shard's arms, read now: the main tables (null), then each period it holds, oldest first. */
+export async function shardArms(db: D1Database): Promise<Arm[]> {
+  const { results } = await db.prepare(PERIODS_SQL).all<{ n: number }>();
+  return [null, ...results.map((r) => r.n)];
+}
+
+/** D1's refusal of a statement that names a table not there: a period dropped since its arms were listed. */
+export function isGonePeriod(error: unknown): boolean {
+  return error instanceof Error && /no such table/i.test(error.message);
+}
+
+/**
+ * `read` once in each arm (through armDb), all at once, their answers in arm
+ * order. `arms`: the shard's arms as the caller knows them (a list it keeps,
+ * which it reads again itself when D1 says a period is gone: isGonePeriod),
+ * or none to list them now, and again should a period go meanwhile.
+ */
+export async function overArms<T>(db: D1Database, read: (arm: D1Database, n: Arm) => Promise<T>, arms?: Arm[]): Promise<T[]> {
+  const run = (list: Arm[]) => Promise.all(list.map((n) => read(armDb(db, n), n)));
+  if (arms !== undefined) return run(arms);
+  try {
+    return await run(await shardArms(db));
+  } catch (error) {
+    if (!isGonePeriod(error)) throw error;
+    return run(await shardArms(db));
+  }
+}
+
+/** Rows of several arms, each in seq order (ascending, or with `desc` descending), as one list in that order, cut at `limit`. An event is in one arm. */
+export function mergeBySeq<R extends { seq: number }>(lists: R[][], limit = Infinity, desc = false): R[] {
+  const all = lists.length === 1 ? lists[0] : lists.flat().sort((a, b) => (desc ? b.seq - a.seq : a.seq - b.seq));
+  return all.length > limit ? all.slice(0, limit) : all;
+}
+
+/** A row in list order: newest occurred_at first, then the higher seq. */
+export interface Listed {
+  occurred_at: string;
+  seq: number;
+}
+
+/** A page of rows in list order: its next cursor resumes right after the last row looked at (null: the last page). */
+export interface ListPage<R extends Listed = Listed> {
+  rows: R[];
+  nextCursor: string | null;
+}
+
+/** Negative when `a` comes first in list order. */
+export function listOrder(a: Listed, b: Listed): number {
+  return a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1;
+}
+
+/**
+ * The page of the union of the arms' pages, each the first `limit` rows of
+ * its arm in list order after the same cursor. An arm whose page has a next
+ * cursor looked no further than it, so rows of other arms past the highest
+ * such cursor wait for the next page, which resumes there; among the rest,
+ * the first `limit` in list order.
+ */
+export function mergePages<R extends Listed>(pages: ListPage<R>[], limit: number): ListPage<R> {
+  if (pages.length === 1) return pages[0];
+  const bounds = pages.flatMap((p): Listed[] => {
+    const c = p.nextCursor === null ? null : decodeCursor(p.nextCursor);
+    return c === null || c.seq === null ? [] : [{ occurred_at: c.occurredAt, seq: c.seq }];
+  });
+  const bound = bounds.sort(listOrder)[0] ?? null;
+  const rows = pages
+    .flatMap((p) => p.rows)
+    .filter((r) => bound === null || listOrder(r, bound) <= 0)
+    .sort(listOrder);
+  if (rows.length > limit) {
+    const last = rows[limit - 1];
+    return { rows: rows.slice(0, limit), nextCursor: encodeCursor(last.occurred_at, last.seq) };
+  }
+  return { rows, nextCursor: bound === null ? null : encodeCursor(bound.occurred_at, bound.seq) };
+}
