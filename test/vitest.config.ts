@@ -59,6 +59,9 @@ export default defineConfig(async () => ({
           // only where a test sets the bound itself (test/chain/commit-backlog.test.ts), so the others' reads of D1
           // straight after an answer stay exact on a loaded machine.
           INGEST_LAG_MS: "60000",
+          // No cron makes a period: tests that read or write periods make their own (test/model/periods.test.ts), and
+          // the others' rows stay where their own reads and tampering look for them.
+          PERIODS: "off",
           // Fixed test secrets; real ones come from .dev.vars or `wrangler secret put`.
           SIGNING_KEYS: "1:test-signing-key-version-one",
           EMBED_TOKEN_SECRET: "test-embed-token-secret-0123456789abcdef",

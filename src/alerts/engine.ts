@@ -3,7 +3,8 @@ import { randomHex } from "../lib/crypto";
 import type { Display } from "../model/event-shape";
 import { PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../model/event-shape";
 import { archivedRows } from "../storage/archive-segments";
-import { eventsDb } from "../storage/shards";
+import { eventsDb, inProjectArms } from "../storage/shards";
+import { mergeBySeq } from "../model/periods";
 import { targetRules } from "../streams/targets";
 import { backoffMs } from "../streams/transport";
 import { sendToChannel } from "./channels";
@@ -311,12 +312,17 @@ export class AlertEngine {
   /** The next events after the cursor, in seq order, from the hot rows or, when it fell that far behind, the archive. */
   private async read(cursor: number): Promise<Row[]> {
     const db = await eventsDb(this.env, this.projectId);
-    const cells = await db.prepare(`SELECT ${SHAPE_SELECT}, e.received_at FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, limit: "?3" })} e`).bind(this.projectId, cursor, BATCH).raw();
-    const hot = cells.map((c) => Object.assign(shapeRowOf(c), { received_at: c[PENDING_AT + 1] as string }));
+    // Each arm's next rows, merged in seq order: an event is in one arm.
+    const lists = await inProjectArms(this.env, this.projectId, db, async (arm) => {
+      const cells = await arm.prepare(`SELECT ${SHAPE_SELECT}, e.received_at FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, limit: "?3" })} e`).bind(this.projectId, cursor, BATCH).raw();
+      return cells.map((c) => Object.assign(shapeRowOf(c), { received_at: c[PENDING_AT + 1] as string }));
+    });
+    const hot = mergeBySeq(lists, BATCH);
     if (hot.length > 0 && hot[0].seq === cursor + 1) return hot;
     const cold = (await archivedRows(this.env, db, this.projectId, cursor, BATCH, hot[0]?.seq)) as unknown as Row[];
     return [...cold, ...hot].slice(0, BATCH);
   }
+
 }
 
 interface DueRow extends Record<string, SqlStorageValue> {

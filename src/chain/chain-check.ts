@@ -10,6 +10,7 @@ import { mayHoldLostSurrogate, rowAsHashed } from "./lone-surrogates";
 import type { SigningKeyring } from "../sealing/signing-keys";
 import type { ArchiveTier } from "../storage/archive-walk";
 import { rowsBySeq } from "../model/row-keys";
+import { overArms, type Arm } from "../model/periods";
 
 /**
  * archive_damaged: an archived segment (or an export companion the ledger recorded for it) is missing or not the bytes recorded.
@@ -136,23 +137,30 @@ export function gapLookup(db: D1Database, projectId: string): GapLookup {
 type Neighbour = LinkStart & LinkEnd & { id: string; occurred_at: string };
 const NEIGHBOUR = "SELECT id, seq, hash, prev_hash, occurred_at FROM ";
 
-/** The nearest row before seq (it may sit across a purged hole). */
-export function rowBefore(db: D1Database, projectId: string, seq: number): Promise<Neighbour | null> {
-  return db.prepare(NEIGHBOUR + rowsBySeq({ project: "?1", lo: "0", hi: "?2 - 1", desc: true, limit: "1" })).bind(projectId, seq).first<Neighbour>();
+/** Of the arms' answers (an event is in one arm), the one of the highest seq, or with `lowest` the lowest. */
+function nearestOf<R extends { seq: number }>(rows: Array<R | null>, lowest = false): R | null {
+  let best: R | null = null;
+  for (const r of rows) if (r !== null && (best === null || (lowest ? r.seq < best.seq : r.seq > best.seq))) best = r;
+  return best;
 }
 
-/** The nearest row after seq, up to the head (rows past it are not part of the chain yet). */
-export function rowAfter(db: D1Database, projectId: string, seq: number, headSeq: number): Promise<Neighbour | null> {
-  return db
-    .prepare(NEIGHBOUR + rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3", limit: "1" }))
-    .bind(projectId, seq, headSeq)
-    .first<Neighbour>();
+/**
+ * The nearest row before seq (it may sit across a purged hole), in any of the shard's arms (model/periods.ts):
+ * `arms` as the caller knows them, or none to list them now.
+ */
+export async function rowBefore(db: D1Database, projectId: string, seq: number, arms?: Arm[]): Promise<Neighbour | null> {
+  const sql = NEIGHBOUR + rowsBySeq({ project: "?1", lo: "0", hi: "?2 - 1", desc: true, limit: "1" });
+  return nearestOf(await overArms(db, (arm) => arm.prepare(sql).bind(projectId, seq).first<Neighbour>(), arms));
 }
 
-/** The newest row past the ledger's head (verify asks the ledger whether it committed it). */
-export function newestRowPastHead(db: D1Database, projectId: string, headSeq: number) {
-  return db
-    .prepare(`SELECT id, seq, occurred_at FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, desc: true, limit: "1" })}`)
-    .bind(projectId, headSeq)
-    .first<{ id: string; seq: number; occurred_at: string }>();
+/** The nearest row after seq, up to the head (rows past it are not part of the chain yet), in any arm. */
+export async function rowAfter(db: D1Database, projectId: string, seq: number, headSeq: number, arms?: Arm[]): Promise<Neighbour | null> {
+  const sql = NEIGHBOUR + rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3", limit: "1" });
+  return nearestOf(await overArms(db, (arm) => arm.prepare(sql).bind(projectId, seq, headSeq).first<Neighbour>(), arms), true);
+}
+
+/** The newest row past the ledger's head, in any arm (verify asks the ledger whether it committed it). */
+export async function newestRowPastHead(db: D1Database, projectId: string, headSeq: number, arms?: Arm[]) {
+  const sql = `SELECT id, seq, occurred_at FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, desc: true, limit: "1" })}`;
+  return nearestOf(await overArms(db, (arm) => arm.prepare(sql).bind(projectId, headSeq).first<{ id: string; seq: number; occurred_at: string }>(), arms));
 }

@@ -1,6 +1,7 @@
 import { actorProbe, segmentsToErase } from "../storage/archive-erase";
 import { readSegment } from "../storage/archive-segments";
 import { erasableSql, isErasable } from "../model/erasable";
+import { overArms } from "../model/periods";
 import { KEY_SPAN, numbered, seqSpan } from "../model/row-keys";
 import { heldSql, isHeld, type LegalHold } from "./legal-holds";
 import type { ErasureRequest } from "./erasure-running";
@@ -18,15 +19,19 @@ export async function holdsErasureWouldBreak(env: Env, db: D1Database, req: Eras
   if (holds.length === 0) return [];
   const column = req.by === "id" ? "actor_id" : "actor_email";
   const held = heldSql(holds);
-  const { results: hot } = await db
-    .prepare(
-      // By e-mail, which no index holds, the walk is of the project's rows, on its path (model/row-keys.ts).
-      `SELECT DISTINCT organization, actor_id FROM events WHERE project_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR organization = ?3) ` +
-        `AND ${seqSpan("events", "?1", "0", `${KEY_SPAN - 1}`)} AND ${erasableSql()} AND ${numbered(held.sql, 4)} LIMIT 100`,
-    )
-    .bind(req.projectId, req.value, req.organization, ...held.params)
-    .all<{ organization: string | null; actor_id: string | null }>();
-  const touched = [...hot];
+  // Every arm's rows: a hold covering the person's events in any of them refuses the erasure.
+  const hot = await overArms(db, async (armed) => {
+    const { results } = await armed
+      .prepare(
+        // By e-mail, which no index holds, the walk is of the project's rows, on its path (model/row-keys.ts).
+        `SELECT DISTINCT organization, actor_id FROM events WHERE project_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR organization = ?3) ` +
+          `AND ${seqSpan("events", "?1", "0", `${KEY_SPAN - 1}`)} AND ${erasableSql()} AND ${numbered(held.sql, 4)} LIMIT 100`,
+      )
+      .bind(req.projectId, req.value, req.organization, ...held.params)
+      .all<{ organization: string | null; actor_id: string | null }>();
+    return results;
+  });
+  const touched = hot.flat();
   if (touched.length === 0) {
     // Only the segments whose summaries say the actor may be inside are read (archive-summary.ts); pages of
     // HOLD_SCAN_PAGE index rows keep each query's result small (a summary is up to 11 KB).

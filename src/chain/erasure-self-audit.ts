@@ -1,6 +1,7 @@
 import { actorProbe, segmentsToErase } from "../storage/archive-erase";
 import { ArchiveDamagedError, readSegment, type ArchivedRow } from "../storage/archive-segments";
 import { erasableSql, isErasable } from "../model/erasable";
+import { overArms } from "../model/periods";
 import type { ErasureRequest } from "./erasure-running";
 
 const SCAN_PAGE = 200;
@@ -31,15 +32,18 @@ export async function namesOnlySelfAudit(env: Env, db: D1Database, req: ErasureR
   // Self-audit records never carry an e-mail (auditEvent): an erasure by e-mail is always about people.
   if (req.by !== "id") return false;
   const match = "project_id = ?1 AND actor_id = ?2 AND (?3 IS NULL OR organization = ?3)";
-  const hot = await db
-    .prepare(
-      `SELECT EXISTS (SELECT 1 FROM events WHERE ${match} AND ${erasableSql()}) AS people, ` +
-        `EXISTS (SELECT 1 FROM events WHERE ${match} AND NOT (${erasableSql()})) AS keys`,
-    )
-    .bind(req.projectId, req.value, req.organization)
-    .first<{ people: number; keys: number }>();
-  if (hot!.people) return false;
-  let keys = hot!.keys === 1;
+  // The person's events may be in any arm, and so may the keys' records.
+  const hot = await overArms(db, (armed) =>
+    armed
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM events WHERE ${match} AND ${erasableSql()}) AS people, ` +
+          `EXISTS (SELECT 1 FROM events WHERE ${match} AND NOT (${erasableSql()})) AS keys`,
+      )
+      .bind(req.projectId, req.value, req.organization)
+      .first<{ people: number; keys: number }>(),
+  );
+  if (hot.some((h) => h!.people)) return false;
+  let keys = hot.some((h) => h!.keys === 1);
   const probe = actorProbe(env, "id", req.value, req.organization);
   let reads = 0;
   for (let after = 0, pages = 0; ; pages++) {

@@ -1,5 +1,6 @@
 
 import { pendingDelete } from "../model/pending-erasures";
+import { armDb, shardArms } from "../model/periods";
 import { compactSearchIndex } from "../model/search-index";
 import { actorProbe, dropObjects, prepareRewrite, segmentsToErase, switchSegment } from "../storage/archive-erase";
 import { ArchiveDamagedError, type ArchivedRow } from "../storage/archive-segments";
@@ -58,7 +59,7 @@ export interface ErasureTuning {
   compactSteps: number;
 }
 
-/** Worst step: 50 batches (4 D1 queries each) then the cleanup (2 per compaction step, 3 more): about 510 D1 queries. */
+/** Worst step, with no period: 50 batches (4 D1 queries each) then the cleanup (2 per compaction step, 3 more): about 510 D1 queries. Each period adds a read to every batch and 3 to the cleanup. */
 /** Segment index rows (with summaries) looked at per segment read: skipping one costs an HMAC, not an R2 read. */
 const SUMMARIES_PER_READ = 25;
 const DEFAULTS: ErasureTuning = { batch: ERASURE_BATCH, batchesPerStep: 50, segmentsPerStep: 20, compactSteps: 150 };
@@ -114,9 +115,11 @@ async function step(host: ErasureHost, erasureId: number): Promise<ErasureStepRe
 
   // A phase that ends inside its budget hands over to the next in the same step: a small erasure is one step.
   if (state.phase === "hot") {
+    // Listed once a step: the rows it covers were written before it was accepted, into arms there then.
+    const arms = await shardArms(host.db());
     for (let i = 0; ; i++) {
       if (i === tuning.batchesPerStep) return result();
-      const n = await locked(() => scrubHotBatch(host.db(), records, req, r.erased_at, erasureId, r.through_seq, tuning.batch));
+      const n = await locked(() => scrubHotBatch(host.db(), records, req, r.erased_at, erasureId, r.through_seq, tuning.batch, arms));
       fault(kv, "hot");
       if (n === 0) break;
     }
@@ -143,7 +146,7 @@ async function step(host: ErasureHost, erasureId: number): Promise<ErasureStepRe
   // cleanup: erased words leave the index's data pages, not only its live entries.
   const db = host.db();
   if (!state.compacted && records.covered(erasureId) > 0) {
-    if (!(await compactSearchIndex(db, 1000, tuning.compactSteps)).done) return result();
+    if (!(await compactArms(db, tuning.compactSteps))) return result();
   }
   save({ compacted: true });
   // Staged exports and job files may hold the erased values in clear.
@@ -153,6 +156,22 @@ async function step(host: ErasureHost, erasureId: number): Promise<ErasureStepRe
   records.running.remove(erasureId);
   state.phase = "done";
   return result(true);
+}
+
+/**
+ * Every arm's search index compacted (each period's holds its rows' erased
+ * words), in arm order, within `steps` steps in all. An arm compacted
+ * already takes one, and each is given one at least, so every call gets
+ * further even with more arms than steps. True once all are done.
+ */
+async function compactArms(db: D1Database, steps: number): Promise<boolean> {
+  let left = steps;
+  for (const n of await shardArms(db)) {
+    const step = await compactSearchIndex(armDb(db, n), 1000, Math.max(left, 1));
+    if (!step.done) return false;
+    left -= step.steps;
+  }
+  return true;
 }
 
 /** True when the archive is done (phase settle); false when this step's share is (one rewrite, or segmentsPerStep read). */

@@ -12,6 +12,7 @@ import { sha256Hex } from "../lib/crypto";
 import { groupReindexStatement, searchWords } from "../model/search-index";
 import type { AuditOutbox } from "./audit-outbox";
 import { erasableSql } from "../model/erasable";
+import { armDb, mergeBySeq, overArms, type Arm } from "../model/periods";
 import { rowIdsOf, seqSpan } from "../model/row-keys";
 import { holdsErasureWouldBreak } from "./erasure-holds";
 import type { ErasureRecords } from "./erasure-records";
@@ -27,15 +28,17 @@ const COLUMN: Record<ErasureBy, string> = { id: "actor_id", email: "actor_email"
 /**
  * One batch of hot rows: the next up to `batch` rows (seq at most
  * throughSeq) still naming the person, self-audit records left out
- * (erasable.ts), are claimed in the ledger's erasure record, then scrubbed
- * in D1 (clear personal data and salt; the commitment stays, so the chain
- * still verifies), and their search entries replaced. A crash in between
- * leaves claimed but unscrubbed rows (harmless, verify only asks about
- * anonymized rows) and the batch repeated claims them again. Scrubbed rows
- * drop out of the match (the column is erased too), so a walk of batches
- * ends: 0 when none is left. Four D1 queries at most. Run under the ledger's
- * commit lock, which archive sealing also takes, so a row is never sealed
- * half-scrubbed.
+ * (erasable.ts), in every arm of the shard (model/periods.ts: `arms`, as
+ * the caller listed them, or listed now), are claimed in the ledger's
+ * erasure record, then scrubbed in D1 (clear personal data and salt; the
+ * commitment stays, so the chain still verifies), and their search entries
+ * replaced, each arm's rows in their own arm. A crash in between leaves
+ * claimed but unscrubbed rows (harmless, verify only asks about anonymized
+ * rows) and the batch repeated claims them again. Scrubbed rows drop out of
+ * the match (the column is erased too), so a walk of batches ends: 0 when
+ * none is left. One read per arm, all at once, then one batch. Run under
+ * the ledger's commit lock, which archive sealing also takes, so a row is
+ * never sealed half-scrubbed.
  */
 export async function scrubHotBatch(
   db: D1Database,
@@ -45,22 +48,38 @@ export async function scrubHotBatch(
   erasureId: number,
   throughSeq: number,
   batch = ERASURE_BATCH,
+  arms?: Arm[],
 ): Promise<number> {
   const column = COLUMN[req.by];
   const match = `project_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR organization = ?3) AND seq <= ?6 AND ${erasableSql()}`;
-  // By e-mail, which no index holds, the walk is of the project's rows, on its path (model/row-keys.ts).
-  const { results } = await db
-    .prepare(`SELECT seq, action FROM events WHERE ${match} AND ${seqSpan("events", "?1", "0", "?6")} ORDER BY seq LIMIT ?4`)
-    .bind(req.projectId, req.value, req.organization, batch, null, throughSeq)
-    .all<{ seq: number; action: string }>();
+  const found = await overArms(
+    db,
+    async (armed, n) => {
+      // By e-mail, which no index holds, the walk is of the project's rows, on its path (model/row-keys.ts).
+      const { results } = await armed
+        .prepare(`SELECT seq, action FROM events WHERE ${match} AND ${seqSpan("events", "?1", "0", "?6")} ORDER BY seq LIMIT ?4`)
+        .bind(req.projectId, req.value, req.organization, batch, null, throughSeq)
+        .all<{ seq: number; action: string }>();
+      return results.map((r) => ({ ...r, arm: n }));
+    },
+    arms,
+  );
+  // The batch is the first rows by seq of all arms together, so each batch claims what the walk would from one table.
+  const results = mergeBySeq(found, batch);
   if (results.length === 0) return 0;
-  const seqs = results.map((r) => r.seq);
-  records.cover(erasureId, seqs);
+  records.cover(erasureId, results.map((r) => r.seq));
   // What a scrubbed row keeps searchable: its action's words (the action is not personal data).
   const kept = [...new Set(results.map((r) => r.action))].map((action) => [action, searchWords({ action, actor_name: null, actor_email: null, actor_id: null }).join(" ")]);
+  const inArms = [...new Set(results.map((r) => r.arm))].map((n) => [n, results.filter((r) => r.arm === n).map((r) => r.seq)] as const);
   // One batch: the update trigger drops the search entries of the rows' groups, and the groups' other events
-  // must never be left without theirs.
-  const [scrubbed] = await db.batch([
+  // must never be left without theirs; with several arms, every arm's rows or none.
+  const done = await db.batch(inArms.flatMap(([n, seqs]) => scrubStatements(armDb(db, n), req, seqs, erasedAt, throughSeq, kept, match)));
+  return done.reduce((sum, r, i) => (i % 2 === 0 ? sum + r.results.length : sum), 0);
+}
+
+/** The scrub of the rows of `seqs` in one arm (`db`, through armDb), then the entries of their search groups there. */
+function scrubStatements(db: D1Database, req: ErasureRequest, seqs: number[], erasedAt: string, throughSeq: number, kept: string[][], match: string): D1PreparedStatement[] {
+  return [
     db
       .prepare(
         `UPDATE events SET actor_id = NULL, actor_name = NULL, actor_email = NULL, ip_address = NULL,
@@ -70,8 +89,7 @@ export async function scrubHotBatch(
       )
       .bind(req.projectId, req.value, req.organization, JSON.stringify(seqs), erasedAt, throughSeq, JSON.stringify(kept)),
     groupReindexStatement(db, req.projectId, seqs),
-  ]);
-  return scrubbed.results.length;
+  ];
 }
 
 /** How an erasure record names its subject: a SHA-256, never the id or e-mail itself (GET /v1/actors/:id/erasures looks it up the same way). */

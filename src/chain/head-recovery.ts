@@ -3,6 +3,7 @@ import type { SigningKeyring } from "../sealing/signing-keys";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
 import { idMillis } from "../model/event-id";
 import { rowsBySeq } from "../model/row-keys";
+import { mergeBySeq, overArms } from "../model/periods";
 
 /**
  * Rows past the ledger's stored head are adopted only when they are exactly
@@ -26,12 +27,10 @@ export async function recoverHead(
   stored: Head,
   maxGroup: number,
 ): Promise<{ head: Head; adopted: ChainRow[]; refused: string | null; lastReceivedMs: number | null; inD1: boolean }> {
-  // The head's own row first (when there is one), then what lies past it.
-  const cells = await db
-    .prepare(`SELECT ${CHAIN_COLUMNS} FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: null, limit: "?3" })}`)
-    .bind(projectId, Math.max(1, stored.seq), maxGroup + 2)
-    .raw();
-  const all = cells.map(chainRowOf);
+  // The head's own row first (when there is one), then what lies past it, in whichever arms hold them (model/periods.ts).
+  const sql = `SELECT ${CHAIN_COLUMNS} FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: null, limit: "?3" })}`;
+  const read = async (arm: D1Database) => (await arm.prepare(sql).bind(projectId, Math.max(1, stored.seq), maxGroup + 2).raw()).map(chainRowOf);
+  const all = mergeBySeq(await overArms(db, read), maxGroup + 2);
   const own = stored.seq > 0 && all[0]?.seq === stored.seq ? all[0] : null;
   const rows = own ? all.slice(1) : all;
   const ownMs = own !== null && own.hash === stored.hash && (await checkRow(ring, own)).hash ? idMillis(own.id) : null;

@@ -3,6 +3,7 @@ import { SHAPE_SELECT, type ShapeRow } from "../model/event-shape";
 import { archivedEventsById } from "../storage/archive-lookup";
 import { shapeRows } from "../model/event-shape";
 import { eventsByIdStatement } from "../model/event-lookup";
+import { overArms } from "../model/periods";
 
 /** How long a retried Idempotency-Key returns the first result. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -26,7 +27,9 @@ export async function findIdempotent(env: Env, db: D1Database, projectId: string
     .first<{ event_ids: string; request_hash: string | null }>();
   if (!hit) return null;
   const ids: string[] = JSON.parse(hit.event_ids);
-  const rows: ShapeRow[] = await shapeRows(db, eventsByIdStatement(SHAPE_SELECT, ids, projectId));
+  // Hot, each is in one of the shard's arms (model/periods.ts).
+  const byId = eventsByIdStatement(SHAPE_SELECT, ids, projectId);
+  const rows: ShapeRow[] = (await overArms(db, (arm) => shapeRows(arm, byId))).flat();
   if (rows.length < ids.length) {
     const hot = new Set(rows.map((r) => r.id));
     rows.push(...(await archivedEventsById(env, db, projectId, ids.filter((id) => !hot.has(id)))));

@@ -2,6 +2,7 @@ import { idTag, locatedIdsFrom, tagSuffix } from "../model/event-id";
 import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
 import { rowsBySeq } from "../model/row-keys";
 import { markStatement } from "../storage/own-writes";
+import { armDb, isGonePeriod, shardArms, type Arm } from "../model/periods";
 
 /**
  * Whether an append whose answer never came back landed anyway.
@@ -35,13 +36,14 @@ const GIVEN_UP_KEPT_MS = 24 * 60 * 60 * 1000;
  * The events of the append named `token`, in chain order, or null when no
  * commit since `sentAtMs` (the worker's clock when it called the ledger)
  * holds it, and none ever will. Gives the name up and, in the same batch,
- * looks among the shard's commits since `sentAtMs`: their spans (whose key
- * starts with received_at), and the lone rows of commits of one event, in
- * the id index between the ids minted then and now (a located id starts
- * with its received_at, and ends with its project's tag, which the index
- * entry is checked for before its row is read), or, live, in the project's
- * time index between then and now (their occurred_at is their received_at:
- * model/event-lookup.ts). Then the append's seq range.
+ * looks among the shard's commits since `sentAtMs`, in each of its arms
+ * (model/periods.ts): their spans (whose key starts with received_at), and
+ * the lone rows of commits of one event, in the id index between the ids
+ * minted then and now (a located id starts with its received_at, and ends
+ * with its project's tag, which the index entry is checked for before its
+ * row is read), or, live, in the project's time index between then and now
+ * (their occurred_at is their received_at: model/event-lookup.ts). Then the
+ * append's seq range, in the arm that holds its name.
  * The daily cron drops the names (dropStaleGivenUpAppends).
  */
 export async function findLandedAppend(db: D1Database, projectId: string, token: string, sentAtMs: number, by: "ledger" | "worker" = "ledger"): Promise<ShapeRow[] | null> {
@@ -51,11 +53,11 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
   const tag = tagSuffix(await idTag(projectId));
   // While the project's backlog mark is set (chain/commit-backlog.ts), nothing is given up: the append may be in the
   // ledger's journal, answered before D1 has it. The ledger knows (it asks its backlog first); a worker does not.
-  const [, found, mark] = await db.batch<{ first: number; last: number }>([
-    db
-      .prepare("INSERT INTO given_up_appends (token, given_up_at) SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM ingest_backlog WHERE project_id = ?3) ON CONFLICT DO NOTHING")
-      .bind(token, new Date().toISOString(), projectId),
-    db
+  const giveUp = db
+    .prepare("INSERT INTO given_up_appends (token, given_up_at) SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM ingest_backlog WHERE project_id = ?3) ON CONFLICT DO NOTHING")
+    .bind(token, new Date().toISOString(), projectId);
+  const look = (arm: D1Database) =>
+    arm
       .prepare(
         "SELECT j.value ->> 1 AS first, j.value ->> 2 AS last FROM commit_spans c, json_each(c.appends) j " +
           "WHERE c.received_at >= ?1 AND c.project_id = ?2 AND c.appends IS NOT NULL AND j.value ->> 0 = ?3 " +
@@ -64,13 +66,22 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
           "UNION ALL SELECT e.seq, e.seq FROM events e INDEXED BY events_project_time_idx " +
           "WHERE e.project_id = ?2 AND e.occurred_at >= ?1 AND e.occurred_at < ?7 AND e.id_indexed = 2 AND e.time_in_span = 0 AND e.append_name = ?3",
       )
-      .bind(since, projectId, token, locatedIdsFrom(sentAtMs - CLOCK_SKEW_MS), locatedIdsFrom(until), tag, new Date(until).toISOString()),
-    markStatement(db, projectId),
-  ]);
-  const hit = found.results[0];
-  if (!hit && by === "worker" && mark.results.length > 0) throw new Error("The project's ledger is indexing a backlog that may hold this append, and could not be asked");
+      .bind(since, projectId, token, locatedIdsFrom(sentAtMs - CLOCK_SKEW_MS), locatedIdsFrom(until), tag, new Date(until).toISOString());
+  // The commit may have landed in any of the shard's arms (model/periods.ts): each is looked in, in the give-up's batch.
+  const lookIn = async (arms: Arm[]) => {
+    const results = await db.batch<{ first: number; last: number }>([giveUp, ...arms.map((n) => look(armDb(db, n))), markStatement(db, projectId)]);
+    const at = arms.findIndex((_, i) => results[1 + i].results.length > 0);
+    return { arm: at < 0 ? null : arms[at], hit: at < 0 ? undefined : results[1 + at].results[0], marked: results[results.length - 1].results.length > 0 };
+  };
+  const { arm, hit, marked } = await lookIn(await shardArms(db)).catch(async (error) => {
+    // A period dropped since the arms were listed (its rows archived, long past any append in flight): list them again.
+    if (!isGonePeriod(error)) throw error;
+    return lookIn(await shardArms(db));
+  });
+  if (!hit && by === "worker" && marked) throw new Error("The project's ledger is indexing a backlog that may hold this append, and could not be asked");
   if (!hit) return null;
-  return shapeRows(db, {
+  // A commit's rows are all in the arm that holds its name.
+  return shapeRows(armDb(db, arm), {
     sql: `SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?3" })} e`,
     params: [projectId, hit.first, hit.last],
   });

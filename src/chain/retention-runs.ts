@@ -6,6 +6,7 @@ import type { SigningKeyring } from "../sealing/signing-keys";
 import { ArchiveDamagedError } from "../storage/archive-segments";
 import type { ArchiveTier } from "../storage/archive-walk";
 import type { ChainRow } from "../model/chain-row";
+import { overArms, type Arm } from "../model/periods";
 import { rowIdsOf } from "../model/row-keys";
 
 /**
@@ -59,6 +60,7 @@ export async function planPurge(
   now: Date,
   candidates: ChainRow[],
   archive?: ArchiveTier,
+  arms?: Arm[],
 ): Promise<PurgeWrite> {
   const first = candidates[0].seq;
   const last = candidates[candidates.length - 1].seq;
@@ -73,7 +75,7 @@ export async function planPurge(
   const authentic = (await Promise.all(near.map((g) => gapIsAuthentic(ring, g)))).map((ok, i) => (ok ? near[i] : null));
   const byFirst = new Map(authentic.flatMap((g) => (g ? [[g.first_seq, g] as const] : [])));
   const byLast = new Map(authentic.flatMap((g) => (g ? [[g.last_seq, g] as const] : [])));
-  const { rows, expired } = await checkedRows({ db, ring, projectId, plan, now, archive }, candidates, byLast);
+  const { rows, expired } = await checkedRows({ db, ring, projectId, plan, now, archive, arms }, candidates, byLast);
 
   const merged: number[] = [];
   const absorb = (g: GapRecord, run: Run) => {
@@ -133,11 +135,11 @@ export function expiryUnder(plan: PurgePlan, now: Date) {
 
 /** The expired candidates that are intact and linked to what precedes them. */
 async function checkedRows(
-  at: { db: D1Database; ring: SigningKeyring; projectId: string; plan: PurgePlan; now: Date; archive?: ArchiveTier },
+  at: { db: D1Database; ring: SigningKeyring; projectId: string; plan: PurgePlan; now: Date; archive?: ArchiveTier; arms?: Arm[] },
   candidates: ChainRow[],
   gapsByLast: Map<number, GapRecord>,
 ): Promise<{ rows: Array<{ row: ChainRow; rule: AppliedRule }>; expired: number }> {
-  const { db, ring, projectId, plan, archive } = at;
+  const { db, ring, projectId, plan, archive, arms } = at;
   const ruleOf = expiryUnder(plan, at.now);
   const expired = candidates.flatMap((row) => {
     const rule = ruleOf(row);
@@ -146,11 +148,19 @@ async function checkedRows(
   const hashAt = new Map<number, string>(candidates.map((r) => [r.seq, r.hash]));
   const missing = expired.map((e) => e.row.seq - 1).filter((s) => s > 0 && !hashAt.has(s) && !gapsByLast.has(s));
   if (missing.length > 0) {
-    const { results } = await db
-      .prepare(`SELECT seq, hash FROM events WHERE row_id IN (${rowIdsOf("?1", "?2")})`)
-      .bind(projectId, JSON.stringify(missing))
-      .all<{ seq: number; hash: string }>();
-    for (const r of results) hashAt.set(r.seq, r.hash);
+    // A predecessor may be in any arm, whichever holds the row after it.
+    const found = await overArms(
+      db,
+      async (armed) =>
+        (
+          await armed
+            .prepare(`SELECT seq, hash FROM events WHERE row_id IN (${rowIdsOf("?1", "?2")})`)
+            .bind(projectId, JSON.stringify(missing))
+            .all<{ seq: number; hash: string }>()
+        ).results,
+      arms,
+    );
+    for (const r of found.flat()) hashAt.set(r.seq, r.hash);
     // A predecessor still archived: the last row of the segment before a hot row or before the segment being retired.
     for (const s of missing) {
       // A damaged segment proves nothing: the row after it stays, for verify to report the damage.

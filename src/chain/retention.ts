@@ -7,6 +7,7 @@ import { loadKeyring, type SigningKeyring } from "../sealing/signing-keys";
 import { retireExpired, type ColdRetention } from "./retention-archive";
 import { archiveTier, type ArchiveTier } from "../storage/archive-walk";
 import { CHAIN_COLUMNS, chainRowOf } from "../model/chain-row";
+import { armDb, mergeBySeq, overArms, shardArms } from "../model/periods";
 import { numbered, rowIdsOf, rowsBySeq } from "../model/row-keys";
 
 export type { PurgePlan } from "./retention-runs";
@@ -28,8 +29,9 @@ export async function purgeStep(env: Env, db: D1Database, projectId: string, pla
 }
 
 /**
- * Deletes up to PURGE_BATCH expired hot events (chain order) and rewrites the
- * gap records around them in the same D1 transaction, once each row passed
+ * Deletes up to PURGE_BATCH expired hot events (chain order, in whichever
+ * arms of the shard hold them: model/periods.ts) and rewrites the gap
+ * records around them in the same D1 transaction, once each row passed
  * planPurge's checks (src/chain/retention-runs.ts). Call it only from the
  * project's ledger.
  */
@@ -39,23 +41,32 @@ export async function purgeBatch(db: D1Database, ring: SigningKeyring, projectId
   const cut = cutoffSql(plan.rules, now);
   // A held event is no candidate: the run around it ends before it and a new one starts after it, one gap record each.
   const held = heldSql(plan.holds ?? []);
-  const candidates = (
-    await db
-      .prepare(
-        `SELECT ${CHAIN_COLUMNS} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, where: numbered(`e.occurred_at < (${cut.sql}) AND NOT ${held.sql}`, 3), limit: String(PURGE_BATCH) })}`,
-      )
-      .bind(projectId, afterSeq, ...cut.params, ...held.params)
-      .raw()
-  ).map(chainRowOf);
+  // The first PURGE_BATCH of every arm's, in chain order: the walk a single table would give (model/periods.ts).
+  const arms = await shardArms(db);
+  const found = await overArms(
+    db,
+    async (armed) =>
+      (
+        await armed
+          .prepare(
+            `SELECT ${CHAIN_COLUMNS} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, where: numbered(`e.occurred_at < (${cut.sql}) AND NOT ${held.sql}`, 3), limit: String(PURGE_BATCH) })}`,
+          )
+          .bind(projectId, afterSeq, ...cut.params, ...held.params)
+          .raw()
+      ).map(chainRowOf),
+    arms,
+  );
+  const candidates = mergeBySeq(found, PURGE_BATCH);
   if (candidates.length === 0) return none;
-  const write = await planPurge(db, ring, projectId, plan, now, candidates, archive);
+  const write = await planPurge(db, ring, projectId, plan, now, candidates, archive, arms);
   if (write.rows.length > 0) {
-    await db.batch([
-      ...write.statements,
-      db
-        .prepare(`DELETE FROM events WHERE row_id IN (${rowIdsOf("?1", "?2")})`)
-        .bind(projectId, JSON.stringify(write.rows.map((r) => r.seq))),
-    ]);
+    // Each row deleted from its own arm, every arm's in the batch of the gap records: all of them or none.
+    const gone = new Set(write.rows.map((r) => r.seq));
+    const deletes = found.flatMap((rows, i) => {
+      const seqs = rows.filter((r) => gone.has(r.seq)).map((r) => r.seq);
+      return seqs.length === 0 ? [] : [armDb(db, arms[i]).prepare(`DELETE FROM events WHERE row_id IN (${rowIdsOf("?1", "?2")})`).bind(projectId, JSON.stringify(seqs))];
+    });
+    await db.batch([...write.statements, ...deletes]);
   }
   const refused = candidates.length - write.rows.length;
   if (refused > 0) console.warn(`retention ${projectId}: left ${refused} row(s) that failed their checks for verify to report`);

@@ -8,6 +8,7 @@ import type { AppliedRule } from "./retention-rules";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
 import { checkedRowsSql } from "../model/stand-ins";
 import { literalKey, rowIdOf, rowsBySeq, shardRowKey } from "../model/row-keys";
+import { armDb, isGonePeriod, mergeBySeq, shardArms, type Arm } from "../model/periods";
 
 /** Inclusive bounds on occurred_at (normalized ISO); null is open. */
 export interface VerifyWindow {
@@ -110,11 +111,13 @@ export async function walkRange(
   const tier = head.archive && range.after > 0 ? clampedTier(head.archive, range.after) : head.archive;
   // Seqs of hot rows that lists or reads by id cannot find (model/stand-ins.ts), noted as their pages are read.
   const unlisted = new Set<number>();
-  const hot = pages(db, projectId, range, window, pageSize, unlisted);
+  // The shard's arms (model/periods.ts), listed once a walk; a period dropped meanwhile leaves it (liveArms).
+  const arms = liveArms(db, await shardArms(db));
+  const hot = pages(db, arms, projectId, range, window, pageSize, unlisted);
   const walk = untilDamaged(withArchived(tier, hot, (r) => (inWindow(r) ? r : null), range.through, pageSize, window), damage);
   for await (const page of walk) {
     first ??= edgeOf(page[0]);
-    const starts = await linkStarts(db, projectId, page, last, windowed, head, range.after).catch(stopAt(damage));
+    const starts = await linkStarts(arms, projectId, page, last, windowed, head, range.after).catch(stopAt(damage));
     if (!starts) break;
     const holes = page.flatMap((row, i) => (starts[i] !== null && row.seq !== starts[i].seq + 1 && row.prev_hash !== null ? [row.prev_hash] : []));
     const anonymized = page.flatMap((row) => (row.anonymized_at !== null ? [row.seq] : []));
@@ -170,8 +173,35 @@ function clampedTier(tier: ArchiveTier, after: number): ArchiveTier {
   return { ...tier, between: (afterSeq, beforeSeq, size, window) => tier.between(Math.max(afterSeq, after), beforeSeq, size, window) };
 }
 
-/** The range's hot rows in seq order, a page at a time; the seq of each whose `unlisted` column is 1 (checkedRowsSql) goes into `unlisted`. */
-async function* pages(db: D1Database, projectId: string, range: SeqRange, window: VerifyWindow, size: number, unlisted: Set<number>) {
+/** `read` in each of a walk's arms, their answers in arm order. */
+type WalkArms = <T>(read: (arm: D1Database, n: Arm) => Promise<T[]>) => Promise<T[][]>;
+
+/**
+ * A walk's arms, `arms` as it listed them. A period is dropped once every row
+ * it holds is archived, and each page's archived rows are read after its hot
+ * ones (withArchived), so one that is gone when a page reads it answers no
+ * rows, and is left out from then on.
+ */
+function liveArms(db: D1Database, arms: Arm[]): WalkArms {
+  const live = [...arms];
+  return (read) =>
+    Promise.all(
+      [...live].map((n) =>
+        read(armDb(db, n), n).catch((error) => {
+          if (n === null || !isGonePeriod(error)) throw error;
+          if (live.includes(n)) live.splice(live.indexOf(n), 1);
+          return [];
+        }),
+      ),
+    );
+}
+
+/**
+ * The range's hot rows in seq order, a page at a time, from every arm: each
+ * page is each arm's next `size` rows, merged and cut at `size`. The seq of
+ * each whose `unlisted` column is 1 (checkedRowsSql) goes into `unlisted`.
+ */
+async function* pages(db: D1Database, arms: WalkArms, projectId: string, range: SeqRange, window: VerifyWindow, size: number, unlisted: Set<number>) {
   // ?1 the project, ?2 the seq walked past, ?3 the range's end, then the window's bounds.
   const where: string[] = [];
   const bounds: string[] = [];
@@ -179,19 +209,46 @@ async function* pages(db: D1Database, projectId: string, range: SeqRange, window
   if (window.to !== null) where.push(`e.occurred_at <= ?${3 + bounds.push(window.to)}`);
   // The project's layout in this shard, looked up once a walk: each page then reads its rows on that path alone.
   const key = literalKey(await shardRowKey(db, projectId));
-  const read = { project: "?1", lo: "?2 + 1", hi: "?3", where: where.length > 0 ? where.join(" AND ") : undefined, key };
-  const statement = db.prepare(checkedRowsSql(CHAIN_COLUMNS, read, size));
+  const seqs = { project: "?1", lo: "?2 + 1", hi: "?3", where: where.length > 0 ? where.join(" AND ") : undefined, key };
+  const sql = checkedRowsSql(CHAIN_COLUMNS, seqs, size);
+  // Prepared once a walk in each arm, as the one statement was before periods.
+  const statements = new Map<Arm, D1PreparedStatement>();
+  const statement = (arm: D1Database, n: Arm) => statements.get(n) ?? statements.set(n, arm.prepare(sql)).get(n)!;
   const unlistedAt = CHAIN_COLUMNS.split(",").length;
   const rowOf = (cells: unknown[]) => {
     const row = chainRowOf(cells);
-    if (cells[unlistedAt]) unlisted.add(row.seq);
-    return row;
+    return { row, seq: row.seq, unlisted: Boolean(cells[unlistedAt]) };
   };
-  const fetchAfter = (seq: number) => {
-    const promise = statement
-      .bind(projectId, seq, range.through, ...bounds)
+  // Marked only once kept: a row an arm read past the page's cut is read again with the next page.
+  const kept = (rows: Array<ReturnType<typeof rowOf>>) =>
+    rows.map((r) => {
+      if (r.unlisted) unlisted.add(r.seq);
+      return r.row;
+    });
+  const read = (arm: D1Database, n: Arm, after: number) =>
+    statement(arm, n)
+      .bind(projectId, after, range.through, ...bounds)
       .raw()
       .then((rows) => rows.map(rowOf));
+  // A period's rows past the walk's cursor, read ahead, and whether it has no more in the range: a period gains no
+  // row the range holds while the walk runs (commits go past the head), so what it read stays true, and a period
+  // whose rows lie further on is not read again at every page. The main tables are read from the cursor each page,
+  // as before periods: an operator's restore may put rows back there meanwhile.
+  const ahead = new Map<Arm, { rows: Array<ReturnType<typeof rowOf>>; exhausted: boolean }>();
+  const fromArm = async (arm: D1Database, n: Arm, seq: number) => {
+    if (n === null) return read(arm, n, seq);
+    const buffer = ahead.get(n) ?? { rows: [], exhausted: false };
+    buffer.rows = buffer.rows.filter((r) => r.seq > seq);
+    if (buffer.rows.length < size && !buffer.exhausted) {
+      const got = await read(arm, n, buffer.rows.length > 0 ? buffer.rows[buffer.rows.length - 1].seq : seq);
+      buffer.exhausted = got.length < size;
+      buffer.rows = [...buffer.rows, ...got];
+    }
+    ahead.set(n, buffer);
+    return buffer.rows;
+  };
+  const fetchAfter = (seq: number) => {
+    const promise = arms((arm, n) => fromArm(arm, n, seq)).then((lists) => kept(mergeBySeq(lists, size)));
     // Walking may stop early at a failure; a prefetch nobody awaits must not reject unhandled.
     promise.catch(() => {});
     return promise;
@@ -208,10 +265,10 @@ async function* pages(db: D1Database, projectId: string, range: SeqRange, window
 /**
  * The chain predecessor of every row of a page. Without a window the walk sees
  * every row, so it is simply the row walked before; in a window it may lie
- * outside it and is looked up (one query per page).
+ * outside it and is looked up (one query per page and arm).
  */
 async function linkStarts(
-  db: D1Database,
+  arms: WalkArms,
   projectId: string,
   page: ChainRow[],
   last: ChainRow | null,
@@ -225,20 +282,21 @@ async function linkStarts(
   const unknown = page.filter((row, i) => walkedBefore[i]?.seq !== row.seq - 1).map((row) => row.seq);
   const found = new Map<number, LinkStart>();
   if (unknown.length > 0) {
-    const { results } = await db
-      .prepare(
-        // CROSS JOIN keeps SQLite from scanning the project's events as the outer loop.
-        "SELECT p.of_seq, e.seq, e.hash FROM (SELECT j.value AS of_seq, " +
-          `(SELECT max(s.seq) FROM ${rowsBySeq({ project: "?1", lo: "0", hi: "j.value - 1", desc: true, limit: "1", columns: "e.seq" })} s) AS pred FROM json_each(?2) j) p ` +
-          `CROSS JOIN events e ON ${rowIdOf("?1", "p.pred")} = e.row_id`,
-      )
-      .bind(projectId, JSON.stringify(unknown))
-      .all<{ of_seq: number; seq: number; hash: string }>();
-    for (const r of results) found.set(r.of_seq, { seq: r.seq, hash: r.hash });
-    // A predecessor no longer hot is in the cold tier.
+    const sql =
+      // CROSS JOIN keeps SQLite from scanning the project's events as the outer loop.
+      "SELECT p.of_seq, e.seq, e.hash FROM (SELECT j.value AS of_seq, " +
+      `(SELECT max(s.seq) FROM ${rowsBySeq({ project: "?1", lo: "0", hi: "j.value - 1", desc: true, limit: "1", columns: "e.seq" })} s) AS pred FROM json_each(?2) j) p ` +
+      `CROSS JOIN events e ON ${rowIdOf("?1", "p.pred")} = e.row_id`;
+    const lists = await arms(async (arm) => (await arm.prepare(sql).bind(projectId, JSON.stringify(unknown)).all<{ of_seq: number; seq: number; hash: string }>()).results);
+    // Each arm's nearest; the predecessor is the nearest of them.
+    for (const r of lists.flat()) if ((found.get(r.of_seq)?.seq ?? -1) < r.seq) found.set(r.of_seq, { seq: r.seq, hash: r.hash });
+    // A predecessor no longer hot is in the cold tier. One may be even when an older row is hot: a period is
+    // sealed and dropped whatever the window of the rows before it (storage/period-upkeep.ts), and a restored
+    // segment is hot between archived ones.
     for (const seq of unknown) {
-      const cold = found.has(seq) ? null : await head.archive?.rowBefore(seq);
-      if (cold) found.set(seq, { seq: cold.seq, hash: cold.hash });
+      const hot = found.get(seq);
+      const cold = hot?.seq === seq - 1 ? null : await head.archive?.rowBefore(seq);
+      if (cold && (hot === undefined || cold.seq > hot.seq)) found.set(seq, { seq: cold.seq, hash: cold.hash });
     }
   }
   return page.map((row, i) => (walkedBefore[i]?.seq === row.seq - 1 ? walkedBefore[i]! : (found.get(row.seq) ?? CHAIN_START)));

@@ -1,5 +1,5 @@
-import { selectEvents, type Selection } from "../model/event-query";
-import { narrowExclusions } from "../reads/event-read";
+import type { Selection } from "../model/event-query";
+import { hotCount, narrowOverArms } from "../reads/export-part";
 import { exportFormat, FORMATS, type ExportFormatName } from "../model/export-formats";
 import { catalogFor } from "../catalog/catalog-cache";
 import { archivedThrough } from "../storage/archive-segments";
@@ -43,13 +43,10 @@ export async function planExport(env: Env, projectId: string, jobId: string): Pr
   const db = await eventsReadDb(env, projectId);
   const sel = params.selection;
   const base = await archivedThrough(db, projectId);
-  const hot = sel ? await narrowExclusions(db, sel) : null;
+  const hot = sel ? await narrowOverArms(env, db, sel) : null;
   let total = 0;
   if (sel) {
-    if (hot) {
-      const count = selectEvents(hot, { columns: "e.seq", rowKey: await projectRowKey(env, projectId), cursor: null, limit: -1 });
-      total += (await db.prepare(`SELECT count(*) AS n FROM (${count.sql})`).bind(...count.params).first<{ n: number }>())!.n;
-    }
+    if (hot) total += await hotCount(env, db, hot, await projectRowKey(env, projectId));
     const archived = await db
       .prepare("SELECT coalesce(sum(count), 0) AS n FROM archive_segments WHERE project_id = ?1 AND (?2 IS NULL OR last_occurred_at >= ?2) AND (?3 IS NULL OR first_occurred_at <= ?3)")
       .bind(projectId, sel.dateFrom, sel.dateTo)

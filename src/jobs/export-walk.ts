@@ -1,12 +1,13 @@
 import { projectRowKey } from "../storage/shards";
 import type { EventRow } from "../db/schema";
-import { selectEvents, type Selection } from "../model/event-query";
+import type { Selection } from "../model/event-query";
 import { EXPORT_BATCH } from "../reads/export-stream";
 import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "../model/pending-erasures";
 import { matches } from "../storage/archive-export";
 import { readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
 import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
 import { segmentProbe } from "../reads/segment-probe";
+import { hotPage } from "../reads/export-part";
 
 /**
  * GET /v1/exports' walk (src/storage/archive-export.ts), cut into parts that
@@ -58,7 +59,6 @@ function archivedWhenPassed(state: WalkState, p: Position): number {
   return state.base;
 }
 
-const ARCHIVED_THROUGH = "SELECT coalesce(max(last_seq), 0) AS s FROM archive_segments WHERE project_id = ?";
 // With the pending erasures that may cover the segment's rows (src/model/pending-erasures.ts), in the same query.
 const NEXT_SEGMENT =
   `SELECT s.*, ${PENDING_FOR_SEGMENT} AS _pending, ${SUMMARY_JOIN_COLUMNS} FROM archive_segments s ` +
@@ -96,15 +96,13 @@ export async function nextPart(env: Env, db: D1Database, start: WalkState, colum
     const limit = Math.min(EXPORT_BATCH, max + 1 - rows.length);
     let page: Array<{ cells: unknown[] | null; at: Position }> = [];
     let archived = ALL;
+    let ended = true;
     if (s.hot !== null) {
-      const statement = selectEvents(s.hot, { columns: selectColumns, rowKey, cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit });
-      const [through, found] = await db.batch<Record<string, unknown>>([
-        db.prepare(ARCHIVED_THROUGH).bind(s.sel.projectId),
-        db.prepare(statement.sql).bind(...statement.params),
-      ]);
-      archived = (through.results[0] as { s: number }).s;
+      const found = await hotPage(env, db, s.hot, selectColumns, rowKey, s.cursor, limit);
+      archived = found.archived;
+      ended = found.last;
       // A row a pending erasure covers goes out scrubbed, or not at all (cells null) when the filter matched it only by an erased field.
-      const rows = (await scrubObjects(found.results as unknown as ErasableRow[])) as unknown as Array<Record<string, unknown>>;
+      const rows = (await scrubObjects(found.rows as unknown as ErasableRow[])) as unknown as Array<Record<string, unknown>>;
       const kept = (r: object) => !wasScrubbed(r) || (s.hot!.actorId === null && s.hot!.ipAddress === null);
       page = rows.map((r) => ({ cells: kept(r) ? columns.map((c) => r[c]) : null, at: { o: r.occurred_at as string, s: r.seq as number } }));
     }
@@ -115,7 +113,7 @@ export async function nextPart(env: Env, db: D1Database, start: WalkState, colum
       const marks = [...s.marks];
       if (cells) push(cells, () => ({ ...s, cursor: at, marks }));
     }
-    if (page.length < limit) s.phase = "archive";
+    if (ended) s.phase = "archive";
   }
 
   let segments = 0;

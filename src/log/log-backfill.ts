@@ -19,6 +19,7 @@ import type { ProjectLog } from "./project-log.ts";
 import { CHAIN_COLUMNS, chainRowOf, type ChainRow } from "../model/chain-row";
 import type { LedgerHost } from "../storage/ledger-host";
 import { rowsBySeq } from "../model/row-keys";
+import { mergeBySeq, overArms } from "../model/periods";
 
 export const BACKFILL_PAGE = 2000;
 /** No HMAC keys: checkRow then checks hashes only. Signatures do not anchor the tree; the head does. */
@@ -47,14 +48,10 @@ export async function backfillStep(log: ProjectLog, deps: BackfillDeps, pageSize
   const start = log.size;
   const lastHash = log.build.lastHash;
   const headSeq = deps.head().seq;
-  const cells =
-    start < headSeq
-      ? await deps.db()
-          .prepare(`SELECT ${CHAIN_COLUMNS} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3", limit: "?4" })}`)
-          .bind(deps.projectId, start, headSeq, pageSize)
-          .raw()
-      : [];
-  const rows = cells.map(chainRowOf);
+  // The page in each of the shard's arms (model/periods.ts), listed at each page (a page is thousands of rows), merged in seq order.
+  const page = (arm: D1Database) =>
+    arm.prepare(`SELECT ${CHAIN_COLUMNS} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3", limit: "?4" })}`).bind(deps.projectId, start, headSeq, pageSize).raw();
+  const rows = start < headSeq ? mergeBySeq(await overArms(deps.db(), async (arm) => (await page(arm)).map(chainRowOf)), pageSize) : [];
   const problem = start < headSeq ? await firstProblem(rows, start, lastHash) : null;
   const prepared = problem ? null : await log.extend(rows);
   return deps.exclusive(async () => {

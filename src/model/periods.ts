@@ -86,6 +86,29 @@ export type Arm = number | null;
 /** How long a period is: a week, so that with 30 days hot some five or six hold a shard's hot rows. */
 export const PERIOD_MS = 7 * 24 * 3600 * 1000;
 
+/** A period as its shard lists it (`periods`, migration 0048). */
+export interface ShardPeriod {
+  n: number;
+  made_at: string;
+  /** Since when the archive seals its rows whatever their windows (null: not yet), so that it can be dropped. */
+  sealing_at: string | null;
+}
+
+/**
+ * How long before a commit writes to a period the shard must have made it:
+ * past any list of arms a reader cached (storage/shards.ts keeps one for
+ * SHARD_CACHE_SECONDS, 30), twice over, so no reader's list lacks a period
+ * its rows are in.
+ */
+export const ARM_LEAD_MS = 60_000;
+
+/** The arm of a commit received at `ms`: the period of that instant when the shard made it ARM_LEAD_MS before and is not sealing it; else the main tables. */
+export function commitArm(periods: readonly ShardPeriod[], ms: number, length = PERIOD_MS): Arm {
+  const n = periodOf(ms, length);
+  const period = periods.find((p) => p.n === n);
+  return period !== undefined && period.sealing_at === null && Date.parse(period.made_at) <= ms - ARM_LEAD_MS ? n : null;
+}
+
 /** The period an instant falls in. */
 export function periodOf(ms: number, length = PERIOD_MS): number {
   return Math.floor(ms / length);
@@ -106,8 +129,13 @@ export function armName(name: string, arm: Arm): string {
  */
 export function inPeriod(sql: string, arm: Arm): string {
   if (arm === null) return sql;
-  return sql.replace(NAMES, (_, quote: string, name: string) => `${quote}${name}_p${arm}${quote}`);
+  return sql
+    .replace(NAMES, (_, quote: string, name: string) => `${quote}${name}_p${arm}${quote}`)
+    .replace(FTS_OWN, (_, quote: string, part: string) => `${quote}events_search_p${arm}_${part}${quote}`);
 }
+
+/** FTS5's own tables of the search index, which statements name too (search-index.ts reads events_search_docsize): FTS5 names a period's after its virtual table, `events_search_p2950_docsize`. */
+const FTS_OWN = /([`"]?)\bevents_search_(data|idx|docsize|config|content)\b\1/g;
 
 /** The statements that make period `arm`'s tables, indexes and triggers from the main tables' schema (`sqlite_master` rows). */
 export function periodDdl(schema: readonly { type: string; name: string; sql: string | null }[], arm: number): string[] {

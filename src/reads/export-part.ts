@@ -8,7 +8,9 @@ import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "..
 import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
 import { segmentProbe } from "./segment-probe";
 import { trustedCompanions } from "../storage/companion-check";
-import { eventsReadDb, projectRowKey } from "../storage/shards";
+import { eventsReadDb, projectRowKey, withProjectArms } from "../storage/shards";
+import { armDb, mergePages, overArms, type Arm, type ListPage, type Listed } from "../model/periods";
+import { encodeCursor } from "../model/cursor";
 import { stagedKey } from "../storage/staged-exports";
 
 /**
@@ -77,6 +79,69 @@ function archivedWhenPassed(s: ExportPartState, p: { o: string; s: number }): nu
 
 const pendingIn = (g: Segment) => parsePending((g as Segment & { _pending?: unknown })._pending);
 
+/**
+ * narrowExclusions over every arm: the included actions of all of them, or
+ * the selection as it is when one arm holds too many to narrow. One arm's
+ * actions alone would leave out the events of an action only another holds.
+ */
+export async function narrowOverArms(env: Env, db: D1Database, sel: Selection): Promise<Selection | null> {
+  if (sel.exclude.length === 0) return sel;
+  const each = await withProjectArms(env, sel.projectId, (arms) => overArms(db, (arm) => narrowExclusions(arm, sel), arms));
+  if (each.length === 1) return each[0];
+  if (each.some((n) => n !== null && n.exclude.length > 0)) return sel;
+  const actions = [...new Set(each.flatMap((n) => n?.actions ?? []))].sort();
+  return actions.length === 0 ? null : { ...sel, actions, exclude: [] };
+}
+
+/** How many hot events the (narrowed) selection holds, in every arm. */
+export async function hotCount(env: Env, db: D1Database, hot: Selection, rowKey: number | null): Promise<number> {
+  const count = selectEvents(hot, { columns: "e.seq", rowKey, cursor: null, limit: -1 });
+  // A period's rows the archive sealed are counted with the archive (hotPage leaves them out).
+  const counts = await withProjectArms(env, hot.projectId, async (arms) => {
+    const archived = arms.length === 1 ? 0 : ((await db.prepare(ARCHIVED_THROUGH).bind(hot.projectId).first<{ s: number }>())?.s ?? 0);
+    return overArms(
+      db,
+      async (arm, n) => (await arm.prepare(`SELECT count(*) AS n FROM (${count.sql})${n === null ? "" : ` WHERE seq > ${Number(archived)}`}`).bind(...count.params).first<{ n: number }>())!.n,
+      arms,
+    );
+  });
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** An export's page of hot rows (columns as asked), and the project's archived-through seq read in the same transaction. */
+export interface HotPage {
+  archived: number;
+  rows: Array<Record<string, unknown>>;
+  /** No hot row follows these. */
+  last: boolean;
+}
+
+/**
+ * Up to `limit` hot rows after `cursor` in list order, from every arm, merged
+ * (mergePages), read in one D1 batch with the archived-through seq: one
+ * transaction, so the walks' marks hold whichever arm a row is in. `columns`
+ * must hold e.occurred_at and e.seq.
+ */
+export async function hotPage(env: Env, db: D1Database, hot: Selection, columns: string, rowKey: number | null, cursor: { o: string; s: number } | null, limit: number): Promise<HotPage> {
+  const statement = selectEvents(hot, { columns, rowKey, cursor: cursor ? { occurredAt: cursor.o, seq: cursor.s } : null, limit });
+  let arms: Arm[] = [];
+  const [through, ...found] = await withProjectArms(env, hot.projectId, (listed) => {
+    arms = listed;
+    return db.batch<Record<string, unknown>>([db.prepare(ARCHIVED_THROUGH).bind(hot.projectId), ...listed.map((n) => armDb(db, n).prepare(statement.sql).bind(...statement.params))]);
+  });
+  const archived = (through.results[0] as { s: number }).s;
+  // Each arm read at most `limit` rows: one that read that many looked no further than its last. A period keeps the
+  // rows the archive sealed until it is dropped (model/periods.ts): those are the archive's to write, so left out here,
+  // as the rows of a segment sealed mid-walk are (the marks); the main tables hold no sealed row.
+  const pages = found.map((f, i): ListPage<Listed & Record<string, unknown>> => {
+    const rows = f.results as Array<Listed & Record<string, unknown>>;
+    const last = rows[rows.length - 1];
+    return { rows: arms[i] === null ? rows : rows.filter((r) => r.seq > archived), nextCursor: rows.length < limit ? null : encodeCursor(last.occurred_at, last.seq) };
+  });
+  const page = mergePages(pages, limit);
+  return { archived, rows: page.rows, last: page.nextCursor === null };
+}
+
 export async function exportPart(env: Env, start: ExportPartState): Promise<ExportPartResult> {
   const s: ExportPartState = { ...start, marks: [...start.marks] };
   const format = exportFormat(s.format, s.format === "ocsf" ? (await catalogFor(env, s.projectId)).ocsfView() : undefined);
@@ -114,7 +179,7 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
   if (s.phase === "plan") {
     if (!s.sel) s.phase = "done";
     else {
-      s.hot = await narrowExclusions(db, s.sel);
+      s.hot = await narrowOverArms(env, db, s.sel);
       s.base = await archivedThrough(db, s.projectId);
       s.phase = "hot";
     }
@@ -128,15 +193,16 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
     let page: unknown[][] = [];
     let shown: unknown[][] = [];
     let archived = ALL;
+    let ended = true;
     if (s.hot !== null) {
       const read = [...new Set([...columns, ...ERASURE_KEYS])].map((c) => `e.${c}`);
-      const statement = selectEvents(s.hot, { columns: `${read.join(", ")}, ${PENDING_AS}`, rowKey, cursor: s.cursor ? { occurredAt: s.cursor.o, seq: s.cursor.s } : null, limit: s.batch });
-      const [through, found] = await db.batch<Record<string, unknown>>([db.prepare(ARCHIVED_THROUGH).bind(s.projectId), db.prepare(statement.sql).bind(...statement.params)]);
-      archived = (through.results[0] as { s: number }).s;
+      const found = await hotPage(env, db, s.hot, `${read.join(", ")}, ${PENDING_AS}`, rowKey, s.cursor, s.batch);
+      archived = found.archived;
+      ended = found.last;
       // Rows a pending erasure covers go out scrubbed; left out when the filter matched them only by an erased field.
-      const rows = await scrubObjects(found.results as unknown as ErasableRow[]);
+      const rows = await scrubObjects(found.rows as unknown as ErasableRow[]);
       const keep = (r: ErasableRow) => !wasScrubbed(r) || (s.hot!.actorId === null && s.hot!.ipAddress === null);
-      page = found.results.map((r) => columns.map((c) => r[c]));
+      page = found.rows.map((r) => columns.map((c) => r[c]));
       shown = rows.filter(keep).map((r) => columns.map((c) => (r as unknown as Record<string, unknown>)[c]));
     }
     const lastMark = s.marks.length > 0 ? s.marks[s.marks.length - 1].a : s.base;
@@ -146,7 +212,7 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
       s.cursor = { o: last[occurredAt] as string, s: last[seqAt] as number };
       if (shown.length > 0) emitRows(shown);
     }
-    if (page.length < s.batch) s.phase = "archive";
+    if (ended) s.phase = "archive";
   }
 
   // Looks once even when the part is full: a walk that ends here ends in this part, not in one more call.

@@ -6,6 +6,8 @@ import { loadKeyring } from "../sealing/signing-keys";
 import { matches } from "../storage/archive-export";
 import { archivedRows, readSegment, type Segment } from "../storage/archive-segments";
 import { rowsBySeq, seqEdge } from "../model/row-keys";
+import { mergeBySeq } from "../model/periods";
+import { inProjectArms } from "../storage/shards";
 
 /**
  * The pull feed (GET /v1/events/feed): a project's events in chain order,
@@ -63,24 +65,24 @@ export interface FeedPage {
   atHead: boolean;
 }
 
+/** SQL: the newest seq in any tier, or purged (a retention record's end); in an arm, the newest of its rows' and the others'. */
+const HEAD_SQL =
+  `SELECT max(v) AS head FROM (SELECT ${seqEdge("?1", true)} AS v UNION ALL ` +
+  "SELECT max(last_seq) FROM archive_segments WHERE project_id = ?1 UNION ALL SELECT max(last_seq) FROM retention_gaps WHERE project_id = ?1)";
+
 /** One page after `after`: at most `limit` matching events among the next SCAN seqs. */
 export async function readFeed(env: Env, db: D1Database, sel: Selection | null, projectId: string, after: number, limit: number, write: (row: ShapeRow) => string): Promise<FeedPage> {
   // The head first: every seq up to it was committed before the rows are read, so a seq up to it that
   // the rows lack is a hole (purged, or deleted), never an event still being written.
-  // The newest seq in any tier, or purged (a retention record's end).
-  const head =
-    (
-      await db
-        .prepare(
-          `SELECT max(v) AS head FROM (SELECT ${seqEdge("?1", true)} AS v UNION ALL ` +
-            "SELECT max(last_seq) FROM archive_segments WHERE project_id = ?1 UNION ALL SELECT max(last_seq) FROM retention_gaps WHERE project_id = ?1)",
-        )
-        .bind(projectId)
-        .first<{ head: number | null }>()
-    )?.head ?? 0;
-  const cells = await db.prepare(`SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3" })} e`).bind(projectId, after, after + SCAN).raw();
-  // An erasure still being applied is applied here too (src/model/pending-erasures.ts).
-  let rows: ShapeRow[] = await scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
+  const heads = await inProjectArms(env, projectId, db, (arm) => arm.prepare(HEAD_SQL).bind(projectId).first<{ head: number | null }>());
+  const head = Math.max(0, ...heads.map((r) => r?.head ?? 0));
+  // Each arm's rows of the scan in seq order, merged: an event is in one arm.
+  const lists = await inProjectArms(env, projectId, db, async (arm) => {
+    const cells = await arm.prepare(`SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3" })} e`).bind(projectId, after, after + SCAN).raw();
+    // An erasure still being applied is applied here too (src/model/pending-erasures.ts).
+    return scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
+  });
+  let rows: ShapeRow[] = mergeBySeq(lists);
   // Archived seqs are always a prefix: look there only when the hot rows do not start right after the cursor.
   if (rows.length === 0 || rows[0].seq > after + 1) {
     const before = rows.length > 0 ? rows[0].seq : after + SCAN + 1;
@@ -141,18 +143,25 @@ async function gapsIn(db: D1Database, projectId: string, after: number, through:
  * and one segment when the time lies before the hot window.
  */
 export async function seqBefore(env: Env, db: D1Database, projectId: string, since: string): Promise<number> {
-  const bounds = await db
-    .prepare(
-      `SELECT ${seqEdge("?1", false)} AS lo, ${seqEdge("?1", true)} AS hi`,
-    )
-    .bind(projectId)
-    .first<{ lo: number | null; hi: number | null }>();
-  const receivedAt = async (seq: number) =>
-    (await db
-      .prepare(`SELECT seq, received_at FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: null, limit: "1", columns: "e.seq, e.received_at" })}`)
-      .bind(projectId, seq)
-      .first<{ seq: number; received_at: string }>())!;
-  if (bounds?.lo != null && bounds.hi != null) {
+  // The project's first and last hot seqs, each arm's edges combined.
+  const edges = await inProjectArms(env, projectId, db, (arm) =>
+    arm.prepare(`SELECT ${seqEdge("?1", false)} AS lo, ${seqEdge("?1", true)} AS hi`).bind(projectId).first<{ lo: number | null; hi: number | null }>(),
+  );
+  const los = edges.flatMap((e) => (e?.lo == null ? [] : [e.lo]));
+  const his = edges.flatMap((e) => (e?.hi == null ? [] : [e.hi]));
+  const bounds = { lo: los.length > 0 ? Math.min(...los) : null, hi: his.length > 0 ? Math.max(...his) : null };
+  // The first hot row at or after seq, in whichever arm it is.
+  const receivedAt = async (seq: number) => {
+    const firsts = await inProjectArms(env, projectId, db, async (arm) => {
+      const row = await arm
+        .prepare(`SELECT seq, received_at FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: null, limit: "1", columns: "e.seq, e.received_at" })}`)
+        .bind(projectId, seq)
+        .first<{ seq: number; received_at: string }>();
+      return row === null ? [] : [row];
+    });
+    return mergeBySeq(firsts, 1)[0]!;
+  };
+  if (bounds.lo !== null && bounds.hi !== null) {
     const first = await receivedAt(bounds.lo);
     if (first.received_at < since) {
       let lo = bounds.lo; // received before since
@@ -170,7 +179,7 @@ export async function seqBefore(env: Env, db: D1Database, projectId: string, sin
     .prepare("SELECT * FROM archive_segments WHERE project_id = ? AND last_received_at >= ? ORDER BY first_seq LIMIT 1")
     .bind(projectId, since)
     .first<Segment>();
-  if (!segment) return Math.max(0, (bounds?.lo ?? 1) - 1);
+  if (!segment) return Math.max(0, (bounds.lo ?? 1) - 1);
   const found = (await readSegment(env, segment)).find((r) => r.received_at >= since);
   return (found?.seq ?? segment.first_seq) - 1;
 }

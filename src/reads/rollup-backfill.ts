@@ -13,6 +13,7 @@ import { alarmNoLaterThan } from "../lib/alarm";
 import type { Rollups, RollupRow } from "./rollups";
 import type { LedgerHost } from "../storage/ledger-host";
 import { rowsBySeq } from "../model/row-keys";
+import { mergeBySeq, overArms } from "../model/periods";
 
 interface BackfillState {
   /** Every event with seq <= through is counted. */
@@ -61,12 +62,14 @@ export async function rollupBackfillAlarm(host: BackfillHost): Promise<void> {
  * The project's hot events with seq in (after, upTo], up to `pageRows` of
  * them, as the rollups count them, and the seq they are counted through: upTo
  * on the last page. Events purged or archived meanwhile are not there to count.
+ * Read in each of the shard's arms (model/periods.ts), listed at each page (a
+ * page is thousands of rows), and merged.
  */
 export async function rollupPage(db: D1Database, projectId: string, after: number, upTo: number, pageRows: number): Promise<{ rows: RollupRow[]; through: number }> {
-  const { results } = await db
-    .prepare(`SELECT seq, action, occurred_at FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3", limit: "?4", columns: "e.seq, e.action, e.occurred_at" })}`)
-    .bind(projectId, after, upTo, pageRows)
-    .all<RollupRow & { seq: number }>();
+  const sql = `SELECT seq, action, occurred_at FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3", limit: "?4", columns: "e.seq, e.action, e.occurred_at" })}`;
+  const lists = await overArms(db, async (arm) => (await arm.prepare(sql).bind(projectId, after, upTo, pageRows).all<RollupRow & { seq: number }>()).results);
+  // Each arm's first pageRows rows: the first pageRows of them all are in order, and no row of any arm is missing below the last.
+  const results = mergeBySeq(lists, pageRows);
   return { rows: results, through: results.length < pageRows ? upTo : results[results.length - 1].seq };
 }
 

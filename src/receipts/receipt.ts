@@ -5,7 +5,8 @@
  */
 import { CHAIN_START, checkLink, checkRow, erasureVouches, gapLookup, rowAfter, rowBefore, type LedgerView } from "../chain/chain-check";
 import { ledgerView } from "../chain/ledger";
-import { eventsReadDb, projectShard, shardDb, shardNumbers } from "../storage/shards";
+import { eventsReadDb, projectShard, shardDb, shardNumbers, withProjectArms } from "../storage/shards";
+import { isGonePeriod, overArms, shardArms, type Arm } from "../model/periods";
 import { archivedEventAnywhere, legacyEventAnywhere } from "../storage/archive-lookup";
 import { loadKeyring, type SigningKeyring } from "../sealing/signing-keys";
 import { originalOf, PENDING_AS, scrubArchived, scrubObjects } from "../model/pending-erasures";
@@ -35,10 +36,27 @@ async function served(row: (ChainRow & { _pending?: unknown }) | null): Promise<
   return (await scrubObjects([stored], () => _pending))[0];
 }
 
-/** The hot row of an event by id (model/event-lookup.ts), in one project or, with null, in any. */
+/**
+ * The first answer of `read` that is not null over the shard's arms
+ * (model/periods.ts; an event is in one arm). The main tables are read beside
+ * the list of periods, so a shard with none answers in the time it did.
+ */
+async function firstInArms<T>(db: D1Database, read: (arm: D1Database) => Promise<T | null>): Promise<T | null> {
+  try {
+    const [main, arms] = await Promise.all([read(db), shardArms(db)]);
+    if (main !== null || arms.length === 1) return main;
+    return (await overArms(db, read, arms.slice(1))).find((r) => r !== null) ?? null;
+  } catch (error) {
+    // A period dropped since it was listed: list them again.
+    if (!isGonePeriod(error)) throw error;
+    return (await overArms(db, read)).find((r) => r !== null) ?? null;
+  }
+}
+
+/** The hot row of an event by id (model/event-lookup.ts), in one project or, with null, in any, in whichever arm of the shard it is. */
 function hotChainRow(db: D1Database, id: string, projectId: string | null): Promise<(ChainRow & { _pending?: unknown }) | null> {
   const { sql, params } = eventsByIdStatement(`${CHAIN_COLUMNS}, ${PENDING_AS}`, [id], projectId);
-  return db.prepare(sql).bind(...params).first();
+  return firstInArms(db, (arm) => arm.prepare(sql).bind(...params).first());
 }
 
 export async function loadChainRow(db: D1Database, id: string, projectId: string): Promise<ChainRow | null> {
@@ -102,14 +120,18 @@ async function inBacklog(env: Env, id: string): Promise<ChainRow | null> {
   return null;
 }
 
-/** One event's own checks plus both of its links, the newest event's link being the recorded head. */
-export async function publicCheck(db: D1Database, ring: SigningKeyring, row: ChainRow, head: LedgerView): Promise<PublicCheck> {
+/**
+ * One event's own checks plus both of its links, the newest event's link being
+ * the recorded head. `arms`: the shard's arms (model/periods.ts) its neighbours
+ * are looked for in, or none to list them now.
+ */
+export async function publicCheck(db: D1Database, ring: SigningKeyring, row: ChainRow, head: LedgerView, arms?: Arm[]): Promise<PublicCheck> {
   const gaps = gapLookup(db, row.project_id);
   const [content, before, after, erased] = await Promise.all([
     checkRow(ring, row),
     // An archived row's neighbours may be archived too (src/storage/archive-walk.ts).
-    rowBefore(db, row.project_id, row.seq).then(async (r) => r ?? (await head.archive?.rowBefore(row.seq)) ?? null),
-    (head.archive?.rowAfter(row.seq) ?? Promise.resolve(null)).then(async (r) => (r && r.seq <= head.seq ? r : rowAfter(db, row.project_id, row.seq, head.seq))),
+    rowBefore(db, row.project_id, row.seq, arms).then(async (r) => r ?? (await head.archive?.rowBefore(row.seq)) ?? null),
+    (head.archive?.rowAfter(row.seq) ?? Promise.resolve(null)).then(async (r) => (r && r.seq <= head.seq ? r : rowAfter(db, row.project_id, row.seq, head.seq, arms))),
     row.anonymized_at === null ? ({} as Record<number, string>) : head.erasedAt([row.seq]),
   ]);
   const hash = content.hash && erasureVouches(row, erased);
@@ -123,7 +145,8 @@ export async function publicCheck(db: D1Database, ring: SigningKeyring, row: Cha
 /** publicCheck against the current signing keys and the head the project's ledger recorded. */
 export async function checkEvent(env: Env, row: ChainRow): Promise<PublicCheck> {
   const [ring, head] = await Promise.all([loadKeyring(env.SIGNING_KEYS), ledgerView(env, row.project_id)]);
-  return publicCheck(await eventsReadDb(env, row.project_id), ring, originalOf(row), head);
+  const db = await eventsReadDb(env, row.project_id);
+  return withProjectArms(env, row.project_id, (arms) => publicCheck(db, ring, originalOf(row), head, arms));
 }
 
 export function isValid(check: PublicCheck): boolean {

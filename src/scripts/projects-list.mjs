@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, dbSql, parseCommand, shardDatabases, sql } from "./lib.mjs";
+import { armName, PERIODS_SQL } from "../model/periods.ts";
 
 const USAGE = `usage: npm run projects:list [-- --remote]
   --remote  the deployed databases (default: the local ones of npm run dev)`;
@@ -27,7 +28,10 @@ for (const r of sql("SELECT project_id, pattern, days FROM retention_rules ORDER
 // Events per project from every shard (a project being moved has rows on two for a while).
 const counts = new Map();
 for (const [shard, name] of [...shardDatabases()].sort((a, b) => a[0] - b[0])) {
-  const command = "SELECT project_id, count(*) AS events, max(seq) AS head FROM events GROUP BY project_id";
+  // The main tables' events and each period's (src/model/periods.ts): a project's rows may be in several.
+  const arms = [null, ...dbSql(name, PERIODS_SQL, { remote }).map((r) => r.n)];
+  const events = arms.map((arm) => `SELECT project_id, seq FROM ${armName("events", arm)}`).join(" UNION ALL ");
+  const command = `SELECT project_id, count(*) AS events, max(seq) AS head FROM (${events}) GROUP BY project_id`;
   for (const r of dbSql(name, command, { remote })) {
     const c = counts.get(r.project_id) ?? { events: 0, head: null, shards: [] };
     c.events += r.events;

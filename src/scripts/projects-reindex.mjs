@@ -23,6 +23,7 @@ import { hasGroupEntry, missingGroupsSql, needsGroupEntry } from "../model/searc
 import { rowsBySeq, seqEdge } from "../model/row-keys.ts";
 import { checkedRowsSql, ID_SPAN_HOLDS, tagOfIdSql } from "../model/stand-ins.ts";
 import { segmentBounds } from "../storage/segment-bounds.ts";
+import { inPeriod, PERIODS_SQL } from "../model/periods.ts";
 
 const USAGE = `usage: npm run projects:reindex -- <project> [--archived] [--remote]
   puts the project's hot events that verify reports as index_damaged back into their indexes
@@ -39,49 +40,55 @@ const [row] = sql(`SELECT shard FROM projects WHERE id = ${quote(project)}`, { r
 if (!row) fail(`no project ${project}`);
 const shard = shardDatabases().get(row.shard);
 if (!shard) fail(`project ${project} is on shard ${row.shard}, which wrangler.toml does not bind`);
-const [range] = dbSql(shard, `SELECT ${seqEdge(quote(project), false)} AS first, ${seqEdge(quote(project), true)} AS last`, { remote });
-let repaired = 0;
-// An aggregate answers one row, first and last null when the project has no hot event.
-if (range.first !== null) {
+/**
+ * The hot events of one arm of the shard (the main tables, null, or a period: src/model/periods.ts) put back, each
+ * statement read in the arm's tables (a period is self-consistent): how many.
+ */
+function reindexArm(arm) {
+  const armSql = (command) => dbSql(shard, inPeriod(command, arm), { remote });
+  const [range] = armSql(`SELECT ${seqEdge(quote(project), false)} AS first, ${seqEdge(quote(project), true)} AS last`);
+  let repaired = 0;
+  // An aggregate answers one row, first and last null when the project has no hot event here.
+  if (range.first === null) return 0;
   for (let from = range.first; from <= range.last; from += STEP) {
     const to = Math.min(from + STEP - 1, range.last);
     const seqs = { project: quote(project), lo: String(from), hi: String(to) };
     const within = `r.row_id IN (SELECT e.row_id FROM ${rowsBySeq({ ...seqs, columns: "e.row_id" })} e)`;
     // A target past the second whose row is gone or points at another event: the row again (before the update, which
     // would otherwise clear marks that hold the event as they should).
-    const targets = dbSql(
-      shard,
+    const targets = armSql(
       "INSERT OR REPLACE INTO event_targets (project_id, type, id, occurred_at, seq, row_id) " +
         "SELECT r.project_id, j.value ->> 'type', j.value ->> 'id', r.occurred_at, r.seq, r.row_id FROM events r CROSS JOIN json_each(r.targets) j " +
         `WHERE ${within} AND json_array_length(r.targets) > 2 AND j.key > 1 AND NOT EXISTS (SELECT 1 FROM event_targets t WHERE t.project_id = r.project_id ` +
         "AND t.type = (j.value ->> 'type') AND t.id = (j.value ->> 'id') AND t.occurred_at = r.occurred_at AND t.seq = r.seq AND t.row_id = r.row_id) RETURNING seq",
-      { remote },
     );
     // A closed search group whose entry is gone: the entry again, from its rows' stored words (an FTS5 table answers
     // no RETURNING, so its events are counted first).
-    const unsearched = dbSql(shard, `SELECT r.seq FROM events r WHERE ${within} AND r.search_words IS NOT NULL AND ${needsGroupEntry("r")} AND NOT ${hasGroupEntry("r")}`, { remote });
-    if (unsearched.length > 0) dbSql(shard, missingGroupsSql(project, from, to), { remote });
+    const unsearched = armSql(`SELECT r.seq FROM events r WHERE ${within} AND r.search_words IS NOT NULL AND ${needsGroupEntry("r")} AND NOT ${hasGroupEntry("r")}`);
+    if (unsearched.length > 0) armSql(missingGroupsSql(project, from, to));
     // RETURNING: the rows it changed, counted the same locally and deployed.
-    const changed = dbSql(
-      shard,
+    const changed = armSql(
       // The id index takes only a row whose span is gone: a span goes with the last of its rows found through it.
       `UPDATE events AS r SET id_indexed = CASE WHEN r.id_indexed = 0 AND NOT ${ID_SPAN_HOLDS} THEN 1 ELSE r.id_indexed END, ` +
         "time_in_span = 0, ip_run = 0, type_sets = 0, action_in_set = 0, org_in_set = 0 " +
         `WHERE ${within} AND r.seq IN (SELECT seq FROM (${checkedRowsSql("seq", seqs, STEP)}) WHERE unlisted = 1) RETURNING seq`,
-      { remote },
     );
     // A lone live row found by no receipt: its project's tag row again (the update above counted it and left it as it was).
-    dbSql(
-      shard,
+    armSql(
       `INSERT INTO project_tags (tag, project_id) SELECT DISTINCT ${tagOfIdSql("r.id")}, r.project_id FROM events r ` +
         `WHERE ${within} AND r.id_indexed = 2 ON CONFLICT DO NOTHING`,
-      { remote },
     );
     const put = new Set([...targets, ...unsearched, ...changed].map((r) => r.seq)).size;
     repaired += put;
     if (range.last > range.first + STEP) console.log(`seqs ${from.toLocaleString("en-US")}-${to.toLocaleString("en-US")} of ${range.last.toLocaleString("en-US")}: ${put} put back`);
   }
+  return repaired;
 }
+
+// Every arm of the shard: the project's hot events may be in several.
+const arms = [null, ...dbSql(shard, PERIODS_SQL, { remote }).map((r) => r.n)];
+let repaired = 0;
+for (const arm of arms) repaired += reindexArm(arm);
 /** Archived segments whose index row no longer bounds their rows, rewritten from the rows: how many segments, and events in them. */
 async function reboundArchived() {
   const bucket = r2BucketName("ARCHIVE");

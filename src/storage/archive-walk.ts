@@ -4,6 +4,7 @@ import { ArchiveDamagedError, readSegment, segmentsBetween, type ArchivedRow, ty
 import { EVENT_COLUMNS } from "./shard-copy";
 import { locatedTag } from "../model/event-id";
 import { rowsBySeq } from "../model/row-keys";
+import { mergeBySeq, overArms } from "../model/periods";
 
 /**
  * What the walkers (verify, export) need of the cold tier, bound to one
@@ -204,13 +205,16 @@ async function changed(db: D1Database, segment: Segment): Promise<Segment | "sam
   return now.sha256 === segment.sha256 && now.object_key === segment.object_key ? "same" : now;
 }
 
-/** The rows of a segment brought back hot (or retired: none) after the walk listed it. */
+/** The rows of a segment brought back hot (or retired: none) after the walk listed it, from whichever arms hold them (model/periods.ts). */
 async function restoredRows(db: D1Database, segment: Segment): Promise<ArchivedRow[]> {
-  const { results } = await db
-    .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?3" })}`)
-    .bind(segment.project_id, segment.first_seq, segment.last_seq)
-    .all<ArchivedRow>();
-  return results;
+  const lists = await overArms(db, async (arm) => {
+    const { results } = await arm
+      .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?3" })}`)
+      .bind(segment.project_id, segment.first_seq, segment.last_seq)
+      .all<ArchivedRow>();
+    return results;
+  });
+  return mergeBySeq(lists);
 }
 
 /** Where a walk stopped at a damaged segment: verify reports it as archive_damaged. */

@@ -2,12 +2,18 @@ import { afterInserts, INDEXING_COLUMNS, placeRows, type IndexedRow } from "../m
 import { HOT_ROW_OVERHEAD_BYTES } from "./shard-pressure";
 import { keyBase, OLDER_TOP, rowsBySeq } from "../model/row-keys";
 import { keyedLead } from "../model/search-index";
+import { armDb, isGonePeriod, mergeBySeq, overArms, shardArms, type Arm } from "../model/periods";
 
 /**
  * The SQL of a shard move: copying one project's rows from its source shard to
  * its target in bounded batches, checking the copy and deleting what is left
  * behind. Every function here is idempotent, so a step that crashed halfway is
  * simply run again. Only the project's ledger calls these (see shard-move.ts).
+ *
+ * A shard's hot rows are in its arms (model/periods.ts): the main tables and
+ * each period. A move reads and deletes the project's rows in every arm of a
+ * shard, and writes them into the target's main tables only: the target's
+ * periods are its own writers'.
  */
 
 /** Every stored column but row_id: the target numbers its rows itself. */
@@ -53,11 +59,28 @@ export function insertStatements(db: D1Database, table: string, columns: readonl
   return out;
 }
 
-function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit: number): Promise<Raw[]> {
+function armEventsAfter(db: D1Database, projectId: string, afterSeq: number, limit: number): Promise<Raw[]> {
   return db
     .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, limit: "?3" })}`)
     .bind(projectId, afterSeq, limit)
     .raw();
+}
+
+/** The project's first `limit` rows after `afterSeq`, in seq order, from `arms` (none: every arm of the shard). */
+async function eventsAfter(db: D1Database, projectId: string, afterSeq: number, limit: number, arms?: Arm[]): Promise<Raw[]> {
+  const lists = await overArms(db, (arm) => armEventsAfter(arm, projectId, afterSeq, limit), arms);
+  if (lists.length === 1) return lists[0];
+  return mergeBySeq(lists.map((rows) => rows.map((raw) => ({ seq: raw[SEQ] as number, raw }))), limit).map((r) => r.raw);
+}
+
+/** `run` over the shard's arms as listed now, and once more, listed again, should a period go meanwhile (a batch fails whole). */
+async function withArms<T>(db: D1Database, run: (arms: Arm[]) => Promise<T>): Promise<T> {
+  try {
+    return await run(await shardArms(db));
+  } catch (error) {
+    if (!isGonePeriod(error)) throw error;
+    return run(await shardArms(db));
+  }
 }
 
 /**
@@ -125,6 +148,8 @@ export class CopyMismatchError extends Error {
  * rows of that seq range are replaced in one transaction (so a re-run, or a
  * re-copy after an erasure, leaves exactly one row each), then read back and
  * compared column by column with the source. Returns the last seq copied.
+ * The source's rows come from all its arms; the target's go into, and are
+ * read back from, its main tables (the clearing emptied its every arm).
  */
 export async function copyEvents(from: D1Database, to: D1Database, projectId: string, afterSeq: number, limit = MOVE_BATCH, beforeCheck?: () => void) {
   const rows = await eventsAfter(from, projectId, afterSeq, limit);
@@ -137,7 +162,7 @@ export async function copyEvents(from: D1Database, to: D1Database, projectId: st
     ...storedInserts(to, rows),
   ]);
   beforeCheck?.();
-  const copy = await eventsAfter(to, projectId, first - 1, rows.length + 1);
+  const copy = await eventsAfter(to, projectId, first - 1, rows.length + 1, [null]);
   const inRange = copy.filter((r) => (r[SEQ] as number) <= last);
   if (inRange.length !== rows.length) throw new CopyMismatchError(`seq ${first}..${last}: ${rows.length} rows, ${inRange.length} copied`);
   for (let i = 0; i < rows.length; i++) {
@@ -201,25 +226,25 @@ export async function copyKeysSince(from: D1Database, to: D1Database, projectId:
   return rows.length;
 }
 
-/** The project's row counts on one shard: what the final check compares. */
+/** The project's row counts on one shard (its events in every arm): what the final check compares. */
 export async function rowCounts(db: D1Database, projectId: string) {
-  const [events, gaps, keys, segments, ids] = await db.batch<{ n: number }>([
-    db.prepare(`SELECT count(*) AS n FROM ${rowsBySeq({ project: "?1", lo: "0", hi: null, columns: "e.seq" })}`).bind(projectId),
-    db.prepare("SELECT count(*) AS n FROM retention_gaps WHERE project_id = ?").bind(projectId),
-    db.prepare("SELECT count(*) AS n FROM idempotency_keys WHERE project_id = ?").bind(projectId),
-    db.prepare("SELECT count(*) AS n FROM archive_segments WHERE project_id = ?").bind(projectId),
-    db.prepare("SELECT count(*) AS n FROM archive_ids WHERE project_id = ?").bind(projectId),
-  ]);
-  return { events: events.results[0].n, gaps: gaps.results[0].n, keys: keys.results[0].n, segments: segments.results[0].n, archivedIds: ids.results[0].n };
+  return withArms(db, async (arms) => {
+    const results = await db.batch<{ n: number }>([
+      ...arms.map((n) => armDb(db, n).prepare(`SELECT count(*) AS n FROM ${rowsBySeq({ project: "?1", lo: "0", hi: null, columns: "e.seq" })}`).bind(projectId)),
+      db.prepare("SELECT count(*) AS n FROM retention_gaps WHERE project_id = ?").bind(projectId),
+      db.prepare("SELECT count(*) AS n FROM idempotency_keys WHERE project_id = ?").bind(projectId),
+      db.prepare("SELECT count(*) AS n FROM archive_segments WHERE project_id = ?").bind(projectId),
+      db.prepare("SELECT count(*) AS n FROM archive_ids WHERE project_id = ?").bind(projectId),
+    ]);
+    const [gaps, keys, segments, ids] = results.slice(arms.length);
+    const events = results.slice(0, arms.length).reduce((sum, r) => sum + r.results[0].n, 0);
+    return { events, gaps: gaps.results[0].n, keys: keys.results[0].n, segments: segments.results[0].n, archivedIds: ids.results[0].n };
+  });
 }
 
-/**
- * Deletes up to `limit` of the project's rows from a shard (events first, by
- * seq; the trigger drops their search entries). Returns how many went; 0 when
- * the shard holds nothing of the project any more.
- */
-export async function deleteBatch(db: D1Database, projectId: string, limit = MOVE_BATCH): Promise<{ rows: number; freedBytes: number }> {
-  const [size, events, keys, gaps, segments, ids, summaries] = await db.batch([
+/** The statements that delete up to `limit` of the project's events from one arm, the first reckoning what they take. */
+function armDeletes(db: D1Database, projectId: string, limit: number): D1PreparedStatement[] {
+  return [
     // What the events about to go take, roughly (shard-pressure.ts: their pages are free once they are deleted).
     db
       .prepare(
@@ -228,6 +253,23 @@ export async function deleteBatch(db: D1Database, projectId: string, limit = MOV
       )
       .bind(projectId, limit),
     db.prepare(`DELETE FROM events WHERE row_id IN (SELECT row_id FROM ${rowsBySeq({ project: "?1", lo: "0", hi: null, limit: "?2", columns: "e.row_id" })})`).bind(projectId, limit),
+  ];
+}
+
+/**
+ * Deletes up to `limit` of the project's rows from a shard (events first, by
+ * seq, from every arm, each arm its share of `limit` so that the batch stays
+ * as short as it was with one; the trigger drops their search entries).
+ * Returns how many went; 0 when the shard holds nothing of the project any more.
+ */
+export async function deleteBatch(db: D1Database, projectId: string, limit = MOVE_BATCH): Promise<{ rows: number; freedBytes: number }> {
+  return withArms(db, (arms) => deleteInArms(db, arms, projectId, limit));
+}
+
+async function deleteInArms(db: D1Database, arms: Arm[], projectId: string, limit: number): Promise<{ rows: number; freedBytes: number }> {
+  const share = Math.ceil(limit / arms.length);
+  const results = await db.batch([
+    ...arms.flatMap((n) => armDeletes(armDb(db, n), projectId, share)),
     db.prepare("DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM retention_gaps WHERE id IN (SELECT id FROM retention_gaps WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
     db.prepare("DELETE FROM archive_segments WHERE rowid IN (SELECT rowid FROM archive_segments WHERE project_id = ? LIMIT ?)").bind(projectId, limit),
@@ -235,6 +277,13 @@ export async function deleteBatch(db: D1Database, projectId: string, limit = MOV
     // Summaries are not copied (derived, and up to 11 KB each): the archiver's backfill writes them anew on the target.
     db.prepare("DELETE FROM archive_summaries WHERE project_id = ?1 AND first_seq IN (SELECT first_seq FROM archive_summaries WHERE project_id = ?1 LIMIT ?2)").bind(projectId, limit),
   ]);
-  const rows = events.meta.changes + keys.meta.changes + gaps.meta.changes + segments.meta.changes + ids.meta.changes + summaries.meta.changes;
-  return { rows, freedBytes: (size.results[0] as { bytes: number }).bytes + 150 * (ids.meta.changes + keys.meta.changes) };
+  const [keys, gaps, segments, ids, summaries] = results.slice(2 * arms.length);
+  let events = 0;
+  let bytes = 0;
+  for (let i = 0; i < 2 * arms.length; i += 2) {
+    bytes += (results[i].results[0] as { bytes: number }).bytes;
+    events += results[i + 1].meta.changes;
+  }
+  const rows = events + keys.meta.changes + gaps.meta.changes + segments.meta.changes + ids.meta.changes + summaries.meta.changes;
+  return { rows, freedBytes: bytes + 150 * (ids.meta.changes + keys.meta.changes) };
 }

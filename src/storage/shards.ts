@@ -6,7 +6,7 @@
  * staged-exports.ts; projects.ts creates a project.
  */
 import { TtlCache } from "../lib/ttl-cache";
-import { PERIODS_SQL, type Arm } from "../model/periods";
+import { isGonePeriod, overArms, PERIODS_SQL, type Arm } from "../model/periods";
 import { shardRowKey } from "../model/row-keys";
 import { ownWritesDb } from "./own-writes";
 
@@ -120,6 +120,22 @@ export async function projectArms(env: Env, projectId: string): Promise<Arm[]> {
 export function forgetArms(projectId: string): void {
   const place = placeOfProject.get(projectId);
   if (place !== undefined) delete place.arms;
+}
+
+/** `read` with the project's arms; once more with the shard's list read again when a period it named is gone. */
+export async function withProjectArms<T>(env: Env, projectId: string, read: (arms: Arm[]) => Promise<T>): Promise<T> {
+  try {
+    return await read(await projectArms(env, projectId));
+  } catch (error) {
+    if (!isGonePeriod(error)) throw error;
+    forgetArms(projectId);
+    return read(await projectArms(env, projectId));
+  }
+}
+
+/** `read` once in each of the project's arms (model/periods.ts, overArms), answers in arm order. */
+export function inProjectArms<T>(env: Env, projectId: string, db: D1Database, read: (arm: D1Database, n: Arm) => Promise<T>): Promise<T[]> {
+  return withProjectArms(env, projectId, (arms) => overArms(db, read, arms));
 }
 
 /** The event database of a project. Every read and write of events finds it here. */

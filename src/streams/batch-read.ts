@@ -4,7 +4,8 @@ import { ocsfWriter } from "../model/export-formats";
 import { eventJson, PENDING_AT, SHAPE_SELECT, shapeRowOf, type ShapeRow } from "../model/event-shape";
 import { scrubArchived, scrubByColumn } from "../model/pending-erasures";
 import { archivedRows } from "../storage/archive-segments";
-import { eventsDb } from "../storage/shards";
+import { eventsDb, inProjectArms } from "../storage/shards";
+import { mergeBySeq } from "../model/periods";
 import { BATCH_LIMITS, entryBytes, requestOverhead } from "./formats";
 import { matchesFilter, type StreamFilter } from "./store";
 import type { BatchEvent, Destination } from "./batch";
@@ -44,17 +45,21 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
   const catalog = await catalogFor(env, projectId);
   const write = config.format === "ocsf" ? ocsfWriter(catalog.ocsfView()) : (row: ShapeRow) => eventJson(row, catalog.display);
   const retry = pending && pending.from === cursor ? pending : null;
-  const cells = retry
-    ? await db
-        .prepare(`SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3" })} e`)
-        .bind(projectId, cursor, retry.to)
-        .raw()
-    : await db
-        .prepare(`SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, limit: "?3" })} e`)
-        .bind(projectId, cursor, limits.events * 2)
-        .raw();
-  // An erasure still being applied is applied here too (src/model/pending-erasures.ts): a stream never delivers erased values.
-  const hot = await scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
+  // Each arm's rows after the cursor in seq order, merged: an event is in one arm.
+  const lists = await inProjectArms(env, projectId, db, async (arm) => {
+    const cells = retry
+      ? await arm
+          .prepare(`SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: "?3" })} e`)
+          .bind(projectId, cursor, retry.to)
+          .raw()
+      : await arm
+          .prepare(`SELECT ${SHAPE_SELECT} FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, limit: "?3" })} e`)
+          .bind(projectId, cursor, limits.events * 2)
+          .raw();
+    // An erasure still being applied is applied here too (src/model/pending-erasures.ts): a stream never delivers erased values.
+    return scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
+  });
+  const hot = mergeBySeq(lists, retry ? Infinity : limits.events * 2);
   let rows: ShapeRow[] = hot;
   // Events older than the project's hot window live in the cold archive (R2),
   // always a prefix of the seqs: look there only when the hot rows do not
@@ -107,13 +112,18 @@ export async function readBatch(env: Env, config: DeliveryConfig, cursor: number
 /** Events after the cursor, and the age of the oldest of them (from received_at). */
 export async function deliveryLag(env: Env, projectId: string, cursor: number): Promise<{ events: number; seconds: number }> {
   const db = await eventsDb(env, projectId);
-  const [head, next] = await db.batch<{ v: number | string | null }>([
-    db.prepare(`SELECT ${seqEdge("?1", true)} AS v`).bind(projectId),
-    db.prepare(`SELECT received_at AS v FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, limit: "1", columns: "e.received_at" })}`).bind(projectId, cursor),
-  ]);
-  const oldest = next.results[0]?.v;
+  // Each arm's newest seq and oldest row after the cursor, in one batch an arm.
+  const edges = await inProjectArms(env, projectId, db, async (arm) => {
+    const [head, next] = await arm.batch<{ v: number | string | null }>([
+      arm.prepare(`SELECT ${seqEdge("?1", true)} AS v`).bind(projectId),
+      arm.prepare(`SELECT seq, received_at AS v FROM ${rowsBySeq({ project: "?1", lo: "?2 + 1", hi: null, limit: "1", columns: "e.seq, e.received_at" })}`).bind(projectId, cursor),
+    ]);
+    return { head: Number(head.results[0]?.v ?? 0), next: next.results as Array<{ seq: number; v: string }> };
+  });
+  const head = Math.max(...edges.map((e) => e.head));
+  const oldest = mergeBySeq(edges.map((e) => e.next), 1)[0]?.v;
   return {
-    events: Math.max(0, Number(head.results[0]?.v ?? 0) - cursor),
+    events: Math.max(0, head - cursor),
     seconds: typeof oldest === "string" ? Math.max(0, Math.round((Date.now() - Date.parse(oldest)) / 1000)) : 0,
   };
 }
