@@ -1,6 +1,7 @@
 import type { EventRow } from "../db/schema";
 import type { NamedAppend } from "../model/commit-spans";
 import { rowsBySeq } from "../model/row-keys";
+import { armDb, type Arm } from "../model/periods";
 import type { Head } from "./chain-check";
 import { insertEventsStatements } from "./event-insert";
 import { isGivenUpRefusal } from "./landed-appends";
@@ -35,6 +36,8 @@ export interface JournalEntry {
   named: NamedAppend[];
   /** Appends under an Idempotency-Key, by the seqs of their rows. */
   keyed: Array<{ key: string; requestHash: string | null; first: number; last: number }>;
+  /** The period its rows go to (model/periods.ts; storage/commit-arms.ts), fixed when it is journaled so a resend goes there too; absent or null: the main tables. */
+  arm?: Arm;
 }
 
 /** Characters a part holds: well under a Durable Object row's 2 MB in UTF-8 (3 bytes at most a character here). */
@@ -125,13 +128,13 @@ export class CommitJournal {
 export function journalStatements(db: D1Database, projectId: string, entry: JournalEntry): D1PreparedStatement[] {
   const bySeq = (first: number, last: number) => entry.rows.filter((r) => r.seq >= first && r.seq <= last);
   const keyed = entry.keyed.map((k) => ({ key: k.key, requestHash: k.requestHash, rows: bySeq(k.first, k.last) }));
-  return [...insertEventsStatements(db, entry.rows, entry.named), ...idempotencyStatements(db, projectId, keyed)];
+  return [...insertEventsStatements(armDb(db, entry.arm ?? null), entry.rows, entry.named), ...idempotencyStatements(db, projectId, keyed)];
 }
 
 /** Whether D1 holds the journal's commit: a batch is one transaction, so its first row says it for all of them. */
 export async function journalLanded(db: D1Database, projectId: string, entry: JournalEntry): Promise<boolean> {
   const first = entry.rows[0];
-  const found = await db
+  const found = await armDb(db, entry.arm ?? null)
     .prepare(`SELECT e.hash FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?2", columns: "e.hash" })} e`)
     .bind(projectId, first.seq)
     .first<{ hash: string }>();

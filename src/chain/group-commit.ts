@@ -1,6 +1,7 @@
 import type { EventRow } from "../db/schema";
 import type { NewEvent } from "../model/new-event";
 import type { ShapeRow } from "../model/event-shape";
+import type { Arm } from "../model/periods";
 import type { Head } from "./chain-check";
 import { CommitBacklog, lagBound, type Backlogged } from "./commit-backlog";
 import { journalStatements, type CommitJournal, type Journaled, type JournalEntry } from "./commit-journal";
@@ -63,6 +64,8 @@ export type CommitHost = LedgerHost & {
   indexed(head: Head): void;
   /** After a failed batch: reload the head, in case the commit landed and only its answer was lost. */
   recover(): Promise<void>;
+  /** The arm a commit received at `ms` is written to (storage/commit-arms.ts): a period, or null for the main tables. */
+  commitArm(ms: number): Arm;
 };
 
 /**
@@ -343,7 +346,8 @@ export class GroupCommit {
     const span = (slice: EventRow[]) => (slice.length === 0 ? { first: 1, last: 0 } : { first: slice[0].seq, last: slice[slice.length - 1].seq });
     const keyed = group.flatMap((p, i) => (p.idempotencyKey === null ? [] : [{ key: p.idempotencyKey, requestHash: p.requestHash, ...span(slices[i]) }]));
     const named = group.flatMap((p, i) => (p.token === null || slices[i].length === 0 ? [] : [{ token: p.token, ...span(slices[i]) }]));
-    return { entry: { after: this.host.head(), rows, named, keyed }, slices };
+    const arm = this.host.commitArm(Date.parse(rows[0].received_at));
+    return { entry: { after: this.host.head(), rows, named, keyed, ...(arm === null ? {} : { arm }) }, slices };
   }
 
   /**

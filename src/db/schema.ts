@@ -406,6 +406,7 @@ export const projectKeys = sqliteTable(
 export const periods = sqliteTable("periods", {
   n: integer("n").primaryKey(),
   made_at: text("made_at").notNull(),
+  sealing_at: text("sealing_at"),
 });
 
 /**

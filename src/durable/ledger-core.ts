@@ -20,6 +20,7 @@ import { hasWitnesses, scheduleLog, type UpkeepDeps } from "../log/log-upkeep";
 import { ProjectLog } from "../log/project-log";
 import type { NewEvent } from "../model/new-event";
 import { afterCommit } from "../storage/archive-upkeep";
+import { CommitArms } from "../storage/commit-arms";
 import { CompanionRecords } from "../storage/companion-records";
 import { moveCopying } from "../storage/shard-move";
 import { eventsDb } from "../storage/shards";
@@ -67,6 +68,8 @@ export abstract class LedgerCore extends LedgerLogRpc {
   protected readonly rollups: Rollups;
   /** What this ledger lends everything that works on its behalf (src/storage/ledger-host.ts). */
   protected readonly host: LedgerHost;
+  /** Which arm, the main tables or a period, its commits are written to (src/storage/commit-arms.ts). */
+  protected readonly arms: CommitArms;
   /** The action catalog: schemas, versions, validation settings (src/catalog/). */
   protected readonly catalog: CatalogStore;
   private compiledCatalog: Catalog | null = null;
@@ -90,6 +93,7 @@ export abstract class LedgerCore extends LedgerLogRpc {
       head: () => this.current,
       exclusive: (work) => this.commits.exclusive(work),
     };
+    this.arms = new CommitArms(this.host);
     this.erasing = new ErasureCoordinator({
       ...this.host,
       records: this.erasures,
@@ -123,11 +127,13 @@ export abstract class LedgerCore extends LedgerLogRpc {
       },
       recover: () => this.loadHead(),
       indexed: (head) => this.ctx.storage.kv.put("indexed_head", head),
+      commitArm: (ms) => this.arms.arm(ms),
     });
     this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (key) => this.commits.keyedAhead(key), (events, key, requestHash, bytes, token) => this.commits.enqueue(events, key, requestHash, bytes, token));
     this.admission = new IngestAdmission(() => this.commits.load(), () => ingestEventsPerMinute(env, this.projectId));
     // Once started, append any self-audit event a crash left staged.
-    ctx.blockConcurrencyWhile(() => this.loadHead(true)).then(() => this.drainAudit()).then(() => this.erasing.resume());
+    // Which arm commits go to is read once the shard is known, before the first commit (src/storage/commit-arms.ts).
+    ctx.blockConcurrencyWhile(() => this.loadHead(true)).then(() => (void this.arms.refresh(), this.drainAudit())).then(() => this.erasing.resume());
   }
 
   /**

@@ -1,4 +1,6 @@
 import { largestProjects, measureShard, warnIfFull } from "./shard-pressure";
+import { periodLength } from "./commit-arms";
+import { tendPeriods } from "./period-upkeep";
 import { shardDb, shardNumbers } from "./shards";
 import { rowsBySeq, shardProjects } from "../model/row-keys";
 
@@ -9,7 +11,8 @@ import { rowsBySeq, shardProjects } from "../model/row-keys";
  * oldest hot event is past its window (a ledger without an alarm yet: made
  * before continuous archiving, its window just shortened, or idle since), and
  * every project with an archive, for a tidy pass (partial segments, companion
- * backfill, sweep of leftovers). Waking is one short call per ledger, which
+ * backfill, sweep of leftovers), and every project with rows in a period being
+ * sealed (period-upkeep.ts, which also makes and drops the shard's periods). Waking is one short call per ledger, which
  * then works in its own alarms; at most MAX_WAKES a run, lagging ones first.
  */
 export const MAX_WAKES = 5000;
@@ -34,6 +37,14 @@ export async function checkArchives(env: Env, now: Date): Promise<{ woken: numbe
   for (const shard of shardNumbers(env)) {
     const state = await measureShard(env, shard);
     warnIfFull(state, "daily check");
+    // The shard's periods: made ahead, sealed once past the window (or over the mark), dropped once sealed (period-upkeep.ts).
+    try {
+      const periods = await tendPeriods(env, shardDb(env, shard), now, periodLength(env), state.size > state.mark);
+      for (const id of periods.toSeal) wake.add(id);
+    } catch (error) {
+      // Writers keep to the main tables without a period; a stalled drop only keeps rows in D1 longer.
+      console.error(`daily check: the periods of shard ${shard} could not be tended`, error);
+    }
     if (state.size > state.mark) for (const p of await largestProjects(shardDb(env, shard), 1)) wake.add(p.project_id);
     for (const id of await lagging(env, shard, now.getTime())) wake.add(id);
     const archived = await shardDb(env, shard).prepare("SELECT DISTINCT project_id AS id FROM archive_segments").all<{ id: string }>();

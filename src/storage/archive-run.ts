@@ -8,6 +8,7 @@ import { backfillSummary } from "./summary-backfill";
 import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
 import { HOT_ROW_OVERHEAD_BYTES, recordFreed } from "./shard-pressure";
 import { projectShard } from "./shards";
+import { armDb, overArms, type Arm } from "../model/periods";
 import { rowsBySeq } from "../model/row-keys";
 
 /**
@@ -91,25 +92,59 @@ function ripe(oldest: string, cutoff: string): boolean {
   return oldest < new Date(Date.parse(cutoff) - PARTIAL_AFTER_MS).toISOString();
 }
 
+/**
+ * The project's oldest hot rows, up to `limit`, in seq order across the
+ * shard's arms (model/periods.ts), each with the arm it is in. A period's
+ * rows stay after they are sealed, until the period is dropped, so in a
+ * period only rows past the project's sealed segments are hot.
+ */
+async function oldestHot(db: D1Database, projectId: string, limit: number, arms: Arm[]): Promise<Array<{ row: unknown[]; arm: Arm }>> {
+  const sealed =
+    arms.length === 1 ? 0 : ((await db.prepare("SELECT max(last_seq) AS s FROM archive_segments WHERE project_id = ?").bind(projectId).first<{ s: number | null }>())?.s ?? 0);
+  const lists = await overArms(
+    db,
+    async (arm, n) =>
+      (
+        await arm
+          .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM ${rowsBySeq({ project: "?1", lo: "?3", hi: null, limit: "?2" })}`)
+          .bind(projectId, limit, n === null ? 0 : sealed + 1)
+          .raw()
+      ).map((row) => ({ row, arm: n })),
+    arms,
+  );
+  return lists
+    .flat()
+    .sort((a, b) => (a.row[SEQ] as number) - (b.row[SEQ] as number))
+    .slice(0, limit);
+}
+
+/** The shard's arms, and the periods among them the archive seals whatever their rows' windows: those being emptied to be dropped (period-upkeep.ts). */
+async function periodsOf(db: D1Database): Promise<{ arms: Arm[]; sealing: Set<number> }> {
+  const { results } = await db.prepare("SELECT n, sealing_at FROM periods ORDER BY n").all<{ n: number; sealing_at: string | null }>();
+  return { arms: [null, ...results.map((r) => r.n)], sealing: new Set(results.filter((r) => r.sealing_at !== null).map((r) => r.n)) };
+}
+
 async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, companions: CompanionRecords, hooks: ArchiveHooks) {
   const mode = hooks.mode ?? "tidy";
   const days = await hotDays(env, projectId);
-  if (days === null && mode !== "pressure") return { archived: 0, done: true, segment: null };
+  const { arms, sealing } = await periodsOf(db);
+  if (days === null && mode !== "pressure" && sealing.size === 0) return { archived: 0, done: true, segment: null };
   // Under pressure every committed row may go (ISO times all sort below "~").
-  const cutoff = mode === "pressure" ? "~" : new Date(now.getTime() - days! * 86_400_000).toISOString();
+  const cutoff = mode === "pressure" ? "~" : days === null ? "" : new Date(now.getTime() - days * 86_400_000).toISOString();
   const limit = hooks.segmentRows ?? SEGMENT_ROWS;
-  const rows = await db
-    .prepare(`SELECT ${EVENT_COLUMNS.join(", ")} FROM ${rowsBySeq({ project: "?1", lo: "0", hi: null, limit: "?2" })}`)
-    .bind(projectId, limit)
-    .raw();
+  const hot = await oldestHot(db, projectId, limit, arms);
+  const rows = hot.map((h) => h.row);
   if (rows.length === 0) return { archived: 0, done: true, segment: null };
+  // A row of the main tables is due past the window; a period's, only once the period is being sealed (then whatever
+  // the window: the period is dropped once all it holds is sealed, and reads meanwhile take the hot copy).
+  const due = (i: number) => (hot[i].arm === null ? (rows[i][RECEIVED] as string) < cutoff : sealing.has(hot[i].arm!));
   const next = await nextSegmentAfter(db, projectId, rows[0][SEQ] as number);
-  let eligible = rows.findIndex((r) => (r[RECEIVED] as string) >= cutoff || (r[SEQ] as number) >= next);
+  let eligible = rows.findIndex((r, i) => !due(i) || (r[SEQ] as number) >= next);
   const bounded = eligible !== -1 && (rows[eligible][SEQ] as number) >= next;
   if (eligible === -1) eligible = rows.length;
   if (eligible === 0) return { archived: 0, done: !bounded, segment: null };
   // A routine step leaves a part of a segment for later, unless it must close the gap below the next segment.
-  if (mode === "routine" && eligible < limit && !bounded && !ripe(rows[0][RECEIVED] as string, cutoff)) return { archived: 0, done: true, segment: null };
+  if (mode === "routine" && eligible < limit && !bounded && !ripe(rows[0][RECEIVED] as string, cutoff === "" ? now.toISOString() : cutoff)) return { archived: 0, done: true, segment: null };
   const taken = rows.slice(0, eligible);
   const sealed = await sealWithCompanions(projectId, taken, now.toISOString());
   const { segment } = sealed;
@@ -121,12 +156,13 @@ async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, 
     insertSegment(db, segment),
     summaryStatement(db, summary),
     // Only a segment with ids minted before located ids needs a row per id (archive-lookup.ts).
-    ...(segment.id_tag === null ? [indexSealed(db, projectId, segment.first_seq, segment.last_seq)] : []),
+    ...(segment.id_tag === null ? [...new Set(hot.slice(0, eligible).map((h) => h.arm))].map((n) => indexSealed(armDb(db, n), projectId, segment.first_seq, segment.last_seq)) : []),
+    // The main tables' rows only: a period's go when it is dropped, which bills nothing (model/periods.ts).
     db.prepare(`DELETE FROM events WHERE row_id IN (SELECT row_id FROM ${rowsBySeq({ project: "?1", lo: "?2", hi: "?3", columns: "e.row_id" })})`).bind(projectId, segment.first_seq, segment.last_seq),
   ]);
   // The hot rows' pages are free now (shard-pressure.ts); the segment's own rows and summary took a little back.
   const shard = await projectShard(env, projectId);
-  if (shard !== null) await recordFreed(env, shard, freedBy(taken) - summary.filter.length);
+  if (shard !== null) await recordFreed(env, shard, freedBy(taken.filter((_, i) => hot[i].arm === null)) - summary.filter.length);
   return { archived: segment.count, done: eligible < limit && !bounded, segment };
 }
 

@@ -102,6 +102,21 @@ function localQuery(how, persistDir, file, query, ...params) {
   }
 }
 const localGet = (...args) => localQuery("get", ...args);
+
+/**
+ * BENCH_PERIODS=1: the service runs with periods on (src/model/periods.ts; startWitness shortens them to
+ * PERIOD_SECONDS 120 and the default window to 0 days), so the project's events go to a period, which the
+ * archive seals once it is past and the cron then drops whole. The hot events are then in the main tables
+ * and in each period's: the events table's copies named events_p<n>.
+ */
+const PERIODS = process.env.BENCH_PERIODS === "1";
+
+/** The shard's events tables: the main one and each period's. */
+const eventTables = (persistDir, file) =>
+  localQuery("all", persistDir, file, "SELECT name FROM sqlite_master WHERE type = 'table' AND (name = 'events' OR name GLOB 'events_p[0-9]*')").map((r) => r.name);
+
+/** SQL over every events table of the shard: `select` (naming table `e`) once a table, as one UNION ALL. */
+const overEventTables = (persistDir, file, select) => eventTables(persistDir, file).map((t) => select.replaceAll("FROM events e", `FROM ${t} e`)).join(" UNION ALL ");
 const localAll = (...args) => localQuery("all", ...args);
 
 /**
@@ -269,11 +284,22 @@ async function measure({ url, persistDir, report, processes }, runtime) {
   const projectId = `bench-cost-${Date.now().toString(36)}`;
   const key = createKey(persistDir, projectId);
   const setHotDays = (days) => sql(`UPDATE projects SET hot_days = ${days === null ? "NULL" : days} WHERE id = ${quote(projectId)}`, { persistTo: persistDir });
-  setHotDays(null);
+  // With periods, the project archives within the default window (0 days here), as a project must to write to them;
+  // the ledger's alarms then archive its events of the main tables at once, none of the period's till it is sealed.
+  const tiering = PERIODS ? 0 : null;
+  setHotDays(tiering);
   // The ledger's first wake sets it up, and the cron records the new key in the chain (witness.key.created):
   // both before the meter counts anything.
   await runCron(url);
   await settledRows(url);
+  if (PERIODS) {
+    // The cron made the shard's periods; writers wait a minute after that (ARM_LEAD_MS), then a first commit has the
+    // ledger read them again (storage/commit-arms.ts): it goes to the main tables, the ones after it to the period.
+    await new Promise((r) => setTimeout(r, 65_000));
+    await apiCall(url, key, "POST", "/v1/events", { action: "bench.warmup" });
+    await new Promise((r) => setTimeout(r, 2000));
+    await settledRows(url);
+  }
 
   // 1. Ingest.
   const d1Before = d1Pages(persistDir);
@@ -288,12 +314,20 @@ async function measure({ url, persistDir, report, processes }, runtime) {
   const d1Ingested = d1Pages(persistDir);
   const doIngested = doBytes(persistDir);
   const r2Ingested = r2Objects(persistDir);
-  const hotBench = () => localGet(persistDir, file, "SELECT count(*) AS n FROM events WHERE project_id = ? AND action NOT LIKE 'witness.%'", projectId).n;
+  const counted = "SELECT count(*) AS n FROM events e WHERE e.project_id = ? AND e.action NOT LIKE 'witness.%' AND e.action <> 'bench.warmup'";
+  const hotBench = () => {
+    const tables = eventTables(persistDir, file);
+    return localGet(persistDir, file, `SELECT sum(n) AS n FROM (${overEventTables(persistDir, file, counted)})`, ...tables.map(() => projectId)).n ?? 0;
+  };
+  const inMain = () => localGet(persistDir, file, counted, projectId).n;
   const archivedAll = () => localGet(persistDir, file, "SELECT coalesce(sum(count), 0) AS n FROM archive_segments WHERE project_id = ?", projectId).n;
   if (hotBench() !== n) throw new Error(`${projectId}: ${hotBench()} events hot after the load, expected ${n}`);
 
   // Ids to read back hot now and once archived (found by the ids alone since located ids: src/model/event-id.ts).
-  const sampleIds = localAll(persistDir, file, "SELECT id FROM events WHERE project_id = ? AND action NOT LIKE 'witness.%' ORDER BY random() LIMIT 50", projectId).map((r) => r.id);
+  const sampled = "SELECT e.id FROM events e WHERE e.project_id = ? AND e.action NOT LIKE 'witness.%' AND e.action <> 'bench.warmup'";
+  const sampleIds = localAll(persistDir, file, `SELECT id FROM (${overEventTables(persistDir, file, sampled)}) ORDER BY random() LIMIT 50`, ...eventTables(persistDir, file).map(() => projectId)).map((r) => r.id);
+  const arms = { main: inMain(), periods: n - inMain() };
+  if (PERIODS) console.log(`cost: the ${n} events are ${arms.main} in the main tables, ${arms.periods} in periods (${eventTables(persistDir, file).join(", ")})`);
   const hotReads = await readsById(url, key, sampleIds, "hot");
   await resetMeter(url);
   const hotVerify = await verifyRuns(url, key, 3);
@@ -304,11 +338,26 @@ async function measure({ url, persistDir, report, processes }, runtime) {
   check("a cron run with nothing due");
   await resetMeter(url);
   setHotDays(0);
-  await runCron(url);
-  await until(hotBench, (h) => h === 0, `${projectId}: archiving`);
+  if (PERIODS) {
+    // A period is sealed once it is past and the default window (0 days) with it; the cron marks it and wakes the
+    // ledger, whose alarms seal its rows and keep them; a later cron drops it once all is sealed.
+    const ends = eventTables(persistDir, file).filter((t) => t !== "events").map((t) => (Number(t.slice("events_p".length)) + 1) * 120_000);
+    const wait = Math.max(0, ...ends) + 1000 - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    await runCron(url);
+    await until(archivedAll, (a) => a >= n, `${projectId}: sealing the period`);
+    for (let runs = 1; hotBench() > 0; runs++) {
+      if (runs > 20) throw new Error(`${projectId}: ${hotBench()} events still hot after ${runs} cron runs: the period was not dropped`);
+      await runCron(url);
+    }
+  } else {
+    await runCron(url);
+    await until(hotBench, (h) => h === 0, `${projectId}: archiving`);
+  }
   const archiveGross = await settledRows(url);
-  setHotDays(null);
-  check("archiving", archiveGross);
+  setHotDays(tiering);
+  // With periods, sealing writes a segment's rows and the drop one: far under a row an event.
+  check("archiving", archiveGross, PERIODS ? 0 : n);
   await reportMeter(url, "cost: archive");
   const archive = minus(archiveGross, cronBeforeArchive);
   const seg = localGet(

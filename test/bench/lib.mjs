@@ -191,6 +191,9 @@ export async function startWitness({ port, persistDir, script = null }) {
       // Every request, cron run, Durable Object call and alarm is metered and fails past
       // Cloudflare's per-invocation limits, as in production; GET /__meter reads the counts.
       METER: "enforce",
+      // BENCH_PERIODS=1: periods on, two minutes long, and the default window 0 days, so a period is sealed and
+      // dropped within minutes of its events (cost.bench.mjs; src/model/periods.ts).
+      ...(process.env.BENCH_PERIODS === "1" ? { PERIODS: "on", PERIOD_SECONDS: "120", DEFAULT_HOT_DAYS: "0" } : {}),
     },
   });
 }

@@ -1,0 +1,75 @@
+/**
+ * A shard's periods over their life (model/periods.ts), from the daily cron
+ * (archive-check.ts), one shard at a time:
+ * 1. made a period ahead (with PERIODS "on"): the current one and the next
+ *    exist, the next made a week before its first commit (writers wait
+ *    ARM_LEAD_MS after a period is made; storage/commit-arms.ts);
+ * 2. sealing once its last day is the default window old (the oldest past
+ *    one sooner when the shard is over its mark): from then the archive
+ *    seals its rows whatever their windows, and keeps them there
+ *    (archive-run.ts), reads taking the hot copy until
+ * 3. dropped, once every project's rows in it are sealed: its tables go, in
+ *    one batch, for the one billed row of its name.
+ * Each step is a check of what the shard holds, so a run stopped anywhere is
+ * taken up by the next one. A period is sealed and dropped only once it is
+ * past, so no commit can be writing to it then.
+ */
+import { armDb, dropPeriod, makePeriod, PERIOD_MS, periodOf, type ShardPeriod } from "../model/periods";
+import { KEY_SPAN } from "../model/row-keys";
+import { periodWindowDays } from "./commit-arms";
+
+export interface PeriodUpkeep {
+  made: number[];
+  sealing: number[];
+  dropped: number[];
+  /** Projects with rows in a period being sealed: their ledgers have work to do. */
+  toSeal: string[];
+}
+
+/** What the shard's periods need now, done: see the file's comment. */
+export async function tendPeriods(env: Env, db: D1Database, now: Date, length = PERIOD_MS, overMark = false): Promise<PeriodUpkeep> {
+  const done: PeriodUpkeep = { made: [], sealing: [], dropped: [], toSeal: [] };
+  const current = periodOf(now.getTime(), length);
+  let { results: periods } = await db.prepare("SELECT n, made_at, sealing_at FROM periods ORDER BY n").all<ShardPeriod>();
+  // Off, none is made; those made before still seal and drop.
+  for (const n of env.PERIODS === "on" ? [current, current + 1] : []) {
+    if (periods.some((p) => p.n === n)) continue;
+    await makePeriod(db, n, now);
+    done.made.push(n);
+  }
+  const windowMs = periodWindowDays(env) * 86_400_000;
+  // A shard past its mark frees room by its oldest past period too, whatever the window (shard-pressure.ts).
+  const early = overMark ? periods.find((p) => p.sealing_at === null && p.n < current)?.n : undefined;
+  for (const p of periods) {
+    if (p.sealing_at !== null || p.n >= current || (p.n !== early && (p.n + 1) * length + windowMs > now.getTime())) continue;
+    await db.prepare("UPDATE periods SET sealing_at = ? WHERE n = ? AND sealing_at IS NULL").bind(now.toISOString(), p.n).run();
+    done.sealing.push(p.n);
+  }
+  ({ results: periods } = await db.prepare("SELECT n, made_at, sealing_at FROM periods ORDER BY n").all<ShardPeriod>());
+  for (const p of periods.filter((p) => p.sealing_at !== null && p.n < current)) {
+    const unsealed = await unsealedProjects(db, p.n);
+    if (unsealed.length === 0) {
+      await dropPeriod(db, p.n);
+      done.dropped.push(p.n);
+    } else done.toSeal.push(...unsealed);
+  }
+  return done;
+}
+
+/**
+ * The projects with a row in period `n` past their sealed segments. A
+ * period's rows are all keyed (commit-arms.ts), so each keyed project's
+ * newest row there is one seek of its range of row ids, and its last sealed
+ * seq one seek of the segments' index.
+ */
+export async function unsealedProjects(db: D1Database, n: number): Promise<string[]> {
+  const { results } = await armDb(db, n)
+    .prepare(
+      "SELECT id FROM (SELECT k.project_id AS id, " +
+        `(SELECT e.row_id - k.n * ${KEY_SPAN} FROM events e WHERE e.row_id BETWEEN k.n * ${KEY_SPAN} AND k.n * ${KEY_SPAN} + ${KEY_SPAN - 1} ORDER BY e.row_id DESC LIMIT 1) AS last, ` +
+        "(SELECT max(s.last_seq) FROM archive_segments s WHERE s.project_id = k.project_id) AS sealed FROM project_keys k) " +
+        "WHERE last IS NOT NULL AND last > coalesce(sealed, 0)",
+    )
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
+}

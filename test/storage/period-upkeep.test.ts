@@ -1,0 +1,119 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ledgerOf } from "../../src/chain/ledger";
+import { ARM_LEAD_MS, dropPeriod, makePeriod, periodOf } from "../../src/model/periods";
+import { tendPeriods } from "../../src/storage/period-upkeep";
+import { SHARD_CACHE_SECONDS } from "../../src/storage/shards";
+import { BASE, call, createProject, ingestMany, listPages, moveIntoPeriod, until } from "../helpers";
+
+/** A period long past (whole weeks since 1970: 1,000 to 2,000 is 1989 to 2008), of this test's own. */
+const pastArm = () => 1000 + Math.floor(Math.random() * 1000);
+
+const rowsIn = async (db: D1Database, table: string, projectId: string) =>
+  (await db.prepare(`SELECT count(*) AS n FROM ${table} WHERE project_id = ?`).bind(projectId).first<{ n: number }>())!.n;
+
+/** The seqs of a JSON export of every event (GET /v1/exports), in the order written. */
+async function exported(key: string): Promise<number[]> {
+  const res = await exports.default.fetch(new Request(`${BASE}/v1/exports?format=json`, { headers: { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "10.9.9.10" } }));
+  expect(res.status).toBe(200);
+  return (JSON.parse(await res.text()) as Array<{ seq: number }>).map((e) => e.seq);
+}
+
+const objectsOf = async (db: D1Database, n: number) => (await db.prepare("SELECT name FROM sqlite_master WHERE name LIKE ?").bind(`%_p${n}`).all()).results.length;
+
+describe("a shard's periods over their life", () => {
+  it("waits past every reader's cached list of periods before writing to one", () => {
+    expect(ARM_LEAD_MS).toBeGreaterThanOrEqual(2 * SHARD_CACHE_SECONDS * 1000);
+  });
+
+  it("writes a project's commits to the period of their instant once the shard made it, and keeps a project without a window in the main tables", async () => {
+    const p = await createProject();
+    const allHot = await createProject();
+    await env.DB.prepare("UPDATE projects SET hot_days = NULL WHERE id = ?").bind(allHot.id).run();
+    const n = periodOf(Date.now());
+    // Made as the daily cron makes it, ahead: writers wait ARM_LEAD_MS after that.
+    await makePeriod(p.db, n, new Date(Date.now() - 2 * ARM_LEAD_MS));
+    try {
+      const sent = [...(await ingestMany(p.key, [{ action: "doc.read" }]))];
+      await ingestMany(allHot.key, [{ action: "doc.read" }]);
+      // The ledger reads its shard's periods in the background, never in a commit's way: later commits go there.
+      await until(async () => {
+        sent.push(...(await ingestMany(p.key, [{ action: "doc.write" }])));
+        return (await rowsIn(p.db, `events_p${n}`, p.id)) > 0;
+      });
+      sent.push(...(await ingestMany(p.key, Array.from({ length: 20 }, (_, i) => ({ action: "doc.share", actor: { id: `u${i}` } })))));
+      const inPeriod = await rowsIn(p.db, `events_p${n}`, p.id);
+      expect(inPeriod + (await rowsIn(p.db, "events", p.id))).toBe(sent.length);
+      expect(inPeriod).toBeGreaterThanOrEqual(21);
+      expect(await listPages(p.key, "/v1/events", "", 7)).toEqual(sent.map((e) => e.seq).reverse());
+      expect(await listPages(p.key, "/v1/events", "action=doc.share&actor_id=u3", 7)).toEqual([sent[sent.length - 17].seq]);
+
+      for (let i = 0; i < 3; i++) await ingestMany(allHot.key, [{ action: "doc.write" }]);
+      expect(await rowsIn(p.db, `events_p${n}`, allHot.id)).toBe(0);
+      expect(await rowsIn(p.db, "events", allHot.id)).toBe(4);
+    } finally {
+      await dropPeriod(p.db, n);
+    }
+  });
+
+  it("seals a period past the window whatever its projects' windows, keeps its rows till it drops them whole, and every read goes on", async () => {
+    const p = await createProject();
+    const n = pastArm();
+    await makePeriod(p.db, n);
+    const sent = await ingestMany(p.key, Array.from({ length: 30 }, (_, i) => ({ action: i % 2 ? "doc.read" : "doc.write", actor: { id: `u${i % 5}` } })));
+    expect(await moveIntoPeriod(p.db, p.id, n, 0, 10)).toBe(30);
+    const seqs = sent.map((e) => e.seq).reverse();
+
+    // Past its window: sealing. Nothing sealed yet, so it stays.
+    const first = await tendPeriods(env, p.db, new Date());
+    expect(first.sealing).toContain(n);
+    expect(first.toSeal).toContain(p.id);
+    expect(first.dropped).not.toContain(n);
+
+    // The project's window (30 days) has not passed for these events; the period's sealing seals them all the same.
+    const ledger = ledgerOf(env, p.id);
+    for (let i = 0; i < 20; i++) if ((await ledger.archiveSegment(new Date().toISOString(), { segmentRows: 8 })).done) break;
+    const segments = await p.db.prepare("SELECT first_seq, last_seq FROM archive_segments WHERE project_id = ? ORDER BY first_seq").bind(p.id).all<{ first_seq: number; last_seq: number }>();
+    expect(segments.results.map((s) => [s.first_seq, s.last_seq])).toEqual([[1, 8], [9, 16], [17, 24], [25, 30]]);
+    // Sealed, not deleted: the period keeps them until it is dropped, and reads take each event once.
+    expect(await rowsIn(p.db, `events_p${n}`, p.id)).toBe(30);
+    expect(await listPages(p.key, "/v1/events", "", 7)).toEqual(seqs);
+    expect(await listPages(p.key, "/v1/events", "actor_id=u2", 2)).toEqual(sent.filter((_, i) => i % 5 === 2).map((e) => e.seq).reverse());
+    // An export writes them once: from the archive, not also from the period.
+    expect((await exported(p.key)).sort((a, b) => a - b)).toEqual([...seqs].sort((a, b) => a - b));
+    const verifiedSealed = await call("GET", "/v1/events/verify", { key: p.key });
+    expect(verifiedSealed.json.data).toMatchObject({ ok: true, verified: 30, failure: null });
+
+    // Everything in it sealed: dropped whole.
+    const second = await tendPeriods(env, p.db, new Date());
+    expect(second.dropped).toEqual([n]);
+    expect(second.toSeal).not.toContain(p.id);
+    expect(await objectsOf(p.db, n)).toBe(0);
+    expect(await listPages(p.key, "/v1/events", "", 7)).toEqual(seqs);
+    expect(await listPages(p.key, "/v1/events/search", "q=doc.read", 4)).toEqual(sent.filter((_, i) => i % 2).map((e) => e.seq).reverse());
+    const got = await call("GET", `/v1/events/${sent[20].id}`, { key: p.key });
+    expect(got.json.data.seq, got.text).toBe(sent[20].seq);
+    const verified = await call("GET", "/v1/events/verify", { key: p.key });
+    expect(verified.json.data).toMatchObject({ ok: true, verified: 30, failure: null });
+    expect((await exported(p.key)).sort((a, b) => a - b)).toEqual([...seqs].sort((a, b) => a - b));
+  });
+
+  it("makes the current period and the next only when periods are on, and leaves a period with unsealed rows", async () => {
+    const p = await createProject();
+    const now = new Date();
+    const current = periodOf(now.getTime());
+    const off = await tendPeriods({ ...env, PERIODS: "off" }, p.db, now);
+    expect(off.made).toEqual([]);
+    const made = await tendPeriods({ ...env, PERIODS: "on" }, p.db, now);
+    try {
+      expect(made.made).toEqual([current, current + 1]);
+      expect((await tendPeriods({ ...env, PERIODS: "on" }, p.db, now)).made).toEqual([]);
+      // Neither is past, so neither seals.
+      const listed = await p.db.prepare("SELECT n, sealing_at FROM periods WHERE n >= ?").bind(current).all<{ n: number; sealing_at: string | null }>();
+      expect(listed.results).toEqual([{ n: current, sealing_at: null }, { n: current + 1, sealing_at: null }]);
+    } finally {
+      await dropPeriod(p.db, current);
+      await dropPeriod(p.db, current + 1);
+    }
+  });
+});
