@@ -98,6 +98,34 @@ describe("a shard's periods over their life", () => {
     expect((await exported(p.key)).sort((a, b) => a - b)).toEqual([...seqs].sort((a, b) => a - b));
   });
 
+  it("loses and repeats nothing when a period's sealing stops after its objects are written, or before its drop", async () => {
+    const p = await createProject();
+    const n = pastArm();
+    await makePeriod(p.db, n);
+    const sent = await ingestMany(p.key, Array.from({ length: 12 }, (_, i) => ({ action: "doc.read", actor: { id: `u${i}` } })));
+    await moveIntoPeriod(p.db, p.id, n, 0);
+    expect((await tendPeriods(env, p.db, new Date())).sealing).toContain(n);
+    const ledger = ledgerOf(env, p.id);
+    // Stopped after the segment's objects, before its D1 transaction: nothing sealed, nothing lost.
+    const failed = await ledger.archiveSegment(new Date().toISOString(), { segmentRows: 8, failAfterPut: true }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(failed?.message).toContain("injected failure");
+    expect(await p.db.prepare("SELECT count(*) AS n FROM archive_segments WHERE project_id = ?").bind(p.id).first("n")).toBe(0);
+    // A cron meanwhile keeps the period: its rows are not sealed yet.
+    expect((await tendPeriods(env, p.db, new Date())).dropped).not.toContain(n);
+    for (let i = 0; i < 10; i++) if ((await ledger.archiveSegment(new Date().toISOString(), { segmentRows: 8 })).done) break;
+    const segments = await p.db.prepare("SELECT first_seq, last_seq FROM archive_segments WHERE project_id = ? ORDER BY first_seq").bind(p.id).all<{ first_seq: number; last_seq: number }>();
+    expect(segments.results.map((x) => [x.first_seq, x.last_seq])).toEqual([[1, 8], [9, 12]]);
+    // Another step finds nothing left to seal in the period, though its rows are still there.
+    expect((await ledger.archiveSegment(new Date().toISOString(), { segmentRows: 8 })).archived).toBe(0);
+    expect(await rowsIn(p.db, `events_p${n}`, p.id)).toBe(12);
+    expect((await tendPeriods(env, p.db, new Date())).dropped).toEqual([n]);
+    expect(await listPages(p.key, "/v1/events", "", 5)).toEqual(sent.map((e) => e.seq).reverse());
+    expect((await call("GET", "/v1/events/verify", { key: p.key })).json.data).toMatchObject({ ok: true, verified: 12 });
+  });
+
   it("makes the current period and the next only when periods are on, and leaves a period with unsealed rows", async () => {
     const p = await createProject();
     const now = new Date();
