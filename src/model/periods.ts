@@ -210,7 +210,11 @@ export function isGonePeriod(error: unknown): boolean {
  * or none to list them now, and again should a period go meanwhile.
  */
 export async function overArms<T>(db: D1Database, read: (arm: D1Database, n: Arm) => Promise<T>, arms?: Arm[]): Promise<T[]> {
-  const run = (list: Arm[]) => Promise.all(list.map((n) => read(armDb(db, n), n)));
+  const run = (list: Arm[]) => {
+    // Several arms: their statements of one step go to D1 together, one round trip (coalescing).
+    const shared = list.length > 1 ? coalescing(db) : db;
+    return Promise.all(list.map((n) => read(armDb(shared, n), n)));
+  };
   if (arms !== undefined) return run(arms);
   try {
     return await run(await shardArms(db));
@@ -266,4 +270,59 @@ export function mergePages<R extends Listed>(pages: ListPage<R>[], limit: number
     return { rows: rows.slice(0, limit), nextCursor: encodeCursor(last.occurred_at, last.seq) };
   }
   return { rows, nextCursor: bound === null ? null : encodeCursor(bound.occurred_at, bound.seq) };
+}
+
+/**
+ * `db`, with the statements run in one turn of the event loop sent to D1 as
+ * one batch: the arms of one read issue theirs at once, step by step, and
+ * each statement sent alone cost a round trip (a list over six arms took
+ * twice as long at 1M events: test/bench/README.md, "Periods"). A batch is
+ * one transaction, and answers objects: a statement read with raw() here
+ * names each of its columns once, as reads through own-writes.ts already do.
+ */
+export function coalescing(db: D1Database): D1Database {
+  let queue: Array<{ statement: D1PreparedStatement; settle: (result: D1Result<Record<string, unknown>>) => void; fail: (error: unknown) => void }> = [];
+  const flush = () => {
+    const items = queue;
+    queue = [];
+    db.batch<Record<string, unknown>>(items.map((i) => i.statement)).then(
+      (results) => items.forEach((item, k) => item.settle(results[k])),
+      (error) => items.forEach((item) => item.fail(error)),
+    );
+  };
+  const send = (statement: D1PreparedStatement) =>
+    new Promise<D1Result<Record<string, unknown>>>((settle, fail) => {
+      if (queue.length === 0) queueMicrotask(flush);
+      queue.push({ statement, settle, fail });
+    });
+  const real = new WeakMap<object, D1PreparedStatement>();
+  const wrap = (statement: D1PreparedStatement): D1PreparedStatement => {
+    const wrapper = {
+      // A batch sends its values as JSON, where undefined has no place: bound alone, D1 takes it as null.
+      bind: (...values: unknown[]) => wrap(statement.bind(...values.map((v) => (v === undefined ? null : v)))),
+      all: () => send(statement),
+      run: () => send(statement),
+      first: async (column?: string) => {
+        const row = (await send(statement)).results[0] ?? null;
+        return column === undefined || row === null ? row : (row[column] ?? null);
+      },
+      raw: async (options?: { columnNames?: boolean }) => {
+        if (options?.columnNames) throw new Error("coalescing: raw() with column names is not read through this wrapper");
+        return (await send(statement)).results.map((row) => Object.values(row));
+      },
+    };
+    real.set(wrapper, statement);
+    return wrapper as unknown as D1PreparedStatement;
+  };
+  const wrapped = {
+    prepare: (sql: string) => wrap(db.prepare(sql)),
+    // A batch of its own: sent as it is, the statements it was given made of this wrapper's.
+    batch: <T>(statements: D1PreparedStatement[]) => db.batch<T>(statements.map((s) => real.get(s) ?? s)),
+    exec: (sql: string) => db.exec(sql),
+    withSession: () => {
+      throw new Error("coalescing: sessions are not used on event shards");
+    },
+    dump: () => db.dump(),
+  };
+  return wrapped as unknown as D1Database;
 }

@@ -41,10 +41,10 @@ export function projectShard(persistDir, projectId) {
 }
 
 /** SQL on one event shard's local D1 (sql() of src/scripts/lib.mjs only reaches the control database). */
-export function shardSql(persistDir, shard, command) {
+export function shardSql(persistDir, shard, command, file = null) {
   const name = shardDatabases().get(shard);
   if (!name) throw new Error(`wrangler.toml binds no shard ${shard}`);
-  const out = wrangler(["d1", "execute", name, "--local", "--persist-to", persistDir, "--json", "--command", command], { quiet: true });
+  const out = wrangler(["d1", "execute", name, "--local", "--persist-to", persistDir, "--json", ...(file ? ["--file", file] : ["--command", command])], { quiet: true });
   return JSON.parse(out.slice(out.indexOf("["))).flatMap((r) => r.results ?? []);
 }
 

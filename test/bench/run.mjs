@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectShard, shardSql, storedEvents } from "./archive-helpers.mjs";
+import { periodDdl, PERIOD_SCHEMA_SQL } from "../../src/model/periods.ts";
 import { batchLoad, benchAddress, createKey, ensureWrk, fmt, liveEvent, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
@@ -95,6 +96,10 @@ try {
     }
     // Whole-project reads (verify, the full export, the log) also cover those witness.* events.
     const { witness } = storedEvents(persistDir, projectShard(persistDir, projectId), projectId);
+    // BENCH_READS_ARMS=k: k empty periods in the project's shard before the reads (src/model/periods.ts), as a shard
+    // holds five or six with 30 days hot: every read of hot rows then reads k more arms than the main tables.
+    const arms = Number(process.env.BENCH_READS_ARMS ?? 0);
+    if (arms > 0) await makeEmptyPeriods(persistDir, projectShard(persistDir, projectId), arms);
     // BENCH_LOAD_ONLY=1: the load and its rate alone (the two layouts' ingest side by side, BENCH_READS_OLDER).
     if (process.env.BENCH_LOAD_ONLY !== "1") {
       for (const m of modules) await metered(m, async () => (await import(`./${m}.bench.mjs`)).default({ ...ctx, key, projectId, total, witness, layout }));
@@ -137,4 +142,23 @@ try {
   }
 } finally {
   await Promise.all([service.stop(), baseline.stop()]);
+}
+
+/** Makes `k` periods (far past numbers, none holding a row) in a shard, as makePeriod does; waits out every isolate's cached list of arms. */
+async function makeEmptyPeriods(persistDir, shard, k) {
+  const listed = new Set(shardSql(persistDir, shard, "SELECT n FROM periods").map((r) => r.n));
+  const schema = shardSql(persistDir, shard, PERIOD_SCHEMA_SQL);
+  const file = join(tempDir("witness-periods"), "periods.sql");
+  const made = [];
+  for (let n = 1; made.length < k; n++) {
+    if (listed.has(n)) {
+      made.push(n);
+      continue;
+    }
+    writeFileSync(file, [...periodDdl(schema, n), `INSERT INTO periods (n, made_at) VALUES (${n}, '${new Date().toISOString()}')`].map((q) => `${q};`).join("\n"));
+    shardSql(persistDir, shard, null, file);
+    made.push(n);
+  }
+  console.log(`\n${k} empty periods in shard ${shard} (${made.join(", ")}): reads of hot rows read ${k + 1} arms`);
+  await new Promise((r) => setTimeout(r, 31_000));
 }
