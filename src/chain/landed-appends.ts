@@ -2,7 +2,7 @@ import { idTag, locatedIdsFrom, tagSuffix } from "../model/event-id";
 import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
 import { rowsBySeq } from "../model/row-keys";
 import { markStatement } from "../storage/own-writes";
-import { armDb, isGonePeriod, shardArms, type Arm } from "../model/periods";
+import { armDb, withShardArms, type Arm } from "../model/periods";
 
 /**
  * Whether an append whose answer never came back landed anyway.
@@ -73,11 +73,8 @@ export async function findLandedAppend(db: D1Database, projectId: string, token:
     const at = arms.findIndex((_, i) => results[1 + i].results.length > 0);
     return { arm: at < 0 ? null : arms[at], hit: at < 0 ? undefined : results[1 + at].results[0], marked: results[results.length - 1].results.length > 0 };
   };
-  const { arm, hit, marked } = await lookIn(await shardArms(db)).catch(async (error) => {
-    // A period dropped since the arms were listed (its rows archived, long past any append in flight): list them again.
-    if (!isGonePeriod(error)) throw error;
-    return lookIn(await shardArms(db));
-  });
+  // A period dropped since the arms were listed (its rows archived, long past any append in flight): listed again.
+  const { arm, hit, marked } = await withShardArms(db, lookIn);
   if (!hit && by === "worker" && marked) throw new Error("The project's ledger is indexing a backlog that may hold this append, and could not be asked");
   if (!hit) return null;
   // A commit's rows are all in the arm that holds its name.

@@ -192,10 +192,24 @@ export async function dropPeriod(db: D1Database, arm: number): Promise<number> {
 /** SQL: the shard's periods, oldest first: with the main tables (null, first), the arms of a read. */
 export const PERIODS_SQL = "SELECT n FROM periods ORDER BY n";
 
+/** The shard's periods as it lists them (`periods`), oldest first. */
+export async function shardPeriods(db: D1Database): Promise<ShardPeriod[]> {
+  return (await db.prepare("SELECT n, made_at, sealing_at FROM periods ORDER BY n").all<ShardPeriod>()).results;
+}
+
 /** The shard's arms, read now: the main tables (null), then each period it holds, oldest first. */
 export async function shardArms(db: D1Database): Promise<Arm[]> {
-  const { results } = await db.prepare(PERIODS_SQL).all<{ n: number }>();
-  return [null, ...results.map((r) => r.n)];
+  return [null, ...(await shardPeriods(db)).map((p) => p.n)];
+}
+
+/** `read` with the shard's arms as listed now; once more, listed again, should a period it names be gone meanwhile (a batch fails whole). */
+export async function withShardArms<T>(db: D1Database, read: (arms: Arm[]) => Promise<T>): Promise<T> {
+  try {
+    return await read(await shardArms(db));
+  } catch (error) {
+    if (!isGonePeriod(error)) throw error;
+    return read(await shardArms(db));
+  }
 }
 
 /** D1's refusal of a statement that names a table not there: a period dropped since its arms were listed. */
@@ -215,13 +229,7 @@ export async function overArms<T>(db: D1Database, read: (arm: D1Database, n: Arm
     const shared = list.length > 1 ? coalescing(db) : db;
     return Promise.all(list.map((n) => read(armDb(shared, n), n)));
   };
-  if (arms !== undefined) return run(arms);
-  try {
-    return await run(await shardArms(db));
-  } catch (error) {
-    if (!isGonePeriod(error)) throw error;
-    return run(await shardArms(db));
-  }
+  return arms !== undefined ? run(arms) : withShardArms(db, run);
 }
 
 /** Rows of several arms, each in seq order (ascending, or with `desc` descending), as one list in that order, cut at `limit`. An event is in one arm. */

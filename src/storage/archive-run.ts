@@ -8,7 +8,7 @@ import { backfillSummary } from "./summary-backfill";
 import { EVENT_COLUMNS, SEGMENT_COLUMNS } from "./shard-copy";
 import { HOT_ROW_OVERHEAD_BYTES, recordFreed } from "./shard-pressure";
 import { projectShard } from "./shards";
-import { armDb, overArms, type Arm } from "../model/periods";
+import { armDb, overArms, shardPeriods, type Arm } from "../model/periods";
 import { rowsBySeq } from "../model/row-keys";
 
 /**
@@ -120,8 +120,8 @@ async function oldestHot(db: D1Database, projectId: string, limit: number, arms:
 
 /** The shard's arms, and the periods among them the archive seals whatever their rows' windows: those being emptied to be dropped (period-upkeep.ts). */
 async function periodsOf(db: D1Database): Promise<{ arms: Arm[]; sealing: Set<number> }> {
-  const { results } = await db.prepare("SELECT n, sealing_at FROM periods ORDER BY n").all<{ n: number; sealing_at: string | null }>();
-  return { arms: [null, ...results.map((r) => r.n)], sealing: new Set(results.filter((r) => r.sealing_at !== null).map((r) => r.n)) };
+  const periods = await shardPeriods(db);
+  return { arms: [null, ...periods.map((p) => p.n)], sealing: new Set(periods.filter((p) => p.sealing_at !== null).map((p) => p.n)) };
 }
 
 async function sealNext(env: Env, db: D1Database, projectId: string, now: Date, companions: CompanionRecords, hooks: ArchiveHooks) {

@@ -15,7 +15,7 @@
  * way. Until the first read, and when it fails, commits go to the main
  * tables, which is always sound.
  */
-import { commitArm, PERIOD_MS, type Arm, type ShardPeriod } from "../model/periods";
+import { commitArm, PERIOD_MS, shardPeriods, type Arm, type ShardPeriod } from "../model/periods";
 import { hotDaysSetting } from "./project-row";
 import type { LedgerHost } from "./ledger-host";
 
@@ -55,14 +55,14 @@ export class CommitArms {
     const db = this.host.db();
     // Statements of their own, not a batch: a commit's D1 batch is the one batch a ledger sends (the tests that stop
     // a ledger mid-commit take its next batch for the commit's).
-    const periods = await db.prepare("SELECT n, made_at, sealing_at FROM periods ORDER BY n").all<ShardPeriod>();
-    const keyed = periods.results.length > 0 ? await db.prepare("SELECT 1 AS keyed FROM project_keys WHERE project_id = ?").bind(this.host.projectId).first() : null;
-    let eligible = periods.results.length > 0 && keyed !== null;
+    const periods = await shardPeriods(db);
+    const keyed = periods.length > 0 ? await db.prepare("SELECT 1 AS keyed FROM project_keys WHERE project_id = ?").bind(this.host.projectId).first() : null;
+    let eligible = periods.length > 0 && keyed !== null;
     if (eligible) {
       const row = await this.host.env.DB.prepare("SELECT hot_days FROM projects WHERE id = ?").bind(this.host.projectId).first<{ hot_days: number | null }>();
       eligible = row !== null && row.hot_days !== null && row.hot_days <= periodWindowDays(this.host.env);
     }
-    this.known = { db, at: Date.now(), periods: eligible ? periods.results : [] };
+    this.known = { db, at: Date.now(), periods: eligible ? periods : [] };
   }
 }
 

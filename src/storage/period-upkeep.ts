@@ -14,7 +14,7 @@
  * taken up by the next one. A period is sealed and dropped only once it is
  * past, so no commit can be writing to it then.
  */
-import { armDb, dropPeriod, makePeriod, PERIOD_MS, periodOf, type ShardPeriod } from "../model/periods";
+import { armDb, dropPeriod, makePeriod, PERIOD_MS, periodOf, shardPeriods } from "../model/periods";
 import { KEY_SPAN } from "../model/row-keys";
 import { periodWindowDays } from "./commit-arms";
 
@@ -30,7 +30,7 @@ export interface PeriodUpkeep {
 export async function tendPeriods(env: Env, db: D1Database, now: Date, length = PERIOD_MS, overMark = false): Promise<PeriodUpkeep> {
   const done: PeriodUpkeep = { made: [], sealing: [], dropped: [], toSeal: [] };
   const current = periodOf(now.getTime(), length);
-  let { results: periods } = await db.prepare("SELECT n, made_at, sealing_at FROM periods ORDER BY n").all<ShardPeriod>();
+  let periods = await shardPeriods(db);
   // Off, none is made; those made before still seal and drop.
   for (const n of env.PERIODS === "on" ? [current, current + 1] : []) {
     if (periods.some((p) => p.n === n)) continue;
@@ -45,7 +45,7 @@ export async function tendPeriods(env: Env, db: D1Database, now: Date, length = 
     await db.prepare("UPDATE periods SET sealing_at = ? WHERE n = ? AND sealing_at IS NULL").bind(now.toISOString(), p.n).run();
     done.sealing.push(p.n);
   }
-  ({ results: periods } = await db.prepare("SELECT n, made_at, sealing_at FROM periods ORDER BY n").all<ShardPeriod>());
+  periods = await shardPeriods(db);
   for (const p of periods.filter((p) => p.sealing_at !== null && p.n < current)) {
     const unsealed = await unsealedProjects(db, p.n);
     if (unsealed.length === 0) {

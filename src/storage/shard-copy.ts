@@ -2,7 +2,7 @@ import { afterInserts, INDEXING_COLUMNS, placeRows, type IndexedRow } from "../m
 import { HOT_ROW_OVERHEAD_BYTES } from "./shard-pressure";
 import { keyBase, OLDER_TOP, rowsBySeq } from "../model/row-keys";
 import { keyedLead } from "../model/search-index";
-import { armDb, isGonePeriod, mergeBySeq, overArms, shardArms, type Arm } from "../model/periods";
+import { armDb, mergeBySeq, overArms, withShardArms, type Arm } from "../model/periods";
 
 /**
  * The SQL of a shard move: copying one project's rows from its source shard to
@@ -71,16 +71,6 @@ async function eventsAfter(db: D1Database, projectId: string, afterSeq: number, 
   const lists = await overArms(db, (arm) => armEventsAfter(arm, projectId, afterSeq, limit), arms);
   if (lists.length === 1) return lists[0];
   return mergeBySeq(lists.map((rows) => rows.map((raw) => ({ seq: raw[SEQ] as number, raw }))), limit).map((r) => r.raw);
-}
-
-/** `run` over the shard's arms as listed now, and once more, listed again, should a period go meanwhile (a batch fails whole). */
-async function withArms<T>(db: D1Database, run: (arms: Arm[]) => Promise<T>): Promise<T> {
-  try {
-    return await run(await shardArms(db));
-  } catch (error) {
-    if (!isGonePeriod(error)) throw error;
-    return run(await shardArms(db));
-  }
 }
 
 /**
@@ -228,7 +218,7 @@ export async function copyKeysSince(from: D1Database, to: D1Database, projectId:
 
 /** The project's row counts on one shard (its events in every arm): what the final check compares. */
 export async function rowCounts(db: D1Database, projectId: string) {
-  return withArms(db, async (arms) => {
+  return withShardArms(db, async (arms) => {
     const results = await db.batch<{ n: number }>([
       ...arms.map((n) => armDb(db, n).prepare(`SELECT count(*) AS n FROM ${rowsBySeq({ project: "?1", lo: "0", hi: null, columns: "e.seq" })}`).bind(projectId)),
       db.prepare("SELECT count(*) AS n FROM retention_gaps WHERE project_id = ?").bind(projectId),
@@ -263,7 +253,7 @@ function armDeletes(db: D1Database, projectId: string, limit: number): D1Prepare
  * Returns how many went; 0 when the shard holds nothing of the project any more.
  */
 export async function deleteBatch(db: D1Database, projectId: string, limit = MOVE_BATCH): Promise<{ rows: number; freedBytes: number }> {
-  return withArms(db, (arms) => deleteInArms(db, arms, projectId, limit));
+  return withShardArms(db, (arms) => deleteInArms(db, arms, projectId, limit));
 }
 
 async function deleteInArms(db: D1Database, arms: Arm[], projectId: string, limit: number): Promise<{ rows: number; freedBytes: number }> {

@@ -6,7 +6,7 @@
  * staged-exports.ts; projects.ts creates a project.
  */
 import { TtlCache } from "../lib/ttl-cache";
-import { isGonePeriod, overArms, PERIODS_SQL, type Arm } from "../model/periods";
+import { isGonePeriod, overArms, shardArms, type Arm } from "../model/periods";
 import { shardRowKey } from "../model/row-keys";
 import { ownWritesDb } from "./own-writes";
 
@@ -110,8 +110,7 @@ export async function projectArms(env: Env, projectId: string): Promise<Arm[]> {
   const place = await projectPlace(env, projectId);
   if (place === null) throw new Error(`Unknown project ${projectId}`);
   if (place.arms === undefined) {
-    const { results } = await shardDb(env, place.shard).prepare(PERIODS_SQL).all<{ n: number }>();
-    place.arms = [null, ...results.map((r) => r.n)];
+    place.arms = await shardArms(shardDb(env, place.shard));
   }
   return place.arms;
 }
