@@ -225,9 +225,10 @@ export function isGonePeriod(error: unknown): boolean {
  */
 export async function overArms<T>(db: D1Database, read: (arm: D1Database, n: Arm) => Promise<T>, arms?: Arm[]): Promise<T[]> {
   const run = (list: Arm[]) => {
-    // Several arms: their statements of one step go to D1 together, one round trip (coalescing).
-    const shared = list.length > 1 ? coalescing(db) : db;
-    return Promise.all(list.map((n) => read(armDb(shared, n), n)));
+    // Several arms: their statements of one step go to D1 together, one statement where they can (compounding).
+    if (list.length === 1) return Promise.all(list.map((n) => read(armDb(db, n), n)));
+    const together = compounding(db);
+    return Promise.all(list.map((n) => read(together(n), n)));
   };
   return arms !== undefined ? run(arms) : withShardArms(db, run);
 }
@@ -280,57 +281,157 @@ export function mergePages<R extends Listed>(pages: ListPage<R>[], limit: number
   return { rows, nextCursor: bound === null ? null : encodeCursor(bound.occurred_at, bound.seq) };
 }
 
+/** D1's most bound parameters in one statement (developers.cloudflare.com/d1/platform/limits). */
+export const D1_MAX_PARAMS = 100;
+
+/** How a statement's parameters are written, outside its quoted text: all `?` (plain), all `?N` (numbered, with the highest N), or neither/mixed/named (null: not compounded). */
+export function paramStyle(sql: string): { numbered: boolean; count: number } | null {
+  let plain = 0;
+  let highest = 0;
+  let numbered = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i];
+    if (c === "'" || c === '"' || c === "`") {
+      const end = sql.indexOf(c, i + 1);
+      if (end < 0) return null;
+      i = end;
+    } else if (c === "-" && sql[i + 1] === "-") {
+      const end = sql.indexOf("\n", i);
+      i = end < 0 ? sql.length : end;
+    } else if (c === "?") {
+      const digits = /^\d+/.exec(sql.slice(i + 1))?.[0];
+      if (digits === undefined) plain++;
+      else (numbered++, (highest = Math.max(highest, Number(digits))), (i += digits.length));
+    } else if ((c === ":" || c === "@" || c === "$") && /[A-Za-z_]/.test(sql[i + 1] ?? "") && !/[\w]/.test(sql[i - 1] ?? "")) {
+      return null;
+    }
+  }
+  if (plain > 0 && numbered > 0) return null;
+  return numbered > 0 ? { numbered: true, count: highest } : { numbered: false, count: plain };
+}
+
+/** `sql` with each `?N` outside quoted text moved up by `by`. */
+function shiftParams(sql: string, by: number): string {
+  let out = "";
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i];
+    if (c === "'" || c === '"' || c === "`") {
+      const end = sql.indexOf(c, i + 1);
+      out += sql.slice(i, end + 1);
+      i = end;
+    } else if (c === "-" && sql[i + 1] === "-") {
+      const end = sql.indexOf("\n", i);
+      out += sql.slice(i, end < 0 ? sql.length : end);
+      i = end < 0 ? sql.length : end - 1;
+    } else if (c === "?") {
+      const digits = /^\d+/.exec(sql.slice(i + 1))![0];
+      out += `?${Number(digits) + by}`;
+      i += digits.length;
+    } else out += c;
+  }
+  return out;
+}
+
+const READ_ONLY = /^\s*(SELECT|WITH)\b/i;
+const WRITES = /\b(INSERT|UPDATE|DELETE|REPLACE|UPSERT)\b/i;
+
+type Pending = { template: string; sql: string; values: unknown[]; statement: D1PreparedStatement; settle: (result: D1Result<Record<string, unknown>>) => void; fail: (error: unknown) => void };
+
 /**
- * `db`, with the statements run in one turn of the event loop sent to D1 as
- * one batch: the arms of one read issue theirs at once, step by step, and
- * each statement sent alone cost a round trip (a list over six arms took
- * twice as long at 1M events: test/bench/README.md, "Periods"). A batch is
- * one transaction, and answers objects: a statement read with raw() here
- * names each of its columns once, as reads through own-writes.ts already do.
+ * The arms of one read (`arm` => its database, as armDb), with the
+ * statements they issue in one turn of the event loop sent to D1 at once:
+ * the same statement of several arms (a step of a read runs the same SQL in
+ * each arm) as one compound statement, `SELECT <arm>, * FROM (<the arm's
+ * statement>) UNION ALL ...`, each arm's statement run whole and unchanged
+ * inside it; the rest beside it in one batch. One statement, not one per arm:
+ * D1 answers each statement of a batch at a cost of its own, and six arms as
+ * a batch still made a list at 1M events a third slower than one arm
+ * (test/bench/README.md, "What periods cost the reads"). A statement that
+ * writes, names its parameters or would pass D1's 100 parameters goes alone.
  */
-export function coalescing(db: D1Database): D1Database {
-  let queue: Array<{ statement: D1PreparedStatement; settle: (result: D1Result<Record<string, unknown>>) => void; fail: (error: unknown) => void }> = [];
+export function compounding(db: D1Database): (arm: Arm) => D1Database {
+  let queue: Pending[] = [];
+  const send = (items: Pending[]): void => {
+    const groups = new Map<string, Pending[]>();
+    for (const item of items) groups.set(item.template, [...(groups.get(item.template) ?? []), item]);
+    const out: Array<{ statement: D1PreparedStatement; items: Pending[]; compound?: true }> = [];
+    for (const group of groups.values()) {
+      const style = paramStyle(group[0].template);
+      const values = group.reduce((n, i) => n + i.values.length, 0);
+      const together = group.length > 1 && style !== null && READ_ONLY.test(group[0].template) && !WRITES.test(group[0].template) && values <= D1_MAX_PARAMS && group.every((i) => i.values.length === style.count);
+      if (!together) {
+        for (const item of group) out.push({ statement: item.statement, items: [item] });
+        continue;
+      }
+      let offset = 0;
+      const arms = group.map((item, k) => {
+        const sql = style.numbered ? shiftParams(item.sql, offset) : item.sql;
+        offset += item.values.length;
+        // Newlines: a statement may end in a -- comment.
+        return `SELECT ${k} AS __arm, * FROM (\n${sql}\n)`;
+      });
+      const statement = db.prepare(arms.join(" UNION ALL ")).bind(...group.flatMap((i) => i.values));
+      out.push({ statement, items: group, compound: true });
+    }
+    const settle = (results: D1Result<Record<string, unknown>>[]) =>
+      out.forEach(({ items, compound }, k) => {
+        const result = results[k];
+        if (!compound) return items[0].settle(result);
+        // Each arm gets its own rows, in the order its statement gave them; the statement's rows billed once, on the first.
+        const none = { ...result.meta, rows_read: 0, rows_written: 0 };
+        items.forEach((item, arm) => {
+          const rows = result.results.filter((r) => r.__arm === arm).map(({ __arm, ...row }) => row);
+          item.settle({ ...result, results: rows, meta: arm === 0 ? result.meta : none });
+        });
+      });
+    const statements = out.map((o) => o.statement);
+    const answer = statements.length === 1 ? statements[0].all<Record<string, unknown>>().then((r) => [r]) : db.batch<Record<string, unknown>>(statements);
+    answer.then(settle, (error) => out.forEach(({ items }) => items.forEach((i) => i.fail(error))));
+  };
   const flush = () => {
     const items = queue;
     queue = [];
-    db.batch<Record<string, unknown>>(items.map((i) => i.statement)).then(
-      (results) => items.forEach((item, k) => item.settle(results[k])),
-      (error) => items.forEach((item) => item.fail(error)),
-    );
+    send(items);
   };
-  const send = (statement: D1PreparedStatement) =>
-    new Promise<D1Result<Record<string, unknown>>>((settle, fail) => {
-      if (queue.length === 0) queueMicrotask(flush);
-      queue.push({ statement, settle, fail });
-    });
   const real = new WeakMap<object, D1PreparedStatement>();
-  const wrap = (statement: D1PreparedStatement): D1PreparedStatement => {
+  const wrap = (template: string, sql: string, statement: D1PreparedStatement, values: unknown[]): D1PreparedStatement => {
+    const run = () =>
+      new Promise<D1Result<Record<string, unknown>>>((settle, fail) => {
+        if (queue.length === 0) queueMicrotask(flush);
+        queue.push({ template, sql, values, statement, settle, fail });
+      });
     const wrapper = {
       // A batch sends its values as JSON, where undefined has no place: bound alone, D1 takes it as null.
-      bind: (...values: unknown[]) => wrap(statement.bind(...values.map((v) => (v === undefined ? null : v)))),
-      all: () => send(statement),
-      run: () => send(statement),
+      bind: (...given: unknown[]) => {
+        const bound = given.map((v) => (v === undefined ? null : v));
+        return wrap(template, sql, statement.bind(...bound), bound);
+      },
+      all: run,
+      run,
       first: async (column?: string) => {
-        const row = (await send(statement)).results[0] ?? null;
+        const row = (await run()).results[0] ?? null;
         return column === undefined || row === null ? row : (row[column] ?? null);
       },
       raw: async (options?: { columnNames?: boolean }) => {
-        if (options?.columnNames) throw new Error("coalescing: raw() with column names is not read through this wrapper");
-        return (await send(statement)).results.map((row) => Object.values(row));
+        if (options?.columnNames) throw new Error("compounding: raw() with column names is not read through this wrapper");
+        return (await run()).results.map((row) => Object.values(row));
       },
     };
     real.set(wrapper, statement);
     return wrapper as unknown as D1PreparedStatement;
   };
-  const wrapped = {
-    prepare: (sql: string) => wrap(db.prepare(sql)),
-    // A batch of its own: sent as it is, the statements it was given made of this wrapper's.
-    batch: <T>(statements: D1PreparedStatement[]) => db.batch<T>(statements.map((s) => real.get(s) ?? s)),
-    exec: (sql: string) => db.exec(sql),
-    withSession: () => {
-      throw new Error("coalescing: sessions are not used on event shards");
-    },
-    dump: () => db.dump(),
-  };
-  return wrapped as unknown as D1Database;
+  return (arm) =>
+    ({
+      prepare: (sql: string) => {
+        const renamed = inPeriod(sql, arm);
+        return wrap(sql, renamed, db.prepare(renamed), []);
+      },
+      // A batch of its own: sent as it is, the statements it was given made of this wrapper's.
+      batch: <T>(statements: D1PreparedStatement[]) => db.batch<T>(statements.map((s) => real.get(s) ?? s)),
+      exec: (sql: string) => db.exec(inPeriod(sql, arm)),
+      withSession: () => {
+        throw new Error("compounding: sessions are not used on event shards");
+      },
+      dump: () => db.dump(),
+    }) as unknown as D1Database;
 }

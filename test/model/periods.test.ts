@@ -4,11 +4,33 @@ import { insertEventsStatements } from "../../src/chain/event-insert";
 import { decodeCursor, type Cursor } from "../../src/model/cursor";
 import { selectionFor, type Selection } from "../../src/model/event-query";
 import { INDEXING_COLUMNS } from "../../src/model/row-indexing";
-import { armDb, dropPeriod, makePeriod, PERIOD_OBJECTS, PERIOD_SCHEMA_SQL, PERIOD_TABLES, type Arm } from "../../src/model/periods";
+import { armDb, D1_MAX_PARAMS, dropPeriod, makePeriod, overArms, paramStyle, PERIOD_OBJECTS, PERIOD_SCHEMA_SQL, PERIOD_TABLES, type Arm } from "../../src/model/periods";
 import { listEvents } from "../../src/reads/event-read";
 import type { EventRow } from "../../src/db/schema";
 import { call, createProject, expectEveryListing, ingestMany, listOrder, listPages, moveIntoPeriod, testArm } from "../helpers";
 
+
+/** `db`, counting the statements sent to D1 (alone or in a batch). */
+function counted(db: D1Database): { db: D1Database; sent: () => number } {
+  let sent = 0;
+  const real = new WeakMap<object, D1PreparedStatement>();
+  const wrap = (statement: D1PreparedStatement): D1PreparedStatement => {
+    const wrapper = {
+      bind: (...values: unknown[]) => wrap(statement.bind(...values)),
+      all: () => (sent++, statement.all()),
+      run: () => (sent++, statement.run()),
+      first: (column?: string) => (sent++, column === undefined ? statement.first() : statement.first(column)),
+      raw: () => (sent++, statement.raw()),
+    };
+    real.set(wrapper, statement);
+    return wrapper as unknown as D1PreparedStatement;
+  };
+  const wrapped = {
+    prepare: (sql: string) => wrap(db.prepare(sql)),
+    batch: (statements: D1PreparedStatement[]) => ((sent += statements.length), db.batch(statements.map((s) => real.get(s) ?? s))),
+  };
+  return { db: wrapped as unknown as D1Database, sent: () => sent };
+}
 
 /** Every page of a selection's list, its seqs in list order. */
 async function listed(db: D1Database, rowKey: number | null, sel: Selection, limit: number): Promise<number[]> {
@@ -114,5 +136,56 @@ describe("periods: a shard's hot events in tables of their own", () => {
     // A period dropped after this isolate listed it: the read lists the shard's periods again.
     await dropPeriod(p.db, arm);
     expect(await listPages(p.key, "/v1/events", "", 50)).toEqual(listOrder(sent, (e) => e.seq <= 12));
+  });
+
+  it("sends the same statement of every arm as one D1 statement, each arm answered with its own rows", async () => {
+    const p = await createProject();
+    const [a, b] = [testArm(), testArm()];
+    await makePeriod(p.db, a);
+    await makePeriod(p.db, b);
+    await ingestMany(p.key, Array.from({ length: 24 }, (_, i) => ({ action: i % 2 ? "doc.read" : "doc.write", actor: { id: `u${i}` } })));
+    expect(await moveIntoPeriod(p.db, p.id, b, 16)).toBe(8);
+    expect(await moveIntoPeriod(p.db, p.id, a, 8)).toBe(8);
+    const arms: Arm[] = [null, a, b];
+    const alone = <T>(read: (db: D1Database) => Promise<T>) => Promise.all(arms.map((n) => read(armDb(p.db, n))));
+    const seqs = (rows: { results: { seq: number }[] }) => rows.results.map((r) => r.seq);
+    try {
+      // Plain parameters, a quoted '?' among them; each arm's newest three, in its own order.
+      const newest = (db: D1Database) => db.prepare("SELECT seq, action FROM events WHERE project_id = ? AND action <> '?' ORDER BY seq DESC LIMIT ?").bind(p.id, 3).all<{ seq: number }>().then(seqs);
+      const c1 = counted(p.db);
+      expect(await overArms(c1.db, newest, arms)).toEqual([[8, 7, 6], [16, 15, 14], [24, 23, 22]]);
+      expect(c1.sent()).toBe(1);
+      expect(await alone(newest)).toEqual([[8, 7, 6], [16, 15, 14], [24, 23, 22]]);
+      // Numbered ones, one of them used twice; first() takes each arm's first row.
+      const firstAfter = (db: D1Database) => db.prepare("SELECT seq FROM events WHERE project_id = ?1 AND seq > ?2 AND seq <> ?2 + 1 AND action = ?3 ORDER BY seq").bind(p.id, 4, "doc.read").first<{ seq: number }>("seq");
+      const c2 = counted(p.db);
+      expect(await overArms(c2.db, firstAfter, arms)).toEqual([6, 10, 18]);
+      expect(c2.sent()).toBe(1);
+      // Two steps, each the arms' statements at once: one D1 statement a step.
+      const c3 = counted(p.db);
+      const twoSteps = async (db: D1Database) => [await newest(db), await firstAfter(db)];
+      expect(await overArms(c3.db, twoSteps, arms)).toEqual([[[8, 7, 6], 6], [[16, 15, 14], 10], [[24, 23, 22], 18]]);
+      expect(c3.sent()).toBe(2);
+      // Past D1's 100 parameters together: each arm's statement goes alone, in one batch, with the same answers.
+      const many = Array.from({ length: 40 }, (_, i) => i + 1);
+      const listedIn = (db: D1Database) => db.prepare(`SELECT seq FROM events WHERE project_id = ? AND seq IN (${many.map(() => "?").join(", ")}) ORDER BY seq`).bind(p.id, ...many).all<{ seq: number }>().then(seqs);
+      const c4 = counted(p.db);
+      const inArms = await overArms(c4.db, listedIn, arms);
+      expect(inArms.map((r) => r.length)).toEqual([8, 8, 8]);
+      expect(inArms.flat()).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+      expect(c4.sent()).toBe(3);
+      expect(3 * 41).toBeGreaterThan(D1_MAX_PARAMS);
+    } finally {
+      await dropPeriod(p.db, a);
+      await dropPeriod(p.db, b);
+    }
+  });
+
+  it("reads a statement's parameters outside its quoted text and comments", () => {
+    expect(paramStyle("SELECT * FROM events WHERE a = ? AND b = '?' AND c = ? -- d = ?\n")).toEqual({ numbered: false, count: 2 });
+    expect(paramStyle('SELECT "?1" FROM events WHERE a = ?1 AND b = ?3 AND c = ?1')).toEqual({ numbered: true, count: 3 });
+    expect(paramStyle("SELECT 1 WHERE a = ? AND b = ?2")).toBeNull();
+    expect(paramStyle("SELECT 1 WHERE a = :a")).toBeNull();
+    expect(paramStyle("SELECT json_extract(x, '$.a') FROM t WHERE a = ?")).toEqual({ numbered: false, count: 1 });
   });
 });
