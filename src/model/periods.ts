@@ -332,6 +332,17 @@ function shiftParams(sql: string, by: number): string {
   return out;
 }
 
+/** D1 builds SQLite with at most 5 terms in a compound SELECT (SQLite's own default is 500); a sub-select counts its own. */
+export const D1_MAX_COMPOUND_TERMS = 5;
+
+/** `terms` as one UNION ALL, in their order, at most D1_MAX_COMPOUND_TERMS of them to a compound: past that, groups of them in sub-selects. */
+export function unionAll(terms: string[]): string {
+  if (terms.length <= D1_MAX_COMPOUND_TERMS) return terms.join(" UNION ALL ");
+  const groups: string[] = [];
+  for (let i = 0; i < terms.length; i += D1_MAX_COMPOUND_TERMS) groups.push(`SELECT * FROM (${terms.slice(i, i + D1_MAX_COMPOUND_TERMS).join(" UNION ALL ")})`);
+  return unionAll(groups);
+}
+
 const READ_ONLY = /^\s*(SELECT|WITH)\b/i;
 const WRITES = /\b(INSERT|UPDATE|DELETE|REPLACE|UPSERT)\b/i;
 
@@ -370,7 +381,7 @@ export function compounding(db: D1Database): (arm: Arm) => D1Database {
         // Newlines: a statement may end in a -- comment.
         return `SELECT ${k} AS __arm, * FROM (\n${sql}\n)`;
       });
-      const statement = db.prepare(arms.join(" UNION ALL ")).bind(...group.flatMap((i) => i.values));
+      const statement = db.prepare(unionAll(arms)).bind(...group.flatMap((i) => i.values));
       out.push({ statement, items: group, compound: true });
     }
     const settle = (results: D1Result<Record<string, unknown>>[]) =>

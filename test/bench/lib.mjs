@@ -127,7 +127,7 @@ function running(pid) {
 export async function startWorker({ port, configDir = ROOT, persistDir, vars = {}, testScheduled = false, script = null }) {
   const inspectorPort = port + 1000;
   // script: another entry than the config's main (the jobs bench's test/bench/jobs-entry.ts).
-  const args = ["dev", ...(script ? [script] : []), "--port", String(port), "--ip", "127.0.0.1", "--log-level", "error", "--show-interactive-dev-session=false"];
+  const args = ["dev", ...(script ? [script] : []), "--port", String(port), "--ip", "127.0.0.1", "--log-level", process.env.BENCH_WRANGLER_LOG ?? "error", "--show-interactive-dev-session=false"];
   // GET /__scheduled runs the daily cron on demand (the archive bench tiers a project with it).
   if (testScheduled) args.push("--test-scheduled");
   args.push("--inspector-port", String(inspectorPort));
