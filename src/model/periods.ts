@@ -1,5 +1,5 @@
 // .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
-import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { decodeCursor, encodeCursor, type Cursor } from "./cursor.ts";
 
 /**
  * Periods: a shard's hot events in tables of their own per period of arrival
@@ -107,6 +107,12 @@ export function commitArm(periods: readonly ShardPeriod[], ms: number, length = 
   const n = periodOf(ms, length);
   const period = periods.find((p) => p.n === n);
   return period !== undefined && period.sealing_at === null && Date.parse(period.made_at) <= ms - ARM_LEAD_MS ? n : null;
+}
+
+/** A period's length in ms (PERIOD_SECONDS; a week when unset or unreadable): the ledgers', the cron's and the readers', the same. */
+export function periodLength(env: Env): number {
+  const seconds = Number(env.PERIOD_SECONDS);
+  return Number.isSafeInteger(seconds) && seconds >= 60 ? seconds * 1000 : PERIOD_MS;
 }
 
 /** The period an instant falls in. */
@@ -445,4 +451,103 @@ export function compounding(db: D1Database): (arm: Arm) => D1Database {
       },
       dump: () => db.dump(),
     }) as unknown as D1Database;
+}
+
+/**
+ * How long after a period's end a row may still land in it: a commit the
+ * ledger journaled in the period goes to the arm it was journaled in when it
+ * is sent again after a restart or indexed from a backlog
+ * (storage/commit-arms.ts, own-writes.ts), usually within seconds. A
+ * seventh of the period (a day of a week), two minutes at the least.
+ */
+export function armGrace(length: number): number {
+  return Math.max(2 * ARM_LEAD_MS, Math.floor(length / 7));
+}
+
+/**
+ * Where a project's rows in one arm lie in list order, as read at one
+ * instant: the newest and oldest occurred_at (null: it held none), and
+ * whether rows may land in it while that reading is kept (`growing`: the
+ * main tables always; a period from shortly before its start till armGrace
+ * after its end), which makes its reading no bound at all.
+ */
+export interface ArmSpan {
+  arm: Arm;
+  hi: string | null;
+  lo: string | null;
+  growing: boolean;
+}
+
+/** Whether rows may land in arm `arm` between `now` and `now + keepMs`: commits stamp their own clock, which may be ARM_LEAD_MS ahead. */
+export function armGrowing(arm: Arm, now: number, keepMs: number, length: number): boolean {
+  if (arm === null) return true;
+  return arm * length - ARM_LEAD_MS <= now + keepMs && now <= (arm + 1) * length + armGrace(length);
+}
+
+/**
+ * SQL: a project's newest and oldest occurred_at in the tables it names (an
+ * arm's, through armDb): four seeks, the time index's ends and the live
+ * commit spans' ends (a commit's live rows have no time index entry: their
+ * span holds them at its received_at, event-query.ts, timeWalk). Rows
+ * deleted since leave these wider, never narrower.
+ */
+export const ARM_SPAN_SQL =
+  "SELECT max(coalesce(ti, si), coalesce(si, ti)) AS hi, min(coalesce(tl, sl), coalesce(sl, tl)) AS lo FROM (SELECT " +
+  "(SELECT occurred_at FROM events WHERE project_id = ?1 AND time_in_span = 0 ORDER BY occurred_at DESC LIMIT 1) AS ti, " +
+  "(SELECT occurred_at FROM events WHERE project_id = ?1 AND time_in_span = 0 ORDER BY occurred_at LIMIT 1) AS tl, " +
+  "(SELECT received_at FROM commit_spans WHERE project_id = ?1 AND live = 1 ORDER BY received_at DESC LIMIT 1) AS si, " +
+  "(SELECT received_at FROM commit_spans WHERE project_id = ?1 AND live = 1 ORDER BY received_at LIMIT 1) AS sl)";
+
+/** Each arm's span of a project's rows (ArmSpan), read now in one statement, kept `keepMs` by the caller. */
+export async function armSpans(db: D1Database, projectId: string, arms: Arm[], now: number, keepMs: number, length: number): Promise<ArmSpan[]> {
+  const growing = arms.map((arm) => armGrowing(arm, now, keepMs, length));
+  // A growing arm's reading would bound nothing: only the settled ones are read (none, without periods).
+  const settled = arms.filter((_, k) => !growing[k]);
+  const read = settled.length === 0 ? [] : await overArms(db, (arm) => arm.prepare(ARM_SPAN_SQL).bind(projectId).first<{ hi: string | null; lo: string | null }>(), settled);
+  return arms.map((arm, k) => {
+    const span = growing[k] ? null : read[settled.indexOf(arm)];
+    return { arm, hi: span?.hi ?? null, lo: span?.lo ?? null, growing: growing[k] };
+  });
+}
+
+/**
+ * A page in list order after `after` (null: from the newest) over arms
+ * whose spans are known, reading as few arms as the spans allow: first the
+ * growing arms and the settled arm that reaches highest, then only the
+ * settled arms that reach above where those stopped. An arm with no row of
+ * the project, or none at or below `after`, is not read. The rest wait
+ * below the page's next cursor, where the next page starts. The same pages,
+ * walked to the end, list every row once, as reading every arm does.
+ */
+export async function pageOverSpans<R extends Listed>(
+  spans: ArmSpan[],
+  after: Cursor | null,
+  limit: number,
+  read: (arms: Arm[]) => Promise<ListPage<R>[]>,
+): Promise<ListPage<R>> {
+  // An arm's highest instant the page can take from it; null: none.
+  const top = (s: ArmSpan): string | null => {
+    if (s.growing) return after?.occurredAt ?? "\uffff";
+    if (s.hi === null || s.lo === null) return null;
+    if (after !== null && s.lo > after.occurredAt) return null;
+    return after !== null && s.hi > after.occurredAt ? after.occurredAt : s.hi;
+  };
+  const candidates = spans.flatMap((s) => {
+    const t = top(s);
+    return t === null ? [] : [{ arm: s.arm, top: t, growing: s.growing }];
+  });
+  if (candidates.length === 0) return { rows: [], nextCursor: null };
+  const highest = candidates.filter((c) => !c.growing).reduce<string | null>((m, c) => (m === null || c.top > m ? c.top : m), null);
+  const first = candidates.filter((c) => c.growing || c.top === highest);
+  const rest = candidates.filter((c) => !first.includes(c));
+  const pages = await read(first.map((c) => c.arm));
+  if (rest.length === 0) return mergePages(pages, limit);
+  const so = mergePages(pages, limit);
+  const stop = so.nextCursor === null ? null : decodeCursor(so.nextCursor);
+  // Where the first arms stopped; every arm reaching that instant is read too (ties in occurred_at go by seq).
+  const more = stop === null ? rest : rest.filter((c) => c.top >= stop.occurredAt);
+  const left = rest.length - more.length;
+  const all = more.length > 0 ? [...pages, ...(await read(more.map((c) => c.arm)))] : pages;
+  // Arms left unread hold rows only below the stop: the page ends there at the latest, and the next starts there.
+  return mergePages(left > 0 ? [...all, { rows: [], nextCursor: so.nextCursor }] : all, limit);
 }

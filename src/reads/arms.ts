@@ -1,19 +1,31 @@
 /**
  * Reads of a project's hot rows over the shard's arms (model/periods.ts),
- * with the arms this isolate keeps with the project's shard
- * (storage/shards.ts, projectArms): a page of each arm merged in list order
- * (pageOverArms), or the first arm that holds an event (firstOverArms). A
- * shard with no period has one arm, read as before.
+ * with the arms this isolate keeps with the project's shard and where the
+ * project's rows lie in each (storage/shards.ts, projectArmSpans): a page
+ * in list order from the arms that can hold it (pageOverArms), or the first
+ * arm that holds an event (firstOverArms). A shard with no period has one
+ * arm, read as before.
  */
-import { mergePages, type ListPage, type Listed } from "../model/periods";
-import { inProjectArms } from "../storage/shards";
+import type { Cursor } from "../model/cursor";
+import { overArms, pageOverSpans, type Arm, type ListPage, type Listed } from "../model/periods";
+import { withProjectArmSpans } from "../storage/shards";
 
-/** A page of the project's hot rows: `page` read in each arm, merged (mergePages). */
-export async function pageOverArms<R extends Listed>(env: Env, projectId: string, db: D1Database, limit: number, page: (db: D1Database) => Promise<ListPage<R>>): Promise<ListPage<R>> {
-  return mergePages(await inProjectArms(env, projectId, db, page), limit);
+/** A page of the project's hot rows after `cursor`: `page` read in the arms that can hold rows of it (pageOverSpans), merged (mergePages). */
+export async function pageOverArms<R extends Listed>(
+  env: Env,
+  projectId: string,
+  db: D1Database,
+  cursor: Cursor | null,
+  limit: number,
+  page: (db: D1Database) => Promise<ListPage<R>>,
+): Promise<ListPage<R>> {
+  return withProjectArmSpans(env, projectId, (spans) => pageOverSpans(spans, cursor, limit, (arms: Arm[]) => overArms(db, page, arms)));
 }
 
-/** The first arm's answer that is not null (an event is in one arm), in arm order. */
+/** The first arm's answer that is not null (an event is in one arm), in arm order; arms known to hold no row of the project are not read. */
 export async function firstOverArms<T>(env: Env, projectId: string, db: D1Database, read: (db: D1Database) => Promise<T | null>): Promise<T | null> {
-  return (await inProjectArms(env, projectId, db, read)).find((r) => r !== null) ?? null;
+  return withProjectArmSpans(env, projectId, async (spans) => {
+    const arms = spans.filter((s) => s.growing || s.hi !== null).map((s) => s.arm);
+    return (await overArms(db, read, arms)).find((r) => r !== null) ?? null;
+  });
 }

@@ -1,5 +1,5 @@
 import { largestProjects, measureShard, warnIfFull } from "./shard-pressure";
-import { periodLength } from "./commit-arms";
+import { periodLength } from "../model/periods";
 import { tendPeriods } from "./period-upkeep";
 import { shardDb, shardNumbers } from "./shards";
 import { rowsBySeq, shardProjects } from "../model/row-keys";

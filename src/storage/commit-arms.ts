@@ -15,7 +15,7 @@
  * way. Until the first read, and when it fails, commits go to the main
  * tables, which is always sound.
  */
-import { commitArm, PERIOD_MS, shardPeriods, type Arm, type ShardPeriod } from "../model/periods";
+import { commitArm, periodLength, shardPeriods, type Arm, type ShardPeriod } from "../model/periods";
 import { hotDaysSetting } from "./project-row";
 import type { LedgerHost } from "./ledger-host";
 
@@ -75,8 +75,3 @@ export function periodWindowDays(env: Env): number {
   return hotDaysSetting(env.DEFAULT_HOT_DAYS).days ?? 30;
 }
 
-/** A period's length in ms (PERIOD_SECONDS; a week when unset or unreadable): the ledgers' and the cron's, the same. */
-export function periodLength(env: Env): number {
-  const seconds = Number(env.PERIOD_SECONDS);
-  return Number.isSafeInteger(seconds) && seconds >= 60 ? seconds * 1000 : PERIOD_MS;
-}

@@ -6,7 +6,7 @@
  * staged-exports.ts; projects.ts creates a project.
  */
 import { TtlCache } from "../lib/ttl-cache";
-import { isGonePeriod, overArms, shardArms, type Arm } from "../model/periods";
+import { armSpans, isGonePeriod, overArms, periodLength, shardArms, type Arm, type ArmSpan } from "../model/periods";
 import { shardRowKey } from "../model/row-keys";
 import { ownWritesDb } from "./own-writes";
 
@@ -36,6 +36,8 @@ interface Place {
   rowKey?: number | null;
   /** The shard's arms (model/periods.ts): null for the main tables, then each period; kept no longer than the shard. */
   arms?: Arm[];
+  /** Where the project's rows lie in each arm (model/periods.ts, armSpans), read after the arms, kept with them. */
+  spans?: ArmSpan[];
 }
 const placeOfProject = new TtlCache<Place>(SHARD_CACHE_SECONDS * 1000);
 
@@ -115,10 +117,41 @@ export async function projectArms(env: Env, projectId: string): Promise<Arm[]> {
   return place.arms;
 }
 
+/**
+ * The project's arms with where its rows lie in each (model/periods.ts,
+ * armSpans): one statement for the settled periods, none without periods,
+ * kept with the arms (SHARD_CACHE_SECONDS at most, the time armSpans counts
+ * a period as growing for).
+ */
+export async function projectArmSpans(env: Env, projectId: string): Promise<ArmSpan[]> {
+  const arms = await projectArms(env, projectId);
+  const place = (await projectPlace(env, projectId))!;
+  if (place.spans === undefined || place.arms !== arms) {
+    const spans = await armSpans(shardDb(env, place.shard), projectId, arms, Date.now(), SHARD_CACHE_SECONDS * 1000, periodLength(env));
+    if (place.arms === arms) place.spans = spans;
+    return spans;
+  }
+  return place.spans;
+}
+
 /** Forgets the arms this isolate knows of a project's shard: a read named a period that is gone. */
 export function forgetArms(projectId: string): void {
   const place = placeOfProject.get(projectId);
-  if (place !== undefined) delete place.arms;
+  if (place !== undefined) {
+    delete place.arms;
+    delete place.spans;
+  }
+}
+
+/** `read` with the project's arms and their spans; once more, read again, when a period they named is gone. */
+export async function withProjectArmSpans<T>(env: Env, projectId: string, read: (spans: ArmSpan[]) => Promise<T>): Promise<T> {
+  try {
+    return await read(await projectArmSpans(env, projectId));
+  } catch (error) {
+    if (!isGonePeriod(error)) throw error;
+    forgetArms(projectId);
+    return read(await projectArmSpans(env, projectId));
+  }
 }
 
 /** `read` with the project's arms; once more with the shard's list read again when a period it named is gone. */

@@ -194,6 +194,9 @@ export async function startWitness({ port, persistDir, script = null }) {
       // BENCH_PERIODS=1: periods on, two minutes long, and the default window 0 days, so a period is sealed and
       // dropped within minutes of its events (cost.bench.mjs; src/model/periods.ts).
       ...(process.env.BENCH_PERIODS === "1" ? { PERIODS: "on", PERIOD_SECONDS: "120", DEFAULT_HOT_DAYS: "0" } : {}),
+      // BENCH_READS_PERIODS=1: periods on and two minutes long, the window as deployed (30 days): bench-large loads
+      // into a period every two minutes, none sealed, so its reads read every arm as a shard with periods does.
+      ...(process.env.BENCH_READS_PERIODS === "1" ? { PERIODS: "on", PERIOD_SECONDS: "120" } : {}),
     },
   });
 }

@@ -8,7 +8,7 @@
 // operation it made (D1 queries, subrequests) against Cloudflare's per-invocation limits.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { projectShard, shardSql, storedEvents } from "./archive-helpers.mjs";
+import { projectShard, runCron, shardSql, storedEvents } from "./archive-helpers.mjs";
 import { periodDdl, PERIOD_SCHEMA_SQL } from "../../src/model/periods.ts";
 import { batchLoad, benchAddress, createKey, ensureWrk, fmt, liveEvent, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
 
@@ -73,6 +73,11 @@ try {
     if (loaded > 0 && layout.layout !== (live ? "live" : "scattered")) {
       throw new Error(`${persistDir} holds ${projectId} in the ${layout.layout} layout: use another BENCH_DATA or ${layout.layout === "live" ? "" : "no "}BENCH_READS_LIVE=1`);
     }
+    const spread = process.env.BENCH_READS_PERIODS === "1";
+    if (spread && !live) throw new Error("BENCH_READS_PERIODS=1 loads live: add BENCH_READS_LIVE=1");
+    if (loaded > 0 && (layout.periods === true) !== spread) {
+      throw new Error(`${persistDir} holds ${projectId} ${layout.periods ? "in periods" : "in the main tables"}: use another BENCH_DATA or ${layout.periods ? "" : "no "}BENCH_READS_PERIODS=1`);
+    }
     const liveOnly = modules.filter((m) => !["reads", "verify"].includes(m));
     if (live && liveOnly.length > 0) throw new Error(`BENCH_READS_LIVE=1 runs only reads and verify, not ${liveOnly.join(", ")}`);
     if (loaded === total) {
@@ -87,10 +92,22 @@ try {
       if (older) shardSql(persistDir, projectShard(persistDir, projectId), `DELETE FROM project_keys WHERE project_id = '${projectId}'`);
       console.log(`\nLoading ${total.toLocaleString("en-US")} events into ${projectId}${older ? " (on the seq index: no key)" : ""} through the batch endpoint...`);
       let load;
+      let cron = null;
+      if (spread) {
+        // The cron makes the current period and the next; a writer waits a minute after a period is made
+        // (ARM_LEAD_MS). Every 30 s, so each next period is made well before it starts.
+        await runCron(service.url);
+        await new Promise((r) => setTimeout(r, 65_000));
+        cron = setInterval(() => runCron(service.url).catch((error) => console.error("cron:", error.message)), 30_000);
+      }
       const from = new Date().toISOString();
       const makeEvent = live ? liveEvent : undefined;
-      await metered("bulk load", async () => (load = await batchLoad({ url: service.url, key, total, ip: benchAddress, makeEvent })));
-      layout = live ? { layout: "live", from, to: new Date().toISOString() } : { layout: "scattered" };
+      try {
+        await metered("bulk load", async () => (load = await batchLoad({ url: service.url, key, total, ip: benchAddress, makeEvent })));
+      } finally {
+        if (cron) clearInterval(cron);
+      }
+      layout = live ? { layout: "live", from, to: new Date().toISOString(), ...(spread ? { periods: true } : {}) } : { layout: "scattered" };
       writeFileSync(layoutFile, JSON.stringify(layout));
       report("Bulk load", [["batch ingest into one project", `${fmt.rate(load.perSecond, "events/s")} (${load.seconds.toFixed(0)} s${live ? ", live: no occurred_at" : ""})`]]);
     }
@@ -98,6 +115,12 @@ try {
     const { witness } = storedEvents(persistDir, projectShard(persistDir, projectId), projectId);
     // BENCH_READS_ARMS=k: k empty periods in the project's shard before the reads (src/model/periods.ts), as a shard
     // holds five or six with 30 days hot: every read of hot rows then reads k more arms than the main tables.
+    if (layout.periods) {
+      const shard = projectShard(persistDir, projectId);
+      const tables = shardSql(persistDir, shard, "SELECT name FROM sqlite_master WHERE type = 'table' AND (name = 'events' OR name GLOB 'events_p[0-9]*') ORDER BY name").map((r) => r.name);
+      const counts = tables.map((t) => `${t} ${shardSql(persistDir, shard, `SELECT count(*) AS n FROM ${t} WHERE project_id = '${projectId}'`)[0].n.toLocaleString("en-US")}`);
+      console.log(`\n${projectId} in ${tables.length} arms: ${counts.join(", ")}`);
+    }
     const arms = Number(process.env.BENCH_READS_ARMS ?? 0);
     if (arms > 0) await makeEmptyPeriods(persistDir, projectShard(persistDir, projectId), arms);
     // BENCH_LOAD_ONLY=1: the load and its rate alone (the two layouts' ingest side by side, BENCH_READS_OLDER).

@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { decodeCursor, encodeCursor, type Cursor } from "../../src/model/cursor";
+import { armGrace, armGrowing, ARM_LEAD_MS, listOrder, pageOverSpans, PERIOD_MS, type Arm, type ArmSpan, type ListPage, type Listed } from "../../src/model/periods";
+
+/** A small deterministic generator, so a failing case can be read again. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+}
+
+const at = (minute: number) => new Date(Date.UTC(2026, 0, 1) + minute * 60_000).toISOString();
+
+/** After `c` in list order (a bare instant: the rows below it). */
+const after = (r: Listed, c: Cursor | null) => c === null || r.occurred_at < c.occurredAt || (r.occurred_at === c.occurredAt && c.seq !== null && r.seq < c.seq);
+
+/** An arm's page as a real one answers: its first `limit` rows after the cursor, or fewer where its walk's budget (`budget` rows looked at) ran out first. */
+function armPage(rows: Listed[], c: Cursor | null, limit: number, budget: number): ListPage {
+  const next = rows.filter((r) => after(r, c)).sort(listOrder);
+  if (next.length > budget && budget < limit) {
+    const stop = next[budget - 1];
+    return { rows: next.slice(0, budget).filter((r) => r.seq % 3 !== 0), nextCursor: encodeCursor(stop.occurred_at, stop.seq) };
+  }
+  const page = next.slice(0, limit);
+  return { rows: page, nextCursor: next.length > limit ? encodeCursor(page[limit - 1].occurred_at, page[limit - 1].seq) : null };
+}
+
+describe("pageOverSpans: a page from the arms that can hold it", () => {
+  it("walks every row of every arm once, in list order, reading settled arms only where the page reaches them", async () => {
+    for (let seed = 1; seed <= 60; seed++) {
+      const rnd = random(seed);
+      // Arms of rows in time order, as periods fill (each a stretch of minutes), some backdated rows among them,
+      // a growing main arm and a growing newest period, and settled arms with no row of the project.
+      const arms: Arm[] = [null, 1, 2, 3, 4, 5, 6];
+      const rows = new Map<Arm, Listed[]>(arms.map((a) => [a, []]));
+      let seq = 0;
+      for (const arm of [1, 2, 4, 5, 6] as Arm[]) {
+        const n = Math.floor(rnd() * 12);
+        for (let i = 0; i < n; i++) {
+          const backdated = rnd() < 0.15;
+          const minute = backdated ? Math.floor(rnd() * 100) : (arm as number) * 100 + Math.floor(rnd() * 100);
+          rows.get(arm)!.push({ occurred_at: at(minute), seq: ++seq });
+        }
+      }
+      for (let i = 0; i < Math.floor(rnd() * 4); i++) rows.get(null)!.push({ occurred_at: at(Math.floor(rnd() * 700)), seq: ++seq });
+      const spans: ArmSpan[] = arms.map((arm) => {
+        const list = rows.get(arm)!;
+        const growing = arm === null || arm === 6;
+        // A growing arm's reading is no bound; a settled arm's may be wider than its rows (rows deleted since).
+        if (growing || list.length === 0) return { arm, hi: null, lo: null, growing };
+        const times = list.map((r) => r.occurred_at).sort();
+        return { arm, hi: rnd() < 0.2 ? at(800) : times[times.length - 1], lo: times[0], growing };
+      });
+      const all = [...rows.values()].flat().sort(listOrder);
+      for (const limit of [1, 2, 5, 50]) {
+        const budget = rnd() < 0.3 ? 1 + Math.floor(rnd() * 3) : Infinity;
+        const listed: Listed[] = [];
+        let cursor: Cursor | null = null;
+        for (let pages = 0; ; pages++) {
+          expect(pages, `seed ${seed}, limit ${limit}: the walk ends`).toBeLessThan(500);
+          const seen: Arm[] = [];
+          const page = await pageOverSpans(spans, cursor, limit, async (read) => {
+            expect(read.filter((a) => seen.includes(a)), "a page reads an arm once").toEqual([]);
+            seen.push(...read);
+            expect(read.every((a) => (rows.get(a)!.length > 0 || a === null || a === 6)), "an arm with no row of the project is never read").toBe(true);
+            return read.map((a) => armPage(rows.get(a)!, cursor, limit, budget));
+          });
+          expect(page.rows.length).toBeLessThanOrEqual(limit);
+          listed.push(...page.rows);
+          if (page.nextCursor === null) break;
+          cursor = decodeCursor(page.nextCursor);
+        }
+        // The budget's walks leave out rows whose seq is a multiple of 3 where they stopped early, as a filter would.
+        const want = budget === Infinity ? all : null;
+        if (want) expect(listed.map((r) => r.seq), `seed ${seed}, limit ${limit}`).toEqual(want.map((r) => r.seq));
+        else {
+          expect(new Set(listed.map((r) => r.seq)).size, `seed ${seed}, limit ${limit}: no row twice`).toBe(listed.length);
+          expect([...listed].sort(listOrder), `seed ${seed}, limit ${limit}: in list order`).toEqual(listed);
+          for (const r of all) if (r.seq % 3 !== 0) expect(listed, `seed ${seed}, limit ${limit}: seq ${r.seq} listed`).toContainEqual(r);
+        }
+      }
+    }
+  });
+
+  it("reads the newest settled arm and the growing ones for a first page, and no older arm once they fill it", async () => {
+    const spans: ArmSpan[] = [
+      { arm: null, hi: null, lo: null, growing: true },
+      { arm: 1, hi: at(199), lo: at(100), growing: false },
+      { arm: 2, hi: at(299), lo: at(200), growing: false },
+      { arm: 3, hi: null, lo: null, growing: false },
+      { arm: 4, hi: null, lo: null, growing: true },
+    ];
+    const read: Arm[][] = [];
+    const full = (arms: Arm[]) => (read.push(arms), Promise.resolve(arms.map((a) => (a === 2 ? { rows: [{ occurred_at: at(299), seq: 9 }, { occurred_at: at(298), seq: 8 }], nextCursor: encodeCursor(at(298), 8) } : { rows: [], nextCursor: null }))));
+    const page = await pageOverSpans(spans, null, 2, full);
+    expect(read).toEqual([[null, 2, 4]]);
+    expect(page.rows.map((r) => r.seq)).toEqual([9, 8]);
+    // A cursor inside arm 1 reads it with the growing arms, and not arm 2, which holds nothing that low.
+    read.length = 0;
+    await pageOverSpans(spans, { occurredAt: at(150), seq: null }, 2, full);
+    expect(read).toEqual([[null, 1, 4]]);
+  });
+
+  it("counts a period as growing from a minute before its start till its grace after its end, the main tables always", () => {
+    const week = PERIOD_MS;
+    const start = 2950 * week;
+    expect(armGrowing(null, 0, 30_000, week)).toBe(true);
+    expect(armGrowing(2950, start - ARM_LEAD_MS - 30_001, 30_000, week)).toBe(false);
+    expect(armGrowing(2950, start - ARM_LEAD_MS - 30_000, 30_000, week)).toBe(true);
+    expect(armGrowing(2950, start + week + armGrace(week), 30_000, week)).toBe(true);
+    expect(armGrowing(2950, start + week + armGrace(week) + 1, 30_000, week)).toBe(false);
+    expect(armGrace(week)).toBe(24 * 3600 * 1000);
+    expect(armGrace(120_000)).toBe(2 * ARM_LEAD_MS);
+  });
+});
