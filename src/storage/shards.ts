@@ -143,26 +143,25 @@ export function forgetArms(projectId: string): void {
   }
 }
 
-/** `read` with the project's arms and their spans; once more, read again, when a period they named is gone. */
-export async function withProjectArmSpans<T>(env: Env, projectId: string, read: (spans: ArmSpan[]) => Promise<T>): Promise<T> {
+/** `read` with what `known` says of the project's arms; once more, known again, when a period it named is gone. */
+async function againWhenGone<K, T>(projectId: string, known: () => Promise<K>, read: (k: K) => Promise<T>): Promise<T> {
   try {
-    return await read(await projectArmSpans(env, projectId));
+    return await read(await known());
   } catch (error) {
     if (!isGonePeriod(error)) throw error;
     forgetArms(projectId);
-    return read(await projectArmSpans(env, projectId));
+    return read(await known());
   }
 }
 
+/** `read` with the project's arms and their spans; once more, read again, when a period they named is gone. */
+export function withProjectArmSpans<T>(env: Env, projectId: string, read: (spans: ArmSpan[]) => Promise<T>): Promise<T> {
+  return againWhenGone(projectId, () => projectArmSpans(env, projectId), read);
+}
+
 /** `read` with the project's arms; once more with the shard's list read again when a period it named is gone. */
-export async function withProjectArms<T>(env: Env, projectId: string, read: (arms: Arm[]) => Promise<T>): Promise<T> {
-  try {
-    return await read(await projectArms(env, projectId));
-  } catch (error) {
-    if (!isGonePeriod(error)) throw error;
-    forgetArms(projectId);
-    return read(await projectArms(env, projectId));
-  }
+export function withProjectArms<T>(env: Env, projectId: string, read: (arms: Arm[]) => Promise<T>): Promise<T> {
+  return againWhenGone(projectId, () => projectArms(env, projectId), read);
 }
 
 /** `read` once in each of the project's arms (model/periods.ts, overArms), answers in arm order. */
