@@ -272,3 +272,8 @@ export async function moveIntoPeriod(db: D1Database, projectId: string, arm: num
 export function testArm(): number {
   return 100_000 + Math.floor(Math.random() * 800_000);
 }
+
+/** A period long past (weeks since 1970, before 2026's about 2,950), so settled: no row can land in it. Test files that make periods run one after another in a runtime (test/vitest.config.ts). */
+export function pastArm(): number {
+  return 1000 + Math.floor(Math.random() * 1500);
+}

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { dropPeriod, makePeriod } from "../../src/model/periods";
-import { call, createProject, expectEveryListing, ingestMany, listOrder, listPages, moveIntoPeriod } from "../helpers";
+import { call, createProject, expectEveryListing, ingestMany, listOrder, listPages, moveIntoPeriod, pastArm } from "../helpers";
 
 describe("reads over arms: each page from the arms that can hold it", () => {
   it("lists, searches and gets a project's events in past periods and the main tables as from one table", async () => {
     const p = await createProject();
-    // Periods long past (weeks since 1970; this week is about 2,950), so settled: no row can land in them.
-    const base = 1000 + Math.floor(Math.random() * 1500);
-    const [older, newer, empty] = [base, base + 100, base + 200];
+    // Periods long past, so settled: no row can land in them.
+    const older = pastArm();
+    const [newer, empty] = [older + 100, older + 200];
     for (const n of [older, newer, empty]) await makePeriod(p.db, n);
     try {
       const input = (i: number, month: number | null) => ({

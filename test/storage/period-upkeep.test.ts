@@ -4,10 +4,9 @@ import { ledgerOf } from "../../src/chain/ledger";
 import { ARM_LEAD_MS, dropPeriod, makePeriod, periodOf } from "../../src/model/periods";
 import { tendPeriods } from "../../src/storage/period-upkeep";
 import { SHARD_CACHE_SECONDS } from "../../src/storage/shards";
-import { BASE, call, createProject, ingestMany, listPages, moveIntoPeriod, until } from "../helpers";
+import { BASE, call, createProject, ingestMany, listPages, moveIntoPeriod, pastArm, until } from "../helpers";
 
 /** A period long past (whole weeks since 1970: 1,000 to 2,000 is 1989 to 2008), of this test's own. */
-const pastArm = () => 1000 + Math.floor(Math.random() * 1000);
 
 const rowsIn = async (db: D1Database, table: string, projectId: string) =>
   (await db.prepare(`SELECT count(*) AS n FROM ${table} WHERE project_id = ?`).bind(projectId).first<{ n: number }>())!.n;
