@@ -8,8 +8,8 @@ import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "..
 import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
 import { segmentProbe } from "./segment-probe";
 import { trustedCompanions } from "../storage/companion-check";
-import { eventsReadDb, projectRowKey, withProjectArms } from "../storage/shards";
-import { armDb, mergePages, overArms, type Arm, type ListPage, type Listed } from "../model/periods";
+import { eventsReadDb, projectRowKey, withProjectArms, withProjectArmSpans } from "../storage/shards";
+import { armDb, overArms, pageOverSpans, type Arm, type ListPage, type Listed } from "../model/periods";
 import { encodeCursor } from "../model/cursor";
 import { stagedKey } from "../storage/staged-exports";
 
@@ -117,28 +117,39 @@ export interface HotPage {
 }
 
 /**
- * Up to `limit` hot rows after `cursor` in list order, from every arm, merged
- * (mergePages), read in one D1 batch with the archived-through seq: one
- * transaction, so the walks' marks hold whichever arm a row is in. `columns`
- * must hold e.occurred_at and e.seq.
+ * Up to `limit` hot rows after `cursor` in list order, from the arms that can
+ * hold them (pageOverSpans: a settled period whose rows all lie below the page
+ * is not read), merged (mergePages). Each read of arms is one D1 batch with
+ * the archived-through seq: one transaction, so the walks' marks hold
+ * whichever arm a row is in. `columns` must hold e.occurred_at and e.seq.
  */
 export async function hotPage(env: Env, db: D1Database, hot: Selection, columns: string, rowKey: number | null, cursor: { o: string; s: number } | null, limit: number): Promise<HotPage> {
-  const statement = selectEvents(hot, { columns, rowKey, cursor: cursor ? { occurredAt: cursor.o, seq: cursor.s } : null, limit });
-  let arms: Arm[] = [];
-  const [through, ...found] = await withProjectArms(env, hot.projectId, (listed) => {
-    arms = listed;
-    return db.batch<Record<string, unknown>>([db.prepare(ARCHIVED_THROUGH).bind(hot.projectId), ...listed.map((n) => armDb(db, n).prepare(statement.sql).bind(...statement.params))]);
+  const after = cursor ? { occurredAt: cursor.o, seq: cursor.s } : null;
+  const statement = selectEvents(hot, { columns, rowKey, cursor: after, limit });
+  let archived: number | null = null;
+  const page = await withProjectArmSpans(env, hot.projectId, (spans) => {
+    archived = null;
+    return pageOverSpans(spans, after, limit, async (arms: Arm[]) => {
+      const [through, ...found] = await db.batch<Record<string, unknown>>([
+        db.prepare(ARCHIVED_THROUGH).bind(hot.projectId),
+        ...arms.map((n) => armDb(db, n).prepare(statement.sql).bind(...statement.params)),
+      ]);
+      // A second read of arms (settled periods only, which keep sealed rows till they are dropped) keeps to the
+      // first read's seq: the page is the one a single transaction at the first read would have given.
+      archived ??= (through.results[0] as { s: number }).s;
+      const sealed = archived;
+      // Each arm read at most `limit` rows: one that read that many looked no further than its last. A period keeps the
+      // rows the archive sealed until it is dropped (model/periods.ts): those are the archive's to write, so left out here,
+      // as the rows of a segment sealed mid-walk are (the marks); the main tables hold no sealed row.
+      return found.map((f, i): ListPage<Listed & Record<string, unknown>> => {
+        const rows = f.results as Array<Listed & Record<string, unknown>>;
+        const last = rows[rows.length - 1];
+        return { rows: arms[i] === null ? rows : rows.filter((r) => r.seq > sealed), nextCursor: rows.length < limit ? null : encodeCursor(last.occurred_at, last.seq) };
+      });
+    });
   });
-  const archived = (through.results[0] as { s: number }).s;
-  // Each arm read at most `limit` rows: one that read that many looked no further than its last. A period keeps the
-  // rows the archive sealed until it is dropped (model/periods.ts): those are the archive's to write, so left out here,
-  // as the rows of a segment sealed mid-walk are (the marks); the main tables hold no sealed row.
-  const pages = found.map((f, i): ListPage<Listed & Record<string, unknown>> => {
-    const rows = f.results as Array<Listed & Record<string, unknown>>;
-    const last = rows[rows.length - 1];
-    return { rows: arms[i] === null ? rows : rows.filter((r) => r.seq > archived), nextCursor: rows.length < limit ? null : encodeCursor(last.occurred_at, last.seq) };
-  });
-  const page = mergePages(pages, limit);
+  // The main tables are always read (they may grow), so the page read the archived-through seq.
+  archived ??= (await db.prepare(ARCHIVED_THROUGH).bind(hot.projectId).first<{ s: number }>())?.s ?? 0;
   return { archived, rows: page.rows, last: page.nextCursor === null };
 }
 
