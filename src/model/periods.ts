@@ -510,11 +510,17 @@ export async function armSpans(db: D1Database, projectId: string, arms: Arm[], n
   });
 }
 
+/** A cursor's seq above every seq (cursor.ts takes up to 15 digits): the page ends above its instant, the next takes every row at it. */
+const SEQ_ABOVE_ALL = 999_999_999_999_999;
+
 /**
  * A page in list order after `after` (null: from the newest) over arms
  * whose spans are known, reading as few arms as the spans allow: first the
  * growing arms and the settled arm that reaches highest, then only the
- * settled arms that reach above where those stopped. An arm with no row of
+ * settled arms that reach above where those stopped, or, where they ran out
+ * having found rows, the next settled arm down (a period's rows lie in its
+ * own stretch of time: the next is where the page most likely goes on),
+ * or every arm left when they found none. An arm with no row of
  * the project, or none at or below `after`, is not read. The rest wait
  * below the page's next cursor, where the next page starts. The same pages,
  * walked to the end, list every row once, as reading every arm does.
@@ -534,7 +540,7 @@ export async function pageOverSpans<R extends Listed>(
   };
   const candidates = spans.flatMap((s) => {
     const t = top(s);
-    return t === null ? [] : [{ arm: s.arm, top: t, growing: s.growing }];
+    return t === null ? [] : [{ arm: s.arm, top: t, lo: s.lo, growing: s.growing }];
   });
   if (candidates.length === 0) return { rows: [], nextCursor: null };
   const highest = candidates.filter((c) => !c.growing).reduce<string | null>((m, c) => (m === null || c.top > m ? c.top : m), null);
@@ -544,10 +550,25 @@ export async function pageOverSpans<R extends Listed>(
   if (rest.length === 0) return mergePages(pages, limit);
   const so = mergePages(pages, limit);
   const stop = so.nextCursor === null ? null : decodeCursor(so.nextCursor);
-  // Where the first arms stopped; every arm reaching that instant is read too (ties in occurred_at go by seq).
-  const more = stop === null ? rest : rest.filter((c) => c.top >= stop.occurredAt);
-  const left = rest.length - more.length;
+  // What the second read takes, and where the page ends at the latest for the arms it leaves unread.
+  let more: typeof rest;
+  let bound: string | null = null;
+  if (stop !== null) {
+    // Where the first arms stopped; every arm reaching that instant is read too (ties in occurred_at go by seq).
+    // Arms left unread hold rows only below the stop: the page ends there at the latest, and the next starts there.
+    more = rest.filter((c) => c.top >= stop.occurredAt);
+    bound = so.nextCursor;
+  } else if (so.rows.length === 0) {
+    // The first arms hold nothing after the cursor: a rare value, likely in any of the rest. All of them, in one read.
+    more = rest;
+  } else {
+    // The first arms ran out with rows found: the next arm down (with any that overlap it) is the likely rest of
+    // the page, not every older period. The unread ones lie below all it holds: the page ends above them.
+    const next = rest.reduce((m, c) => (c.top > m.top ? c : m));
+    more = rest.filter((c) => c === next || c.top >= next.lo!);
+    const unread = rest.filter((c) => !more.includes(c));
+    if (unread.length > 0) bound = encodeCursor(unread.reduce((m, c) => (c.top > m ? c.top : m), unread[0].top), SEQ_ABOVE_ALL);
+  }
   const all = more.length > 0 ? [...pages, ...(await read(more.map((c) => c.arm)))] : pages;
-  // Arms left unread hold rows only below the stop: the page ends there at the latest, and the next starts there.
-  return mergePages(left > 0 ? [...all, { rows: [], nextCursor: so.nextCursor }] : all, limit);
+  return mergePages(bound !== null ? [...all, { rows: [], nextCursor: bound }] : all, limit);
 }

@@ -100,6 +100,40 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
     expect(read).toEqual([[null, 1, 4]]);
   });
 
+  it("goes on in the next arm down when the first ran out having found rows, and in every arm left when it found none", async () => {
+    const spans: ArmSpan[] = [
+      { arm: null, hi: null, lo: null, growing: true },
+      { arm: 1, hi: at(199), lo: at(100), growing: false },
+      { arm: 2, hi: at(299), lo: at(200), growing: false },
+      { arm: 3, hi: at(399), lo: at(300), growing: false },
+    ];
+    const held = new Map<Arm, Listed[]>([
+      [null, []],
+      [1, [{ occurred_at: at(150), seq: 2 }]],
+      [2, [{ occurred_at: at(250), seq: 4 }, { occurred_at: at(220), seq: 3 }]],
+      [3, [{ occurred_at: at(350), seq: 6 }]],
+    ]);
+    const read: Arm[][] = [];
+    const reader = (c: Cursor | null) => (arms: Arm[]) => {
+      read.push(arms);
+      return Promise.resolve(arms.map((a) => armPage(held.get(a)!, c, 3, Infinity)));
+    };
+    // Arm 3 gives one row of three: arm 2 is read for the rest, not arm 1, which bounds the page.
+    const page = await pageOverSpans(spans, null, 3, reader(null));
+    expect(read).toEqual([[null, 3], [2]]);
+    expect(page.rows.map((r) => r.seq)).toEqual([6, 4, 3]);
+    expect(page.nextCursor).toBe(`${at(199)}~999999999999999`);
+    read.length = 0;
+    const next = await pageOverSpans(spans, decodeCursor(page.nextCursor!), 3, reader(decodeCursor(page.nextCursor!)));
+    expect(read).toEqual([[null, 1]]);
+    expect(next).toEqual({ rows: [{ occurred_at: at(150), seq: 2 }], nextCursor: null });
+    // Nothing in arm 3 for a filter: every arm left is read at once.
+    held.set(3, []);
+    read.length = 0;
+    expect((await pageOverSpans(spans, null, 3, reader(null))).rows.map((r) => r.seq)).toEqual([4, 3, 2]);
+    expect(read).toEqual([[null, 3], [1, 2]]);
+  });
+
   it("counts a period as growing from a minute before its start till its grace after its end, the main tables always", () => {
     const week = PERIOD_MS;
     const start = 2950 * week;
