@@ -511,7 +511,7 @@ export async function armSpans(db: D1Database, projectId: string, arms: Arm[], n
 }
 
 /** A cursor's seq above every seq (cursor.ts takes up to 15 digits): the page ends above its instant, the next takes every row at it. */
-const SEQ_ABOVE_ALL = 999_999_999_999_999;
+export const SEQ_ABOVE_ALL = 999_999_999_999_999;
 
 /**
  * A page in list order after `after` (null: from the newest) over arms
@@ -521,7 +521,8 @@ const SEQ_ABOVE_ALL = 999_999_999_999_999;
  * having found rows, the next settled arm down (a period's rows lie in its
  * own stretch of time: the next is where the page most likely goes on),
  * or every arm left when they found none. An arm with no row of
- * the project, or none at or below `after`, is not read. The rest wait
+ * the project, or none at or below `after` and within the dates asked for
+ * (`within`, date_from and date_to), is not read. The rest wait
  * below the page's next cursor, where the next page starts. The same pages,
  * walked to the end, list every row once, as reading every arm does.
  */
@@ -530,13 +531,18 @@ export async function pageOverSpans<R extends Listed>(
   after: Cursor | null,
   limit: number,
   read: (arms: Arm[]) => Promise<ListPage<R>[]>,
+  within: { from: string | null; to: string | null } = { from: null, to: null },
 ): Promise<ListPage<R>> {
+  // The arms are chosen below the tighter of the cursor and date_to (inclusive: above every seq at its instant), and
+  // a settled arm whose rows all lie before date_from holds none of the page. The arms' reads apply both themselves.
+  const below: Cursor | null = within.to !== null && (after === null || within.to < after.occurredAt) ? { occurredAt: within.to, seq: SEQ_ABOVE_ALL } : after;
   // An arm's highest instant the page can take from it; null: none.
   const top = (s: ArmSpan): string | null => {
-    if (s.growing) return after?.occurredAt ?? "\uffff";
+    if (s.growing) return below?.occurredAt ?? "\uffff";
     if (s.hi === null || s.lo === null) return null;
-    if (after !== null && s.lo > after.occurredAt) return null;
-    return after !== null && s.hi > after.occurredAt ? after.occurredAt : s.hi;
+    if (below !== null && s.lo > below.occurredAt) return null;
+    if (within.from !== null && s.hi < within.from) return null;
+    return below !== null && s.hi > below.occurredAt ? below.occurredAt : s.hi;
   };
   const candidates = spans.flatMap((s) => {
     const t = top(s);

@@ -10,7 +10,7 @@ import type { Cursor } from "../model/cursor";
 import { overArms, pageOverSpans, type Arm, type ListPage, type Listed } from "../model/periods";
 import { withProjectArmSpans } from "../storage/shards";
 
-/** A page of the project's hot rows after `cursor`: `page` read in the arms that can hold rows of it (pageOverSpans), merged (mergePages). */
+/** A page of the project's hot rows after `cursor` (and `within` the dates its filter asks for): `page` read in the arms that can hold rows of it (pageOverSpans), merged (mergePages). */
 export async function pageOverArms<R extends Listed>(
   env: Env,
   projectId: string,
@@ -18,8 +18,9 @@ export async function pageOverArms<R extends Listed>(
   cursor: Cursor | null,
   limit: number,
   page: (db: D1Database) => Promise<ListPage<R>>,
+  within: { from: string | null; to: string | null } = { from: null, to: null },
 ): Promise<ListPage<R>> {
-  return withProjectArmSpans(env, projectId, (spans) => pageOverSpans(spans, cursor, limit, (arms: Arm[]) => overArms(db, page, arms)));
+  return withProjectArmSpans(env, projectId, (spans) => pageOverSpans(spans, cursor, limit, (arms: Arm[]) => overArms(db, page, arms), within));
 }
 
 /** The first arm's answer that is not null (an event is in one arm), in arm order; arms known to hold no row of the project are not read. */

@@ -9,8 +9,8 @@ import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } 
 import { segmentProbe } from "./segment-probe";
 import { trustedCompanions } from "../storage/companion-check";
 import { eventsReadDb, projectRowKey, withProjectArms, withProjectArmSpans } from "../storage/shards";
-import { armDb, overArms, pageOverSpans, type Arm, type ListPage, type Listed } from "../model/periods";
-import { encodeCursor } from "../model/cursor";
+import { armDb, overArms, pageOverSpans, SEQ_ABOVE_ALL, type Arm, type ListPage, type Listed } from "../model/periods";
+import { decodeCursor, encodeCursor } from "../model/cursor";
 import { stagedKey } from "../storage/staged-exports";
 
 /**
@@ -114,6 +114,13 @@ export interface HotPage {
   rows: Array<Record<string, unknown>>;
   /** No hot row follows these. */
   last: boolean;
+  /**
+   * Where the next page starts (null with `last`): after the last row, or
+   * above it, where the page ended at arms left unread (pageOverSpans), which
+   * may leave a page short or empty. The walk goes on from here, not from its
+   * last row.
+   */
+  next: { o: string; s: number } | null;
 }
 
 /**
@@ -146,11 +153,12 @@ export async function hotPage(env: Env, db: D1Database, hot: Selection, columns:
         const last = rows[rows.length - 1];
         return { rows: arms[i] === null ? rows : rows.filter((r) => r.seq > sealed), nextCursor: rows.length < limit ? null : encodeCursor(last.occurred_at, last.seq) };
       });
-    });
+    }, { from: hot.dateFrom, to: hot.dateTo });
   });
   // The main tables are always read (they may grow), so the page read the archived-through seq.
   archived ??= (await db.prepare(ARCHIVED_THROUGH).bind(hot.projectId).first<{ s: number }>())?.s ?? 0;
-  return { archived, rows: page.rows, last: page.nextCursor === null };
+  const next = page.nextCursor === null ? null : decodeCursor(page.nextCursor);
+  return { archived, rows: page.rows, last: next === null, next: next === null ? null : { o: next.occurredAt, s: next.seq ?? SEQ_ABOVE_ALL } };
 }
 
 export async function exportPart(env: Env, start: ExportPartState): Promise<ExportPartResult> {
@@ -205,11 +213,13 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
     let shown: unknown[][] = [];
     let archived = ALL;
     let ended = true;
+    let next: HotPage["next"] = null;
     if (s.hot !== null) {
       const read = [...new Set([...columns, ...ERASURE_KEYS])].map((c) => `e.${c}`);
       const found = await hotPage(env, db, s.hot, `${read.join(", ")}, ${PENDING_AS}`, rowKey, s.cursor, s.batch);
       archived = found.archived;
       ended = found.last;
+      next = found.next;
       // Rows a pending erasure covers go out scrubbed; left out when the filter matched them only by an erased field.
       const rows = await scrubObjects(found.rows as unknown as ErasableRow[]);
       const keep = (r: ErasableRow) => !wasScrubbed(r) || (s.hot!.actorId === null && s.hot!.ipAddress === null);
@@ -223,6 +233,7 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
       s.cursor = { o: last[occurredAt] as string, s: last[seqAt] as number };
       if (shown.length > 0) emitRows(shown);
     }
+    if (next !== null) s.cursor = next;
     if (ended) s.phase = "archive";
   }
 

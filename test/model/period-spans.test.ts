@@ -50,7 +50,11 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
         const times = list.map((r) => r.occurred_at).sort();
         return { arm, hi: rnd() < 0.2 ? at(800) : times[times.length - 1], lo: times[0], growing };
       });
-      const all = [...rows.values()].flat().sort(listOrder);
+      // Some walks ask for a stretch of time (date_from and date_to, inclusive), which the arms' reads apply themselves.
+      const dated = rnd() < 0.4;
+      const within = dated ? { from: rnd() < 0.7 ? at(Math.floor(rnd() * 400)) : null, to: rnd() < 0.7 ? at(300 + Math.floor(rnd() * 400)) : null } : undefined;
+      const inWithin = (r: Listed) => within === undefined || ((within.from === null || r.occurred_at >= within.from) && (within.to === null || r.occurred_at <= within.to));
+      const all = [...rows.values()].flat().filter(inWithin).sort(listOrder);
       for (const limit of [1, 2, 5, 50]) {
         const budget = rnd() < 0.3 ? 1 + Math.floor(rnd() * 3) : Infinity;
         const listed: Listed[] = [];
@@ -62,8 +66,13 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
             expect(read.filter((a) => seen.includes(a)), "a page reads an arm once").toEqual([]);
             seen.push(...read);
             expect(read.every((a) => (rows.get(a)!.length > 0 || a === null || a === 6)), "an arm with no row of the project is never read").toBe(true);
-            return read.map((a) => armPage(rows.get(a)!, cursor, limit, budget));
-          });
+            const outside = (a: Arm) => {
+              const span = spans.find((x) => x.arm === a)!;
+              return !span.growing && within !== undefined && ((within.to !== null && span.lo! > within.to) || (within.from !== null && span.hi! < within.from));
+            };
+            expect(read.filter(outside), "a settled arm whose span lies outside the dates asked for is never read").toEqual([]);
+            return read.map((a) => armPage(rows.get(a)!.filter(inWithin), cursor, limit, budget));
+          }, within);
           expect(page.rows.length).toBeLessThanOrEqual(limit);
           listed.push(...page.rows);
           if (page.nextCursor === null) break;

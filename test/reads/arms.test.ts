@@ -67,4 +67,40 @@ describe("reads over arms: each page from the arms that can hold it", () => {
       for (const n of [older, newer, empty]) await dropPeriod(p.db, n);
     }
   });
+
+  it("goes on past a page that ends empty above a period it left unread, in lists and exports", async () => {
+    const p = await createProject();
+    const oldest = pastArm();
+    const [older, newer] = [oldest + 100, oldest + 200];
+    for (const n of [oldest, older, newer]) await makePeriod(p.db, n);
+    try {
+      const at = (month: number, day: number) => new Date(Date.UTC(2025, month, day, 12)).toISOString();
+      const send = async (actor: string, times: string[]) => (await ingestMany(p.key, times.map((occurred_at) => ({ action: "doc.read", actor: { id: actor }, occurred_at })))).map((e) => e.seq);
+      // The actor's rows: two in the oldest period (October), one in the main tables backdated to January, none in
+      // the two periods between. Its first page finds the January row with the newest period, reads the next
+      // period down for more (nothing there) and ends above the oldest one, before the January row: empty.
+      const first = await send("u_rare", [at(9, 3), at(9, 2)]);
+      expect(await moveIntoPeriod(p.db, p.id, oldest, first[0] - 1)).toBe(2);
+      const middle = await send("u_other", [at(11, 5), at(11, 4)]);
+      expect(await moveIntoPeriod(p.db, p.id, older, middle[0] - 1)).toBe(2);
+      const late = await send("u_other", [new Date(Date.UTC(2026, 2, 1)).toISOString()]);
+      expect(await moveIntoPeriod(p.db, p.id, newer, late[0] - 1)).toBe(1);
+      const [main] = await send("u_rare", [at(0, 2)]);
+      const want = [first[0], first[1], main];
+
+      const res = await call("GET", "/v1/events?actor_id=u_rare&limit=5", { key: p.key });
+      expect(res.status, res.text).toBe(200);
+      expect(res.json.data, "the first page ends above the unread period").toEqual([]);
+      expect(res.json.nextCursor).toBe(`${at(9, 3)}~999999999999999`);
+      expect(await listPages(p.key, "/v1/events", "actor_id=u_rare", 5)).toEqual(want);
+      exportTuning.batch = 5;
+      try {
+        expect(await exported(p.key, "&actor_id=u_rare")).toEqual(want);
+      } finally {
+        exportTuning.batch = EXPORT_BATCH;
+      }
+    } finally {
+      for (const n of [oldest, older, newer]) await dropPeriod(p.db, n);
+    }
+  });
 });
