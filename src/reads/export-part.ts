@@ -4,7 +4,8 @@ import { exportFormat, type ExportFormatName } from "../model/export-formats";
 import { catalogFor } from "../catalog/catalog-cache";
 import { parsePending, PendingScrub, PENDING_AS, PENDING_FOR_SEGMENT, scrubObjects, wasScrubbed, type ErasableRow } from "../model/pending-erasures";
 import { companionBytes, matches } from "../storage/archive-export";
-import { archivedThrough, readSegment, type ArchivedRow, type Segment } from "../storage/archive-segments";
+import { archivedThrough, type ArchivedRow, type Segment } from "../storage/archive-segments";
+import { readListed } from "../storage/archive-walk";
 import { joinedSummary, SUMMARY_JOIN_COLUMNS, summaryJoin, type SummaryJoined } from "../storage/archive-summary";
 import { segmentProbe } from "./segment-probe";
 import { trustedCompanions } from "../storage/companion-check";
@@ -278,7 +279,8 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
         emit(bytes, false);
       } else {
         const entries = pendingIn(g);
-        const read = await readSegment(env, g);
+        // Listed a moment ago: an erasure or retention may have rewritten it since, or a restore brought it back hot.
+        const read = await readListed(env, db, g);
         const matching = (entries ? await new PendingScrub().rows(read, () => entries) : read)
           .filter((r) => matches(sel, r) && r.seq <= archivedWhenPassed(s, { o: r.occurred_at, s: r.seq }))
           .sort((a, b) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1));
