@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { restoreTuning } from "../../src/routes/project-restore";
 import { call, createProject, createScopedKey, ingestMany } from "../helpers";
 import { archiveAll, segmentsOf } from "./archive-helpers";
 import { searchGroupsOf } from "./search-groups";
@@ -21,12 +22,21 @@ describe("restoring the archive into D1", () => {
 
     await env.DB.prepare("UPDATE projects SET hot_days = NULL WHERE id = ?").bind(p.id).run();
     // Nor into a shard past 80% of its high-water mark: restoring must not fill it.
-    await env.DB.prepare("INSERT INTO shards (shard, high_water_bytes) VALUES (?1, 1) ON CONFLICT (shard) DO UPDATE SET high_water_bytes = 1").bind(p.shard).run();
+    // Its estimate of freed bytes emptied too: other files' archiving in this runtime may have left it past the file's size.
+    await env.DB.prepare("INSERT INTO shards (shard, high_water_bytes) VALUES (?1, 1) ON CONFLICT (shard) DO UPDATE SET high_water_bytes = 1, freed_bytes = 0").bind(p.shard).run();
     const full = await call("POST", "/v1/project/restore-archive", { key: admin });
     expect([full.status, full.json.error.code]).toEqual([409, "CONFLICT"]);
     expect(full.json.error.message).toContain("high-water mark");
     await env.DB.prepare("UPDATE shards SET high_water_bytes = NULL WHERE shard = ?").bind(p.shard).run();
-    const done = await call("POST", "/v1/project/restore-archive", { key: admin });
+    // One call restores all five segments, however loaded the machine (a call stops after about two seconds),
+    // so the chain holds one record of it, which the counts below include.
+    restoreTuning.budgetMs = 120_000;
+    let done;
+    try {
+      done = await call("POST", "/v1/project/restore-archive", { key: admin });
+    } finally {
+      restoreTuning.budgetMs = 2000;
+    }
     expect(done.json.data).toEqual({ status: "done", restored: 30, remaining: 0 });
     expect(await segmentsOf(p.db, p.id)).toEqual([]);
     expect((await p.db.prepare("SELECT count(*) AS n FROM events WHERE project_id = ?").bind(p.id).first())!.n).toBe(31);
