@@ -96,12 +96,10 @@ export async function nextPart(env: Env, db: D1Database, start: WalkState, colum
     const limit = Math.min(EXPORT_BATCH, max + 1 - rows.length);
     let page: Array<{ cells: unknown[] | null; at: Position }> = [];
     let archived = ALL;
-    let ended = true;
     let next: Position | null = null;
     if (s.hot !== null) {
       const found = await hotPage(env, db, s.hot, selectColumns, rowKey, s.cursor, limit);
       archived = found.archived;
-      ended = found.last;
       next = found.next;
       // A row a pending erasure covers goes out scrubbed, or not at all (cells null) when the filter matched it only by an erased field.
       const rows = (await scrubObjects(found.rows as unknown as ErasableRow[])) as unknown as Array<Record<string, unknown>>;
@@ -111,13 +109,12 @@ export async function nextPart(env: Env, db: D1Database, start: WalkState, colum
     const lastMark = s.marks.length > 0 ? s.marks[s.marks.length - 1].a : s.base;
     if (archived !== lastMark) s.marks.push({ after: s.cursor, a: archived });
     for (const { cells, at } of page) {
-      s.cursor = at;
       const marks = [...s.marks];
       if (cells) push(cells, () => ({ ...s, cursor: at, marks }));
     }
     // The next page starts where this one ended: past its last row, or above it where it ended at arms left unread.
     if (next !== null) s.cursor = next;
-    if (ended) s.phase = "archive";
+    else s.phase = "archive";
   }
 
   let segments = 0;

@@ -510,6 +510,13 @@ export async function armSpans(db: D1Database, projectId: string, arms: Arm[], n
   });
 }
 
+/** The dates a read asks for, inclusive, as a selection holds them (model/event-query.ts); null: unbounded. */
+export interface Dates {
+  dateFrom: string | null;
+  dateTo: string | null;
+}
+const NO_DATES: Dates = { dateFrom: null, dateTo: null };
+
 /** A cursor's seq above every seq (cursor.ts takes up to 15 digits): the page ends above its instant, the next takes every row at it. */
 export const SEQ_ABOVE_ALL = 999_999_999_999_999;
 
@@ -522,7 +529,7 @@ export const SEQ_ABOVE_ALL = 999_999_999_999_999;
  * own stretch of time: the next is where the page most likely goes on),
  * or every arm left when they found none. An arm with no row of
  * the project, or none at or below `after` and within the dates asked for
- * (`within`, date_from and date_to), is not read. The rest wait
+ * (`within`: a selection's date_from and date_to), is not read. The rest wait
  * below the page's next cursor, where the next page starts. The same pages,
  * walked to the end, list every row once, as reading every arm does.
  */
@@ -531,17 +538,18 @@ export async function pageOverSpans<R extends Listed>(
   after: Cursor | null,
   limit: number,
   read: (arms: Arm[]) => Promise<ListPage<R>[]>,
-  within: { from: string | null; to: string | null } = { from: null, to: null },
+  within: Dates = NO_DATES,
 ): Promise<ListPage<R>> {
   // The arms are chosen below the tighter of the cursor and date_to (inclusive: above every seq at its instant), and
   // a settled arm whose rows all lie before date_from holds none of the page. The arms' reads apply both themselves.
-  const below: Cursor | null = within.to !== null && (after === null || within.to < after.occurredAt) ? { occurredAt: within.to, seq: SEQ_ABOVE_ALL } : after;
+  const { dateFrom, dateTo } = within;
+  const below: Cursor | null = dateTo !== null && (after === null || dateTo < after.occurredAt) ? { occurredAt: dateTo, seq: SEQ_ABOVE_ALL } : after;
   // An arm's highest instant the page can take from it; null: none.
   const top = (s: ArmSpan): string | null => {
     if (s.growing) return below?.occurredAt ?? "\uffff";
     if (s.hi === null || s.lo === null) return null;
     if (below !== null && s.lo > below.occurredAt) return null;
-    if (within.from !== null && s.hi < within.from) return null;
+    if (dateFrom !== null && s.hi < dateFrom) return null;
     return below !== null && s.hi > below.occurredAt ? below.occurredAt : s.hi;
   };
   const candidates = spans.flatMap((s) => {

@@ -7,7 +7,7 @@
  * arm, read as before.
  */
 import type { Cursor } from "../model/cursor";
-import { overArms, pageOverSpans, type Arm, type ListPage, type Listed } from "../model/periods";
+import { overArms, pageOverSpans, type Arm, type Dates, type ListPage, type Listed } from "../model/periods";
 import { withProjectArmSpans } from "../storage/shards";
 
 /** A page of the project's hot rows after `cursor` (and `within` the dates its filter asks for): `page` read in the arms that can hold rows of it (pageOverSpans), merged (mergePages). */
@@ -18,7 +18,7 @@ export async function pageOverArms<R extends Listed>(
   cursor: Cursor | null,
   limit: number,
   page: (db: D1Database) => Promise<ListPage<R>>,
-  within: { from: string | null; to: string | null } = { from: null, to: null },
+  within?: Dates,
 ): Promise<ListPage<R>> {
   return withProjectArmSpans(env, projectId, (spans) => pageOverSpans(spans, cursor, limit, (arms: Arm[]) => overArms(db, page, arms), within));
 }

@@ -113,13 +113,11 @@ export async function hotCount(env: Env, db: D1Database, hot: Selection, rowKey:
 export interface HotPage {
   archived: number;
   rows: Array<Record<string, unknown>>;
-  /** No hot row follows these. */
-  last: boolean;
   /**
-   * Where the next page starts (null with `last`): after the last row, or
-   * above it, where the page ended at arms left unread (pageOverSpans), which
-   * may leave a page short or empty. The walk goes on from here, not from its
-   * last row.
+   * Where the next page starts (null: no hot row follows these): after the
+   * last row, or above it, where the page ended at arms left unread
+   * (pageOverSpans), which may leave a page short or empty. The walk goes on
+   * from here, not from its last row.
    */
   next: { o: string; s: number } | null;
 }
@@ -154,12 +152,12 @@ export async function hotPage(env: Env, db: D1Database, hot: Selection, columns:
         const last = rows[rows.length - 1];
         return { rows: arms[i] === null ? rows : rows.filter((r) => r.seq > sealed), nextCursor: rows.length < limit ? null : encodeCursor(last.occurred_at, last.seq) };
       });
-    }, { from: hot.dateFrom, to: hot.dateTo });
+    }, hot);
   });
   // The main tables are always read (they may grow), so the page read the archived-through seq.
   archived ??= (await db.prepare(ARCHIVED_THROUGH).bind(hot.projectId).first<{ s: number }>())?.s ?? 0;
   const next = page.nextCursor === null ? null : decodeCursor(page.nextCursor);
-  return { archived, rows: page.rows, last: next === null, next: next === null ? null : { o: next.occurredAt, s: next.seq ?? SEQ_ABOVE_ALL } };
+  return { archived, rows: page.rows, next: next === null ? null : { o: next.occurredAt, s: next.seq ?? SEQ_ABOVE_ALL } };
 }
 
 export async function exportPart(env: Env, start: ExportPartState): Promise<ExportPartResult> {
@@ -205,37 +203,28 @@ export async function exportPart(env: Env, start: ExportPartState): Promise<Expo
     }
   }
   const columns = format.columns;
-  const seqAt = columns.indexOf("seq");
-  const occurredAt = columns.indexOf("occurred_at");
   const rowKey = s.phase === "hot" ? await projectRowKey(env, s.projectId) : null;
 
   while (s.phase === "hot" && room()) {
-    let page: unknown[][] = [];
     let shown: unknown[][] = [];
     let archived = ALL;
-    let ended = true;
     let next: HotPage["next"] = null;
     if (s.hot !== null) {
       const read = [...new Set([...columns, ...ERASURE_KEYS])].map((c) => `e.${c}`);
       const found = await hotPage(env, db, s.hot, `${read.join(", ")}, ${PENDING_AS}`, rowKey, s.cursor, s.batch);
       archived = found.archived;
-      ended = found.last;
       next = found.next;
       // Rows a pending erasure covers go out scrubbed; left out when the filter matched them only by an erased field.
       const rows = await scrubObjects(found.rows as unknown as ErasableRow[]);
       const keep = (r: ErasableRow) => !wasScrubbed(r) || (s.hot!.actorId === null && s.hot!.ipAddress === null);
-      page = found.rows.map((r) => columns.map((c) => r[c]));
       shown = rows.filter(keep).map((r) => columns.map((c) => (r as unknown as Record<string, unknown>)[c]));
     }
     const lastMark = s.marks.length > 0 ? s.marks[s.marks.length - 1].a : s.base;
     if (archived !== lastMark) s.marks.push({ after: s.cursor, a: archived });
-    if (page.length > 0) {
-      const last = page[page.length - 1];
-      s.cursor = { o: last[occurredAt] as string, s: last[seqAt] as number };
-      if (shown.length > 0) emitRows(shown);
-    }
+    if (shown.length > 0) emitRows(shown);
+    // The next page starts where this one ended: past its last row, or above it where it ended at arms left unread.
     if (next !== null) s.cursor = next;
-    if (ended) s.phase = "archive";
+    else s.phase = "archive";
   }
 
   // Looks once even when the part is full: a walk that ends here ends in this part, not in one more call.

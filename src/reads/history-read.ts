@@ -52,11 +52,9 @@ type Listed = Segment & SummaryJoined;
 
 const listOrder = (a: ShapeRow, b: ShapeRow) => (a.occurred_at === b.occurred_at ? b.seq - a.seq : a.occurred_at < b.occurred_at ? 1 : -1);
 
-const dates = (sel: Selection) => ({ from: sel.dateFrom, to: sel.dateTo });
-
 /** `archived`: whether the project has archived events at all (hot_since, read beside the page); without, no segment is looked for. */
 export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
-  const hot = projectRowKey(env, sel.projectId).then((rowKey) => pageOverArms(env, sel.projectId, db, cursor, limit, (arm) => listEvents(arm, rowKey, sel, cursor, limit), dates(sel)));
+  const hot = projectRowKey(env, sel.projectId).then((rowKey) => pageOverArms(env, sel.projectId, db, cursor, limit, (arm) => listEvents(arm, rowKey, sel, cursor, limit), sel));
   return historyPage(env, db, sel, [], cursor, limit, hot, () => true, archived, segmentProbe(env, sel));
 }
 
@@ -67,7 +65,7 @@ export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cu
  */
 export function searchHistory(env: Env, db: D1Database, sel: Selection, terms: string[], cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
   const found = (r: ArchivedRow) => matchesAll(terms, [r.action, r.actor_name, r.actor_email, r.actor_id]);
-  const hot = projectRowKey(env, sel.projectId).then((rowKey) => pageOverArms(env, sel.projectId, db, cursor, limit, (arm) => searchEvents(arm, rowKey, sel, terms, cursor, limit), dates(sel)));
+  const hot = projectRowKey(env, sel.projectId).then((rowKey) => pageOverArms(env, sel.projectId, db, cursor, limit, (arm) => searchEvents(arm, rowKey, sel, terms, cursor, limit), sel));
   return historyPage(env, db, sel, terms, cursor, limit, hot, found, archived, segmentProbe(env, sel, terms));
 }
 

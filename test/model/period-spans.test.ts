@@ -52,8 +52,8 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
       });
       // Some walks ask for a stretch of time (date_from and date_to, inclusive), which the arms' reads apply themselves.
       const dated = rnd() < 0.4;
-      const within = dated ? { from: rnd() < 0.7 ? at(Math.floor(rnd() * 400)) : null, to: rnd() < 0.7 ? at(300 + Math.floor(rnd() * 400)) : null } : undefined;
-      const inWithin = (r: Listed) => within === undefined || ((within.from === null || r.occurred_at >= within.from) && (within.to === null || r.occurred_at <= within.to));
+      const within = dated ? { dateFrom: rnd() < 0.7 ? at(Math.floor(rnd() * 400)) : null, dateTo: rnd() < 0.7 ? at(300 + Math.floor(rnd() * 400)) : null } : undefined;
+      const inWithin = (r: Listed) => within === undefined || ((within.dateFrom === null || r.occurred_at >= within.dateFrom) && (within.dateTo === null || r.occurred_at <= within.dateTo));
       const all = [...rows.values()].flat().filter(inWithin).sort(listOrder);
       for (const limit of [1, 2, 5, 50]) {
         const budget = rnd() < 0.3 ? 1 + Math.floor(rnd() * 3) : Infinity;
@@ -68,7 +68,7 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
             expect(read.every((a) => (rows.get(a)!.length > 0 || a === null || a === 6)), "an arm with no row of the project is never read").toBe(true);
             const outside = (a: Arm) => {
               const span = spans.find((x) => x.arm === a)!;
-              return !span.growing && within !== undefined && ((within.to !== null && span.lo! > within.to) || (within.from !== null && span.hi! < within.from));
+              return !span.growing && within !== undefined && ((within.dateTo !== null && span.lo! > within.dateTo) || (within.dateFrom !== null && span.hi! < within.dateFrom));
             };
             expect(read.filter(outside), "a settled arm whose span lies outside the dates asked for is never read").toEqual([]);
             return read.map((a) => armPage(rows.get(a)!.filter(inWithin), cursor, limit, budget));
