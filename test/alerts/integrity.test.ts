@@ -1,10 +1,8 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import worker from "../../src/index";
 import { call, createProject, createScopedKey, ingestMany, until } from "../helpers";
 import { waitForJob } from "../jobs/job-helpers";
-import { signalShardPressure } from "../../src/alerts/integrity";
+import { signalExpiringKeys, signalShardPressure } from "../../src/alerts/integrity";
 import { Network } from "../streams/receiver";
 
 const HOOK = "hooks.acme-integrity.com";
@@ -83,18 +81,15 @@ describe("integrity alerts", () => {
     expect(fired.reason).toMatch(/Next: Run npm run projects:reindex -- <project> \(with --archived when the event is archived\) to put the hidden events back/);
   });
 
-  it("the daily cron warns of keys that expire within 7 days, once a day", async () => {
+  it("the daily cron's check warns of keys that expire within 7 days, once a day", async () => {
     const p = await createProject();
     const soon = await createScopedKey(p.id, ["read"], { expiresAt: new Date(Date.now() + 3 * 86_400_000).toISOString() });
     await createScopedKey(p.id, ["read"], { expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString() });
     const rule = await integrityRule(p.key);
-    const daily = async () => {
-      const ctx = createExecutionContext();
-      await worker.scheduled!(createScheduledController({ scheduledTime: new Date(), cron: "17 3 * * *" }), env, ctx);
-      await waitOnExecutionContext(ctx);
-    };
-    await daily();
-    await daily();
+    // The check alone, as the shard-pressure case below: the whole cron would also wake every ledger and job of the
+    // runtime, whose work outlived the file (test/auth/key-audit.test.ts runs the whole cron).
+    expect(await signalExpiringKeys(env, new Date())).toBeGreaterThanOrEqual(1);
+    await signalExpiringKeys(env, new Date());
     const list = await firings(p.key, rule.id);
     expect(list.map((f: any) => f.group)).toEqual([`key_expiring:${soon.prefix}`]);
     expect(list[0].reason).toMatch(/expires at .*Next: Create its replacement/);
