@@ -1,7 +1,7 @@
 import type { EventRow } from "../db/schema";
 import type { NamedAppend } from "../model/commit-spans";
 import { rowsBySeq } from "../model/row-keys";
-import { armDb, type Arm } from "../model/periods";
+import { armDb, MAIN_COMMIT_SQL, type Arm } from "../model/periods";
 import type { Head } from "./chain-check";
 import { insertEventsStatements } from "./event-insert";
 import { isGivenUpRefusal } from "./landed-appends";
@@ -128,7 +128,10 @@ export class CommitJournal {
 export function journalStatements(db: D1Database, projectId: string, entry: JournalEntry): D1PreparedStatement[] {
   const bySeq = (first: number, last: number) => entry.rows.filter((r) => r.seq >= first && r.seq <= last);
   const keyed = entry.keyed.map((k) => ({ key: k.key, requestHash: k.requestHash, rows: bySeq(k.first, k.last) }));
-  return [...insertEventsStatements(armDb(db, entry.arm ?? null), entry.rows, entry.named), ...idempotencyStatements(db, projectId, keyed)];
+  const arm = entry.arm ?? null;
+  // A commit to the main tables marks them in its own batch: reads may take them for settled till it is there (model/periods.ts).
+  const mark = arm === null ? [db.prepare(MAIN_COMMIT_SQL).bind(projectId)] : [];
+  return [...insertEventsStatements(armDb(db, arm), entry.rows, entry.named), ...mark, ...idempotencyStatements(db, projectId, keyed)];
 }
 
 /** Whether D1 holds the journal's commit: a batch is one transaction, so its first row says it for all of them. */

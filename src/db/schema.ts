@@ -433,6 +433,16 @@ export const ingestBacklog = sqliteTable("ingest_backlog", {
   tag: integer("tag").notNull(),
 });
 
+/**
+ * A project that has committed to the main tables (event shards; migration
+ * 0049, WITHOUT ROWID): written in the batch of every such commit, so a read
+ * that finds none may take the main tables for a settled arm of the project
+ * (src/model/periods.ts, armSpans; src/storage/own-writes.ts).
+ */
+export const mainCommits = sqliteTable("main_commits", {
+  project_id: text("project_id").primaryKey(),
+});
+
 /** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
 export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run" | "type_sets" | "time_in_span" | "action_in_set" | "org_in_set">;
 

@@ -132,8 +132,9 @@ export abstract class LedgerCore extends LedgerLogRpc {
     this.keyed = new IdempotentAppends(env, this.projectId, () => this.db, (key) => this.commits.keyedAhead(key), (events, key, requestHash, bytes, token) => this.commits.enqueue(events, key, requestHash, bytes, token));
     this.admission = new IngestAdmission(() => this.commits.load(), () => ingestEventsPerMinute(env, this.projectId));
     // Once started, append any self-audit event a crash left staged.
-    // Which arm commits go to is read once the shard is known, before the first commit (src/storage/commit-arms.ts).
-    ctx.blockConcurrencyWhile(() => this.loadHead(true)).then(() => (void this.arms.refresh(), this.drainAudit())).then(() => this.erasing.resume());
+    // Which arm commits go to is read once the shard is known, before the first commit: one sent to the main tables
+    // meanwhile would mark them, and reads would take them for growing from then on (src/storage/commit-arms.ts).
+    ctx.blockConcurrencyWhile(async () => (await this.loadHead(true), await this.arms.refresh())).then(() => this.drainAudit()).then(() => this.erasing.resume());
   }
 
   /**

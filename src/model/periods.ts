@@ -468,8 +468,9 @@ export function armGrace(length: number): number {
  * Where a project's rows in one arm lie in list order, as read at one
  * instant: the newest and oldest occurred_at (null: it held none), and
  * whether rows may land in it while that reading is kept (`growing`: the
- * main tables always; a period from shortly before its start till armGrace
- * after its end), which makes its reading no bound at all.
+ * main tables of a shard without periods, or of a project that has committed
+ * there (MAIN_COMMIT_SQL); a period from shortly before its start till
+ * armGrace after its end), which makes its reading no bound at all.
  */
 export interface ArmSpan {
   arm: Arm;
@@ -478,7 +479,20 @@ export interface ArmSpan {
   growing: boolean;
 }
 
-/** Whether rows may land in arm `arm` between `now` and `now + keepMs`: commits stamp their own clock, which may be ARM_LEAD_MS ahead. */
+/**
+ * The main tables' mark (migration 0049): every commit written to the main
+ * tables writes it in its own batch, the first time a row and after that
+ * none. A project without it has had no commit there since the mark began:
+ * its rows there (none, or older ones) lie where a reading of their span
+ * says, as a settled period's do, until a commit there sets the mark, which
+ * a read finds in its first batch (storage/own-writes.ts).
+ */
+export const MAIN_COMMIT_SQL = "INSERT OR IGNORE INTO main_commits (project_id) VALUES (?)";
+
+/** SQL: a row when the project has committed to the main tables (MAIN_COMMIT_SQL). */
+export const MAIN_MARK_SQL = "SELECT 1 AS main FROM main_commits WHERE project_id = ?1";
+
+/** Whether rows may land in period `arm` between `now` and `now + keepMs`: commits stamp their own clock, which may be ARM_LEAD_MS ahead. The main tables are armSpans' to judge. */
 export function armGrowing(arm: Arm, now: number, keepMs: number, length: number): boolean {
   if (arm === null) return true;
   return arm * length - ARM_LEAD_MS <= now + keepMs && now <= (arm + 1) * length + armGrace(length);
@@ -498,12 +512,25 @@ export const ARM_SPAN_SQL =
   "(SELECT received_at FROM commit_spans WHERE project_id = ?1 AND live = 1 ORDER BY received_at DESC LIMIT 1) AS si, " +
   "(SELECT received_at FROM commit_spans WHERE project_id = ?1 AND live = 1 ORDER BY received_at LIMIT 1) AS sl)";
 
-/** Each arm's span of a project's rows (ArmSpan), read now in one statement, kept `keepMs` by the caller. */
+/**
+ * Each arm's span of a project's rows (ArmSpan), read now in one batch, kept
+ * `keepMs` by the caller. The main tables of a shard with periods are read
+ * as a settled arm when the project has no main tables' mark: a read that
+ * keeps this answer finds a mark set since in its own first batch
+ * (storage/shards.ts, withProjectArmSpans).
+ */
 export async function armSpans(db: D1Database, projectId: string, arms: Arm[], now: number, keepMs: number, length: number): Promise<ArmSpan[]> {
-  const growing = arms.map((arm) => armGrowing(arm, now, keepMs, length));
+  // Without periods, the main tables are the one arm: nothing to bound, nothing read, as before periods.
+  const periods = arms.some((arm) => arm !== null);
+  const growing = arms.map((arm) => (arm === null ? !periods : armGrowing(arm, now, keepMs, length)));
   // A growing arm's reading would bound nothing: only the settled ones are read (none, without periods).
   const settled = arms.filter((_, k) => !growing[k]);
-  const read = settled.length === 0 ? [] : await overArms(db, (arm) => arm.prepare(ARM_SPAN_SQL).bind(projectId).first<{ hi: string | null; lo: string | null }>(), settled);
+  const together = compounding(db);
+  const [mark, read] = await Promise.all([
+    periods && arms.includes(null) ? together(null).prepare(MAIN_MARK_SQL).bind(projectId).first() : null,
+    Promise.all(settled.map((arm) => together(arm).prepare(ARM_SPAN_SQL).bind(projectId).first<{ hi: string | null; lo: string | null }>())),
+  ]);
+  if (mark !== null) growing[arms.indexOf(null)] = true;
   return arms.map((arm, k) => {
     const span = growing[k] ? null : read[settled.indexOf(arm)];
     return { arm, hi: span?.hi ?? null, lo: span?.lo ?? null, growing: growing[k] };

@@ -133,7 +133,7 @@ export async function hotPage(env: Env, db: D1Database, hot: Selection, columns:
   const after = cursor ? { occurredAt: cursor.o, seq: cursor.s } : null;
   const statement = selectEvents(hot, { columns, rowKey, cursor: after, limit });
   let archived: number | null = null;
-  const page = await withProjectArmSpans(env, hot.projectId, (spans) => {
+  const page = await withProjectArmSpans(env, hot.projectId, db, (spans) => {
     archived = null;
     return pageOverSpans(spans, after, limit, async (arms: Arm[]) => {
       const [through, ...found] = await db.batch<Record<string, unknown>>([
@@ -154,7 +154,7 @@ export async function hotPage(env: Env, db: D1Database, hot: Selection, columns:
       });
     }, hot);
   });
-  // The main tables are always read (they may grow), so the page read the archived-through seq.
+  // A page that read no arm (none can hold a row of it) has not read the archived-through seq.
   archived ??= (await db.prepare(ARCHIVED_THROUGH).bind(hot.projectId).first<{ s: number }>())?.s ?? 0;
   const next = page.nextCursor === null ? null : decodeCursor(page.nextCursor);
   return { archived, rows: page.rows, next: next === null ? null : { o: next.occurredAt, s: next.seq ?? SEQ_ABOVE_ALL } };

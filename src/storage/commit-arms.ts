@@ -10,10 +10,11 @@
  * kept hot longer (or for ever: no window) would keep everyone's rows in D1
  * with it. Those stay in the main tables, whose rows the archive deletes.
  *
- * The ledger asks synchronously, at each commit, from what it read last; the
- * read is made again in the background once a minute, never in a commit's
- * way. Until the first read, and when it fails, commits go to the main
- * tables, which is always sound.
+ * The ledger asks synchronously, at each commit, from what it read last; it
+ * reads once at its start, before its first commit, and again in the
+ * background once a minute, never in a commit's way. When a read fails,
+ * commits go to the main tables, which is always sound: each marks them for
+ * the project's reads (model/periods.ts, MAIN_COMMIT_SQL).
  */
 import { commitArm, periodLength, shardPeriods, type Arm, type ShardPeriod } from "../model/periods";
 import { hotDaysSetting } from "./project-row";

@@ -1,3 +1,5 @@
+import { MAIN_MARK_SQL } from "../model/periods";
+
 /**
  * Reads that see a project's own writes while its ledger answers appends
  * before D1 has them (issue 38, item 3; src/chain/commit-backlog.ts).
@@ -26,6 +28,13 @@
  * What the mark costs a read was measured before it was built: nothing
  * measurable in one batch (test/bench/README.md, "A journal in the ledger's
  * own SQLite").
+ *
+ * The same statement looks for the project's main tables' mark (migration
+ * 0049, model/periods.ts): a snapshot that has it holds a commit written to
+ * the main tables, so a read that took them for a settled arm reads them
+ * again (shards.ts, withProjectArmSpans). Marks are only ever added, so once
+ * seen it holds for the request; one not there in the first batch was not
+ * there for any commit answered before the request began.
  */
 
 /** How long a read waits for the ledger to index its backlog before it answers 429 with Retry-After. */
@@ -34,20 +43,30 @@ const INDEX_WAIT_MS = 10_000;
 /** The message a read gives up with when the backlog is not indexed in time: app.ts answers it with 429 and Retry-After. */
 export const INDEXING_BEHIND = "This project's newest events are still being indexed";
 
-/** The project's backlog mark, a row when it is set: what every read, a worker's look for a lost answer and a ledger's start ask. */
+/** The project's backlog mark, a row when it is set: what a worker's look for a lost answer and a ledger's start ask (a read's first batch looks with lookStatement). */
 export function markStatement(db: D1Database, projectId: string): D1PreparedStatement {
   return db.prepare("SELECT 1 AS marked FROM ingest_backlog WHERE project_id = ?").bind(projectId);
 }
 
+/** The first batch's look: one row, whether the backlog mark is set and whether the main tables are marked. */
+function lookStatement(db: D1Database, projectId: string): D1PreparedStatement {
+  return db
+    .prepare(`SELECT EXISTS (SELECT 1 FROM ingest_backlog WHERE project_id = ?1) AS marked, EXISTS (${MAIN_MARK_SQL}) AS main`)
+    .bind(projectId);
+}
+
 class OwnWrites {
+  /** Whether the project's main tables are marked, from the first batch's snapshot (or the one after indexing); undefined before it. */
+  main: boolean | undefined;
+
   constructor(
     readonly db: D1Database,
     private readonly projectId: string,
     private readonly indexed: () => Promise<void>,
   ) {}
 
-  private mark(): D1PreparedStatement {
-    return markStatement(this.db, this.projectId);
+  private look(): D1PreparedStatement {
+    return lookStatement(this.db, this.projectId);
   }
 
   private async caughtUp(): Promise<void> {
@@ -67,13 +86,18 @@ class OwnWrites {
   /** Runs statements with the mark in the same batch; with a mark, again once the ledger has indexed. */
   async batch<T>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]> {
     if (this.settled) return this.db.batch<T>(statements);
-    const [mark, ...results] = await this.db.batch<T>([this.mark(), ...statements]);
-    if (mark.results.length === 0) {
+    const [look, ...results] = await this.db.batch([this.look(), ...statements]);
+    const { marked, main } = look.results[0] as { marked: number; main: number };
+    this.main = main === 1;
+    if (marked === 0) {
       this.settled = true;
-      return results;
+      return results as D1Result<T>[];
     }
     await this.caughtUp();
-    return this.db.batch<T>(statements);
+    // Indexing the backlog may have written to the main tables: their mark is looked at again with the rows.
+    const [again, ...indexed] = await this.db.batch([this.look(), ...statements]);
+    this.main = (again.results[0] as { main: number }).main === 1;
+    return indexed as D1Result<T>[];
   }
 
   /** A statement read as arrays: in the batch as objects, then arrays in column order, until settled. */
@@ -106,6 +130,27 @@ function statement(own: OwnWrites, inner: D1PreparedStatement): D1PreparedStatem
 
 const innerOf = (s: D1PreparedStatement) => (s as unknown as { inner?: D1PreparedStatement }).inner ?? s;
 
+const owners = new WeakMap<object, OwnWrites>();
+
+/**
+ * Whether a commit answered before the request began went to the project's
+ * main tables (migration 0049), as `db`'s first batch saw it, asked now when
+ * it has run none; null when `db` does not see its own writes (not made by
+ * ownWritesDb), whose reader cannot know.
+ */
+export async function mainTablesMarked(db: D1Database): Promise<boolean | null> {
+  const own = owners.get(db);
+  if (own === undefined) return null;
+  if (own.main === undefined) await own.batch([]);
+  return own.main!;
+}
+
+/** What mainTablesMarked would answer without asking D1: undefined before `db`'s first batch. */
+export function mainTablesMarkedYet(db: D1Database): boolean | null | undefined {
+  const own = owners.get(db);
+  return own === undefined ? null : own.main;
+}
+
 /** The shard's database for reading a project's events, seeing every append answered before the read began. */
 export function ownWritesDb(db: D1Database, projectId: string, indexed: () => Promise<void>): D1Database {
   const own = new OwnWrites(db, projectId, indexed);
@@ -118,5 +163,6 @@ export function ownWritesDb(db: D1Database, projectId: string, indexed: () => Pr
     },
     dump: () => db.dump(),
   };
+  owners.set(wrapped, own);
   return wrapped as unknown as D1Database;
 }

@@ -8,7 +8,7 @@
 import { TtlCache } from "../lib/ttl-cache";
 import { armSpans, isGonePeriod, overArms, periodLength, shardArms, type Arm, type ArmSpan } from "../model/periods";
 import { shardRowKey } from "../model/row-keys";
-import { ownWritesDb } from "./own-writes";
+import { mainTablesMarked, mainTablesMarkedYet, ownWritesDb } from "./own-writes";
 
 /**
  * The shard directory. DB is the control database (projects, keys, plans);
@@ -154,9 +154,29 @@ async function againWhenGone<K, T>(projectId: string, known: () => Promise<K>, r
   }
 }
 
-/** `read` with the project's arms and their spans; once more, read again, when a period they named is gone. */
-export function withProjectArmSpans<T>(env: Env, projectId: string, read: (spans: ArmSpan[]) => Promise<T>): Promise<T> {
-  return againWhenGone(projectId, () => projectArmSpans(env, projectId), read);
+/**
+ * `read` with the project's arms and their spans; once more, read again, when
+ * a period they named is gone. `db`: the shard as the read sees it. The spans
+ * may take the main tables for settled (armSpans: no mark when they were
+ * read), which holds for a read whose own first batch finds no mark either
+ * (own-writes.ts): when it finds one, a commit went there since, and `read`
+ * runs again with them growing, which the spans then keep (a mark is never
+ * taken back). A database that does not see its own writes cannot tell: it
+ * reads them as growing.
+ */
+export function withProjectArmSpans<T>(env: Env, projectId: string, db: D1Database, read: (spans: ArmSpan[]) => Promise<T>): Promise<T> {
+  return againWhenGone(projectId, () => projectArmSpans(env, projectId), async (spans) => {
+    const main = spans.find((s) => s.arm === null);
+    if (main === undefined || main.growing) return read(spans);
+    const growing = spans.map((s) => (s === main ? { ...s, growing: true } : s));
+    const known = mainTablesMarkedYet(db);
+    if (known === null || known === true) return read(growing);
+    const answer = await read(spans);
+    if (!(await mainTablesMarked(db))) return answer;
+    const place = placeOfProject.get(projectId);
+    if (place?.spans === spans) place.spans = growing;
+    return read(growing);
+  });
 }
 
 /** `read` with the project's arms; once more with the shard's list read again when a period it named is gone. */

@@ -1,3 +1,4 @@
+import { evictDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
@@ -35,7 +36,7 @@ describe("a shard's periods over their life", () => {
     try {
       const sent = [...(await ingestMany(p.key, [{ action: "doc.read" }]))];
       await ingestMany(allHot.key, [{ action: "doc.read" }]);
-      // The ledger reads its shard's periods in the background, never in a commit's way: later commits go there.
+      // The ledger reads its shard's periods at its start and in the background, never in a commit's way: commits go there.
       await until(async () => {
         sent.push(...(await ingestMany(p.key, [{ action: "doc.write" }])));
         return (await rowsIn(p.db, `events_p${n}`, p.id)) > 0;
@@ -50,6 +51,43 @@ describe("a shard's periods over their life", () => {
       for (let i = 0; i < 3; i++) await ingestMany(allHot.key, [{ action: "doc.write" }]);
       expect(await rowsIn(p.db, `events_p${n}`, allHot.id)).toBe(0);
       expect(await rowsIn(p.db, "events", allHot.id)).toBe(4);
+    } finally {
+      await dropPeriod(p.db, n);
+    }
+  });
+
+  it("takes the main tables of a project that commits to periods for settled, and reads a commit that lands there at once", async () => {
+    const p = await createProject();
+    const n = periodOf(Date.now());
+    await makePeriod(p.db, n, new Date(Date.now() - 2 * ARM_LEAD_MS));
+    try {
+      // The ledger reads its shard's periods at its start, before its first commit: that one goes to the period, and
+      // the main tables stay unmarked.
+      const first = await ingestMany(p.key, [{ action: "doc.read", actor: { id: "u1" } }]);
+      expect(await rowsIn(p.db, `events_p${n}`, p.id)).toBe(1);
+      expect(await rowsIn(p.db, "events", p.id)).toBe(0);
+      expect(await rowsIn(p.db, "main_commits", p.id)).toBe(0);
+      // This isolate now keeps the project's spans (30 s): the main tables settled, with none of its rows.
+      expect(await listPages(p.key, "/v1/events", "", 5)).toEqual([first[0].seq]);
+
+      // Kept hot longer than periods wait, the project's commits go to the main tables once its ledger reads that.
+      await env.DB.prepare("UPDATE projects SET hot_days = 400 WHERE id = ?").bind(p.id).run();
+      await evictDurableObject(env.LEDGER.get(env.LEDGER.idFromName(p.id)));
+      const later = await ingestMany(p.key, [{ action: "doc.write", actor: { id: "u1" } }, { action: "doc.share", actor: { id: "u2" } }]);
+      await ingestMany(p.key, [{ action: "doc.write", actor: { id: "u1" } }]).then((e) => later.push(...e));
+      expect(await rowsIn(p.db, "events", p.id)).toBe(3);
+      // Marked once, by the first commit there.
+      expect(await rowsIn(p.db, "main_commits", p.id)).toBe(1);
+
+      // Every read shows them at once, though the spans this isolate keeps took the main tables for empty.
+      const seqs = [...later.map((e) => e.seq).reverse(), first[0].seq];
+      expect(await listPages(p.key, "/v1/events", "", 2)).toEqual(seqs);
+      expect(await listPages(p.key, "/v1/events", "actor_id=u1", 5)).toEqual([later[2].seq, later[0].seq, first[0].seq]);
+      expect(await listPages(p.key, "/v1/events/search", "q=doc.share", 5)).toEqual([later[1].seq]);
+      const got = await call("GET", `/v1/events/${later[1].id}`, { key: p.key });
+      expect(got.status, got.text).toBe(200);
+      expect(got.json.data.seq).toBe(later[1].seq);
+      expect(await exported(p.key)).toEqual(seqs);
     } finally {
       await dropPeriod(p.db, n);
     }
