@@ -558,13 +558,16 @@ export const SEQ_ABOVE_ALL = 999_999_999_999_999;
  * the project, or none at or below `after` and within the dates asked for
  * (`within`: a selection's date_from and date_to), is not read. The rest wait
  * below the page's next cursor, where the next page starts. The same pages,
- * walked to the end, list every row once, as reading every arm does.
+ * walked to the end, list every row once, as reading every arm does. `read`
+ * is told when the arms it reads after others are read because those found
+ * no row (`foundNone`): what it looks for is rare, and it may choose its walk
+ * by that (event-read.ts, searchEvents), giving the same rows.
  */
 export async function pageOverSpans<R extends Listed>(
   spans: ArmSpan[],
   after: Cursor | null,
   limit: number,
-  read: (arms: Arm[]) => Promise<ListPage<R>[]>,
+  read: (arms: Arm[], foundNone: boolean) => Promise<ListPage<R>[]>,
   within: Dates = NO_DATES,
 ): Promise<ListPage<R>> {
   // The arms are chosen below the tighter of the cursor and date_to (inclusive: above every seq at its instant), and
@@ -587,7 +590,7 @@ export async function pageOverSpans<R extends Listed>(
   const highest = candidates.filter((c) => !c.growing).reduce<string | null>((m, c) => (m === null || c.top > m ? c.top : m), null);
   const first = candidates.filter((c) => c.growing || c.top === highest);
   const rest = candidates.filter((c) => !first.includes(c));
-  const pages = await read(first.map((c) => c.arm));
+  const pages = await read(first.map((c) => c.arm), false);
   if (rest.length === 0) return mergePages(pages, limit);
   const so = mergePages(pages, limit);
   const stop = so.nextCursor === null ? null : decodeCursor(so.nextCursor);
@@ -610,6 +613,6 @@ export async function pageOverSpans<R extends Listed>(
     const unread = rest.filter((c) => !more.includes(c));
     if (unread.length > 0) bound = encodeCursor(unread.reduce((m, c) => (c.top > m ? c.top : m), unread[0].top), SEQ_ABOVE_ALL);
   }
-  const all = more.length > 0 ? [...pages, ...(await read(more.map((c) => c.arm)))] : pages;
+  const all = more.length > 0 ? [...pages, ...(await read(more.map((c) => c.arm), so.rows.length === 0))] : pages;
   return mergePages(bound !== null ? [...all, { rows: [], nextCursor: bound }] : all, limit);
 }

@@ -122,6 +122,12 @@ type Candidate = [
  * there); if FTS5 has at most RARE_HITS hits, let it find the rest; otherwise
  * check SCAN_WINDOW more events, and only then hand the rest (below the last
  * event checked) to FTS5.
+ *
+ * `rare`: the newer arms of the page found none of the terms (model/periods.ts,
+ * pageOverSpans), so the first window would most likely find none here
+ * either: FTS5 is asked first, and the window checked only when it holds more
+ * than RARE_HITS. A term in no event (of this arm) then costs one look at the
+ * index and one at the open group, not a window, a look and the open group.
  */
 export async function searchEvents(
   db: D1Database,
@@ -130,6 +136,7 @@ export async function searchEvents(
   terms: string[],
   cursor: Cursor | null,
   limit: number,
+  rare = false,
 ): Promise<Page> {
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
@@ -152,7 +159,7 @@ export async function searchEvents(
     if (last) below = { occurredAt: last[1], seq: last[2] };
     return window.length === size;
   };
-  const rare = async () => {
+  const hitsInIndex = async () => {
     const probe = await db
       .prepare(`SELECT count(*) AS n FROM (SELECT rowid FROM ${SEARCH_TABLE} WHERE ${SEARCH_TABLE} MATCH ? LIMIT ?)`)
       .bind(expression, RARE_HITS + 1)
@@ -160,15 +167,24 @@ export async function searchEvents(
     return probe!.n;
   };
 
-  let more = await scan(FIRST_WINDOW);
   /** Only the project's open search group, which no entry holds yet, is left to look at below the scan. */
   let openOnly = false;
-  if (more && hits.length < want) {
-    const found = await rare();
-    // No hit in the whole index: nothing further down can match but the open group's events, so the full FTS5
-    // walk is skipped (many common terms that never meet cost two walks of their doclists otherwise).
+  let more: boolean;
+  if (rare) {
+    // Asked first: FTS5 finds the rows of a term that is rare here, and the open group's; a common one is walked.
+    const found = await hitsInIndex();
     if (found === 0) [more, openOnly] = [false, true];
-    else if (found > RARE_HITS) more = await scan(SCAN_WINDOW);
+    else if (found <= RARE_HITS) more = true;
+    else if ((more = await scan(FIRST_WINDOW)) && hits.length < want) more = await scan(SCAN_WINDOW);
+  } else {
+    more = await scan(FIRST_WINDOW);
+    if (more && hits.length < want) {
+      const found = await hitsInIndex();
+      // No hit in the whole index: nothing further down can match but the open group's events, so the full FTS5
+      // walk is skipped (many common terms that never meet cost two walks of their doclists otherwise).
+      if (found === 0) [more, openOnly] = [false, true];
+      else if (found > RARE_HITS) more = await scan(SCAN_WINDOW);
+    }
   }
   let rows: ShapeRow[] = [];
   if (hits.length > 0) {
