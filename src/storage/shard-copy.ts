@@ -2,7 +2,7 @@ import { afterInserts, INDEXING_COLUMNS, placeRows, type IndexedRow } from "../m
 import { HOT_ROW_OVERHEAD_BYTES } from "./shard-pressure";
 import { keyBase, OLDER_TOP, rowsBySeq } from "../model/row-keys";
 import { keyedLead } from "../model/search-index";
-import { armDb, mergeBySeq, overArms, withShardArms, type Arm } from "../model/periods";
+import { armDb, MAIN_COMMIT_SQL, mergeBySeq, overArms, withShardArms, type Arm } from "../model/periods";
 
 /**
  * The SQL of a shard move: copying one project's rows from its source shard to
@@ -118,7 +118,8 @@ function storedInserts(db: D1Database, rows: Raw[]): D1PreparedStatement[] {
     bytes += json.length;
   }
   flush();
-  return [...inserts, ...afterInserts(db, placement)];
+  // Rows brought into the main tables mark them, as a commit there does: a read may have taken them for settled (model/periods.ts).
+  return [...inserts, ...afterInserts(db, placement), db.prepare(MAIN_COMMIT_SQL).bind(projectId)];
 }
 
 /** Insert statements (rows and search entries) of archived rows (seq order) brought back into D1. */

@@ -5,7 +5,8 @@ import { ledgerOf } from "../../src/chain/ledger";
 import { ARM_LEAD_MS, dropPeriod, makePeriod, periodOf } from "../../src/model/periods";
 import { tendPeriods } from "../../src/storage/period-upkeep";
 import { SHARD_CACHE_SECONDS } from "../../src/storage/shards";
-import { BASE, call, createProject, ingestMany, listPages, moveIntoPeriod, pastArm, until } from "../helpers";
+import { BASE, call, createProject, createScopedKey, ingestMany, listPages, moveIntoPeriod, pastArm, until, warmKey } from "../helpers";
+import { archiveAll } from "./archive-helpers";
 
 /** A period long past (whole weeks since 1970: 1,000 to 2,000 is 1989 to 2008), of this test's own. */
 
@@ -88,6 +89,48 @@ describe("a shard's periods over their life", () => {
       expect(got.status, got.text).toBe(200);
       expect(got.json.data.seq).toBe(later[1].seq);
       expect(await exported(p.key)).toEqual(seqs);
+    } finally {
+      await dropPeriod(p.db, n);
+    }
+  });
+
+  it("reads rows the archive brings back into the main tables of a project that commits to periods at once", async () => {
+    const p = await createProject();
+    const archived = await ingestMany(p.key, Array.from({ length: 12 }, (_, i) => ({ action: "doc.read", actor: { id: `u${i % 3}` } })));
+    await archiveAll(p.id, 6);
+    expect(await rowsIn(p.db, "events", p.id)).toBe(0);
+    // Kept hot a window periods wait for (archiveAll leaves none), with no main tables' mark, as a project made before
+    // the mark; its ledger, started again, writes to the period of its instant.
+    await env.DB.prepare("UPDATE projects SET hot_days = 30 WHERE id = ?").bind(p.id).run();
+    await p.db.prepare("DELETE FROM main_commits WHERE project_id = ?").bind(p.id).run();
+    const n = periodOf(Date.now());
+    await makePeriod(p.db, n, new Date(Date.now() - 2 * ARM_LEAD_MS));
+    try {
+      await evictDurableObject(env.LEDGER.get(env.LEDGER.idFromName(p.id)));
+      const hot = await ingestMany(p.key, [{ action: "doc.write", actor: { id: "u1" } }]);
+      expect(await rowsIn(p.db, `events_p${n}`, p.id)).toBe(1);
+      // The operator's key, looked up now: a key's first lookup in an isolate reads the project's shard afresh.
+      const { key: admin } = await createScopedKey(p.id, ["admin"]);
+      await warmKey(admin);
+      // This isolate now keeps the project's spans: the main tables settled, holding none of its rows.
+      const before = [hot[0].seq, ...archived.map((e) => e.seq).reverse()];
+      expect(await listPages(p.key, "/v1/events", "", 5)).toEqual(before);
+
+      // Tiering off, as a restore asks: the ledger goes on writing to the period until it reads that (a minute).
+      await env.DB.prepare("UPDATE projects SET hot_days = NULL WHERE id = ?").bind(p.id).run();
+      const restored = await call("POST", "/v1/project/restore-archive", { key: admin });
+      expect(restored.json.data, restored.text).toMatchObject({ status: "done", remaining: 0, restored: 12 });
+      expect(await rowsIn(p.db, "events", p.id)).toBe(12);
+      // The restore's own record went to the period; the restored rows are read at once from the main tables.
+      const record = (await call("GET", "/v1/events?action=witness.archive.restored", { key: p.key })).json.data;
+      expect(record).toHaveLength(1);
+      expect(await rowsIn(p.db, `events_p${n}`, p.id)).toBe(2);
+      expect(await listPages(p.key, "/v1/events", "", 5)).toEqual([record[0].seq, ...before]);
+      expect(await listPages(p.key, "/v1/events", "actor_id=u1", 5)).toEqual([hot[0].seq, ...archived.filter((_, i) => i % 3 === 1).map((e) => e.seq).reverse()]);
+      const got = await call("GET", `/v1/events/${archived[4].id}`, { key: p.key });
+      expect(got.json.data.seq, got.text).toBe(archived[4].seq);
+      // Marked by the restore's own batch.
+      expect(await rowsIn(p.db, "main_commits", p.id)).toBe(1);
     } finally {
       await dropPeriod(p.db, n);
     }
