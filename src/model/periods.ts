@@ -492,9 +492,8 @@ export const MAIN_COMMIT_SQL = "INSERT OR IGNORE INTO main_commits (project_id) 
 /** SQL: a row when the project has committed to the main tables (MAIN_COMMIT_SQL). */
 export const MAIN_MARK_SQL = "SELECT 1 AS main FROM main_commits WHERE project_id = ?1";
 
-/** Whether rows may land in period `arm` between `now` and `now + keepMs`: commits stamp their own clock, which may be ARM_LEAD_MS ahead. The main tables are armSpans' to judge. */
-export function armGrowing(arm: Arm, now: number, keepMs: number, length: number): boolean {
-  if (arm === null) return true;
+/** Whether rows may land in period `arm` between `now` and `now + keepMs`: commits stamp their own clock, which may be ARM_LEAD_MS ahead. (The main tables' mark says it of them: armSpans.) */
+export function armGrowing(arm: number, now: number, keepMs: number, length: number): boolean {
   return arm * length - ARM_LEAD_MS <= now + keepMs && now <= (arm + 1) * length + armGrace(length);
 }
 
