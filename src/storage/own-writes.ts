@@ -43,16 +43,17 @@ const INDEX_WAIT_MS = 10_000;
 /** The message a read gives up with when the backlog is not indexed in time: app.ts answers it with 429 and Retry-After. */
 export const INDEXING_BEHIND = "This project's newest events are still being indexed";
 
+/** SQL: a row when the project's backlog mark is set. */
+const BACKLOG_MARK_SQL = "SELECT 1 AS marked FROM ingest_backlog WHERE project_id = ?1";
+
 /** The project's backlog mark, a row when it is set: what a worker's look for a lost answer and a ledger's start ask (a read's first batch looks with lookStatement). */
 export function markStatement(db: D1Database, projectId: string): D1PreparedStatement {
-  return db.prepare("SELECT 1 AS marked FROM ingest_backlog WHERE project_id = ?").bind(projectId);
+  return db.prepare(BACKLOG_MARK_SQL).bind(projectId);
 }
 
 /** The first batch's look: one row, whether the backlog mark is set and whether the main tables are marked. */
 function lookStatement(db: D1Database, projectId: string): D1PreparedStatement {
-  return db
-    .prepare(`SELECT EXISTS (SELECT 1 FROM ingest_backlog WHERE project_id = ?1) AS marked, EXISTS (${MAIN_MARK_SQL}) AS main`)
-    .bind(projectId);
+  return db.prepare(`SELECT EXISTS (${BACKLOG_MARK_SQL}) AS marked, EXISTS (${MAIN_MARK_SQL}) AS main`).bind(projectId);
 }
 
 class OwnWrites {
