@@ -5,6 +5,9 @@
 import { countLines, fmt, httpGet, latencies, readTimes, sampleHeap, sampleRss } from "./lib.mjs";
 
 const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);
+// BENCH_READS_ONLY=search: the search and abuse cases alone (a few minutes, not a quarter of an hour), to compare a change to search.
+const SEARCH_ONLY = process.env.BENCH_READS_ONLY === "search";
+if (![undefined, "search"].includes(process.env.BENCH_READS_ONLY)) throw new Error(`BENCH_READS_ONLY=${process.env.BENCH_READS_ONLY}: only "search" is known`);
 
 export default async function readsBench({ url, runtimeUrl, baselineUrl, baselineRuntimeUrl, key, total, witness, processes, inspectorPort, report, layout }) {
   const times = readTimes(layout);
@@ -105,7 +108,8 @@ export default async function readsBench({ url, runtimeUrl, baselineUrl, baselin
     ...(base.baseline ? [["baseline worker, no-op GET", () => httpGet(`${base.baseline}/nothing`)]] : []),
     ["floor: GET /v1/events/<unknown id>", () => httpGet(`${base.url}/v1/events/00000000-0000-0000-0000-000000000000`, headers)],
   ];
-  const lists = await measureAll("/v1/events", listCases, floors);
+  // The floors stay in the search-only run: its rounds are compared with another run's by them.
+  const lists = await measureAll("/v1/events", SEARCH_ONLY ? [] : listCases, floors);
   reportCases(`List, limit 50, ${total.toLocaleString("en-US")} events in the project (${ITERATIONS} rounds of every request)`, lists, 20);
 
   const searchCases = [
@@ -120,6 +124,7 @@ export default async function readsBench({ url, runtimeUrl, baselineUrl, baselin
   // the worst a term list can make a search do once short terms are ignored and more than 8 refused.
   const abuseCases = [["8 common two-letter terms (no event has all)", "?q=us%20ac%20te%20lo%20do%20sh%20me%20in"]];
   reportCases(`Search abuse, limit 50 (${ITERATIONS} rounds)`, await measureAll("/v1/events/search", abuseCases), 100);
+  if (SEARCH_ONLY) return;
 
   /** Streams an export, counting rows without keeping it; samples the Worker's heap and the runtime's and proxy's RSS meanwhile. */
   async function exportRun(query, pids, base = url) {
