@@ -126,9 +126,10 @@ export interface SelectOptions {
   /**
    * Walk the full-text matches, not the list index: an FTS5 MATCH expression
    * (searchExpression) and its terms, which each event of
-   * a matching group must hold (search-index.ts).
+   * a matching group must hold (search-index.ts). `probe`: the hits counted
+   * in the same statement, and walked only when at most `probe` (PROBED).
    */
-  match?: { expression: string; terms: string[]; openOnly?: boolean };
+  match?: { expression: string; terms: string[]; probe?: number };
   /**
    * With excluded actions: look at only the next `window` events of the walk
    * and leave out the excluded ones among them, instead of walking on until
@@ -263,12 +264,24 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     const open =
       `SELECT * FROM (SELECT e.row_id FROM events e ${seqIndex(key)} WHERE ${seqsOn("e", key, project, `${newest} - ${SEARCH_GROUP - 1}`, newest)} ` +
       `AND ${inOpenGroup("e")} AND ${where.join(" AND ")})`;
-    const walks = options.match.openOnly
-      ? open
-      : // NOT INDEXED: the rowid range is the walk; a filter's index (one organization's every event) would be read per hit.
-        `SELECT * FROM (SELECT e.row_id FROM ${SEARCH_TABLE} f CROSS JOIN events e NOT INDEXED ON ${inGroup("e", "f.rowid")} ` +
-        `WHERE f.${SEARCH_TABLE} MATCH ${bind(options.match.expression)} AND ${where.join(" AND ")} ${ORDER} LIMIT ${limit}) UNION ALL ${open}`;
-    return { sql: `SELECT ${options.columns} FROM events e WHERE e.row_id IN (${walks}) ${ORDER} LIMIT ${limit}`, params };
+    const expression = bind(options.match.expression);
+    const probe = options.match.probe;
+    // NOT INDEXED: the rowid range is the walk; a filter's index (one organization's every event) would be read per hit.
+    const hitWalk = (from: string, entry: string, few = "") =>
+      `SELECT * FROM (SELECT e.row_id FROM ${from} CROSS JOIN events e NOT INDEXED ON ${inGroup("e", entry)} ` +
+      `WHERE ${few}${where.join(" AND ")} ${ORDER} LIMIT ${limit}) UNION ALL ${open}`;
+    const walks =
+      probe === undefined
+        ? hitWalk(`${SEARCH_TABLE} f`, "f.rowid", `f.${SEARCH_TABLE} MATCH ${expression} AND `)
+        : hitWalk("hits f", "f.k", `(SELECT n FROM probe) <= ${probe} AND `);
+    const page = `SELECT ${options.columns} FROM events e WHERE e.row_id IN (${walks}) ${ORDER} LIMIT ${limit}`;
+    if (probe === undefined) return { sql: page, params };
+    // PROBED: FTS5's hits, up to one past `probe`, kept and counted, and the page they give when they are no more
+    // than `probe`, in one statement that reads the index once: the page's rows, each with a last column of that
+    // count, or one row of nulls and the count when the page has none. Past `probe`, the page holds the open
+    // group's rows alone, which the caller sets aside to walk the list instead (event-read.ts, searchEvents).
+    const hits = `SELECT rowid AS k FROM ${SEARCH_TABLE} WHERE ${SEARCH_TABLE} MATCH ${expression} LIMIT ${probe + 1}`;
+    return { sql: `WITH hits AS MATERIALIZED (${hits}), probe AS MATERIALIZED (SELECT count(*) AS n FROM hits) SELECT page.*, probe.n FROM probe LEFT JOIN (${page}) page`, params };
   }
   if (actions.length <= 1) {
     if (actions.length === 1) where.push(`e.action = ${actions[0]}`);

@@ -139,6 +139,10 @@ export function pageJson(rows: ShapeRow[], nextCursor: string | null, write: (ro
  * applied (src/model/pending-erasures.ts): a covered row comes back scrubbed.
  */
 export async function shapeRows(db: D1Database, statement: Statement): Promise<ShapeRow[]> {
-  const cells = await db.prepare(statement.sql).bind(...statement.params).raw();
+  return shapeCells(await db.prepare(statement.sql).bind(...statement.params).raw());
+}
+
+/** Rows of SHAPE_SELECT's columns, read as arrays (further columns after them are left alone), shaped as shapeRows does. */
+export function shapeCells(cells: unknown[][]): Promise<ShapeRow[]> {
   return scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
 }

@@ -558,15 +558,16 @@ export const SEQ_ABOVE_ALL = 999_999_999_999_999;
  * (`within`: a selection's date_from and date_to), is not read. The rest wait
  * below the page's next cursor, where the next page starts. The same pages,
  * walked to the end, list every row once, as reading every arm does. `read`
- * is told when the arms it reads after others are read because those found
- * no row (`foundNone`): what it looks for is rare, and it may choose its walk
- * by that (event-read.ts, searchEvents), giving the same rows.
+ * is told when the arms it reads after others are read because those ran
+ * out before the page was full (`ranOut`): what it looks for is rare there,
+ * likely here too, and it may choose its walk by that (event-read.ts,
+ * searchEvents), giving the same rows.
  */
 export async function pageOverSpans<R extends Listed>(
   spans: ArmSpan[],
   after: Cursor | null,
   limit: number,
-  read: (arms: Arm[], foundNone: boolean) => Promise<ListPage<R>[]>,
+  read: (arms: Arm[], ranOut: boolean) => Promise<ListPage<R>[]>,
   within: Dates = NO_DATES,
 ): Promise<ListPage<R>> {
   // The arms are chosen below the tighter of the cursor and date_to (inclusive: above every seq at its instant), and
@@ -612,6 +613,6 @@ export async function pageOverSpans<R extends Listed>(
     const unread = rest.filter((c) => !more.includes(c));
     if (unread.length > 0) bound = encodeCursor(unread.reduce((m, c) => (c.top > m ? c.top : m), unread[0].top), SEQ_ABOVE_ALL);
   }
-  const all = more.length > 0 ? [...pages, ...(await read(more.map((c) => c.arm), so.rows.length === 0))] : pages;
+  const all = more.length > 0 ? [...pages, ...(await read(more.map((c) => c.arm), stop === null))] : pages;
   return mergePages(bound !== null ? [...all, { rows: [], nextCursor: bound }] : all, limit);
 }

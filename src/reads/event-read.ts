@@ -7,9 +7,10 @@
 import { type Cursor, encodeCursor } from "../model/cursor";
 import { eventsByIdStatement } from "../model/event-lookup";
 import { selectEvents, type Selection } from "../model/event-query";
-import { SHAPE_SELECT, shapeRows, type ShapeRow } from "../model/event-shape";
+import { SHAPE_SELECT, shapeCells, shapeRows, type ShapeRow } from "../model/event-shape";
+import { listOrder } from "../model/periods";
 import { parsePending, PendingScrub, PENDING_COLUMN, wasScrubbed } from "../model/pending-erasures";
-import { SEARCH_TABLE, searchExpression } from "../model/search-index";
+import { searchExpression } from "../model/search-index";
 import { matchesAll } from "../model/search-query";
 import { archivedEvent } from "../storage/archive-lookup";
 import { eventsReadDb } from "../storage/shards";
@@ -95,6 +96,8 @@ export const FIRST_WINDOW = 250;
  * search group (up to 16 consecutive rows of one commit, search-index.ts) whose events SQL checks for the terms.
  */
 export const RARE_HITS = 500;
+/** RARE_HITS as searches read it: tests make it small, to have a term common in an arm without 8,000 events. */
+export const searchTuning = { rareHits: RARE_HITS };
 /** Events checked next when the term is neither common in the first window nor rare in the project. */
 export const SCAN_WINDOW = 2000;
 
@@ -119,15 +122,17 @@ type Candidate = [
  * up and sorted into list order. Walking the list and checking each event in
  * JavaScript is slow for rare terms instead. So: check the newest
  * FIRST_WINDOW events of the filtered list (a common term fills the page
- * there); if FTS5 has at most RARE_HITS hits, let it find the rest; otherwise
+ * there); if FTS5 has at most RARE_HITS hits, let it find the rest (the
+ * count and the rest in one statement: event-query.ts, PROBED); otherwise
  * check SCAN_WINDOW more events, and only then hand the rest (below the last
  * event checked) to FTS5.
  *
- * `rare`: the newer arms of the page found none of the terms (model/periods.ts,
- * pageOverSpans), so the first window would most likely find none here
- * either: FTS5 is asked first, and the window checked only when it holds more
- * than RARE_HITS. A term in no event (of this arm) then costs one look at the
- * index and one at the open group, not a window, a look and the open group.
+ * `rare`: the newer arms of the page ran out short of it (model/periods.ts,
+ * pageOverSpans), so the terms are rare there and most likely here too:
+ * FTS5 is asked first. A term rare in this arm, or in no event of it, then
+ * costs that one statement, not a window and that statement. Past RARE_HITS
+ * the statement's page is set aside and the list walked as above: one
+ * statement more than without `rare`.
  */
 export async function searchEvents(
   db: D1Database,
@@ -141,6 +146,7 @@ export async function searchEvents(
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
   const want = limit + 1;
+  const { rareHits } = searchTuning;
   const expression = searchExpression(terms, sel.projectId);
   const hits: number[] = [];
   const pending = new PendingScrub();
@@ -159,46 +165,55 @@ export async function searchEvents(
     if (last) below = { occurredAt: last[1], seq: last[2] };
     return window.length === size;
   };
-  const hitsInIndex = async () => {
-    const probe = await db
-      .prepare(`SELECT count(*) AS n FROM (SELECT rowid FROM ${SEARCH_TABLE} WHERE ${SEARCH_TABLE} MATCH ? LIMIT ?)`)
-      .bind(expression, RARE_HITS + 1)
-      .first<{ n: number }>();
-    return probe!.n;
+  /** Events of `ids` (hits of the scan), shaped, in list order. */
+  const shaped = (ids: number[]): Promise<ShapeRow[]> =>
+    ids.length === 0
+      ? Promise.resolve([])
+      : shapeRows(db, {
+          sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.row_id IN (SELECT value FROM json_each(?)) ORDER BY e.occurred_at DESC, e.seq DESC`,
+          params: [JSON.stringify(ids)],
+        });
+  /**
+   * The rest of the page below the last event checked, from FTS5 when the
+   * project has at most rareHits hits (none: the open group's events alone),
+   * counted and walked in one statement (event-query.ts, PROBED); null when
+   * it has more, and the list is walked instead.
+   */
+  const probedRest = async (): Promise<ShapeRow[] | null> => {
+    const { sql, params } = selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor: below, limit: want - hits.length, match: { expression, terms, probe: rareHits } });
+    const cells = await db.prepare(sql).bind(...params).raw();
+    // The count is each row's last column; a join's rows keep no order of their own.
+    if (Number(cells[0].at(-1)) > rareHits) return null;
+    return (await shapeCells(cells.filter((c) => c[0] !== null))).sort(listOrder);
   };
+  const filtered = stillMatches(sel);
+  const page = (rows: ShapeRow[]) => toPage(rows, limit, (row) => filtered() && matchesAll(terms, [row.action]));
 
-  /** Only the project's open search group, which no entry holds yet, is left to look at below the scan. */
-  let openOnly = false;
+  /** The scan's hits shaped so far (the first `shapedHits`). */
+  let found: ShapeRow[] = [];
+  let shapedHits = 0;
   let more: boolean;
   if (rare) {
-    // Asked first: FTS5 finds the rows of a term that is rare here, and the open group's; a common one is walked.
-    const found = await hitsInIndex();
-    if (found === 0) [more, openOnly] = [false, true];
-    else if (found <= RARE_HITS) more = true;
-    else if ((more = await scan(FIRST_WINDOW)) && hits.length < want) more = await scan(SCAN_WINDOW);
+    const rest = await probedRest();
+    if (rest !== null) return page(rest);
+    // Common in this arm after all: walked as below, its count known.
+    if ((more = await scan(FIRST_WINDOW)) && hits.length < want) more = await scan(SCAN_WINDOW);
   } else {
     more = await scan(FIRST_WINDOW);
     if (more && hits.length < want) {
-      const found = await hitsInIndex();
-      // No hit in the whole index: nothing further down can match but the open group's events, so the full FTS5
-      // walk is skipped (many common terms that never meet cost two walks of their doclists otherwise).
-      if (found === 0) [more, openOnly] = [false, true];
-      else if (found > RARE_HITS) more = await scan(SCAN_WINDOW);
+      // Less than a page in the first window: FTS5 may hold the rest, asked while the window's hits are shaped.
+      let rest: ShapeRow[] | null;
+      shapedHits = hits.length;
+      [rest, found] = await Promise.all([probedRest(), shaped(hits.slice(0, shapedHits))]);
+      if (rest !== null) return page(found.concat(rest));
+      more = await scan(SCAN_WINDOW);
     }
   }
-  let rows: ShapeRow[] = [];
-  if (hits.length > 0) {
-    rows = await shapeRows(db, {
-      sql: `SELECT ${SHAPE_SELECT} FROM events e WHERE e.row_id IN (SELECT value FROM json_each(?)) ORDER BY e.occurred_at DESC, e.seq DESC`,
-      params: [JSON.stringify(hits)],
-    });
-  }
-  if ((more || openOnly) && hits.length < want) {
-    const rest = selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor: below, limit: want - hits.length, match: { expression, terms, openOnly } });
-    rows = rows.concat(await shapeRows(db, rest));
-  }
-  const filtered = stillMatches(sel);
-  return toPage(rows, limit, (row) => filtered() && matchesAll(terms, [row.action]));
+  const rows = found.concat(await shaped(hits.slice(shapedHits)));
+  if (!more || hits.length >= want) return page(rows);
+  // Past the windows, the rest (below the last event checked) is FTS5's: this term's hits are many, so few are left below.
+  const rest = selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor: below, limit: want - hits.length, match: { expression, terms } });
+  return page(rows.concat(await shapeRows(db, rest)));
 }
 
 /** One hot event of the project by id, shaped for reads (model/event-lookup.ts), or null: looked for in each arm (arms.ts). */

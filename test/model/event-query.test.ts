@@ -164,10 +164,15 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
     expect(lines, text).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)");
     // The open group: a range of the (project, seq) index from the project's newest seq back 16.
     expect(text).toMatch(/SEARCH e USING INDEX events_project_seq_idx \(project_id=\? AND seq>\? AND seq<\?\)/);
-    // Only the open group: no FTS walk at all (its one lookup by rowid asks whether a group has its entry).
-    const open = (await plan(sel({ organization: "o" }), { match: { expression: '"log"*', terms: ["log"], openOnly: true } })).join("\n");
-    expect(open).not.toMatch(/SCAN f VIRTUAL TABLE/);
-    expect(open).toMatch(/events_project_seq_idx \(project_id=\? AND seq>\? AND seq<\?\)/);
+    // Probed: the index read once, its hits (up to one past the probe) kept for the count and the walk.
+    const probed = await plan(sel({ organization: "o" }), { match: { expression: '"log"*', terms: ["log"], probe: 500 } });
+    const all = probed.join("\n");
+    expect(fullScan(probed), all).toBe(false);
+    expect(probed.filter((l) => /^SCAN (f|events_search) VIRTUAL TABLE/.test(l)), all).toEqual(["SCAN events_search VIRTUAL TABLE INDEX 0:M1"]);
+    expect(probed, all).toContain("MATERIALIZE hits");
+    expect(probed, all).toContain("SCAN f");
+    expect(probed, all).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)");
+    expect(all).toMatch(/events_project_seq_idx \(project_id=\? AND seq>\? AND seq<\?\)/);
   });
 
   it("target filters: walk the first- and second-target indexes and event_targets in list order, each to the page's end, never a scan", async () => {

@@ -109,7 +109,7 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
     expect(read).toEqual([[null, 1, 4]]);
   });
 
-  it("goes on in the next arm down when the first ran out having found rows, and in every arm left when it found none", async () => {
+  it("goes on in the next arm down when the first ran out having found rows, and in every arm left when it found none, telling the read they ran out", async () => {
     const spans: ArmSpan[] = [
       { arm: null, hi: null, lo: null, growing: true },
       { arm: 1, hi: at(199), lo: at(100), growing: false },
@@ -123,13 +123,17 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
       [3, [{ occurred_at: at(350), seq: 6 }]],
     ]);
     const read: Arm[][] = [];
-    const reader = (c: Cursor | null) => (arms: Arm[]) => {
+    const told: boolean[] = [];
+    const reader = (c: Cursor | null) => (arms: Arm[], ranOut: boolean) => {
       read.push(arms);
+      told.push(ranOut);
       return Promise.resolve(arms.map((a) => armPage(held.get(a)!, c, 3, Infinity)));
     };
-    // Arm 3 gives one row of three: arm 2 is read for the rest, not arm 1, which bounds the page.
+    // Arm 3 gives one row of three: arm 2 is read for the rest, not arm 1, which bounds the page. The read of arm 2
+    // is told the arms before ran out: what it looks for is rare (a search asks FTS5 first).
     const page = await pageOverSpans(spans, null, 3, reader(null));
     expect(read).toEqual([[null, 3], [2]]);
+    expect(told).toEqual([false, true]);
     expect(page.rows.map((r) => r.seq)).toEqual([6, 4, 3]);
     expect(page.nextCursor).toBe(`${at(199)}~999999999999999`);
     read.length = 0;
@@ -139,8 +143,19 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
     // Nothing in arm 3 for a filter: every arm left is read at once.
     held.set(3, []);
     read.length = 0;
+    told.length = 0;
     expect((await pageOverSpans(spans, null, 3, reader(null))).rows.map((r) => r.seq)).toEqual([4, 3, 2]);
     expect(read).toEqual([[null, 3], [1, 2]]);
+    expect(told).toEqual([false, true]);
+    // Arm 3 fills the page and stops inside arm 2's stretch: arm 2 is read for the rows it holds up there, not told
+    // they ran out (the term is common).
+    held.set(3, [{ occurred_at: at(399), seq: 10 }, { occurred_at: at(398), seq: 9 }, { occurred_at: at(397), seq: 8 }, { occurred_at: at(396), seq: 7 }]);
+    spans[2] = { arm: 2, hi: at(398), lo: at(200), growing: false };
+    read.length = 0;
+    told.length = 0;
+    expect((await pageOverSpans(spans, null, 3, reader(null))).rows.map((r) => r.seq)).toEqual([10, 9, 8]);
+    expect(read).toEqual([[null, 3], [2]]);
+    expect(told).toEqual([false, false]);
   });
 
   it("counts a period as growing from a minute before its start till its grace after its end", () => {

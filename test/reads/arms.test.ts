@@ -1,6 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { dropPeriod, makePeriod } from "../../src/model/periods";
+import { RARE_HITS, searchTuning } from "../../src/reads/event-read";
 import { EXPORT_BATCH, exportTuning } from "../../src/reads/export-stream";
 import { BASE, call, createProject, expectEveryListing, ingestMany, listOrder, listPages, moveIntoPeriod, pastArm } from "../helpers";
 
@@ -98,6 +99,49 @@ describe("reads over arms: each page from the arms that can hold it", () => {
         expect(await exported(p.key, "&actor_id=u_rare")).toEqual(want);
       } finally {
         exportTuning.batch = EXPORT_BATCH;
+      }
+    } finally {
+      for (const n of [oldest, older, newer]) await dropPeriod(p.db, n);
+    }
+  });
+
+  it("searches on in the periods below newer ones that ran out, the term rare there or common", async () => {
+    const p = await createProject();
+    const oldest = pastArm();
+    const [older, newer] = [oldest + 100, oldest + 200];
+    for (const n of [oldest, older, newer]) await makePeriod(p.db, n);
+    try {
+      const sent: Array<{ seq: number; occurred_at: string; name: string }> = [];
+      /** `names` backdated into `month` of 2025 (null: happening when received), moved into `arm` (null: left in the main tables). */
+      const send = async (arm: number | null, month: number | null, names: string[]) => {
+        const stored = await ingestMany(p.key, names.map((name, i) => ({ action: "doc.read", actor: { id: `u${i}`, name }, ...(month === null ? {} : { occurred_at: new Date(Date.UTC(2025, month, 1, 12, i)).toISOString() }) })));
+        stored.forEach((e, i) => sent.push({ seq: e.seq, occurred_at: e.occurred_at, name: names[i] }));
+        if (arm !== null) expect(await moveIntoPeriod(p.db, p.id, arm, stored[0].seq - 1)).toBe(names.length);
+      };
+      const of = (k: number, name: string) => Array.from({ length: k }, (_, i) => (i % 5 === 2 ? name : "plain member"));
+      // Kestrel: once in the main tables and once in the newest period, which a page of 3 reads first and which run
+      // out; then in every event of the older period, its search groups many. Osprey: only in the two oldest.
+      await send(oldest, 0, [...of(20, "osprey"), "kestrel one"]);
+      await send(older, 3, [...Array.from({ length: 40 }, () => "kestrel"), "osprey"]);
+      await send(newer, 8, [...of(10, "plain"), "kestrel two"]);
+      await send(null, null, ["kestrel three"]);
+      const holding = (term: string) => listOrder(sent, (e) => e.name.includes(term));
+      expect(holding("kestrel")).toHaveLength(43);
+      expect(holding("osprey")).toHaveLength(5);
+      // With RARE_HITS, both terms are rare in every period: each arm read after the newer ran out answers its count
+      // and its page in one statement. With 1, kestrel is common in the older period: its page is set aside and the
+      // list walked there. Osprey's first page reads the two oldest periods together (one compound statement).
+      for (const rareHits of [RARE_HITS, 1]) {
+        searchTuning.rareHits = rareHits;
+        try {
+          for (const limit of [3, 50]) {
+            expect(await listPages(p.key, "/v1/events/search", "q=kestrel", limit), `kestrel, pages of ${limit}, rare below ${rareHits}`).toEqual(holding("kestrel"));
+            expect(await listPages(p.key, "/v1/events/search", "q=osprey", limit), `osprey, pages of ${limit}, rare below ${rareHits}`).toEqual(holding("osprey"));
+          }
+          expect(await listPages(p.key, "/v1/events/search", "q=heron", 3)).toEqual([]);
+        } finally {
+          searchTuning.rareHits = RARE_HITS;
+        }
       }
     } finally {
       for (const n of [oldest, older, newer]) await dropPeriod(p.db, n);
