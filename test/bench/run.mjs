@@ -120,6 +120,12 @@ try {
       const tables = shardSql(persistDir, shard, "SELECT name FROM sqlite_master WHERE type = 'table' AND (name = 'events' OR name GLOB 'events_p[0-9]*') ORDER BY name").map((r) => r.name);
       const counts = tables.map((t) => `${t} ${shardSql(persistDir, shard, `SELECT count(*) AS n FROM ${t} WHERE project_id = '${projectId}'`)[0].n.toLocaleString("en-US")}`);
       console.log(`\n${projectId} in ${tables.length} arms: ${counts.join(", ")}`);
+      // The daily cron, as a deployment runs it once the periods are past their grace: it merges their search
+      // indexes (period-upkeep.ts). Twice: a run gives them a bounded number of steps.
+      const segments = () => tables.filter((t) => t !== "events").map((t) => shardSql(persistDir, shard, `SELECT count(DISTINCT segid) AS n FROM ${t.replace("events", "events_search")}_idx`)[0].n);
+      const before = segments();
+      for (let run = 0; run < 2; run++) await runCron(service.url);
+      console.log(`search index segments in each period: ${before.join(", ")} before the daily cron, ${segments().join(", ")} after`);
     }
     const arms = Number(process.env.BENCH_READS_ARMS ?? 0);
     if (arms > 0) await makeEmptyPeriods(persistDir, projectShard(persistDir, projectId), arms);

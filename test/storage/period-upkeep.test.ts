@@ -178,6 +178,31 @@ describe("a shard's periods over their life", () => {
     expect((await exported(p.key)).sort((a, b) => a - b)).toEqual([...seqs].sort((a, b) => a - b));
   });
 
+  it("merges a settled period's search index into one segment, once, and search finds the same events", async () => {
+    const p = await createProject();
+    const n = pastArm();
+    await makePeriod(p.db, n);
+    try {
+      const sent = await ingestMany(p.key, Array.from({ length: 48 }, (_, i) => ({ action: "doc.read", actor: { id: `u${i}`, name: i % 4 ? "Plain" : `Kestrel ${i}` } })));
+      // A commit of three events at a time, as a week of small commits leaves it: a segment each, or few merged.
+      expect(await moveIntoPeriod(p.db, p.id, n, 0, 3)).toBe(48);
+      const segments = async () => (await p.db.prepare(`SELECT count(DISTINCT segid) AS n FROM events_search_p${n}_idx`).first<{ n: number }>())!.n;
+      expect(await segments()).toBeGreaterThan(1);
+      const kestrels = sent.filter((_, i) => i % 4 === 0).map((e) => e.seq).reverse();
+      expect(await listPages(p.key, "/v1/events/search", "q=kestrel", 5)).toEqual(kestrels);
+
+      const first = await tendPeriods(env, p.db, new Date());
+      expect(first.compacted).toContain(n);
+      expect(await segments()).toBe(1);
+      expect(await listPages(p.key, "/v1/events/search", "q=kestrel", 5)).toEqual(kestrels);
+      expect(await listPages(p.key, "/v1/events/search", "q=kestrel%2012", 5)).toEqual([sent[12].seq]);
+      // Merged already: the next run sees nothing to do there.
+      expect((await tendPeriods(env, p.db, new Date())).compacted).not.toContain(n);
+    } finally {
+      await dropPeriod(p.db, n);
+    }
+  });
+
   it("loses and repeats nothing when a period's sealing stops after its objects are written, or before its drop", async () => {
     const p = await createProject();
     const n = pastArm();
