@@ -211,7 +211,7 @@ export async function searchEvents(
   }
   const rows = found.concat(await shaped(hits.slice(shapedHits)));
   if (!more || hits.length >= want) return page(rows);
-  // Past the windows, the rest (below the last event checked) is FTS5's: this term's hits are many, so few are left below.
+  // Past both windows and still short of a page: the term's hits are many but thin here; FTS5 walks them below.
   const rest = selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor: below, limit: want - hits.length, match: { expression, terms } });
   return page(rows.concat(await shapeRows(db, rest)));
 }
