@@ -134,7 +134,8 @@ export interface SelectOptions {
    * With excluded actions: look at only the next `window` events of the walk
    * and leave out the excluded ones among them, instead of walking on until
    * the page is full (which reads most of the project when nearly every
-   * action is excluded).
+   * action is excluded). The rows come with a last column, the number of
+   * events looked at (one row of nulls and it when none is kept).
    */
   window?: number;
 }
@@ -246,8 +247,11 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   if (exclude && options.window !== undefined && options.match === undefined) {
     const window = bind(options.window);
     const w = walk(where, window);
+    // The walk kept and counted with the page, as PROBED below: a count under the window says the walk ran out, so the
+    // page holds every row left (a short list, or an arm that holds few) and no other walk is needed (event-read.ts).
     const walked = `SELECT e.row_id ${w.from} WHERE ${w.where} ${ORDER} LIMIT ${window}`;
-    return { sql: `SELECT ${options.columns} FROM events e WHERE e.row_id IN (${walked}) AND ${exclude} ${ORDER} LIMIT ${limit}`, params };
+    const page = `SELECT ${options.columns} FROM events e WHERE e.row_id IN (SELECT row_id FROM walked) AND ${exclude} ${ORDER} LIMIT ${limit}`;
+    return { sql: `WITH walked AS MATERIALIZED (${walked}), seen AS MATERIALIZED (SELECT count(*) AS n FROM walked) SELECT page.*, seen.n FROM seen LEFT JOIN (${page}) page`, params };
   }
   if (exclude) where.push(exclude);
   const actions = (sel.actions ?? []).map(bind);

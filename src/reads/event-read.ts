@@ -78,11 +78,17 @@ const EXCLUDE_WINDOW_PAGES = 2;
 export async function listEvents(db: D1Database, rowKey: number | null, selection: Selection, cursor: Cursor | null, limit: number): Promise<Page> {
   if (selection.exclude.length > 0) {
     // Usually a few noisy actions are excluded and the next events fill the
-    // page: one query. If not, the list ended or the excluded actions crowd
-    // the window, and narrowing to the included actions decides.
+    // page: one query. So it does when the list ends inside the window. If
+    // the excluded actions crowd the window, narrowing to the included
+    // actions decides.
     const window = (limit + 1) * EXCLUDE_WINDOW_PAGES;
-    const rows = await shapeRows(db, selectEvents(selection, { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1, window }));
-    if (rows.length > limit) return toPage(rows, limit, stillMatches(selection));
+    const { sql, params } = selectEvents(selection, { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1, window });
+    const cells = await db.prepare(sql).bind(...params).raw();
+    // The number of events looked at is each row's last column; a join's rows keep no order of their own.
+    const rows = (await shapeCells(cells.filter((c) => c[0] !== null))).sort(listOrder);
+    // A full page, or the walk ran out inside the window: every event left is in it (an arm that holds few: a
+    // period's main tables, a small project), and the page is whole.
+    if (rows.length > limit || Number(cells[0].at(-1)) < window) return toPage(rows, limit, stillMatches(selection));
   }
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;

@@ -246,7 +246,10 @@ describe("selectEvents query plans (EXPLAIN QUERY PLAN)", () => {
       for (const options of [{ rowKey: null }, { rowKey: 8191 }, { rowKey: null, window: 102 }, { rowKey: 8191, window: 102 }]) {
         const { sql, params } = selectEvents({ ...sel(filters), metadata }, { columns: "e.*", cursor, limit: 51, ...options });
         expect(new TextEncoder().encode(sql).length, JSON.stringify(filters)).toBeLessThan(100_000);
-        expect((await env.DB.prepare(sql).bind(...params).all()).results).toEqual([]);
+        const { results } = await env.DB.prepare(sql).bind(...params).all<{ n?: number }>();
+        // An exclusion's window answers the number of events it looked at, in a row of its own when it keeps none.
+        if ("window" in options && "actions_exclude" in filters) expect(results.map((r) => r.n)).toEqual([0]);
+        else expect(results).toEqual([]);
       }
     }
   });
