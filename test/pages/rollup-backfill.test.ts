@@ -49,9 +49,12 @@ describe("rollups of events older than the rollups", () => {
       await runDurableObjectAlarm(ledger(p.id));
       steps.push((await state(p.id))!.through);
     }
-    // Bounded steps: 20 events in pages of 6 took more than one.
+    // Bounded steps: 20 events in pages of 6 took more than one. The last one may be the ledger's own alarm (it asks
+    // for one 50 ms on while work is left), run between the loop's look at the state and its check: so the state is
+    // what is held to 20, not the last run the loop made.
     expect(steps.length).toBeGreaterThan(1);
-    expect(steps.at(-1)).toBe(20);
+    expect(steps.every((through) => through <= 20)).toBe(true);
+    expect((await state(p.id))!.through).toBe(20);
 
     const rebuilt = await activity(p.key);
     expect(rebuilt.total).toBe(22);
