@@ -247,11 +247,11 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   if (exclude && options.window !== undefined && options.match === undefined) {
     const window = bind(options.window);
     const w = walk(where, window);
-    // The walk kept and counted with the page, as PROBED below: a count under the window says the walk ran out, so the
+    // The walk kept and counted with the page (countedPage): a count under the window says the walk ran out, so the
     // page holds every row left (a short list, or an arm that holds few) and no other walk is needed (event-read.ts).
     const walked = `SELECT e.row_id ${w.from} WHERE ${w.where} ${ORDER} LIMIT ${window}`;
     const page = `SELECT ${options.columns} FROM events e WHERE e.row_id IN (SELECT row_id FROM walked) AND ${exclude} ${ORDER} LIMIT ${limit}`;
-    return { sql: `WITH walked AS MATERIALIZED (${walked}), seen AS MATERIALIZED (SELECT count(*) AS n FROM walked) SELECT page.*, seen.n FROM seen LEFT JOIN (${page}) page`, params };
+    return { sql: countedPage("walked", walked, page), params };
   }
   if (exclude) where.push(exclude);
   const actions = (sel.actions ?? []).map(bind);
@@ -277,7 +277,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     const walks =
       probe === undefined
         ? hitWalk(`${SEARCH_TABLE} f`, "f.rowid", `f.${SEARCH_TABLE} MATCH ${expression} AND `)
-        : hitWalk("hits f", "f.k", `(SELECT n FROM probe) <= ${probe} AND `);
+        : hitWalk("hits f", "f.k", `(SELECT n FROM counted) <= ${probe} AND `);
     const page = `SELECT ${options.columns} FROM events e WHERE e.row_id IN (${walks}) ${ORDER} LIMIT ${limit}`;
     if (probe === undefined) return { sql: page, params };
     // PROBED: FTS5's hits, up to one past `probe`, kept and counted, and the page they give when they are no more
@@ -285,7 +285,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
     // count, or one row of nulls and the count when the page has none. Past `probe`, the page holds the open
     // group's rows alone, which the caller sets aside to walk the list instead (event-read.ts, searchEvents).
     const hits = `SELECT rowid AS k FROM ${SEARCH_TABLE} WHERE ${SEARCH_TABLE} MATCH ${expression} LIMIT ${probe + 1}`;
-    return { sql: `WITH hits AS MATERIALIZED (${hits}), probe AS MATERIALIZED (SELECT count(*) AS n FROM hits) SELECT page.*, probe.n FROM probe LEFT JOIN (${page}) page`, params };
+    return { sql: countedPage("hits", hits, page), params };
   }
   if (actions.length <= 1) {
     if (actions.length === 1) where.push(`e.action = ${actions[0]}`);
@@ -305,6 +305,16 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   const other = index === ACTION_INDEX ? TIME_INDEX : index;
   const checked = pageWalk(some, limit, other, (lim) => listWalk(other, some, lim));
   return { sql: `SELECT ${options.columns} ${checked.from} WHERE ${checked.where} ${ORDER} LIMIT ${limit}`, params };
+}
+
+/**
+ * `page` (a statement that reads the rows of `kept`, a CTE of `sql`, kept
+ * once and named `name`) with the number of those rows as a last column
+ * (`counted`'s n, which the page may read too), or, when it has no row, one
+ * row of nulls and that number: what the caller decides its next step by.
+ */
+function countedPage(name: string, sql: string, page: string): string {
+  return `WITH ${name} AS MATERIALIZED (${sql}), counted AS MATERIALIZED (SELECT count(*) AS n FROM ${name}) SELECT page.*, counted.n FROM counted LEFT JOIN (${page}) page`;
 }
 
 /** D1 refuses a statement of more SQL than this ("Maximum SQL statement length", developers.cloudflare.com/d1/platform/limits); its text is ASCII, its values bound. */

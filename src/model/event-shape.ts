@@ -10,6 +10,7 @@
 import type { EventRow } from "../db/schema";
 import type { Reader, Statement } from "./event-query";
 import { PENDING_COLUMN, scrubByColumn } from "./pending-erasures";
+import { listOrder } from "./periods";
 
 /** The stored columns the event shape is made of (pii_salt, row_id and received_at stay inside). */
 export const SHAPE_COLUMNS = [
@@ -142,7 +143,17 @@ export async function shapeRows(db: D1Database, statement: Statement): Promise<S
   return shapeCells(await db.prepare(statement.sql).bind(...statement.params).raw());
 }
 
-/** Rows of SHAPE_SELECT's columns, read as arrays (further columns after them are left alone), shaped as shapeRows does. */
-export function shapeCells(cells: unknown[][]): Promise<ShapeRow[]> {
+/**
+ * The rows of a counted page (event-query.ts, countedPage: SHAPE_SELECT's
+ * columns, then a count) shaped as shapeRows does, in list order (a join's
+ * rows keep no order of their own), and the count.
+ */
+export async function shapeCounted(db: D1Database, statement: Statement): Promise<{ rows: ShapeRow[]; count: number }> {
+  const cells = await db.prepare(statement.sql).bind(...statement.params).raw();
+  const rows = await shapeCells(cells.filter((c) => c[0] !== null));
+  return { rows: rows.sort(listOrder), count: Number(cells[0].at(-1)) };
+}
+
+function shapeCells(cells: unknown[][]): Promise<ShapeRow[]> {
   return scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
 }

@@ -7,8 +7,7 @@
 import { type Cursor, encodeCursor } from "../model/cursor";
 import { eventsByIdStatement } from "../model/event-lookup";
 import { selectEvents, type Selection } from "../model/event-query";
-import { SHAPE_SELECT, shapeCells, shapeRows, type ShapeRow } from "../model/event-shape";
-import { listOrder } from "../model/periods";
+import { SHAPE_SELECT, shapeCounted, shapeRows, type ShapeRow } from "../model/event-shape";
 import { parsePending, PendingScrub, PENDING_COLUMN, wasScrubbed } from "../model/pending-erasures";
 import { searchExpression } from "../model/search-index";
 import { matchesAll } from "../model/search-query";
@@ -82,13 +81,10 @@ export async function listEvents(db: D1Database, rowKey: number | null, selectio
     // the excluded actions crowd the window, narrowing to the included
     // actions decides.
     const window = (limit + 1) * EXCLUDE_WINDOW_PAGES;
-    const { sql, params } = selectEvents(selection, { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1, window });
-    const cells = await db.prepare(sql).bind(...params).raw();
-    // The number of events looked at is each row's last column; a join's rows keep no order of their own.
-    const rows = (await shapeCells(cells.filter((c) => c[0] !== null))).sort(listOrder);
+    const { rows, count: looked } = await shapeCounted(db, selectEvents(selection, { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1, window }));
     // A full page, or the walk ran out inside the window: every event left is in it (an arm that holds few: a
     // period's main tables, a small project), and the page is whole.
-    if (rows.length > limit || Number(cells[0].at(-1)) < window) return toPage(rows, limit, stillMatches(selection));
+    if (rows.length > limit || looked < window) return toPage(rows, limit, stillMatches(selection));
   }
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
@@ -186,11 +182,8 @@ export async function searchEvents(
    * it has more, and the list is walked instead.
    */
   const probedRest = async (): Promise<ShapeRow[] | null> => {
-    const { sql, params } = selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor: below, limit: want - hits.length, match: { expression, terms, probe: rareHits } });
-    const cells = await db.prepare(sql).bind(...params).raw();
-    // The count is each row's last column; a join's rows keep no order of their own.
-    if (Number(cells[0].at(-1)) > rareHits) return null;
-    return (await shapeCells(cells.filter((c) => c[0] !== null))).sort(listOrder);
+    const { rows, count } = await shapeCounted(db, selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor: below, limit: want - hits.length, match: { expression, terms, probe: rareHits } }));
+    return count > rareHits ? null : rows;
   };
   const filtered = stillMatches(sel);
   const page = (rows: ShapeRow[]) => toPage(rows, limit, (row) => filtered() && matchesAll(terms, [row.action]));

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { quote, sql } from "../../src/scripts/lib.mjs";
 import { d1FileOf, d1Pages, growth, runCron } from "./archive-helpers.mjs";
-import { apiCall, batchLoad, createKey, fmt, httpGet, latencies, reportMeter, resetMeter, sampleEvent } from "./lib.mjs";
+import { apiCall, batchLoad, createKey, fmt, httpGet, latencies, meterRows, reportMeter, resetMeter, sampleEvent } from "./lib.mjs";
 
 /**
  * Published prices, USD, Workers Paid, past the included monthly amounts (left out: this is the
@@ -69,12 +69,6 @@ function costEvent(i) {
   if (LIVE === "1") event.occurred_at = new Date(LIVE_FROM + i * 10).toISOString();
   if (LIVE === "now") delete event.occurred_at;
   return event;
-}
-
-async function meterRows(url) {
-  const res = await fetch(`${url}/__meter`, { headers: { "CF-Connecting-IP": "127.0.0.20" } });
-  if (res.status !== 200) throw new Error(`GET /__meter answered ${res.status}: ${await res.text()}`);
-  return (await res.json()).data.rows;
 }
 
 /** The meter's totals once they stopped moving for `quietMs` (alarms and outbox work finish after the answers). */

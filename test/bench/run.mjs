@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectShard, runCron, shardSql, storedEvents } from "./archive-helpers.mjs";
 import { periodDdl, PERIOD_SCHEMA_SQL, PERIOD_TABLES } from "../../src/model/periods.ts";
-import { batchLoad, benchAddress, createKey, ensureWrk, fmt, liveEvent, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
+import { batchLoad, benchAddress, createKey, ensureWrk, fmt, liveEvent, meterRows, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const only = process.argv.slice(2);
@@ -129,8 +129,7 @@ try {
         await resetMeter(service.url);
         for (let run = 0; run < 2; run++) await runCron(service.url);
         // What the merges cost, from the meter (D1's own rows_written): the runs' other work writes next to nothing.
-        const meter = await fetch(`${service.url}/__meter`, { headers: { "CF-Connecting-IP": "127.0.0.20" } }).then((r) => r.json());
-        const written = meter.data.rows.d1Written;
+        const written = (await meterRows(service.url)).d1Written;
         // The cron also made the current period and the next (two minutes long here): empty and growing, so every read
         // would read them, unlike a deployment's current period, which holds its newest events. Dropped: the layout as loaded.
         const made = shardSql(persistDir, shard, "SELECT n FROM periods").map((r) => r.n).filter((n) => !listed.has(n));
