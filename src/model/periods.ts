@@ -561,7 +561,12 @@ export const SEQ_ABOVE_ALL = 999_999_999_999_999;
  * is told when the arms it reads after others are read because those ran
  * out before the page was full (`ranOut`): what it looks for is rare there,
  * likely here too, and it may choose its walk by that (event-read.ts,
- * searchEvents), giving the same rows.
+ * searchEvents), giving the same rows. With `reach` above 1, the first read
+ * takes that many settled arms from the top: a filter that holds few rows
+ * of each period (a rare actor) finds the rest of its page in the next one
+ * down in the same round trip, where a second read would have gone for it,
+ * at the price of one more arm's `limit` rows in a filter that fills its
+ * page in the first (history-read.ts, listHistory).
  */
 export async function pageOverSpans<R extends Listed>(
   spans: ArmSpan[],
@@ -569,6 +574,7 @@ export async function pageOverSpans<R extends Listed>(
   limit: number,
   read: (arms: Arm[], ranOut: boolean) => Promise<ListPage<R>[]>,
   within: Dates = NO_DATES,
+  reach = 1,
 ): Promise<ListPage<R>> {
   // The arms are chosen below the tighter of the cursor and date_to (inclusive: above every seq at its instant), and
   // a settled arm whose rows all lie before date_from holds none of the page. The arms' reads apply both themselves.
@@ -587,13 +593,17 @@ export async function pageOverSpans<R extends Listed>(
     return t === null ? [] : [{ arm: s.arm, top: t, lo: s.lo, growing: s.growing }];
   });
   if (candidates.length === 0) return { rows: [], nextCursor: null };
-  const highest = candidates.filter((c) => !c.growing).reduce<string | null>((m, c) => (m === null || c.top > m ? c.top : m), null);
-  const first = candidates.filter((c) => c.growing || c.top === highest);
+  // The `reach` highest tops among the settled arms (arms tied at one are read together).
+  const highest = [...new Set(candidates.filter((c) => !c.growing).map((c) => c.top))].sort().reverse().slice(0, reach);
+  const first = candidates.filter((c) => c.growing || highest.includes(c.top));
   const rest = candidates.filter((c) => !first.includes(c));
   const pages = await read(first.map((c) => c.arm), false);
   if (rest.length === 0) return mergePages(pages, limit);
   const so = mergePages(pages, limit);
-  const stop = so.nextCursor === null ? null : decodeCursor(so.nextCursor);
+  // A page the first arms filled though each ran out (rows of two periods) stops at its last row, as a cut one does.
+  const last = so.rows[so.rows.length - 1];
+  const cut = so.nextCursor ?? (so.rows.length >= limit ? encodeCursor(last.occurred_at, last.seq) : null);
+  const stop = cut === null ? null : decodeCursor(cut);
   // What the second read takes, and where the page ends at the latest for the arms it leaves unread.
   let more: typeof rest;
   let bound: string | null = null;
@@ -601,7 +611,7 @@ export async function pageOverSpans<R extends Listed>(
     // Where the first arms stopped; every arm reaching that instant is read too (ties in occurred_at go by seq).
     // Arms left unread hold rows only below the stop: the page ends there at the latest, and the next starts there.
     more = rest.filter((c) => c.top >= stop.occurredAt);
-    bound = so.nextCursor;
+    bound = cut;
   } else if (so.rows.length === 0) {
     // The first arms hold nothing after the cursor: a rare value, likely in any of the rest. All of them, in one read.
     more = rest;

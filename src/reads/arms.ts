@@ -10,7 +10,7 @@ import type { Cursor } from "../model/cursor";
 import { overArms, pageOverSpans, type Arm, type Dates, type ListPage, type Listed } from "../model/periods";
 import { withProjectArmSpans } from "../storage/shards";
 
-/** A page of the project's hot rows after `cursor` (and `within` the dates its filter asks for): `page` read in the arms that can hold rows of it (pageOverSpans), told when the arms read before ran out short of it, merged (mergePages). */
+/** A page of the project's hot rows after `cursor` (and `within` the dates its filter asks for): `page` read in the arms that can hold rows of it (pageOverSpans; `reach` settled arms from the top in the first read), told when the arms read before ran out short of it, merged (mergePages). */
 export async function pageOverArms<R extends Listed>(
   env: Env,
   projectId: string,
@@ -19,8 +19,9 @@ export async function pageOverArms<R extends Listed>(
   limit: number,
   page: (db: D1Database, ranOut: boolean) => Promise<ListPage<R>>,
   within?: Dates,
+  reach?: number,
 ): Promise<ListPage<R>> {
-  return withProjectArmSpans(env, projectId, db, (spans) => pageOverSpans(spans, cursor, limit, (arms: Arm[], ranOut: boolean) => overArms(db, (arm) => page(arm, ranOut), arms), within));
+  return withProjectArmSpans(env, projectId, db, (spans) => pageOverSpans(spans, cursor, limit, (arms: Arm[], ranOut: boolean) => overArms(db, (arm) => page(arm, ranOut), arms), within, reach));
 }
 
 /** The first arm's answer that is not null (an event is in one arm), in arm order; arms known to hold no row of the project are not read. */

@@ -57,6 +57,8 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
       const all = [...rows.values()].flat().filter(inWithin).sort(listOrder);
       for (const limit of [1, 2, 5, 50]) {
         const budget = rnd() < 0.3 ? 1 + Math.floor(rnd() * 3) : Infinity;
+        // How many settled arms from the top the first read takes (a filtered list takes two).
+        const reach = 1 + Math.floor(rnd() * 3);
         const listed: Listed[] = [];
         let cursor: Cursor | null = null;
         for (let pages = 0; ; pages++) {
@@ -72,7 +74,7 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
             };
             expect(read.filter(outside), "a settled arm whose span lies outside the dates asked for is never read").toEqual([]);
             return read.map((a) => armPage(rows.get(a)!.filter(inWithin), cursor, limit, budget));
-          }, within);
+          }, within, reach);
           expect(page.rows.length).toBeLessThanOrEqual(limit);
           listed.push(...page.rows);
           if (page.nextCursor === null) break;
@@ -80,7 +82,7 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
         }
         // The budget's walks leave out rows whose seq is a multiple of 3 where they stopped early, as a filter would.
         const want = budget === Infinity ? all : null;
-        if (want) expect(listed.map((r) => r.seq), `seed ${seed}, limit ${limit}`).toEqual(want.map((r) => r.seq));
+        if (want) expect(listed.map((r) => r.seq), `seed ${seed}, limit ${limit}, reach ${reach}`).toEqual(want.map((r) => r.seq));
         else {
           expect(new Set(listed.map((r) => r.seq)).size, `seed ${seed}, limit ${limit}: no row twice`).toBe(listed.length);
           expect([...listed].sort(listOrder), `seed ${seed}, limit ${limit}: in list order`).toEqual(listed);
@@ -156,6 +158,38 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
     expect((await pageOverSpans(spans, null, 3, reader(null))).rows.map((r) => r.seq)).toEqual([10, 9, 8]);
     expect(read).toEqual([[null, 3], [2]]);
     expect(told).toEqual([false, false]);
+  });
+
+  it("takes the next settled arm down in the first read when asked to reach two, so a rare filter's page is one round trip", async () => {
+    const spans: ArmSpan[] = [
+      { arm: null, hi: null, lo: null, growing: true },
+      { arm: 1, hi: at(199), lo: at(100), growing: false },
+      { arm: 2, hi: at(299), lo: at(200), growing: false },
+      { arm: 3, hi: at(399), lo: at(300), growing: false },
+    ];
+    const held = new Map<Arm, Listed[]>([
+      [null, []],
+      [1, [{ occurred_at: at(150), seq: 2 }]],
+      [2, [{ occurred_at: at(250), seq: 4 }, { occurred_at: at(220), seq: 3 }]],
+      [3, [{ occurred_at: at(350), seq: 6 }]],
+    ]);
+    const read: Arm[][] = [];
+    const reader = (c: Cursor | null) => (arms: Arm[]) => (read.push(arms), Promise.resolve(arms.map((a) => armPage(held.get(a)!, c, 3, Infinity))));
+    // Arm 3 holds one row of three, arm 2 the other two: one read. The page is full though both ran out: it ends at
+    // its last row (arm 1 lies below it), and the next page reads arm 1 (and arm 2, which reaches the cursor).
+    const page = await pageOverSpans(spans, null, 3, reader(null), undefined, 2);
+    expect(read).toEqual([[null, 2, 3]]);
+    expect(page.rows.map((r) => r.seq)).toEqual([6, 4, 3]);
+    expect(page.nextCursor).toBe(`${at(220)}~3`);
+    read.length = 0;
+    const next = await pageOverSpans(spans, decodeCursor(page.nextCursor!), 3, reader(decodeCursor(page.nextCursor!)), undefined, 2);
+    expect(read).toEqual([[null, 1, 2]]);
+    expect(next).toEqual({ rows: [{ occurred_at: at(150), seq: 2 }], nextCursor: null });
+    // Fewer than a page in both: arm 1, the next down, in a second read; the walk ends there.
+    read.length = 0;
+    const longer = await pageOverSpans(spans, null, 5, (arms) => (read.push(arms), Promise.resolve(arms.map((a) => armPage(held.get(a)!, null, 5, Infinity)))), undefined, 2);
+    expect(read).toEqual([[null, 2, 3], [1]]);
+    expect(longer).toEqual({ rows: [6, 4, 3, 2].map((seq) => [...held.values()].flat().find((r) => r.seq === seq)), nextCursor: null });
   });
 
   it("counts a period as growing from a minute before its start till its grace after its end", () => {
