@@ -17,6 +17,13 @@
  * commits left (a probe of eight common terms over a quarter of a million
  * events: 7.6 ms before, 0.6 after). Once a period: a merged index takes one
  * step to see that nothing is left to merge.
+ * And a project's main tables' mark (MAIN_COMMIT_SQL) is taken away once it
+ * holds no row there (its older rows archived, or moved): its reads then skip
+ * the main tables as they skip a settled period, where the mark had them read
+ * there on every page for good. The mark and a commit's rows are written in
+ * one batch and taken away in one statement that looks for those rows, so a
+ * commit there after it writes the mark again, and a read finds that in its
+ * first batch (armSpans).
  * Each step is a check of what the shard holds, so a run stopped anywhere is
  * taken up by the next one. A period is sealed and dropped only once it is
  * past, so no commit can be writing to it then.
@@ -34,11 +41,13 @@ export interface PeriodUpkeep {
   compacted: number[];
   /** Projects with rows in a period being sealed: their ledgers have work to do. */
   toSeal: string[];
+  /** Main tables' marks taken away: projects with no row left there. */
+  unmarked: number;
 }
 
 /** What the shard's periods need now, done: see the file's comment. */
 export async function tendPeriods(env: Env, db: D1Database, now: Date, length = PERIOD_MS, overMark = false): Promise<PeriodUpkeep> {
-  const done: PeriodUpkeep = { made: [], sealing: [], dropped: [], compacted: [], toSeal: [] };
+  const done: PeriodUpkeep = { made: [], sealing: [], dropped: [], compacted: [], toSeal: [], unmarked: 0 };
   const current = periodOf(now.getTime(), length);
   let periods = await shardPeriods(db);
   // Off, none is made; those made before still seal and drop.
@@ -63,6 +72,8 @@ export async function tendPeriods(env: Env, db: D1Database, now: Date, length = 
       done.dropped.push(p.n);
     } else done.toSeal.push(...unsealed);
   }
+  // With periods, a project's main tables hold its rows from before them: once none is left, no mark.
+  if (periods.length > 0) done.unmarked = (await db.prepare(UNMARK_EMPTY_SQL).run()).meta.changes;
   // The periods kept and past their grace, newest first (the most searched), their indexes merged in steps of
   // 1,000 pages, COMPACT_STEPS in all: a first run over many periods goes on the next day.
   let steps = COMPACT_STEPS;
@@ -80,6 +91,12 @@ export async function tendPeriods(env: Env, db: D1Database, now: Date, length = 
   }
   return done;
 }
+
+/** SQL: the main tables' marks of projects with no row there, on either path of their row ids (model/row-keys.ts), deleted. */
+const UNMARK_EMPTY_SQL =
+  "DELETE FROM main_commits WHERE " +
+  `NOT EXISTS (SELECT 1 FROM events e WHERE e.row_id < ${KEY_SPAN} AND e.project_id = main_commits.project_id) AND ` +
+  `NOT EXISTS (SELECT 1 FROM project_keys k, events e WHERE k.project_id = main_commits.project_id AND e.row_id BETWEEN k.n * ${KEY_SPAN} AND k.n * ${KEY_SPAN} + ${KEY_SPAN - 1})`;
 
 /** Merge steps of 1,000 pages a daily run gives the periods' search indexes at most (some 0.1 s each at a million events). */
 export const COMPACT_STEPS = 40;

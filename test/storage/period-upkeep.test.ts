@@ -178,6 +178,36 @@ describe("a shard's periods over their life", () => {
     expect((await exported(p.key)).sort((a, b) => a - b)).toEqual([...seqs].sort((a, b) => a - b));
   });
 
+  it("takes the main tables' mark from a project with no row left there, and lists a commit that lands there after at once", async () => {
+    const moved = await createProject();
+    const stays = await createProject();
+    const n = pastArm();
+    await makePeriod(moved.db, n);
+    try {
+      const marked = async (id: string) => (await moved.db.prepare("SELECT count(*) AS n FROM main_commits WHERE project_id = ?").bind(id).first<{ n: number }>())!.n;
+      const sent = await ingestMany(moved.key, Array.from({ length: 6 }, (_, i) => ({ action: "doc.read", actor: { id: `u${i}` } })));
+      await ingestMany(stays.key, [{ action: "doc.read" }]);
+      expect([await marked(moved.id), await marked(stays.id)]).toEqual([1, 1]);
+      // The one project's rows leave the main tables (as its older rows do when archived); the other's stay.
+      expect(await moveIntoPeriod(moved.db, moved.id, n, 0)).toBe(6);
+      const run = await tendPeriods(env, moved.db, new Date());
+      expect(run.unmarked).toBeGreaterThanOrEqual(1);
+      expect([await marked(moved.id), await marked(stays.id)]).toEqual([0, 1]);
+      // Its lists read the main tables as settled and empty now, and keep that reading a while; a commit there
+      // writes the mark again with its rows, and the next list finds it in its first batch.
+      expect(await listPages(moved.key, "/v1/events", "", 4)).toEqual(sent.map((e) => e.seq).reverse());
+      const [late] = await ingestMany(moved.key, [{ action: "doc.write", actor: { id: "u0" } }]);
+      expect(await marked(moved.id)).toBe(1);
+      expect(await listPages(moved.key, "/v1/events", "", 4)).toEqual([late, ...sent].map((e) => e.seq).sort((a, b) => b - a));
+      expect(await listPages(moved.key, "/v1/events", "actor_id=u0", 4)).toEqual([late.seq, sent[0].seq]);
+      // Rows there again: the next run keeps the mark.
+      await tendPeriods(env, moved.db, new Date());
+      expect(await marked(moved.id)).toBe(1);
+    } finally {
+      await dropPeriod(moved.db, n);
+    }
+  });
+
   it("merges a settled period's search index into one segment, once, and search finds the same events", async () => {
     const p = await createProject();
     const n = pastArm();
