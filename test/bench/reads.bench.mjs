@@ -5,9 +5,10 @@
 import { countLines, fmt, httpGet, latencies, readTimes, sampleHeap, sampleRss } from "./lib.mjs";
 
 const ITERATIONS = Number(process.env.BENCH_READ_ITERATIONS ?? 200);
-// BENCH_READS_ONLY=search: the search and abuse cases alone (a few minutes, not a quarter of an hour), to compare a change to search.
+// BENCH_READS_ONLY=search (or lists): the search and abuse cases (or the list cases) alone, a few minutes, not a quarter of an hour, to compare a change to them.
 const SEARCH_ONLY = process.env.BENCH_READS_ONLY === "search";
-if (![undefined, "search"].includes(process.env.BENCH_READS_ONLY)) throw new Error(`BENCH_READS_ONLY=${process.env.BENCH_READS_ONLY}: only "search" is known`);
+const LISTS_ONLY = process.env.BENCH_READS_ONLY === "lists";
+if (![undefined, "search", "lists"].includes(process.env.BENCH_READS_ONLY)) throw new Error(`BENCH_READS_ONLY=${process.env.BENCH_READS_ONLY}: only "search" and "lists" are known`);
 
 export default async function readsBench({ url, runtimeUrl, baselineUrl, baselineRuntimeUrl, key, total, witness, processes, inspectorPort, report, layout }) {
   const times = readTimes(layout);
@@ -111,6 +112,7 @@ export default async function readsBench({ url, runtimeUrl, baselineUrl, baselin
   // The floors stay in the search-only run: its rounds are compared with another run's by them.
   const lists = await measureAll("/v1/events", SEARCH_ONLY ? [] : listCases, floors);
   reportCases(`List, limit 50, ${total.toLocaleString("en-US")} events in the project (${ITERATIONS} rounds of every request)`, lists, 20);
+  if (LISTS_ONLY) return;
 
   const searchCases = [
     ["common: 'login' (1 in 3)", "?q=login"],

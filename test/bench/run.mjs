@@ -181,7 +181,7 @@ try {
   }
   // The jobs bench's project copied once per runtime (the service has stopped), a chunk in each at a time.
   if (want("parallel")) await (await import("./parallel.bench.mjs")).default({ persistDir, port: port + 30, report });
-  if (want("reads") && process.env.BENCH_READS_ONLY !== "search") {
+  if (want("reads") && process.env.BENCH_READS_ONLY === undefined) {
     // The floor opens Witness's local D1, so Witness went first (above); the baseline too (same worker name).
     // It reads every row of the project: the witness.* events the archive bench's cron may have added too.
     const { bench, witness } = storedEvents(persistDir, projectShard(persistDir, "bench-large"), "bench-large");
