@@ -482,10 +482,12 @@ export interface ArmSpan {
 /**
  * The main tables' mark (migration 0049): every commit written to the main
  * tables writes it in its own batch, the first time a row and after that
- * none. A project without it has had no commit there since the mark began:
- * its rows there (none, or older ones) lie where a reading of their span
- * says, as a settled period's do, until a commit there sets the mark, which
- * a read finds in its first batch (storage/own-writes.ts).
+ * none. A project without it has had no commit there since the mark began,
+ * or has no row left there (the daily cron then takes the mark away:
+ * storage/period-upkeep.ts): its rows there (none, or older ones) lie where
+ * a reading of their span says, as a settled period's do, until a commit
+ * there sets the mark, which a read finds in its first batch
+ * (storage/own-writes.ts).
  */
 export const MAIN_COMMIT_SQL = "INSERT OR IGNORE INTO main_commits (project_id) VALUES (?)";
 

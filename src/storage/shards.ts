@@ -160,9 +160,11 @@ async function againWhenGone<K, T>(projectId: string, known: () => Promise<K>, r
  * may take the main tables for settled (armSpans: no mark when they were
  * read), which holds for a read whose own first batch finds no mark either
  * (own-writes.ts): when it finds one, a commit went there since, and `read`
- * runs again with them growing, which the spans then keep (a mark is never
- * taken back). A database that does not see its own writes cannot tell: it
- * reads them as growing.
+ * runs again with them growing, which the spans then keep till they are
+ * read again (the daily cron takes a mark away only from a project with no
+ * row left there: storage/period-upkeep.ts; reading them as growing
+ * meanwhile costs a read, never a row). A database that does not see its
+ * own writes cannot tell: it reads them as growing.
  */
 export function withProjectArmSpans<T>(env: Env, projectId: string, db: D1Database, read: (spans: ArmSpan[]) => Promise<T>): Promise<T> {
   return againWhenGone(projectId, () => projectArmSpans(env, projectId), async (spans) => {
