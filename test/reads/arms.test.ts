@@ -78,9 +78,8 @@ describe("reads over arms: each page from the arms that can hold it", () => {
       const at = (month: number, day: number) => new Date(Date.UTC(2025, month, day, 12)).toISOString();
       const send = async (action: string, times: string[]) => (await ingestMany(p.key, times.map((occurred_at) => ({ action, occurred_at })))).map((e) => e.seq);
       // The action's rows: two in the oldest period (October), one in the main tables backdated to January, none in
-      // the two periods between. Its first page of 2 finds the January row with the newest period: one row an arm
-      // read, so one more period for the one row left, the next down (nothing there). It ends above the oldest
-      // one, before the January row: empty.
+      // the two periods between. Its first page of 2 finds the January row with the newest period, reads the next
+      // period down for more (nothing there) and ends above the oldest one, before the January row: empty.
       const first = await send("doc.rare", [at(9, 3), at(9, 2)]);
       expect(await moveIntoPeriod(p.db, p.id, oldest, first[0] - 1)).toBe(2);
       const middle = await send("doc.read", [at(11, 5), at(11, 4)]);
