@@ -24,6 +24,23 @@ function armPage(rows: Listed[], c: Cursor | null, limit: number, budget: number
   return { rows: page, nextCursor: next.length > limit ? encodeCursor(page[limit - 1].occurred_at, page[limit - 1].seq) : null };
 }
 
+/** A growing main arm and three settled periods of a hundred minutes each, and the rows each holds: 1 in the oldest, 2, then 1. */
+function threeArms(): { spans: ArmSpan[]; held: Map<Arm, Listed[]> } {
+  const spans: ArmSpan[] = [
+    { arm: null, hi: null, lo: null, growing: true },
+    { arm: 1, hi: at(199), lo: at(100), growing: false },
+    { arm: 2, hi: at(299), lo: at(200), growing: false },
+    { arm: 3, hi: at(399), lo: at(300), growing: false },
+  ];
+  const held = new Map<Arm, Listed[]>([
+    [null, []],
+    [1, [{ occurred_at: at(150), seq: 2 }]],
+    [2, [{ occurred_at: at(250), seq: 4 }, { occurred_at: at(220), seq: 3 }]],
+    [3, [{ occurred_at: at(350), seq: 6 }]],
+  ]);
+  return { spans, held };
+}
+
 describe("pageOverSpans: a page from the arms that can hold it", () => {
   it("walks every row of every arm once, in list order, reading settled arms only where the page reaches them", async () => {
     for (let seed = 1; seed <= 60; seed++) {
@@ -112,18 +129,7 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
   });
 
   it("goes on in the next arm down when the first ran out having found rows, and in every arm left when it found none, telling the read they ran out", async () => {
-    const spans: ArmSpan[] = [
-      { arm: null, hi: null, lo: null, growing: true },
-      { arm: 1, hi: at(199), lo: at(100), growing: false },
-      { arm: 2, hi: at(299), lo: at(200), growing: false },
-      { arm: 3, hi: at(399), lo: at(300), growing: false },
-    ];
-    const held = new Map<Arm, Listed[]>([
-      [null, []],
-      [1, [{ occurred_at: at(150), seq: 2 }]],
-      [2, [{ occurred_at: at(250), seq: 4 }, { occurred_at: at(220), seq: 3 }]],
-      [3, [{ occurred_at: at(350), seq: 6 }]],
-    ]);
+    const { spans, held } = threeArms();
     const read: Arm[][] = [];
     const told: boolean[] = [];
     const reader = (c: Cursor | null) => (arms: Arm[], ranOut: boolean) => {
@@ -161,18 +167,7 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
   });
 
   it("takes the next settled arm down in the first read when asked to reach two, so a rare filter's page is one round trip", async () => {
-    const spans: ArmSpan[] = [
-      { arm: null, hi: null, lo: null, growing: true },
-      { arm: 1, hi: at(199), lo: at(100), growing: false },
-      { arm: 2, hi: at(299), lo: at(200), growing: false },
-      { arm: 3, hi: at(399), lo: at(300), growing: false },
-    ];
-    const held = new Map<Arm, Listed[]>([
-      [null, []],
-      [1, [{ occurred_at: at(150), seq: 2 }]],
-      [2, [{ occurred_at: at(250), seq: 4 }, { occurred_at: at(220), seq: 3 }]],
-      [3, [{ occurred_at: at(350), seq: 6 }]],
-    ]);
+    const { spans, held } = threeArms();
     const read: Arm[][] = [];
     const reader = (c: Cursor | null) => (arms: Arm[]) => (read.push(arms), Promise.resolve(arms.map((a) => armPage(held.get(a)!, c, 3, Infinity))));
     // Arm 3 holds one row of three, arm 2 the other two: one read. The page is full though both ran out: it ends at
