@@ -553,7 +553,7 @@ export const SEQ_ABOVE_ALL = 999_999_999_999_999;
  * whose spans are known, reading as few arms as the spans allow: first the
  * growing arms and the settled arm that reaches highest, then only the
  * settled arms that reach above where those stopped, or, where they ran out
- * having found rows, the next settled arms down (a period's rows lie in its
+ * having found rows, the next settled arm down (a period's rows lie in its
  * own stretch of time: the next is where the page most likely goes on),
  * or every arm left when they found none. An arm with no row of
  * the project, or none at or below `after` and within the dates asked for
