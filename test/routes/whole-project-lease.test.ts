@@ -96,12 +96,15 @@ describe("one whole-project walk (verify or export) per project at a time", () =
 
   it("lets the lease of a holder that stopped renewing (a crashed isolate) expire", async () => {
     const p = await createProject();
-    // A walk started as the worker starts one, by a holder that then vanished, with a short lease.
+    // A walk started as the worker starts one, by a holder that then vanished, with a short lease: long enough
+    // that a loaded machine's next request still lands inside it (300 ms did not, once, in CI).
+    const lease = 3000;
     const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`project:${p.id}`));
-    const grant = await limiter.startWalk(PROJECT_WALK_LIMIT, COSTS.verify, 300);
+    const granted = Date.now();
+    const grant = await limiter.startWalk(PROJECT_WALK_LIMIT, COSTS.verify, lease);
     expect(grant.token).not.toBeNull();
     expectInFlight(await call("GET", "/v1/events/verify", { key: p.key }));
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, granted + lease + 50 - Date.now())));
     expect((await call("GET", "/v1/events/verify", { key: p.key })).status).toBe(200);
   });
 
