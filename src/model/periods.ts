@@ -187,12 +187,14 @@ export async function makePeriod(db: D1Database, arm: number, now = new Date()):
  * none: test/model/periods.test.ts).
  */
 export async function dropPeriod(db: D1Database, arm: number): Promise<number> {
-  // Triggers and indexes go with their tables; FTS5's own tables with its virtual table.
-  const results = await db.batch([
-    ...PERIOD_TABLES.map((t) => db.prepare(`DROP TABLE IF EXISTS ${armName(t, arm)}`)),
-    db.prepare("DELETE FROM periods WHERE n = ?").bind(arm),
-  ]);
+  const results = await db.batch(dropPeriodSql(arm).map((q) => db.prepare(q)));
   return results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0);
+}
+
+/** SQL: period `arm`'s tables dropped and its row deleted, in order (dropPeriod; the benches run it on a shard's file). */
+export function dropPeriodSql(arm: number): string[] {
+  // Triggers and indexes go with their tables; FTS5's own tables with its virtual table.
+  return [...PERIOD_TABLES.map((t) => `DROP TABLE IF EXISTS ${armName(t, arm)}`), `DELETE FROM periods WHERE n = ${Math.trunc(arm)}`];
 }
 
 /** SQL: the shard's periods, oldest first: with the main tables (null, first), the arms of a read. */

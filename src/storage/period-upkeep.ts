@@ -29,7 +29,7 @@
  * past, so no commit can be writing to it then.
  */
 import { armDb, armGrace, dropPeriod, isGonePeriod, makePeriod, PERIOD_MS, periodOf, shardPeriods } from "../model/periods";
-import { KEY_SPAN } from "../model/row-keys";
+import { KEY_SPAN, seqEdge } from "../model/row-keys";
 import { compactSearchIndex } from "../model/search-index";
 import { periodWindowDays } from "./commit-arms";
 
@@ -92,11 +92,8 @@ export async function tendPeriods(env: Env, db: D1Database, now: Date, length = 
   return done;
 }
 
-/** SQL: the main tables' marks of projects with no row there, on either path of their row ids (model/row-keys.ts), deleted. */
-const UNMARK_EMPTY_SQL =
-  "DELETE FROM main_commits WHERE " +
-  `NOT EXISTS (SELECT 1 FROM events e WHERE e.row_id < ${KEY_SPAN} AND e.project_id = main_commits.project_id) AND ` +
-  `NOT EXISTS (SELECT 1 FROM project_keys k, events e WHERE k.project_id = main_commits.project_id AND e.row_id BETWEEN k.n * ${KEY_SPAN} AND k.n * ${KEY_SPAN} + ${KEY_SPAN - 1})`;
+/** SQL: the main tables' marks of projects with no row there (no first seq on either path of their row ids: seqEdge), deleted. */
+const UNMARK_EMPTY_SQL = `DELETE FROM main_commits WHERE ${seqEdge("main_commits.project_id", false)} IS NULL`;
 
 /** Merge steps of 1,000 pages a daily run gives the periods' search indexes at most (some 0.1 s each at a million events). */
 export const COMPACT_STEPS = 40;

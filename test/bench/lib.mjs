@@ -201,7 +201,6 @@ export async function startWitness({ port, persistDir, script = null }) {
   });
 }
 
-/** Empties the service's invocation meter (POST /__meter/reset; the route exists because METER = "enforce"). */
 /** The meter's totals of rows read and written since the last resetMeter() (D1's and Durable Object SQLite's). */
 export async function meterRows(url) {
   const res = await fetch(`${url}/__meter`, { headers: { "CF-Connecting-IP": "127.0.0.20" } });
@@ -209,6 +208,7 @@ export async function meterRows(url) {
   return (await res.json()).data.rows;
 }
 
+/** Empties the service's invocation meter (POST /__meter/reset; the route exists because METER = "enforce"). */
 export async function resetMeter(url) {
   const res = await httpRequest(`${url}/__meter/reset`, { method: "POST", agent: false, headers: { "CF-Connecting-IP": "127.0.0.20" } });
   if (res.status !== 204) throw new Error(`POST /__meter/reset answered ${res.status}: ${res.body}`);

@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectShard, runCron, shardSql, storedEvents } from "./archive-helpers.mjs";
-import { periodDdl, PERIOD_SCHEMA_SQL, PERIOD_TABLES } from "../../src/model/periods.ts";
+import { dropPeriodSql, periodDdl, PERIOD_SCHEMA_SQL } from "../../src/model/periods.ts";
 import { batchLoad, benchAddress, createKey, ensureWrk, fmt, liveEvent, meterRows, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
@@ -135,7 +135,7 @@ try {
         const made = shardSql(persistDir, shard, "SELECT n FROM periods").map((r) => r.n).filter((n) => !listed.has(n));
         if (made.length > 0) {
           const file = join(tempDir("witness-periods"), "drop.sql");
-          writeFileSync(file, made.flatMap((n) => [...PERIOD_TABLES.map((t) => `DROP TABLE IF EXISTS ${t}_p${n}`), `DELETE FROM periods WHERE n = ${n}`]).map((q) => `${q};`).join("\n"));
+          writeFileSync(file, made.flatMap(dropPeriodSql).map((q) => `${q};`).join("\n"));
           shardSql(persistDir, shard, null, file);
           await new Promise((r) => setTimeout(r, 31_000));
         }
