@@ -194,11 +194,19 @@ export async function startWitness({ port, persistDir, script = null }) {
       // BENCH_PERIODS=1: periods on, two minutes long, and the default window 0 days, so a period is sealed and
       // dropped within minutes of its events (cost.bench.mjs; src/model/periods.ts).
       ...(process.env.BENCH_PERIODS === "1" ? { PERIODS: "on", PERIOD_SECONDS: "120", DEFAULT_HOT_DAYS: "0" } : {}),
-      // BENCH_READS_PERIODS=1: periods on and two minutes long, the window as deployed (30 days): bench-large loads
-      // into a period every two minutes, none sealed, so its reads read every arm as a shard with periods does.
-      ...(process.env.BENCH_READS_PERIODS === "1" ? { PERIODS: "on", PERIOD_SECONDS: "120" } : {}),
+      // BENCH_READS_PERIODS=1: periods on and two minutes long (BENCH_READS_PERIOD_SECONDS), the window as deployed
+      // (30 days): bench-large loads into a period every two minutes, none sealed, so its reads read every arm as a
+      // shard with periods does.
+      ...(process.env.BENCH_READS_PERIODS === "1" ? { PERIODS: "on", PERIOD_SECONDS: readsPeriodSeconds() } : {}),
     },
   });
+}
+
+/** BENCH_READS_PERIOD_SECONDS: how long a period of the reads bench's spread layout is (120 unless set); a layout is read with the length it was loaded with (run.mjs). */
+export function readsPeriodSeconds() {
+  const s = process.env.BENCH_READS_PERIOD_SECONDS ?? "120";
+  if (!/^[1-9][0-9]*$/.test(s)) throw new Error(`BENCH_READS_PERIOD_SECONDS=${s}: a whole number of seconds`);
+  return s;
 }
 
 /** The meter's totals of rows read and written since the last resetMeter() (D1's and Durable Object SQLite's). */

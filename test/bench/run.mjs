@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectShard, runCron, shardSql, storedEvents } from "./archive-helpers.mjs";
 import { dropPeriodSql, periodDdl, PERIOD_SCHEMA_SQL } from "../../src/model/periods.ts";
-import { batchLoad, benchAddress, createKey, ensureWrk, fmt, liveEvent, meterRows, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
+import { batchLoad, benchAddress, createKey, ensureWrk, fmt, liveEvent, meterRows, readsPeriodSeconds, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const only = process.argv.slice(2);
@@ -78,6 +78,10 @@ try {
     if (loaded > 0 && (layout.periods === true) !== spread) {
       throw new Error(`${persistDir} holds ${projectId} ${layout.periods ? "in periods" : "in the main tables"}: use another BENCH_DATA or ${layout.periods ? "" : "no "}BENCH_READS_PERIODS=1`);
     }
+    // Readers name a period by its length: one loaded with another length reads as other periods.
+    if (loaded > 0 && spread && String(layout.periodSeconds ?? 120) !== readsPeriodSeconds()) {
+      throw new Error(`${persistDir} holds ${projectId} in periods of ${layout.periodSeconds ?? 120} s: set BENCH_READS_PERIOD_SECONDS=${layout.periodSeconds ?? 120}`);
+    }
     const liveOnly = modules.filter((m) => !["reads", "verify"].includes(m));
     if (live && liveOnly.length > 0) throw new Error(`BENCH_READS_LIVE=1 runs only reads and verify, not ${liveOnly.join(", ")}`);
     if (loaded === total) {
@@ -107,7 +111,7 @@ try {
       } finally {
         if (cron) clearInterval(cron);
       }
-      layout = live ? { layout: "live", from, to: new Date().toISOString(), ...(spread ? { periods: true } : {}) } : { layout: "scattered" };
+      layout = live ? { layout: "live", from, to: new Date().toISOString(), ...(spread ? { periods: true, periodSeconds: Number(readsPeriodSeconds()) } : {}) } : { layout: "scattered" };
       writeFileSync(layoutFile, JSON.stringify(layout));
       report("Bulk load", [["batch ingest into one project", `${fmt.rate(load.perSecond, "events/s")} (${load.seconds.toFixed(0)} s${live ? ", live: no occurred_at" : ""})`]]);
     }
