@@ -59,10 +59,14 @@ try {
   const modules = ["reads", "verify", "log", "console", "catalog", "feed"].filter(want);
   if (modules.length > 0) {
     const projectId = "bench-large";
-    const key = createKey(persistDir, projectId);
+    // One key for the directory's life, kept beside its data: the daily cron (the archive bench and the spread
+    // layout's reads run it) records each new key in the chain as witness.key.created, so a key a run would add
+    // an event a run to the project's newest, and with periods to the main tables, marking them (model/periods.ts).
+    const keyFile = join(persistDir, `${projectId}-key.txt`);
+    const key = existsSync(keyFile) ? readFileSync(keyFile, "utf8").trim() : createKey(persistDir, projectId);
+    writeFileSync(keyFile, key);
     // New projects go to the least-full shard: count on the one the directory names. The bench's
-    // own events only: the daily cron (the archive bench runs it) records the bench's keys in the
-    // chain as witness.key.created, and a kept BENCH_DATA has one of those per earlier run.
+    // own events only: a kept BENCH_DATA from before the key file has a witness.key.created for each earlier run.
     const { bench: loaded } = storedEvents(persistDir, projectShard(persistDir, projectId), projectId);
     // BENCH_READS_LIVE=1 loads the project as the client package sends events: no occurred_at, so they
     // happen when received and are stored through commit spans, address runs and sets (storage v2)
