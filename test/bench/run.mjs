@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectShard, runCron, shardSql, storedEvents } from "./archive-helpers.mjs";
 import { dropPeriodSql, periodDdl, PERIOD_SCHEMA_SQL } from "../../src/model/periods.ts";
-import { batchLoad, benchAddress, createKey, ensureWrk, fmt, liveEvent, meterRows, readsPeriodSeconds, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir } from "./lib.mjs";
+import { batchLoad, benchAddress, createKey, ensureWrk, fmt, liveEvent, meterRows, readsPeriodSeconds, report, reportMeter, resetMeter, startBaseline, startWitness, tempDir, waitIdle } from "./lib.mjs";
 
 const total = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const only = process.argv.slice(2);
@@ -118,6 +118,7 @@ try {
       layout = live ? { layout: "live", from, to: new Date().toISOString(), ...(spread ? { periods: true, periodSeconds: Number(readsPeriodSeconds()) } : {}) } : { layout: "scattered" };
       writeFileSync(layoutFile, JSON.stringify(layout));
       report("Bulk load", [["batch ingest into one project", `${fmt.rate(load.perSecond, "events/s")} (${load.seconds.toFixed(0)} s${live ? ", live: no occurred_at" : ""})`]]);
+      await waitIdle();
     }
     // Whole-project reads (verify, the full export, the log) also cover those witness.* events.
     const { witness } = storedEvents(persistDir, projectShard(persistDir, projectId), projectId);
