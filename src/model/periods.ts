@@ -624,7 +624,7 @@ export async function pageOverSpans<R extends Listed>(
     // the page, not every older period. The unread ones lie below all it holds: the page ends above them. (Reading
     // as many arms down as the rate of rows found says, in one read, measured slower here: test/bench/README.md.)
     const next = rest.reduce((m, c) => (c.top > m.top ? c : m));
-    more = rest.filter((c) => c === next || c.top >= next.lo!);
+    more = rest.filter((c) => c.top >= next.lo!);
     const unread = rest.filter((c) => !more.includes(c));
     if (unread.length > 0) bound = encodeCursor(unread.reduce((m, c) => (c.top > m ? c.top : m), unread[0].top), SEQ_ABOVE_ALL);
   }

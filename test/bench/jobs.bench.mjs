@@ -9,10 +9,9 @@
 //   verify job asked the same);
 // - export jobs (CSV): the archived part alone (its date range) and the whole project; run.mjs then
 //   times the archived-export floor (archived-export-floor.bench.mjs) once the service has stopped.
-import { readFileSync } from "node:fs";
 import { COLD_YEAR } from "./archive-helpers.mjs";
 import { PROJECT, prepareJobsProject, storedNow } from "./jobs-load.mjs";
-import { batchLoad, fmt, httpGet, reportMeter, resetMeter, sampleEvent, sampleHeap, sampleRss } from "./lib.mjs";
+import { batchLoad, cpuSeconds, fmt, httpGet, reportMeter, resetMeter, sampleEvent, sampleHeap, sampleRss } from "./lib.mjs";
 
 /** A sampleEvent received now (no occurred_at): the increment lands after every loaded event. */
 function liveEvent(i) {
@@ -24,16 +23,6 @@ const INCREMENT = Number(process.env.BENCH_JOB_INCREMENT ?? 10_000);
 /** The chunked engine's parallelism sweep ("" skips it: at 10M each run is minutes) and the export jobs' rounds (0 skips them). */
 const SWEEP = (process.env.BENCH_JOB_PARALLEL ?? "1,2,4").split(",").filter(Boolean).map(Number);
 const EXPORT_ROUNDS = Number(process.env.BENCH_JOB_EXPORT_ROUNDS ?? 2);
-/** USER_HZ: /proc counts CPU time in ticks of 10 ms on Linux. */
-const TICK = 100;
-
-/** The runtime process's CPU seconds so far (user + system), from /proc. */
-function cpuSeconds(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) / TICK;
-}
-
 async function getJson(url, headers) {
   const res = await httpGet(url, headers);
   if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${String(res.body).slice(0, 300)}`);

@@ -209,39 +209,38 @@ export function readsPeriodSeconds() {
   return s;
 }
 
-/** CPU seconds the machine's workerd processes have used (Linux's /proc; 0 where there is none). */
-function workerdCpuSeconds() {
-  let ticks = 0;
-  for (const pid of readdirSync("/proc").filter((d) => /^[0-9]+$/.test(d))) {
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== "workerd") continue;
-      // utime and stime, fields 14 and 15, counted after the command's closing parenthesis.
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return ticks / 100;
+/** USER_HZ: /proc counts CPU time in ticks of 10 ms on Linux. */
+const TICK = 100;
+
+/** A process's CPU seconds so far (user + system), from /proc. */
+export function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) / TICK;
 }
 
 /**
- * Waits until the runtimes are idle (under 10% of a core for two samples of 2 s), at most `maxMs`: after a large
- * load a ledger goes on in the background (its rollups, the search index's merges), and a read timed meanwhile
- * measured it too (20-70% slower: test/bench/README.md, "Fewer, longer periods").
+ * Waits until the service's runtime is idle (under 10% of a core for two samples of 2 s), at most `maxMs`: after
+ * a large load a ledger goes on in the background (its rollups, the search index's merges), and a read timed
+ * meanwhile measured it too (20-70% slower: test/bench/README.md, "Fewer, longer periods"). `processes`: the
+ * service's (startWitness), looked up at each sample, as wrangler may restart its runtime.
  */
-export async function waitIdle(maxMs = 300_000) {
+export async function waitIdle(processes, maxMs = 300_000) {
+  const cpu = () => {
+    const { runtime } = processes();
+    return runtime === undefined ? null : { runtime, s: cpuSeconds(runtime) };
+  };
   const started = Date.now();
-  let last = workerdCpuSeconds();
+  let last = cpu();
   let quiet = 0;
   while (quiet < 2 && Date.now() - started < maxMs) {
     await new Promise((r) => setTimeout(r, 2000));
-    const now = workerdCpuSeconds();
-    quiet = now - last < 0.2 ? quiet + 1 : 0;
+    const now = cpu();
+    quiet = now !== null && last !== null && now.runtime === last.runtime && now.s - last.s < 0.2 ? quiet + 1 : 0;
     last = now;
   }
   const s = ((Date.now() - started) / 1000).toFixed(0);
-  console.log(quiet >= 2 ? `Runtimes idle after ${s} s.` : `Runtimes still busy after ${s} s; reading anyway.`);
+  console.log(quiet >= 2 ? `Runtime idle after ${s} s.` : `Runtime still busy after ${s} s; reading anyway.`);
 }
 
 /** The meter's totals of rows read and written since the last resetMeter() (D1's and Durable Object SQLite's). */

@@ -63,8 +63,8 @@ try {
     // layout's reads run it) records each new key in the chain as witness.key.created, so a key a run would add
     // an event a run to the project's newest, and with periods to the main tables, marking them (model/periods.ts).
     const keyFile = join(persistDir, `${projectId}-key.txt`);
-    const key = existsSync(keyFile) ? readFileSync(keyFile, "utf8").trim() : createKey(persistDir, projectId);
-    writeFileSync(keyFile, key);
+    if (!existsSync(keyFile)) writeFileSync(keyFile, createKey(persistDir, projectId));
+    const key = readFileSync(keyFile, "utf8").trim();
     // New projects go to the least-full shard: count on the one the directory names. The bench's
     // own events only: a kept BENCH_DATA from before the key file has a witness.key.created for each earlier run.
     const { bench: loaded } = storedEvents(persistDir, projectShard(persistDir, projectId), projectId);
@@ -83,8 +83,9 @@ try {
       throw new Error(`${persistDir} holds ${projectId} ${layout.periods ? "in periods" : "in the main tables"}: use another BENCH_DATA or ${layout.periods ? "" : "no "}BENCH_READS_PERIODS=1`);
     }
     // Readers name a period by its length: one loaded with another length reads as other periods.
-    if (loaded > 0 && spread && String(layout.periodSeconds ?? 120) !== readsPeriodSeconds()) {
-      throw new Error(`${persistDir} holds ${projectId} in periods of ${layout.periodSeconds ?? 120} s: set BENCH_READS_PERIOD_SECONDS=${layout.periodSeconds ?? 120}`);
+    const loadedSeconds = String(layout.periodSeconds ?? 120);
+    if (loaded > 0 && spread && loadedSeconds !== readsPeriodSeconds()) {
+      throw new Error(`${persistDir} holds ${projectId} in periods of ${loadedSeconds} s: set BENCH_READS_PERIOD_SECONDS=${loadedSeconds}`);
     }
     const liveOnly = modules.filter((m) => !["reads", "verify"].includes(m));
     if (live && liveOnly.length > 0) throw new Error(`BENCH_READS_LIVE=1 runs only reads and verify, not ${liveOnly.join(", ")}`);
@@ -118,7 +119,7 @@ try {
       layout = live ? { layout: "live", from, to: new Date().toISOString(), ...(spread ? { periods: true, periodSeconds: Number(readsPeriodSeconds()) } : {}) } : { layout: "scattered" };
       writeFileSync(layoutFile, JSON.stringify(layout));
       report("Bulk load", [["batch ingest into one project", `${fmt.rate(load.perSecond, "events/s")} (${load.seconds.toFixed(0)} s${live ? ", live: no occurred_at" : ""})`]]);
-      await waitIdle();
+      await waitIdle(service.processes);
     }
     // Whole-project reads (verify, the full export, the log) also cover those witness.* events.
     const { witness } = storedEvents(persistDir, projectShard(persistDir, projectId), projectId);
