@@ -479,6 +479,14 @@ export interface ArmSpan {
   hi: string | null;
   lo: string | null;
   growing: boolean;
+  /**
+   * Of a growing period begun more than its grace ago (a day of a week)
+   * that held rows of the project when read: the oldest occurred_at among
+   * them. It holds the project's newest day or more, a page's likeliest
+   * source from there up (pageOverSpans counts it as one of the arms a
+   * first read reaches). No bound: rows land in it after the reading.
+   */
+  heldFrom?: string;
 }
 
 /**
@@ -526,17 +534,21 @@ export async function armSpans(db: D1Database, projectId: string, arms: Arm[], n
   // Without periods, the main tables are the one arm: nothing to bound, nothing read, as before periods.
   const periods = arms.some((arm) => arm !== null);
   const growing = arms.map((arm) => (arm === null ? !periods : armGrowing(arm, now, keepMs, length)));
-  // A growing arm's reading would bound nothing: only the settled ones are read (none, without periods).
-  const settled = arms.filter((_, k) => !growing[k]);
+  // A growing arm's reading would bound nothing: only the settled ones are read (none, without periods), and the
+  // periods growing for more than their grace, for whether they hold a row of the project at all (a row landing
+  // after the reading only leaves one taken for empty: the first read then reaches a settled arm as well).
+  const aged = arms.map((arm, k) => growing[k] && arm !== null && now >= arm * length + armGrace(length));
+  const spanned = arms.filter((_, k) => !growing[k] || aged[k]);
   const together = compounding(db);
   const [mark, read] = await Promise.all([
     periods && arms.includes(null) ? together(null).prepare(MAIN_MARK_SQL).bind(projectId).first() : null,
-    Promise.all(settled.map((arm) => together(arm).prepare(ARM_SPAN_SQL).bind(projectId).first<{ hi: string | null; lo: string | null }>())),
+    Promise.all(spanned.map((arm) => together(arm).prepare(ARM_SPAN_SQL).bind(projectId).first<{ hi: string | null; lo: string | null }>())),
   ]);
   if (mark !== null) growing[arms.indexOf(null)] = true;
   return arms.map((arm, k) => {
-    const span = growing[k] ? null : read[settled.indexOf(arm)];
-    return { arm, hi: span?.hi ?? null, lo: span?.lo ?? null, growing: growing[k] };
+    const span = spanned.includes(arm) ? read[spanned.indexOf(arm)] : null;
+    if (growing[k]) return { arm, hi: null, lo: null, growing: true, ...(aged[k] && span?.lo != null ? { heldFrom: span.lo } : {}) };
+    return { arm, hi: span?.hi ?? null, lo: span?.lo ?? null, growing: false };
   });
 }
 
@@ -553,7 +565,9 @@ export const SEQ_ABOVE_ALL = 999_999_999_999_999;
 /**
  * A page in list order after `after` (null: from the newest) over arms
  * whose spans are known, reading as few arms as the spans allow: first the
- * growing arms and the settled arm that reaches highest, then only the
+ * growing arms and the settled arm that reaches highest (none past a week's
+ * first day: the current period, holding rows of the project from below
+ * where the page starts, counts as that arm, ArmSpan.heldFrom), then only the
  * settled arms that reach above where those stopped, or, where they ran out
  * having found rows, the next settled arm down (a period's rows lie in its
  * own stretch of time: the next is where the page most likely goes on),
@@ -566,7 +580,7 @@ export const SEQ_ABOVE_ALL = 999_999_999_999_999;
  * out before the page was full (`ranOut`): what it looks for is rare there,
  * likely here too, and it may choose its walk by that (event-read.ts,
  * searchEvents), giving the same rows. With `reach` above 1, the first read
- * takes that many settled arms from the top: a filter that holds few rows
+ * takes that many arms from the top: a filter that holds few rows
  * of each period (a rare actor) finds the rest of its page in the next one
  * down in the same round trip, where a second read would have gone for it,
  * at the price of one more arm's `limit` rows in a filter that fills its
@@ -597,8 +611,11 @@ export async function pageOverSpans<R extends Listed>(
     return t === null ? [] : [{ arm: s.arm, top: t, lo: s.lo, growing: s.growing }];
   });
   if (candidates.length === 0) return { rows: [], nextCursor: null };
-  // The `reach` highest tops among the settled arms (arms tied at one are read together).
-  const highest = [...new Set(candidates.filter((c) => !c.growing).map((c) => c.top))].sort().reverse().slice(0, reach);
+  // The `reach` highest tops among the settled arms (arms tied at one are read together). A current period that held
+  // rows of the project at or below where the page starts counts as one of them: a page it fills then reads no
+  // settled period's rows for nothing.
+  const current = spans.some((s) => s.growing && s.heldFrom !== undefined && (below === null || s.heldFrom <= below.occurredAt)) ? 1 : 0;
+  const highest = [...new Set(candidates.filter((c) => !c.growing).map((c) => c.top))].sort().reverse().slice(0, reach - current);
   const first = candidates.filter((c) => c.growing || highest.includes(c.top));
   const rest = candidates.filter((c) => !first.includes(c));
   const pages = await read(first.map((c) => c.arm), false);

@@ -10,7 +10,7 @@ import type { Cursor } from "../model/cursor";
 import { overArms, pageOverSpans, type Arm, type Dates, type ListPage, type Listed } from "../model/periods";
 import { withProjectArmSpans } from "../storage/shards";
 
-/** A page of the project's hot rows after `cursor` (and `within` the dates its filter asks for): `page` read in the arms that can hold rows of it (pageOverSpans; `reach` settled arms from the top in the first read), told when the arms read before ran out short of it, merged (mergePages). */
+/** A page of the project's hot rows after `cursor` (and `within` the dates its filter asks for): `page` read in the arms that can hold rows of it (pageOverSpans; `reach` arms from the top in the first read, a current period among them), told when the arms read before ran out short of it, merged (mergePages). */
 export async function pageOverArms<R extends Listed>(
   env: Env,
   projectId: string,

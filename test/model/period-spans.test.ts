@@ -62,8 +62,10 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
       const spans: ArmSpan[] = arms.map((arm) => {
         const list = rows.get(arm)!;
         const growing = arm === null || arm === 6;
-        // A growing arm's reading is no bound; a settled arm's may be wider than its rows (rows deleted since).
-        if (growing || list.length === 0) return { arm, hi: null, lo: null, growing };
+        // A growing arm's reading is no bound; a settled arm's may be wider than its rows (rows deleted since). The
+        // current period may have held rows from anywhere when read (heldFrom): it only chooses the first read.
+        if (growing) return { arm, hi: null, lo: null, growing, ...(arm === 6 && rnd() < 0.5 ? { heldFrom: at(Math.floor(rnd() * 700)) } : {}) };
+        if (list.length === 0) return { arm, hi: null, lo: null, growing };
         const times = list.map((r) => r.occurred_at).sort();
         return { arm, hi: rnd() < 0.2 ? at(800) : times[times.length - 1], lo: times[0], growing };
       });
@@ -185,6 +187,42 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
     const longer = await pageOverSpans(spans, null, 5, (arms) => (read.push(arms), Promise.resolve(arms.map((a) => armPage(held.get(a)!, null, 5, Infinity)))), undefined, 2);
     expect(read).toEqual([[null, 2, 3], [1]]);
     expect(longer).toEqual({ rows: [6, 4, 3, 2].map((seq) => [...held.values()].flat().find((r) => r.seq === seq)), nextCursor: null });
+  });
+
+  it("reads a current period that holds rows from below the page's start without a settled arm, unless asked to reach two", async () => {
+    const { spans, held } = threeArms();
+    // Period 4 is the current one, past its first day: it held rows from minute 400 up when its span was read.
+    spans.push({ arm: 4, hi: null, lo: null, growing: true, heldFrom: at(400) });
+    held.set(4, [{ occurred_at: at(450), seq: 9 }, { occurred_at: at(440), seq: 8 }, { occurred_at: at(430), seq: 7 }]);
+    const read: Arm[][] = [];
+    const reader = (c: Cursor | null, limit: number) => (arms: Arm[]) => (read.push(arms), Promise.resolve(arms.map((a) => armPage(held.get(a)!, c, limit, Infinity))));
+    // It fills a page of 3: period 3's rows are not read for nothing.
+    expect((await pageOverSpans(spans, null, 3, reader(null, 3))).rows.map((r) => r.seq)).toEqual([9, 8, 7]);
+    expect(read).toEqual([[null, 4]]);
+    // A page of 5 runs out in it: the next arm down is read for the rest, as after a settled arm, and the page ends
+    // above the one below that, unread.
+    read.length = 0;
+    const short = await pageOverSpans(spans, null, 5, reader(null, 5));
+    expect(short.rows.map((r) => r.seq)).toEqual([9, 8, 7, 6]);
+    expect(short.nextCursor).toBe(`${at(299)}~999999999999999`);
+    expect(read).toEqual([[null, 4], [3]]);
+    // An actor's page reaches two: the current period and the newest settled one, in one read.
+    read.length = 0;
+    await pageOverSpans(spans, null, 3, reader(null, 3), undefined, 2);
+    expect(read).toEqual([[null, 3, 4]]);
+    // A page starting below every row it held (a cursor, or date_to, in an older period): it does not count.
+    read.length = 0;
+    const cursor = { occurredAt: at(360), seq: null };
+    expect((await pageOverSpans(spans, cursor, 3, reader(cursor, 3))).rows.map((r) => r.seq)).toEqual([6, 4, 3]);
+    expect(read).toEqual([[null, 3, 4], [2]]);
+    read.length = 0;
+    await pageOverSpans(spans, null, 3, reader(null, 3), { dateFrom: null, dateTo: at(380) });
+    expect(read).toEqual([[null, 3, 4]]);
+    // A current period that held no row of the project when read (no heldFrom) reads with the newest settled arm.
+    spans[4] = { arm: 4, hi: null, lo: null, growing: true };
+    read.length = 0;
+    await pageOverSpans(spans, null, 3, reader(null, 3));
+    expect(read).toEqual([[null, 3, 4]]);
   });
 
   it("counts a period as growing from a minute before its start till its grace after its end", () => {

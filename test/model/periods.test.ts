@@ -4,7 +4,7 @@ import { insertEventsStatements } from "../../src/chain/event-insert";
 import { decodeCursor, type Cursor } from "../../src/model/cursor";
 import { selectionFor, type Selection } from "../../src/model/event-query";
 import { INDEXING_COLUMNS } from "../../src/model/row-indexing";
-import { armDb, D1_MAX_PARAMS, dropPeriod, makePeriod, overArms, paramStyle, PERIOD_OBJECTS, PERIOD_SCHEMA_SQL, PERIOD_TABLES, type Arm } from "../../src/model/periods";
+import { armDb, armGrace, armSpans, D1_MAX_PARAMS, dropPeriod, makePeriod, overArms, PERIOD_MS, paramStyle, PERIOD_OBJECTS, PERIOD_SCHEMA_SQL, PERIOD_TABLES, type Arm } from "../../src/model/periods";
 import { listEvents } from "../../src/reads/event-read";
 import type { EventRow } from "../../src/db/schema";
 import { call, createProject, expectEveryListing, ingestMany, listOrder, listPages, moveIntoPeriod, testArm } from "../helpers";
@@ -90,6 +90,40 @@ describe("periods: a shard's hot events in tables of their own", () => {
     expect(await dropPeriod(p.db, arm)).toBe(1);
     const left = await p.db.prepare("SELECT name FROM sqlite_master WHERE name LIKE ?").bind(`%_p${arm}`).all();
     expect(left.results).toEqual([]);
+  });
+
+  it("reads where a project's rows lie in its settled periods, and from where a current period past its first day holds them", async () => {
+    const p = await createProject();
+    const older = testArm();
+    const current = older + 1;
+    for (const n of [older, current]) await makePeriod(p.db, n);
+    try {
+      const at = (day: number) => new Date(Date.UTC(2026, 2, day, 12)).toISOString();
+      const send = async (days: number[]) => (await ingestMany(p.key, days.map((d) => ({ action: "doc.read", occurred_at: at(d) }))))[0].seq - 1;
+      expect(await moveIntoPeriod(p.db, p.id, older, await send([3, 1, 2]))).toBe(3);
+      expect(await moveIntoPeriod(p.db, p.id, current, await send([9, 8]))).toBe(2);
+      const spans = (now: number, projectId = p.id) => armSpans(p.db, projectId, [older, current], now, 30_000, PERIOD_MS);
+      // A day and a moment into the current period: the older one is settled, its span read; the current one is
+      // growing, no bound, but past its first day it says from where it held rows.
+      const past = current * PERIOD_MS + armGrace(PERIOD_MS) + 1;
+      expect(await spans(past)).toEqual([
+        { arm: older, hi: at(3), lo: at(1), growing: false },
+        { arm: current, hi: null, lo: null, growing: true, heldFrom: at(8) },
+      ]);
+      // In its first day both are growing: the older one, within its grace, holds its whole week; the current one,
+      // not a day old, says nothing.
+      expect(await spans(current * PERIOD_MS + 60_000)).toEqual([
+        { arm: older, hi: null, lo: null, growing: true, heldFrom: at(1) },
+        { arm: current, hi: null, lo: null, growing: true },
+      ]);
+      // A project with no row in them: nothing held, in either.
+      expect(await spans(past, "nobody")).toEqual([
+        { arm: older, hi: null, lo: null, growing: false },
+        { arm: current, hi: null, lo: null, growing: true },
+      ]);
+    } finally {
+      for (const n of [older, current]) await dropPeriod(p.db, n);
+    }
   });
 
   it("lists, searches and gets a project's events split between the main tables and a period as it would from one", async () => {
