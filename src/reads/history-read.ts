@@ -55,10 +55,11 @@ const listOrder = (a: ShapeRow, b: ShapeRow) => (a.occurred_at === b.occurred_at
 /** `archived`: whether the project has archived events at all (hot_since, read beside the page); without, no segment is looked for. */
 export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
   // An actor's events likely lie a page or so to each period: the first read takes the next period down too
-  // (pageOverSpans' `reach`: the newest two, a week's current period one of them), where the page most likely goes on. Other filters mostly fill their page in the
-  // first, where the next period's page would be read for nothing (an organization, an action, an address, a
-  // target type: 1.2-1.4 times the floor at p50 reaching two), or hold so few a period that it takes several
-  // more anyway (a target id: slower reaching two). Measured: test/bench/README.md, "A rare actor's page".
+  // (pageOverSpans' `reach`: the newest two, a week's current period one of them), where the page most likely
+  // goes on. Other filters mostly fill their page in the first, where the next period's page would be read for
+  // nothing (an organization, an action, an address, a target type: 1.2-1.4 times the floor at p50 reaching
+  // two), or hold so few a period that it takes several more anyway (a target id: slower reaching two).
+  // Measured: test/bench/README.md, "A rare actor's page".
   const reach = sel.actorId !== null ? 2 : 1;
   const hot = projectRowKey(env, sel.projectId).then((rowKey) => pageOverArms(env, sel.projectId, db, cursor, limit, (arm) => listEvents(arm, rowKey, sel, cursor, limit), sel, reach));
   return historyPage(env, db, sel, [], cursor, limit, hot, () => true, archived, segmentProbe(env, sel));
