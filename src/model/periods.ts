@@ -546,7 +546,7 @@ export async function armSpans(db: D1Database, projectId: string, arms: Arm[], n
   ]);
   if (mark !== null) growing[arms.indexOf(null)] = true;
   return arms.map((arm, k) => {
-    const span = spanned.includes(arm) ? read[spanned.indexOf(arm)] : null;
+    const span = read[spanned.indexOf(arm)] ?? null;
     if (growing[k]) return { arm, hi: null, lo: null, growing: true, ...(aged[k] && span?.lo != null ? { heldFrom: span.lo } : {}) };
     return { arm, hi: span?.hi ?? null, lo: span?.lo ?? null, growing: false };
   });

@@ -99,9 +99,7 @@ try {
       console.log(`\nReusing the ${total.toLocaleString("en-US")} events of ${projectId} in ${persistDir}.`);
     } else if (current) {
       console.log(`\nLoading the last ${(total - loaded).toLocaleString("en-US")} of ${total.toLocaleString("en-US")} events into ${projectId}'s current period (${readsPeriodSeconds()} s long)...`);
-      // The cron makes the current period and the next; a writer waits a minute after a period is made (ARM_LEAD_MS).
-      await runCron(service.url);
-      await new Promise((r) => setTimeout(r, 65_000));
+      await periodsAhead(service.url);
       let load;
       await metered("bulk load, the current period", async () => (load = await batchLoad({ url: service.url, key, total: total - loaded, ip: (from) => benchAddress(loaded + from), makeEvent: (i) => liveEvent(loaded + i) })));
       layout = { ...layout, to: new Date().toISOString(), periodSeconds: Number(readsPeriodSeconds()), current: total - loaded };
@@ -119,10 +117,8 @@ try {
       let load;
       let cron = null;
       if (spread) {
-        // The cron makes the current period and the next; a writer waits a minute after a period is made
-        // (ARM_LEAD_MS). Every 30 s, so each next period is made well before it starts.
-        await runCron(service.url);
-        await new Promise((r) => setTimeout(r, 65_000));
+        // The cron again every 30 s, so each next period is made well before it starts.
+        await periodsAhead(service.url);
         cron = setInterval(() => runCron(service.url).catch((error) => console.error("cron:", error.message)), 30_000);
       }
       const from = new Date().toISOString();
@@ -219,6 +215,12 @@ try {
   }
 } finally {
   await Promise.all([service.stop(), baseline.stop()]);
+}
+
+/** The current period and the next, made by the cron, once writers take them: a writer waits a minute after a period is made (ARM_LEAD_MS). */
+async function periodsAhead(url) {
+  await runCron(url);
+  await new Promise((r) => setTimeout(r, 65_000));
 }
 
 /** Makes `k` periods (far past numbers, none holding a row) in a shard, as makePeriod does; waits out every isolate's cached list of arms. */
