@@ -7,10 +7,11 @@ import { resumeLostJobs } from "./jobs/job-resume";
 import { purgeExpiredEvents } from "./chain/retention";
 import { reindexBacklog } from "./model/search-index";
 import { checkArchives } from "./storage/archive-check";
+import { currentPeriods } from "./storage/period-upkeep";
 import { shardDb, shardNumbers } from "./storage/shards";
 import { deleteExpiredExports } from "./storage/staged-exports";
 
-/** The cron of wrangler.toml that runs every minute: jobs whose instance was lost wait a minute or two, not a day. */
+/** The cron of wrangler.toml that runs every minute: jobs whose instance was lost wait a minute or two, not a day (and, with periods on, each shard has its current period). */
 export const JOBS_CRON = "* * * * *";
 
 /**
@@ -22,7 +23,12 @@ const SEARCH_BACKLOG_MS = 60_000;
 
 /** The daily cron: housekeeping that must not run on the request path. */
 export async function scheduled(controller: ScheduledController, env: Env, _ctx: ExecutionContext): Promise<void> {
-  if (controller.cron === JOBS_CRON) return void (await resumeLostJobs(env, new Date()));
+  if (controller.cron === JOBS_CRON) {
+    await resumeLostJobs(env, new Date());
+    // With periods on, no shard goes a day writing to its main tables for want of the daily run.
+    await currentPeriods(env, shardNumbers(env).map((shard) => ({ shard, db: shardDb(env, shard) })), new Date());
+    return;
+  }
   const cutoff = new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString();
   const backlogUntil = Date.now() + SEARCH_BACKLOG_MS;
   for (const shard of shardNumbers(env)) {

@@ -171,13 +171,25 @@ export function armDb(db: D1Database, arm: Arm): D1Database {
   return wrapped as unknown as D1Database;
 }
 
-/** Makes period `arm`'s tables in the shard, copied from the main tables' schema as it is now, and names it in `periods`: one batch, so all or none. */
-export async function makePeriod(db: D1Database, arm: number, now = new Date()): Promise<void> {
+/**
+ * Makes period `arm`'s tables in the shard, copied from the main tables'
+ * schema as it is now, and names it in `periods`: one batch, so all or none.
+ * Two crons may make the same period at once (the minute's and the day's at
+ * 03:17): the second batch fails whole, and that is fine once the period is
+ * listed, so it returns false then rather than fail its caller.
+ */
+export async function makePeriod(db: D1Database, arm: number, now = new Date()): Promise<boolean> {
   const { results } = await db.prepare(PERIOD_SCHEMA_SQL).all<{ type: string; name: string; sql: string | null }>();
-  await db.batch([
-    ...periodDdl(results, arm).map((sql) => db.prepare(sql)),
-    db.prepare("INSERT INTO periods (n, made_at) VALUES (?, ?)").bind(arm, now.toISOString()),
-  ]);
+  try {
+    await db.batch([
+      ...periodDdl(results, arm).map((sql) => db.prepare(sql)),
+      db.prepare("INSERT INTO periods (n, made_at) VALUES (?, ?)").bind(arm, now.toISOString()),
+    ]);
+    return true;
+  } catch (error) {
+    if ((await shardPeriods(db)).some((p) => p.n === arm)) return false;
+    throw error;
+  }
 }
 
 /**

@@ -28,7 +28,7 @@
  * taken up by the next one. A period is sealed and dropped only once it is
  * past, so no commit can be writing to it then.
  */
-import { armDb, armGrace, dropPeriod, isGonePeriod, makePeriod, PERIOD_MS, periodOf, shardPeriods } from "../model/periods";
+import { armDb, armGrace, dropPeriod, isGonePeriod, makePeriod, PERIOD_MS, periodLength, periodOf, shardPeriods } from "../model/periods";
 import { KEY_SPAN, seqEdge } from "../model/row-keys";
 import { compactSearchIndex } from "../model/search-index";
 import { periodWindowDays } from "./commit-arms";
@@ -53,8 +53,7 @@ export async function tendPeriods(env: Env, db: D1Database, now: Date, length = 
   // Off, none is made; those made before still seal and drop.
   for (const n of env.PERIODS === "on" ? [current, current + 1] : []) {
     if (periods.some((p) => p.n === n)) continue;
-    await makePeriod(db, n, now);
-    done.made.push(n);
+    if (await makePeriod(db, n, now)) done.made.push(n);
   }
   const windowMs = periodWindowDays(env) * 86_400_000;
   // A shard past its mark frees room by its oldest past period too, whatever the window (shard-pressure.ts).
@@ -91,6 +90,31 @@ export async function tendPeriods(env: Env, db: D1Database, now: Date, length = 
   }
   return done;
 }
+
+/**
+ * The minute cron's part (with PERIODS "on"): each shard's current period
+ * made if it is not there. The daily run makes periods a week ahead, but a
+ * fresh deployment, a shard just added, or a daily run that failed for a week
+ * would leave commits in the main tables, whose rows the archive deletes
+ * (billed), until the next daily run. One read of a few rows a shard a
+ * minute; none once this isolate has seen the current period there.
+ * Returns the shards it made one in.
+ */
+export async function currentPeriods(env: Env, shards: Array<{ shard: number; db: D1Database }>, now: Date): Promise<number[]> {
+  if (env.PERIODS !== "on") return [];
+  const current = periodOf(now.getTime(), periodLength(env));
+  const made: number[] = [];
+  for (const { shard, db } of shards) {
+    const key = `${shard}:${periodLength(env)}`;
+    if (seenCurrent.get(key) === current) continue;
+    if (!(await shardPeriods(db)).some((p) => p.n === current) && (await makePeriod(db, current, now))) made.push(shard);
+    seenCurrent.set(key, current);
+  }
+  return made;
+}
+
+/** Per shard (and period length), the current period this isolate has seen listed. */
+const seenCurrent = new Map<string, number>();
 
 /** SQL: the main tables' marks of projects with no row there (no first seq on either path of their row ids: seqEdge), deleted. */
 const UNMARK_EMPTY_SQL = `DELETE FROM main_commits WHERE ${seqEdge("main_commits.project_id", false)} IS NULL`;

@@ -1,8 +1,10 @@
-import { evictDurableObject } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, evictDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/chain/ledger";
 import { ARM_LEAD_MS, dropPeriod, makePeriod, periodOf } from "../../src/model/periods";
+import { JOBS_CRON } from "../../src/scheduled";
+import worker from "../../src/index";
 import { tendPeriods } from "../../src/storage/period-upkeep";
 import { SHARD_CACHE_SECONDS } from "../../src/storage/shards";
 import { BASE, call, createProject, createScopedKey, ingestMany, listPages, moveIntoPeriod, pastArm, until, warmKey } from "../helpers";
@@ -279,4 +281,45 @@ describe("a shard's periods over their life", () => {
       await dropPeriod(p.db, current + 1);
     }
   });
+
+  it("has the minute cron make each shard's current period when periods are on and it is missing, and two makers at once fail nothing", async () => {
+    const shards = [env.DB, env.EVENTS_1];
+    // Day-long periods, so the numbers are this test's own (weekly ones are some 2,900 now, daily some 20,000).
+    const daily = { ...env, PERIOD_SECONDS: "86400" };
+    const minuteCron = async (e: Env) => {
+      const ctx = createExecutionContext();
+      await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: JOBS_CRON }), e, ctx);
+      await waitOnExecutionContext(ctx);
+    };
+    const listed = async (db: D1Database, from: number, to: number) =>
+      (await db.prepare("SELECT n FROM periods WHERE n BETWEEN ? AND ?").bind(from, to).all<{ n: number }>()).results.map((r) => r.n);
+    const first = periodOf(Date.now(), 86_400_000);
+    await minuteCron({ ...daily, PERIODS: "off" });
+    for (const db of shards) expect(await listed(db, first, first + 1)).toEqual([]);
+    await minuteCron({ ...daily, PERIODS: "on" });
+    const last = periodOf(Date.now(), 86_400_000);
+    try {
+      // The current one only (the daily run makes the next a period ahead), in every shard, and its tables are there.
+      for (const db of shards) {
+        const made = await listed(db, first, last + 1);
+        expect(made).toHaveLength(1);
+        expect(made[0]).toBeGreaterThanOrEqual(first);
+        expect(made[0]).toBeLessThanOrEqual(last);
+        expect(await objectsOf(db, made[0])).toBeGreaterThan(10);
+      }
+      // Again: nothing more.
+      await minuteCron({ ...daily, PERIODS: "on" });
+      for (const db of shards) expect(await listed(db, first, last + 1)).toHaveLength(1);
+      // Two makers of one period at the same moment (the minute's and the day's run at 03:17): one makes it, the
+      // other is told it was there, neither fails, and it is whole.
+      const n = last + 7;
+      const both = await Promise.all([makePeriod(env.EVENTS_1, n), makePeriod(env.EVENTS_1, n)]);
+      expect(both.filter(Boolean)).toHaveLength(1);
+      expect(await listed(env.EVENTS_1, n, n)).toEqual([n]);
+      expect(await objectsOf(env.EVENTS_1, n)).toBe(await objectsOf(env.EVENTS_1, (await listed(env.EVENTS_1, first, last))[0]));
+    } finally {
+      for (const db of shards) for (const n of [...(await listed(db, first, last + 7))]) await dropPeriod(db, n);
+    }
+  });
 });
+
