@@ -63,7 +63,12 @@ try {
     // layout's reads run it) records each new key in the chain as witness.key.created, so a key a run would add
     // an event a run to the project's newest, and with periods to the main tables, marking them (model/periods.ts).
     const keyFile = join(persistDir, `${projectId}-key.txt`);
-    if (!existsSync(keyFile)) writeFileSync(keyFile, createKey(persistDir, projectId));
+    if (!existsSync(keyFile)) {
+      // Spread over periods, the periods come first, so the key's event lands in one as a new project's first event
+      // does in a deployment with periods on: the main tables stay unmarked, as the project's reads then find them.
+      if (process.env.BENCH_READS_PERIODS === "1") await periodsAhead(service.url);
+      writeFileSync(keyFile, createKey(persistDir, projectId));
+    }
     const key = readFileSync(keyFile, "utf8").trim();
     // New projects go to the least-full shard: count on the one the directory names. The bench's
     // own events only: a kept BENCH_DATA from before the key file has a witness.key.created for each earlier run.
