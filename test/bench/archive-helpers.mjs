@@ -1,9 +1,10 @@
 // Helpers of the archive bench (archive.bench.mjs): its events, SQL on a project's shard,
 // the daily cron on demand, a row count for JSON exports, and SQLite's own page accounting.
+import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { quote, shardDatabases, sql, wrangler } from "../../src/scripts/lib.mjs";
+import { ENV, quote, ROOT, shardDatabases, sql, WRANGLER, wrangler } from "../../src/scripts/lib.mjs";
 import { httpGet, sampleEvent } from "./lib.mjs";
 
 /**
@@ -44,9 +45,20 @@ export function projectShard(persistDir, projectId) {
 export function shardSql(persistDir, shard, command, file = null) {
   const name = shardDatabases().get(shard);
   if (!name) throw new Error(`wrangler.toml binds no shard ${shard}`);
-  const out = wrangler(["d1", "execute", name, "--local", "--persist-to", persistDir, "--json", ...(file ? ["--file", file] : ["--command", command])], { quiet: true });
-  return JSON.parse(out.slice(out.indexOf("["))).flatMap((r) => r.results ?? []);
+  const args = ["d1", "execute", name, "--local", "--persist-to", persistDir, "--json", ...(file ? ["--file", file] : ["--command", command])];
+  // A read beside the running service can meet its write in progress (SQLITE_BUSY from wrangler's own local D1,
+  // seen after a 1M load): a read is tried again, a few seconds apart; a write fails at once, as it may have landed.
+  for (let tries = 1; !file && /^\s*SELECT\b/i.test(command) && tries < 5; tries++) {
+    const res = spawnSync(WRANGLER, args, { cwd: ROOT, env: ENV, encoding: "utf8" });
+    if (res.status === 0) return rowsOf(res.stdout);
+    if (!/SQLITE_BUSY/.test(res.stdout + res.stderr)) break;
+    console.log(`(the shard was busy; reading again in ${2 * tries} s)`);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000 * tries);
+  }
+  return rowsOf(wrangler(args, { quiet: true }));
 }
+
+const rowsOf = (out) => JSON.parse(out.slice(out.indexOf("["))).flatMap((r) => r.results ?? []);
 
 /**
  * A project's hot events: the bench's own, and the witness.* events the service
