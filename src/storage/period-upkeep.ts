@@ -102,10 +102,11 @@ export async function tendPeriods(env: Env, db: D1Database, now: Date, length = 
  */
 export async function currentPeriods(env: Env, shards: Array<{ shard: number; db: D1Database }>, now: Date): Promise<number[]> {
   if (env.PERIODS !== "on") return [];
-  const current = periodOf(now.getTime(), periodLength(env));
+  const length = periodLength(env);
+  const current = periodOf(now.getTime(), length);
   const made: number[] = [];
   for (const { shard, db } of shards) {
-    const key = `${shard}:${periodLength(env)}`;
+    const key = `${shard}:${length}`;
     if (seenCurrent.get(key) === current) continue;
     if (!(await shardPeriods(db)).some((p) => p.n === current) && (await makePeriod(db, current, now))) made.push(shard);
     seenCurrent.set(key, current);

@@ -62,11 +62,12 @@ try {
     // One key for the directory's life, kept beside its data: the daily cron (the archive bench and the spread
     // layout's reads run it) records each new key in the chain as witness.key.created, so a key a run would add
     // an event a run to the project's newest, and with periods to the main tables, marking them (model/periods.ts).
+    const spread = process.env.BENCH_READS_PERIODS === "1";
     const keyFile = join(persistDir, `${projectId}-key.txt`);
     if (!existsSync(keyFile)) {
       // Spread over periods, the periods come first, so the key's event lands in one as a new project's first event
       // does in a deployment with periods on: the main tables stay unmarked, as the project's reads then find them.
-      if (process.env.BENCH_READS_PERIODS === "1") await periodsAhead(service.url);
+      if (spread) await periodsAhead(service.url);
       writeFileSync(keyFile, createKey(persistDir, projectId));
     }
     const key = readFileSync(keyFile, "utf8").trim();
@@ -82,7 +83,6 @@ try {
     if (loaded > 0 && layout.layout !== (live ? "live" : "scattered")) {
       throw new Error(`${persistDir} holds ${projectId} in the ${layout.layout} layout: use another BENCH_DATA or ${layout.layout === "live" ? "" : "no "}BENCH_READS_LIVE=1`);
     }
-    const spread = process.env.BENCH_READS_PERIODS === "1";
     if (spread && !live) throw new Error("BENCH_READS_PERIODS=1 loads live: add BENCH_READS_LIVE=1");
     if (loaded > 0 && (layout.periods === true) !== spread) {
       throw new Error(`${persistDir} holds ${projectId} ${layout.periods ? "in periods" : "in the main tables"}: use another BENCH_DATA or ${layout.periods ? "" : "no "}BENCH_READS_PERIODS=1`);
