@@ -602,7 +602,7 @@ export async function pageOverSpans<R extends Listed>(
   spans: ArmSpan[],
   after: Cursor | null,
   limit: number,
-  read: (arms: Arm[], ranOut: boolean, ahead?: () => void) => Promise<ListPage<R>[]>,
+  read: (arms: Arm[], ranOut: boolean) => Promise<ListPage<R>[]>,
   within: Dates = NO_DATES,
   reach = 1,
 ): Promise<ListPage<R>> {
@@ -630,17 +630,7 @@ export async function pageOverSpans<R extends Listed>(
   const highest = [...new Set(candidates.filter((c) => !c.growing).map((c) => c.top))].sort().reverse().slice(0, reach - current);
   const first = candidates.filter((c) => c.growing || highest.includes(c.top));
   const rest = candidates.filter((c) => !first.includes(c));
-  // The rest read as the second read would when the first runs out (ranOut), begun while the first is still
-  // reading: `ahead`, called by a first read that finds what it looks for rare where it reads, so likely rarer
-  // than a page there (event-read.ts, searchEvents). The second read takes their answers, one round trip fewer;
-  // a first read that fills the page after all leaves them unread, read for nothing.
-  let early: Promise<ListPage<R>[]> | null = null;
-  const ahead = () => {
-    if (early !== null || rest.length === 0) return;
-    early = read(rest.map((c) => c.arm), true);
-    early.catch(() => {});
-  };
-  const pages = await read(first.map((c) => c.arm), false, ahead);
+  const pages = await read(first.map((c) => c.arm), false);
   if (rest.length === 0) return mergePages(pages, limit);
   const so = mergePages(pages, limit);
   // A page the first arms filled though each ran out (rows of two periods) stops at its last row, as a cut one does.
@@ -667,11 +657,6 @@ export async function pageOverSpans<R extends Listed>(
     const unread = rest.filter((c) => !more.includes(c));
     if (unread.length > 0) bound = encodeCursor(unread.reduce((m, c) => (c.top > m ? c.top : m), unread[0].top), SEQ_ABOVE_ALL);
   }
-  const second = async (arms: typeof rest, ranOut: boolean): Promise<ListPage<R>[]> => {
-    if (early === null || !ranOut) return read(arms.map((c) => c.arm), ranOut);
-    const answers = await early;
-    return arms.map((c) => answers[rest.indexOf(c)]);
-  };
-  const all = more.length > 0 ? [...pages, ...(await second(more, stop === null))] : pages;
+  const all = more.length > 0 ? [...pages, ...(await read(more.map((c) => c.arm), stop === null))] : pages;
   return mergePages(bound !== null ? [...all, { rows: [], nextCursor: bound }] : all, limit);
 }

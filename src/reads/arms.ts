@@ -17,11 +17,11 @@ export async function pageOverArms<R extends Listed>(
   db: D1Database,
   cursor: Cursor | null,
   limit: number,
-  page: (db: D1Database, ranOut: boolean, ahead?: () => void) => Promise<ListPage<R>>,
+  page: (db: D1Database, ranOut: boolean) => Promise<ListPage<R>>,
   within?: Dates,
   reach?: number,
 ): Promise<ListPage<R>> {
-  return withProjectArmSpans(env, projectId, db, (spans) => pageOverSpans(spans, cursor, limit, (arms: Arm[], ranOut: boolean, ahead?: () => void) => overArms(db, (arm) => page(arm, ranOut, ahead), arms), within, reach));
+  return withProjectArmSpans(env, projectId, db, (spans) => pageOverSpans(spans, cursor, limit, (arms: Arm[], ranOut: boolean) => overArms(db, (arm) => page(arm, ranOut), arms), within, reach));
 }
 
 /** The first arm's answer that is not null (an event is in one arm), in arm order; arms known to hold no row of the project are not read. */

@@ -135,10 +135,6 @@ type Candidate = [
  * costs that one statement, not a window and that statement. Past RARE_HITS
  * the statement's page is set aside and the list walked as above: one
  * statement more than without `rare`.
- *
- * `ahead`: called when the first window holds no hit, as FTS5 is asked
- * here: the caller may begin the older arms' reads then (pageOverSpans),
- * beside this arm's statement rather than after it.
  */
 export async function searchEvents(
   db: D1Database,
@@ -148,7 +144,6 @@ export async function searchEvents(
   cursor: Cursor | null,
   limit: number,
   rare = false,
-  ahead?: () => void,
 ): Promise<Page> {
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
@@ -206,8 +201,6 @@ export async function searchEvents(
     more = await scan(FIRST_WINDOW);
     if (more && hits.length < want) {
       // Less than a page in the first window: FTS5 may hold the rest, asked while the window's hits are shaped.
-      // None at all there: likely too rare for this arm to fill the page, so the arms after it are asked now too.
-      if (hits.length === 0) ahead?.();
       let rest: ShapeRow[] | null;
       shapedHits = hits.length;
       [rest, found] = await Promise.all([probedRest(), shaped(hits.slice(0, shapedHits))]);

@@ -72,7 +72,7 @@ export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cu
  */
 export function searchHistory(env: Env, db: D1Database, sel: Selection, terms: string[], cursor: Cursor | null, limit: number, archived: Promise<boolean>): Promise<Page> {
   const found = (r: ArchivedRow) => matchesAll(terms, [r.action, r.actor_name, r.actor_email, r.actor_id]);
-  const hot = projectRowKey(env, sel.projectId).then((rowKey) => pageOverArms(env, sel.projectId, db, cursor, limit, (arm, ranOut, ahead) => searchEvents(arm, rowKey, sel, terms, cursor, limit, ranOut, ahead), sel));
+  const hot = projectRowKey(env, sel.projectId).then((rowKey) => pageOverArms(env, sel.projectId, db, cursor, limit, (arm, ranOut) => searchEvents(arm, rowKey, sel, terms, cursor, limit, ranOut), sel));
   return historyPage(env, db, sel, terms, cursor, limit, hot, found, archived, segmentProbe(env, sel, terms));
 }
 

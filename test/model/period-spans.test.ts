@@ -225,47 +225,6 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
     expect(read).toEqual([[null, 3, 4]]);
   });
 
-  it("begins the older arms' read beside the first when the first read calls ahead, and gives the page it gives without", async () => {
-    // A reader whose first read calls `ahead` before it answers (a search whose first window held no hit), recording
-    // each read, whether it was told the arms before ran out, and whether the first read had answered yet.
-    const run = async (held: Map<Arm, Listed[]>, spans: ArmSpan[], callAhead: boolean) => {
-      const reads: Array<{ arms: Arm[]; ranOut: boolean; beforeFirstAnswered: boolean }> = [];
-      let firstAnswered = false;
-      const page = await pageOverSpans(spans, null, 3, async (arms, ranOut, ahead) => {
-        reads.push({ arms, ranOut, beforeFirstAnswered: !firstAnswered });
-        if (callAhead) ahead?.();
-        await new Promise((r) => setTimeout(r, 1));
-        if (reads.length === 1) firstAnswered = true;
-        return arms.map((a) => armPage(held.get(a)!, null, 3, Infinity));
-      });
-      return { page, reads };
-    };
-    const { spans, held } = threeArms();
-    // Nothing in the newest arm: every arm left is read, begun while the first read was still reading, and not again.
-    held.set(3, []);
-    const rare = await run(held, spans, true);
-    expect(rare.reads).toEqual([
-      { arms: [null, 3], ranOut: false, beforeFirstAnswered: true },
-      { arms: [1, 2], ranOut: true, beforeFirstAnswered: true },
-    ]);
-    expect(rare.page).toEqual((await run(held, spans, false)).page);
-    expect(rare.page.rows.map((r) => r.seq)).toEqual([4, 3, 2]);
-    // One row in the newest: the next arm down is the rest of the page, its answer taken from the read begun ahead.
-    held.set(3, [{ occurred_at: at(350), seq: 6 }]);
-    const some = await run(held, spans, true);
-    expect(some.reads.map((r) => r.arms)).toEqual([[null, 3], [1, 2]]);
-    expect(some.page).toEqual((await run(held, spans, false)).page);
-    expect(some.page).toEqual({ rows: [6, 4, 3].map((seq) => [...held.values()].flat().find((r) => r.seq === seq)), nextCursor: `${at(199)}~999999999999999` });
-    // The newest fills the page after all, stopping inside arm 2's stretch: arm 2 is read again as a common term's
-    // read (not told they ran out), the read begun ahead left unused. The page is the one read without.
-    held.set(3, [{ occurred_at: at(399), seq: 10 }, { occurred_at: at(398), seq: 9 }, { occurred_at: at(397), seq: 8 }, { occurred_at: at(396), seq: 7 }]);
-    spans[2] = { arm: 2, hi: at(398), lo: at(200), growing: false };
-    const common = await run(held, spans, true);
-    expect(common.reads.map((r) => [r.arms, r.ranOut])).toEqual([[[null, 3], false], [[1, 2], true], [[2], false]]);
-    expect(common.page).toEqual((await run(held, spans, false)).page);
-    expect(common.page.rows.map((r) => r.seq)).toEqual([10, 9, 8]);
-  });
-
   it("counts a period as growing from a minute before its start till its grace after its end", () => {
     const week = PERIOD_MS;
     const start = 2950 * week;
