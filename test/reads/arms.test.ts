@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { dropPeriod, makePeriod } from "../../src/model/periods";
-import { RARE_HITS, searchTuning } from "../../src/reads/event-read";
+import { FIRST_WINDOW, RARE_HITS, searchTuning } from "../../src/reads/event-read";
 import { EXPORT_BATCH, exportTuning } from "../../src/reads/export-stream";
 import { BASE, call, createProject, expectEveryListing, ingestMany, listOrder, listPages, moveIntoPeriod, pastArm } from "../helpers";
 
@@ -10,6 +10,17 @@ async function exported(key: string, query: string): Promise<number[]> {
   const res = await exports.default.fetch(new Request(`${BASE}/v1/exports?format=json${query}`, { headers: { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "10.9.9.9" } }));
   expect(res.status).toBe(200);
   return (JSON.parse(await res.text()) as Array<{ seq: number }>).map((e) => e.seq);
+}
+
+type Sent = { seq: number; occurred_at: string; name: string };
+
+/** Sends actors named `names` to project `p`, backdated into `month` of 2025 (null: happening when received), moved into `arm` (null: left in the main tables), and notes each in `sent`. */
+function sender(p: Awaited<ReturnType<typeof createProject>>, sent: Sent[]) {
+  return async (arm: number | null, month: number | null, names: string[]) => {
+    const stored = await ingestMany(p.key, names.map((name, i) => ({ action: "doc.read", actor: { id: `u${i}`, name }, ...(month === null ? {} : { occurred_at: new Date(Date.UTC(2025, month, 1, 12, i)).toISOString() }) })));
+    stored.forEach((e, i) => sent.push({ seq: e.seq, occurred_at: e.occurred_at, name: names[i] }));
+    if (arm !== null) expect(await moveIntoPeriod(p.db, p.id, arm, stored[0].seq - 1)).toBe(names.length);
+  };
 }
 
 describe("reads over arms: each page from the arms that can hold it", () => {
@@ -111,13 +122,8 @@ describe("reads over arms: each page from the arms that can hold it", () => {
     const [older, newer] = [oldest + 100, oldest + 200];
     for (const n of [oldest, older, newer]) await makePeriod(p.db, n);
     try {
-      const sent: Array<{ seq: number; occurred_at: string; name: string }> = [];
-      /** `names` backdated into `month` of 2025 (null: happening when received), moved into `arm` (null: left in the main tables). */
-      const send = async (arm: number | null, month: number | null, names: string[]) => {
-        const stored = await ingestMany(p.key, names.map((name, i) => ({ action: "doc.read", actor: { id: `u${i}`, name }, ...(month === null ? {} : { occurred_at: new Date(Date.UTC(2025, month, 1, 12, i)).toISOString() }) })));
-        stored.forEach((e, i) => sent.push({ seq: e.seq, occurred_at: e.occurred_at, name: names[i] }));
-        if (arm !== null) expect(await moveIntoPeriod(p.db, p.id, arm, stored[0].seq - 1)).toBe(names.length);
-      };
+      const sent: Sent[] = [];
+      const send = sender(p, sent);
       const of = (k: number, name: string) => Array.from({ length: k }, (_, i) => (i % 5 === 2 ? name : "plain member"));
       // Kestrel: once in the main tables and once in the newest period, which a page of 3 reads first and which run
       // out; then in every event of the older period, its search groups many. Osprey: only in the two oldest.
@@ -145,6 +151,29 @@ describe("reads over arms: each page from the arms that can hold it", () => {
       }
     } finally {
       for (const n of [oldest, older, newer]) await dropPeriod(p.db, n);
+    }
+  });
+
+  it("finds a term past the newest arms' first window, in them and in the periods below, page by page", async () => {
+    const p = await createProject();
+    const oldest = pastArm();
+    const older = oldest + 100;
+    for (const n of [oldest, older]) await makePeriod(p.db, n);
+    try {
+      const sent: Sent[] = [];
+      const send = sender(p, sent);
+      await send(oldest, 0, ["osprey one", "plain", "osprey two", "grebe one"]);
+      await send(older, 3, ["plain", "osprey three", "plain"]);
+      // The main tables' newest events, more than a search's first window (FIRST_WINDOW): osprey is in none of them,
+      // grebe in the oldest of them, past the window, and in the oldest period.
+      await send(null, null, ["grebe two", ...Array.from({ length: FIRST_WINDOW + 10 }, () => "plain member")]);
+      for (const limit of [1, 2, 50]) {
+        expect(await listPages(p.key, "/v1/events/search", "q=osprey", limit), `osprey, pages of ${limit}`).toEqual(listOrder(sent, (e) => e.name.includes("osprey")));
+        expect(await listPages(p.key, "/v1/events/search", "q=grebe", limit), `grebe, pages of ${limit}`).toEqual(listOrder(sent, (e) => e.name.includes("grebe")));
+      }
+      expect(await listPages(p.key, "/v1/events/search", "q=heron", 3)).toEqual([]);
+    } finally {
+      for (const n of [oldest, older]) await dropPeriod(p.db, n);
     }
   });
 });
