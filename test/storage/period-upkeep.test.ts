@@ -235,6 +235,38 @@ describe("a shard's periods over their life", () => {
     }
   });
 
+  it("merges the current period's search index each day while commits land in it, and search finds every event", async () => {
+    const p = await createProject();
+    const n = periodOf(Date.now());
+    await makePeriod(p.db, n, new Date(Date.now() - 2 * ARM_LEAD_MS));
+    try {
+      const segments = async () => (await p.db.prepare(`SELECT count(DISTINCT segid) AS n FROM events_search_p${n}_idx`).first<{ n: number }>())!.n;
+      // Three commits of 20, each closing a group of 16 (its search entry): a segment each.
+      const send = (from: number) => ingestMany(p.key, Array.from({ length: 20 }, (_, i) => ({ action: "doc.read", actor: { id: `u${from + i}`, name: (from + i) % 4 ? "Plain" : `Kestrel ${from + i}` } })));
+      const sent = [...(await send(0)), ...(await send(20)), ...(await send(40))];
+      expect(await rowsIn(p.db, `events_p${n}`, p.id)).toBe(60);
+      expect(await segments()).toBeGreaterThan(1);
+      const kestrels = () => sent.filter((_, i) => i % 4 === 0).map((e) => e.seq).reverse();
+      expect(await listPages(p.key, "/v1/events/search", "q=kestrel", 4)).toEqual(kestrels());
+
+      const first = await tendPeriods(env, p.db, new Date());
+      expect(first.compacted).toContain(n);
+      expect(await segments()).toBe(1);
+      expect(await listPages(p.key, "/v1/events/search", "q=kestrel", 4)).toEqual(kestrels());
+      // The next day's commits add segments of their own beside the merged one, found at once; that day's run merges them in.
+      sent.push(...(await send(60)), ...(await send(80)));
+      expect(await segments()).toBeGreaterThan(1);
+      expect(await listPages(p.key, "/v1/events/search", "q=kestrel", 4)).toEqual(kestrels());
+      expect(await listPages(p.key, "/v1/events/search", "q=kestrel%2084", 4)).toEqual([sent[84].seq]);
+      expect((await tendPeriods(env, p.db, new Date())).compacted).toContain(n);
+      expect(await segments()).toBe(1);
+      expect(await listPages(p.key, "/v1/events/search", "q=kestrel", 4)).toEqual(kestrels());
+      expect(await listPages(p.key, "/v1/events/search", "q=kestrel%2084", 4)).toEqual([sent[84].seq]);
+    } finally {
+      await dropPeriod(p.db, n);
+    }
+  });
+
   it("loses and repeats nothing when a period's sealing stops after its objects are written, or before its drop", async () => {
     const p = await createProject();
     const n = pastArm();
