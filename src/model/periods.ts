@@ -135,10 +135,40 @@ export function armName(name: string, arm: Arm): string {
  */
 export function inPeriod(sql: string, arm: Arm): string {
   if (arm === null) return sql;
-  return sql
-    .replace(NAMES, (_, quote: string, name: string) => `${quote}${name}_p${arm}${quote}`)
-    .replace(FTS_OWN, (_, quote: string, part: string) => `${quote}events_search_p${arm}_${part}${quote}`);
+  return RENAMED.of(`${arm}`, sql, () =>
+    sql
+      .replace(NAMES, (_, quote: string, name: string) => `${quote}${name}_p${arm}${quote}`)
+      .replace(FTS_OWN, (_, quote: string, part: string) => `${quote}events_search_p${arm}_${part}${quote}`),
+  );
 }
+
+/**
+ * What a pure function of a statement's text gave, kept for the isolate's
+ * life: statements are fixed texts (their values are bound apart), a few
+ * hundred of them, so each is renamed for an arm or compounded once, not on
+ * every read. Done on every read, that string work cost a list at 1M events
+ * over periods about 1 ms of the isolate's time a request
+ * (test/bench/README.md, "The compound's text made once"). A text made of
+ * values would fill it: past `most` texts of one kind it starts again.
+ */
+class TextMemo<T> {
+  private readonly kinds = new Map<string, Map<string, T>>();
+  private readonly most: number;
+  constructor(most: number) {
+    this.most = most;
+  }
+  of(kind: string, text: string, make: () => T): T {
+    let texts = this.kinds.get(kind);
+    if (texts === undefined) this.kinds.set(kind, (texts = new Map()));
+    let made = texts.get(text);
+    if (made === undefined) {
+      if (texts.size >= this.most) texts.clear();
+      texts.set(text, (made = make()));
+    }
+    return made;
+  }
+}
+const RENAMED = new TextMemo<string>(2_000);
 
 /** FTS5's own tables of the search index, which statements name too (search-index.ts reads events_search_docsize): FTS5 names a period's after its virtual table, `events_search_p2950_docsize`. */
 const FTS_OWN = /([`"]?)\bevents_search_(data|idx|docsize|config|content)\b\1/g;
@@ -306,6 +336,11 @@ export const D1_MAX_PARAMS = 100;
 
 /** How a statement's parameters are written, outside its quoted text: all `?` (plain), all `?N` (numbered, with the highest N), or neither/mixed/named (null: not compounded). */
 export function paramStyle(sql: string): { numbered: boolean; count: number } | null {
+  return STYLES.of("", sql, () => readParamStyle(sql));
+}
+const STYLES = new TextMemo<{ numbered: boolean; count: number } | null>(2_000);
+
+function readParamStyle(sql: string): { numbered: boolean; count: number } | null {
   let plain = 0;
   let highest = 0;
   let numbered = 0;
@@ -366,7 +401,12 @@ export function unionAll(terms: string[]): string {
 const READ_ONLY = /^\s*(SELECT|WITH)\b/i;
 const WRITES = /\b(INSERT|UPDATE|DELETE|REPLACE|UPSERT)\b/i;
 
-type Pending = { template: string; sql: string; values: unknown[]; statement: D1PreparedStatement; settle: (result: D1Result<Record<string, unknown>>) => void; fail: (error: unknown) => void };
+/** A statement waiting for its turn's send; settled with its rows, `armed` when they still carry the compound's __arm column. */
+type Pending = { template: string; arm: Arm; sql: string; values: unknown[]; statement: D1PreparedStatement; settle: (result: D1Result<Record<string, unknown>>, armed: boolean) => void; fail: (error: unknown) => void };
+type Answer = { result: D1Result<Record<string, unknown>>; armed: boolean };
+
+/** Compound texts (compounding), by the arms they read: one a template and set of arms. */
+const COMPOUNDS = new TextMemo<string>(2_000);
 
 /**
  * The arms of one read (`arm` => its database, as armDb), with the
@@ -394,26 +434,29 @@ export function compounding(db: D1Database): (arm: Arm) => D1Database {
         for (const item of group) out.push({ statement: item.statement, items: [item] });
         continue;
       }
-      let offset = 0;
-      const arms = group.map((item, k) => {
-        const sql = style.numbered ? shiftParams(item.sql, offset) : item.sql;
-        offset += item.values.length;
-        // Newlines: a statement may end in a -- comment.
-        return `SELECT ${k} AS __arm, * FROM (\n${sql}\n)`;
-      });
-      const statement = db.prepare(unionAll(arms)).bind(...group.flatMap((i) => i.values));
+      // The same template in the same arms makes the same text: each item binds style.count values.
+      const text = COMPOUNDS.of(group.map((item) => item.arm).join(","), group[0].template, () =>
+        unionAll(
+          group.map((item, k) => {
+            const sql = style.numbered ? shiftParams(item.sql, k * style.count) : item.sql;
+            // Newlines: a statement may end in a -- comment.
+            return `SELECT ${k} AS __arm, * FROM (\n${sql}\n)`;
+          }),
+        ),
+      );
+      const statement = db.prepare(text).bind(...group.flatMap((i) => i.values));
       out.push({ statement, items: group, compound: true });
     }
     const settle = (results: D1Result<Record<string, unknown>>[]) =>
       out.forEach(({ items, compound }, k) => {
         const result = results[k];
-        if (!compound) return items[0].settle(result);
-        // Each arm gets its own rows, in the order its statement gave them; the statement's rows billed once, on the first.
+        if (!compound) return items[0].settle(result, false);
+        // Each arm gets its own rows, in the order its statement gave them, their __arm still on them (the reader
+        // takes it off as it reads them: a raw() read makes arrays of them anyway); the rows billed once, on the first.
         const none = { ...result.meta, rows_read: 0, rows_written: 0 };
-        items.forEach((item, arm) => {
-          const rows = result.results.filter((r) => r.__arm === arm).map(({ __arm, ...row }) => row);
-          item.settle({ ...result, results: rows, meta: arm === 0 ? result.meta : none });
-        });
+        const byArm: Record<string, unknown>[][] = items.map(() => []);
+        for (const row of result.results) byArm[row.__arm as number].push(row);
+        items.forEach((item, arm) => item.settle({ ...result, results: byArm[arm], meta: arm === 0 ? result.meta : none }, true));
       });
     const statements = out.map((o) => o.statement);
     const answer = statements.length === 1 ? statements[0].all<Record<string, unknown>>().then((r) => [r]) : db.batch<Record<string, unknown>>(statements);
@@ -425,27 +468,40 @@ export function compounding(db: D1Database): (arm: Arm) => D1Database {
     send(items);
   };
   const real = new WeakMap<object, D1PreparedStatement>();
-  const wrap = (template: string, sql: string, statement: D1PreparedStatement, values: unknown[]): D1PreparedStatement => {
-    const run = () =>
-      new Promise<D1Result<Record<string, unknown>>>((settle, fail) => {
+  const wrap = (template: string, arm: Arm, sql: string, statement: D1PreparedStatement, values: unknown[]): D1PreparedStatement => {
+    const answer = () =>
+      new Promise<Answer>((settle, fail) => {
         if (queue.length === 0) queueMicrotask(flush);
-        queue.push({ template, sql, values, statement, settle, fail });
+        queue.push({ template, arm, sql, values, statement, settle: (result, armed) => settle({ result, armed }), fail });
       });
+    const bare = ({ __arm, ...row }: Record<string, unknown>) => row;
+    const run = async () => {
+      const { result, armed } = await answer();
+      return armed ? { ...result, results: result.results.map(bare) } : result;
+    };
     const wrapper = {
       // A batch sends its values as JSON, where undefined has no place: bound alone, D1 takes it as null.
       bind: (...given: unknown[]) => {
         const bound = given.map((v) => (v === undefined ? null : v));
-        return wrap(template, sql, statement.bind(...bound), bound);
+        return wrap(template, arm, sql, statement.bind(...bound), bound);
       },
       all: run,
       run,
       first: async (column?: string) => {
-        const row = (await run()).results[0] ?? null;
-        return column === undefined || row === null ? row : (row[column] ?? null);
+        const { result, armed } = await answer();
+        const row = result.results[0] ?? null;
+        if (row === null) return null;
+        return column === undefined ? (armed ? bare(row) : row) : (row[column] ?? null);
       },
+      // Arrays in column order; a compound's rows lose their first cell, the __arm it put before the statement's columns.
       raw: async (options?: { columnNames?: boolean }) => {
         if (options?.columnNames) throw new Error("compounding: raw() with column names is not read through this wrapper");
-        return (await run()).results.map((row) => Object.values(row));
+        const { result, armed } = await answer();
+        return result.results.map((row) => {
+          const cells = Object.values(row);
+          if (armed) cells.shift();
+          return cells;
+        });
       },
     };
     real.set(wrapper, statement);
@@ -455,7 +511,7 @@ export function compounding(db: D1Database): (arm: Arm) => D1Database {
     ({
       prepare: (sql: string) => {
         const renamed = inPeriod(sql, arm);
-        return wrap(sql, renamed, db.prepare(renamed), []);
+        return wrap(sql, arm, renamed, db.prepare(renamed), []);
       },
       // A batch of its own: sent as it is, the statements it was given made of this wrapper's.
       batch: <T>(statements: D1PreparedStatement[]) => db.batch<T>(statements.map((s) => real.get(s) ?? s)),
