@@ -652,7 +652,9 @@ export const SEQ_ABOVE_ALL = 999_999_999_999_999;
  * of each period (a rare actor) finds the rest of its page in the next one
  * down in the same round trip, where a second read would have gone for it,
  * at the price of one more arm's `limit` rows in a filter that fills its
- * page in the first (history-read.ts, listHistory).
+ * page in the first (history-read.ts, listHistory). With `memory`, the first
+ * read takes as many settled arms more as the filter's last page needed
+ * (ReachMemory).
  */
 export async function pageOverSpans<R extends Listed>(
   spans: ArmSpan[],
@@ -661,6 +663,56 @@ export async function pageOverSpans<R extends Listed>(
   read: (arms: Arm[], ranOut: boolean) => Promise<ListPage<R>[]>,
   within: Dates = NO_DATES,
   reach = 1,
+  memory?: ReachMemory,
+): Promise<ListPage<R>> {
+  // Each arm read and its answer: which settled arms held rows of the page, for `memory`.
+  const looked: { c: Candidate; page: ListPage<R> }[] = [];
+  const noting = async (arms: Candidate[], ranOut: boolean) => {
+    const pages = await read(arms.map((c) => c.arm), ranOut);
+    arms.forEach((c, k) => looked.push({ c, page: pages[k] }));
+    return pages;
+  };
+  let own = 0;
+  const page = await pageOverCandidates(spans, after, limit, noting, within, reach, memory?.more ?? 0, (n) => (own = n));
+  if (memory !== undefined && page.rows.length > 0) {
+    const onPage = new Set<Listed>(page.rows);
+    const held = looked.filter(({ c, page: p }) => !c.growing && p.rows.some((r) => onPage.has(r))).length;
+    memory.learn(Math.max(0, held - own));
+  }
+  return page;
+}
+
+/**
+ * What the pages of one filter needed before (pageOverSpans): how many
+ * settled arms more than its first read takes the last one held rows of
+ * (`more`, 0 when none is known), told what each page needed (`learn`). A
+ * filter whose values are rare in each period (a rare action, a target id)
+ * fills its page from several: its first read then takes that many more
+ * arms down, where it would have found its page short and read the next
+ * (a round trip more, every page). A filter that fills its page from the
+ * arms its first read takes learns 0 and reads as before. Counted beyond the
+ * first read's own (a current period that may hold the page counts in it).
+ * A caller keeps first pages and deep ones apart: a deep page's need tells
+ * little about the first's, which is the same every time. Walked to the end, the pages
+ * list the same rows either way; a page read with more arms may hold more
+ * of them before its cursor.
+ */
+export interface ReachMemory {
+  more: number;
+  learn(more: number): void;
+}
+
+type Candidate = { arm: Arm; top: string; lo: string | null; growing: boolean };
+
+async function pageOverCandidates<R extends Listed>(
+  spans: ArmSpan[],
+  after: Cursor | null,
+  limit: number,
+  readArms: (arms: Candidate[], ranOut: boolean) => Promise<ListPage<R>[]>,
+  within: Dates,
+  reach: number,
+  learned: number,
+  chose: (own: number) => void,
 ): Promise<ListPage<R>> {
   // The arms are chosen below the tighter of the cursor and date_to (inclusive: above every seq at its instant), and
   // a settled arm whose rows all lie before date_from holds none of the page. The arms' reads apply both themselves.
@@ -674,7 +726,7 @@ export async function pageOverSpans<R extends Listed>(
     if (dateFrom !== null && s.hi < dateFrom) return null;
     return below !== null && s.hi > below.occurredAt ? below.occurredAt : s.hi;
   };
-  const candidates = spans.flatMap((s) => {
+  const candidates = spans.flatMap((s): Candidate[] => {
     const t = top(s);
     return t === null ? [] : [{ arm: s.arm, top: t, lo: s.lo, growing: s.growing }];
   });
@@ -683,10 +735,12 @@ export async function pageOverSpans<R extends Listed>(
   // rows of the project at or below where the page starts counts as one of them: a page it fills then reads no
   // settled period's rows for nothing.
   const current = spans.some((s) => s.growing && s.heldFrom !== undefined && (below === null || s.heldFrom <= below.occurredAt)) ? 1 : 0;
-  const highest = [...new Set(candidates.filter((c) => !c.growing).map((c) => c.top))].sort().reverse().slice(0, reach - current);
+  // And as many more as the filter's last page needed (ReachMemory).
+  chose(reach - current);
+  const highest = [...new Set(candidates.filter((c) => !c.growing).map((c) => c.top))].sort().reverse().slice(0, reach - current + learned);
   const first = candidates.filter((c) => c.growing || highest.includes(c.top));
   const rest = candidates.filter((c) => !first.includes(c));
-  const pages = await read(first.map((c) => c.arm), false);
+  const pages = await readArms(first, false);
   if (rest.length === 0) return mergePages(pages, limit);
   const so = mergePages(pages, limit);
   // A page the first arms filled though each ran out (rows of two periods) stops at its last row, as a cut one does.
@@ -713,6 +767,6 @@ export async function pageOverSpans<R extends Listed>(
     const unread = rest.filter((c) => !more.includes(c));
     if (unread.length > 0) bound = encodeCursor(unread.reduce((m, c) => (c.top > m ? c.top : m), unread[0].top), SEQ_ABOVE_ALL);
   }
-  const all = more.length > 0 ? [...pages, ...(await read(more.map((c) => c.arm), stop === null))] : pages;
+  const all = more.length > 0 ? [...pages, ...(await readArms(more, stop === null))] : pages;
   return mergePages(bound !== null ? [...all, { rows: [], nextCursor: bound }] : all, limit);
 }

@@ -7,10 +7,33 @@
  * arm, read as before.
  */
 import type { Cursor } from "../model/cursor";
-import { overArms, pageOverSpans, type Arm, type Dates, type ListPage, type Listed } from "../model/periods";
+import { TtlCache } from "../lib/ttl-cache";
+import { overArms, pageOverSpans, type Arm, type Dates, type ListPage, type Listed, type ReachMemory } from "../model/periods";
 import { withProjectArmSpans } from "../storage/shards";
 
-/** A page of the project's hot rows after `cursor` (and `within` the dates its filter asks for): `page` read in the arms that can hold rows of it (pageOverSpans; `reach` arms from the top in the first read, a current period among them), told when the arms read before ran out short of it, merged (mergePages). */
+/**
+ * How many settled arms more than its first read took each filter's last
+ * page held rows of, by project and filter (ReachMemory), as this isolate saw
+ * them: a client walks a filter's
+ * pages one after another, and a console or a feed asks the same page again
+ * and again. Kept a while, not forever: the periods move on.
+ */
+const REACH = new TtlCache<number>(10 * 60_000, 10_000);
+
+/** A filter's ReachMemory in REACH, under `key` (which says everything the page asks for but the cursor). */
+function reachMemory(projectId: string, key: string): ReachMemory {
+  const at = `${projectId}\u0000${key}`;
+  return { more: REACH.get(at) ?? 0, learn: (more) => REACH.set(at, more) };
+}
+
+/**
+ * A page of the project's hot rows after `cursor` (and `within` the dates its
+ * filter asks for): `page` read in the arms that can hold rows of it
+ * (pageOverSpans; `reach` arms from the top in the first read, a current
+ * period among them, and as many more as the filter's last page needed:
+ * `filter` names it, everything the page asks for but the cursor), told when
+ * the arms read before ran out short of it, merged (mergePages).
+ */
 export async function pageOverArms<R extends Listed>(
   env: Env,
   projectId: string,
@@ -20,8 +43,12 @@ export async function pageOverArms<R extends Listed>(
   page: (db: D1Database, ranOut: boolean) => Promise<ListPage<R>>,
   within?: Dates,
   reach?: number,
+  filter?: string,
 ): Promise<ListPage<R>> {
-  return withProjectArmSpans(env, projectId, db, (spans) => pageOverSpans(spans, cursor, limit, (arms: Arm[], ranOut: boolean) => overArms(db, (arm) => page(arm, ranOut), arms), within, reach));
+  const memory = filter === undefined ? undefined : reachMemory(projectId, filter);
+  return withProjectArmSpans(env, projectId, db, (spans) =>
+    pageOverSpans(spans, cursor, limit, (arms: Arm[], ranOut: boolean) => overArms(db, (arm) => page(arm, ranOut), arms), within, reach, memory),
+  );
 }
 
 /** The first arm's answer that is not null (an event is in one arm), in arm order; arms known to hold no row of the project are not read. */

@@ -59,9 +59,13 @@ export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cu
   // goes on. Other filters mostly fill their page in the first, where the next period's page would be read for
   // nothing (an organization, an action, an address, a target type: 1.2-1.4 times the floor at p50 reaching
   // two), or hold so few a period that it takes several more anyway (a target id: slower reaching two).
-  // Measured: test/bench/README.md, "A rare actor's page".
+  // Measured: test/bench/README.md, "A rare actor's page". A filter whose last page needed more arms than that
+  // (a rare action, a target id) reads as many at once (`filter`: pageOverArms' ReachMemory). Searches
+  // choose their walk by whether the arms before ran out (searchEvents), so they read as before.
   const reach = sel.actorId !== null ? 2 : 1;
-  const hot = projectRowKey(env, sel.projectId).then((rowKey) => pageOverArms(env, sel.projectId, db, cursor, limit, (arm) => listEvents(arm, rowKey, sel, cursor, limit), sel, reach));
+  // First pages apart: they start where deep ones never do, and need what they need every time.
+  const filter = `list ${limit} ${cursor === null ? "first" : "after"} ${JSON.stringify(sel)}`;
+  const hot = projectRowKey(env, sel.projectId).then((rowKey) => pageOverArms(env, sel.projectId, db, cursor, limit, (arm) => listEvents(arm, rowKey, sel, cursor, limit), sel, reach, filter));
   return historyPage(env, db, sel, [], cursor, limit, hot, () => true, archived, segmentProbe(env, sel));
 }
 

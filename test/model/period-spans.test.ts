@@ -78,6 +78,8 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
         const budget = rnd() < 0.3 ? 1 + Math.floor(rnd() * 3) : Infinity;
         // How many settled arms from the top the first read takes (a filtered list takes two).
         const reach = 1 + Math.floor(rnd() * 3);
+        // Half the walks keep what each page needed (ReachMemory), as a filter's pages do one after another.
+        const memory = rnd() < 0.5 ? { more: 0, learn(n: number) { this.more = n; } } : undefined;
         const listed: Listed[] = [];
         let cursor: Cursor | null = null;
         for (let pages = 0; ; pages++) {
@@ -93,7 +95,7 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
             };
             expect(read.filter(outside), "a settled arm whose span lies outside the dates asked for is never read").toEqual([]);
             return read.map((a) => armPage(rows.get(a)!.filter(inWithin), cursor, limit, budget));
-          }, within, reach);
+          }, within, reach, memory);
           expect(page.rows.length).toBeLessThanOrEqual(limit);
           listed.push(...page.rows);
           if (page.nextCursor === null) break;
@@ -187,6 +189,37 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
     const longer = await pageOverSpans(spans, null, 5, (arms) => (read.push(arms), Promise.resolve(arms.map((a) => armPage(held.get(a)!, null, 5, Infinity)))), undefined, 2);
     expect(read).toEqual([[null, 2, 3], [1]]);
     expect(longer).toEqual({ rows: [6, 4, 3, 2].map((seq) => [...held.values()].flat().find((r) => r.seq === seq)), nextCursor: null });
+  });
+
+  it("reads at once as many settled arms more as the filter's last page needed, and no more once a page fills from its first read", async () => {
+    const { spans, held } = threeArms();
+    const read: Arm[][] = [];
+    const reader = (arms: Arm[]) => (read.push(arms), Promise.resolve(arms.map((a) => armPage(held.get(a)!, null, 3, Infinity))));
+    const learned: number[] = [];
+    const memory = { more: 0, learn: (n: number) => (learned.push(n), (memory.more = n)) };
+    // A rare filter: arm 3 holds one row of the page, arm 2 the rest, found in a second read; the page needed one
+    // settled arm more than its first read took.
+    const page = await pageOverSpans(spans, null, 3, reader, undefined, 1, memory);
+    expect(read).toEqual([[null, 3], [2]]);
+    expect(learned).toEqual([1]);
+    // The same page again (a console polling it, the next client): both arms in the first read, one round trip, the
+    // same rows. The page is full though both ran out: it ends at its last row.
+    read.length = 0;
+    const again = await pageOverSpans(spans, null, 3, reader, undefined, 1, memory);
+    expect(read).toEqual([[null, 2, 3]]);
+    expect(again.rows).toEqual(page.rows);
+    expect(again.nextCursor).toBe(`${at(220)}~3`);
+    // The filter's rows grow common: arm 3 fills the page alone. It reads two arms once more, then learns none more.
+    held.set(3, [{ occurred_at: at(399), seq: 10 }, { occurred_at: at(398), seq: 9 }, { occurred_at: at(397), seq: 8 }]);
+    read.length = 0;
+    await pageOverSpans(spans, null, 3, reader, undefined, 1, memory);
+    await pageOverSpans(spans, null, 3, reader, undefined, 1, memory);
+    expect(read).toEqual([[null, 2, 3], [null, 3]]);
+    expect(learned).toEqual([1, 1, 0, 0]);
+    // A page with no row teaches nothing.
+    held.set(3, []).set(2, []).set(1, []);
+    await pageOverSpans(spans, null, 3, reader, undefined, 1, memory);
+    expect(learned).toEqual([1, 1, 0, 0]);
   });
 
   it("reads a current period that holds rows from below the page's start without a settled arm, unless asked to reach two", async () => {
