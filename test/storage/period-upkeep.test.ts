@@ -10,8 +10,6 @@ import { SHARD_CACHE_SECONDS } from "../../src/storage/shards";
 import { BASE, call, createProject, createScopedKey, ingestMany, listPages, moveIntoPeriod, pastArm, until, warmKey } from "../helpers";
 import { archiveAll } from "./archive-helpers";
 
-/** A period long past (whole weeks since 1970: 1,000 to 2,000 is 1989 to 2008), of this test's own. */
-
 const rowsIn = async (db: D1Database, table: string, projectId: string) =>
   (await db.prepare(`SELECT count(*) AS n FROM ${table} WHERE project_id = ?`).bind(projectId).first<{ n: number }>())!.n;
 
