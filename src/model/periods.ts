@@ -693,9 +693,9 @@ export async function pageOverSpans<R extends Listed>(
  * arms its first read takes learns 0 and reads as before. Counted beyond the
  * first read's own (a current period that may hold the page counts in it).
  * A caller keeps first pages and deep ones apart: a deep page's need tells
- * little about the first's, which is the same every time. Walked to the end, the pages
- * list the same rows either way; a page read with more arms may hold more
- * of them before its cursor.
+ * little about the first's, which is the same every time. Walked to the
+ * end, the pages list the same rows either way; a page read with more arms
+ * may hold more of them before its cursor.
  */
 export interface ReachMemory {
   more: number;

@@ -13,10 +13,10 @@ import { withProjectArmSpans } from "../storage/shards";
 
 /**
  * How many settled arms more than its first read took each filter's last
- * page held rows of, by project and filter (ReachMemory), as this isolate saw
- * them: a client walks a filter's
- * pages one after another, and a console or a feed asks the same page again
- * and again. Kept a while, not forever: the periods move on.
+ * page held rows of, by project and filter (ReachMemory), as this isolate
+ * saw them: a client walks a filter's pages one after another, and a
+ * console or a feed asks the same page again and again. Kept a while, not
+ * forever: the periods move on.
  */
 const REACH = new TtlCache<number>(10 * 60_000, 10_000);
 
