@@ -665,55 +665,6 @@ export async function pageOverSpans<R extends Listed>(
   reach = 1,
   memory?: ReachMemory,
 ): Promise<ListPage<R>> {
-  // Each arm read and its answer: which settled arms held rows of the page, for `memory`.
-  const looked: { c: Candidate; page: ListPage<R> }[] = [];
-  const noting = async (arms: Candidate[], ranOut: boolean) => {
-    const pages = await read(arms.map((c) => c.arm), ranOut);
-    arms.forEach((c, k) => looked.push({ c, page: pages[k] }));
-    return pages;
-  };
-  let own = 0;
-  const page = await pageOverCandidates(spans, after, limit, noting, within, reach, memory?.more ?? 0, (n) => (own = n));
-  if (memory !== undefined && page.rows.length > 0) {
-    const onPage = new Set<Listed>(page.rows);
-    const held = looked.filter(({ c, page: p }) => !c.growing && p.rows.some((r) => onPage.has(r))).length;
-    memory.learn(Math.max(0, held - own));
-  }
-  return page;
-}
-
-/**
- * What the pages of one filter needed before (pageOverSpans): how many
- * settled arms more than its first read takes the last one held rows of
- * (`more`, 0 when none is known), told what each page needed (`learn`). A
- * filter whose values are rare in each period (a rare action, a target id)
- * fills its page from several: its first read then takes that many more
- * arms down, where it would have found its page short and read the next
- * (a round trip more, every page). A filter that fills its page from the
- * arms its first read takes learns 0 and reads as before. Counted beyond the
- * first read's own (a current period that may hold the page counts in it).
- * A caller keeps first pages and deep ones apart: a deep page's need tells
- * little about the first's, which is the same every time. Walked to the
- * end, the pages list the same rows either way; a page read with more arms
- * may hold more of them before its cursor.
- */
-export interface ReachMemory {
-  more: number;
-  learn(more: number): void;
-}
-
-type Candidate = { arm: Arm; top: string; lo: string | null; growing: boolean };
-
-async function pageOverCandidates<R extends Listed>(
-  spans: ArmSpan[],
-  after: Cursor | null,
-  limit: number,
-  readArms: (arms: Candidate[], ranOut: boolean) => Promise<ListPage<R>[]>,
-  within: Dates,
-  reach: number,
-  learned: number,
-  chose: (own: number) => void,
-): Promise<ListPage<R>> {
   // The arms are chosen below the tighter of the cursor and date_to (inclusive: above every seq at its instant), and
   // a settled arm whose rows all lie before date_from holds none of the page. The arms' reads apply both themselves.
   const { dateFrom, dateTo } = within;
@@ -726,7 +677,7 @@ async function pageOverCandidates<R extends Listed>(
     if (dateFrom !== null && s.hi < dateFrom) return null;
     return below !== null && s.hi > below.occurredAt ? below.occurredAt : s.hi;
   };
-  const candidates = spans.flatMap((s): Candidate[] => {
+  const candidates = spans.flatMap((s) => {
     const t = top(s);
     return t === null ? [] : [{ arm: s.arm, top: t, lo: s.lo, growing: s.growing }];
   });
@@ -735,13 +686,13 @@ async function pageOverCandidates<R extends Listed>(
   // rows of the project at or below where the page starts counts as one of them: a page it fills then reads no
   // settled period's rows for nothing.
   const current = spans.some((s) => s.growing && s.heldFrom !== undefined && (below === null || s.heldFrom <= below.occurredAt)) ? 1 : 0;
+  const own = reach - current;
   // And as many more as the filter's last page needed (ReachMemory).
-  chose(reach - current);
-  const highest = [...new Set(candidates.filter((c) => !c.growing).map((c) => c.top))].sort().reverse().slice(0, reach - current + learned);
+  const highest = [...new Set(candidates.filter((c) => !c.growing).map((c) => c.top))].sort().reverse().slice(0, own + (memory?.more ?? 0));
   const first = candidates.filter((c) => c.growing || highest.includes(c.top));
   const rest = candidates.filter((c) => !first.includes(c));
-  const pages = await readArms(first, false);
-  if (rest.length === 0) return mergePages(pages, limit);
+  const pages = await read(first.map((c) => c.arm), false);
+  if (rest.length === 0) return taught(memory, own, first, pages, mergePages(pages, limit));
   const so = mergePages(pages, limit);
   // A page the first arms filled though each ran out (rows of two periods) stops at its last row, as a cut one does.
   const last = so.rows[so.rows.length - 1];
@@ -767,6 +718,36 @@ async function pageOverCandidates<R extends Listed>(
     const unread = rest.filter((c) => !more.includes(c));
     if (unread.length > 0) bound = encodeCursor(unread.reduce((m, c) => (c.top > m ? c.top : m), unread[0].top), SEQ_ABOVE_ALL);
   }
-  const all = more.length > 0 ? [...pages, ...(await readArms(more, stop === null))] : pages;
-  return mergePages(bound !== null ? [...all, { rows: [], nextCursor: bound }] : all, limit);
+  const all = more.length > 0 ? [...pages, ...(await read(more.map((c) => c.arm), stop === null))] : pages;
+  return taught(memory, own, [...first, ...more], all, mergePages(bound !== null ? [...all, { rows: [], nextCursor: bound }] : all, limit));
+}
+
+/**
+ * What the pages of one filter needed before (pageOverSpans): how many
+ * settled arms more than its first read takes the last one held rows of
+ * (`more`, 0 when none is known), told what each page needed (`learn`). A
+ * filter whose values are rare in each period (a rare action, a target id)
+ * fills its page from several: its first read then takes that many more
+ * arms down, where it would have found its page short and read the next
+ * (a round trip more, every page). A filter that fills its page from the
+ * arms its first read takes learns 0 and reads as before. Counted beyond the
+ * first read's own (a current period that may hold the page counts in it).
+ * A caller keeps first pages and deep ones apart: a deep page's need tells
+ * little about the first's, which is the same every time. Walked to the
+ * end, the pages list the same rows either way; a page read with more arms
+ * may hold more of them before its cursor.
+ */
+export interface ReachMemory {
+  more: number;
+  learn(more: number): void;
+}
+
+/** `page`, once `memory` is told how many of the settled `arms` read (`pages`, in their order) beyond the first read's `own` held rows of it. An empty page teaches nothing. */
+function taught<R extends Listed>(memory: ReachMemory | undefined, own: number, arms: { growing: boolean }[], pages: ListPage<R>[], page: ListPage<R>): ListPage<R> {
+  if (memory !== undefined && page.rows.length > 0) {
+    const onPage = new Set<Listed>(page.rows);
+    const held = arms.filter((c, k) => !c.growing && pages[k].rows.some((r) => onPage.has(r))).length;
+    memory.learn(Math.max(0, held - own));
+  }
+  return page;
 }
