@@ -1,7 +1,7 @@
 import type { EventRow } from "../db/schema";
 import type { NamedAppend } from "../model/commit-spans";
 import { rowsBySeq } from "../model/row-keys";
-import { armDb, MAIN_COMMIT_SQL, type Arm } from "../model/periods";
+import { armDb, MAIN_COMMIT_SQL, PERIOD_LOW_SQL, type Arm } from "../model/periods";
 import type { Head } from "./chain-check";
 import { insertEventsStatements } from "./event-insert";
 import { isGivenUpRefusal } from "./landed-appends";
@@ -129,9 +129,11 @@ export function journalStatements(db: D1Database, projectId: string, entry: Jour
   const bySeq = (first: number, last: number) => entry.rows.filter((r) => r.seq >= first && r.seq <= last);
   const keyed = entry.keyed.map((k) => ({ key: k.key, requestHash: k.requestHash, rows: bySeq(k.first, k.last) }));
   const arm = entry.arm ?? null;
-  // A commit to the main tables marks them in its own batch: reads may take them for settled till it is there (model/periods.ts).
-  const mark = arm === null ? [db.prepare(MAIN_COMMIT_SQL).bind(projectId)] : [];
-  return [...insertEventsStatements(armDb(db, arm), entry.rows, entry.named), ...mark, ...idempotencyStatements(db, projectId, keyed)];
+  // A commit marks its arm in its own batch (model/periods.ts): reads may take the main tables for settled till
+  // they are marked, and skip a growing period below its low mark.
+  const lo = entry.rows.reduce((m, r) => (r.occurred_at < m ? r.occurred_at : m), entry.rows[0].occurred_at);
+  const mark = arm === null ? db.prepare(MAIN_COMMIT_SQL).bind(projectId) : db.prepare(PERIOD_LOW_SQL).bind(projectId, arm, lo);
+  return [...insertEventsStatements(armDb(db, arm), entry.rows, entry.named), mark, ...idempotencyStatements(db, projectId, keyed)];
 }
 
 /** Whether D1 holds the journal's commit: a batch is one transaction, so its first row says it for all of them. */

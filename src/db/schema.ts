@@ -443,6 +443,23 @@ export const mainCommits = sqliteTable("main_commits", {
   project_id: text("project_id").primaryKey(),
 });
 
+/**
+ * The lowest occurred_at among a project's rows committed to a period
+ * (event shards; migration 0050, WITHOUT ROWID): written in the batch of
+ * every commit there when it lowers it, so a read may skip a growing period
+ * that holds nothing at or below where its page starts (src/model/periods.ts,
+ * armSpans; src/storage/own-writes.ts). Dropped with the period.
+ */
+export const periodLows = sqliteTable(
+  "period_lows",
+  {
+    project_id: text("project_id").notNull(),
+    period: integer("period").notNull(),
+    lo: text("lo").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.period] })],
+);
+
 /** An event as the chain knows it; id_indexed and the search columns are storage's concern (event-insert.ts), not the event's. */
 export type EventRow = Omit<typeof events.$inferSelect, "id_indexed" | "search_lead" | "search_words" | "append_name" | "ip_run" | "type_sets" | "time_in_span" | "action_in_set" | "org_in_set">;
 

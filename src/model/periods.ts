@@ -224,9 +224,10 @@ export async function makePeriod(db: D1Database, arm: number, now = new Date()):
 
 /**
  * Drops period `arm`'s tables with their indexes and triggers, whatever they
- * hold, and its name in `periods`, in one batch. Returns the rows D1 billed:
- * one, the name's, however many rows the tables held (a dropped table bills
- * none: test/model/periods.test.ts).
+ * hold, its low marks and its name in `periods`, in one batch. Returns the
+ * rows D1 billed: the name's and one a project that committed there (its
+ * mark), however many rows the tables held (a dropped table bills none:
+ * test/model/periods.test.ts).
  */
 export async function dropPeriod(db: D1Database, arm: number): Promise<number> {
   const results = await db.batch(dropPeriodSql(arm).map((q) => db.prepare(q)));
@@ -236,7 +237,8 @@ export async function dropPeriod(db: D1Database, arm: number): Promise<number> {
 /** SQL: period `arm`'s tables dropped and its row deleted, in order (dropPeriod; the benches run it on a shard's file). */
 export function dropPeriodSql(arm: number): string[] {
   // Triggers and indexes go with their tables; FTS5's own tables with its virtual table.
-  return [...PERIOD_TABLES.map((t) => `DROP TABLE IF EXISTS ${armName(t, arm)}`), `DELETE FROM periods WHERE n = ${Math.trunc(arm)}`];
+  const n = Math.trunc(arm);
+  return [...PERIOD_TABLES.map((t) => `DROP TABLE IF EXISTS ${armName(t, arm)}`), `DELETE FROM period_lows WHERE period = ${n}`, `DELETE FROM periods WHERE n = ${n}`];
 }
 
 /** SQL: the shard's periods, oldest first: with the main tables (null, first), the arms of a read. */
@@ -548,6 +550,15 @@ export interface ArmSpan {
   lo: string | null;
   growing: boolean;
   /**
+   * Of a growing period (undefined of the main tables, and for a reader that
+   * cannot see the marks): the lowest occurred_at a row of the project in it
+   * can have, the least of its span's when read and its low mark (PERIOD_LOW_SQL);
+   * null: it holds none. A commit that lands lower after the reading lowers
+   * the mark in its own batch, which a read finds in its first batch
+   * (withProjectArmSpans).
+   */
+  from?: string | null;
+  /**
    * Of a growing period begun more than its grace ago (a day of a week)
    * that held rows of the project when read: the oldest occurred_at among
    * them. It holds the project's newest day or more, a page's likeliest
@@ -569,8 +580,72 @@ export interface ArmSpan {
  */
 export const MAIN_COMMIT_SQL = "INSERT OR IGNORE INTO main_commits (project_id) VALUES (?)";
 
-/** SQL: a row when the project has committed to the main tables (MAIN_COMMIT_SQL). */
-export const MAIN_MARK_SQL = "SELECT 1 AS main FROM main_commits WHERE project_id = ?1";
+/**
+ * A period's low mark (migration 0050): every commit written to a period
+ * writes, in its own batch, the lowest occurred_at of its rows (?3) when
+ * it is lower than the mark the project has there (a row the first time, and
+ * for a commit that reaches below all before it, a backdated one; none
+ * after). So the rows of a growing period lie at or above the least of its
+ * span as read and its mark as read later: a read skips it when its page
+ * starts below that (pageOverSpans), and reads again when the mark, looked
+ * at in its first batch, has gone lower than it took (withProjectArmSpans).
+ * A period's marks are deleted with it (dropPeriodSql).
+ */
+export const PERIOD_LOW_SQL =
+  "INSERT INTO period_lows (project_id, period, lo) VALUES (?1, ?2, ?3) ON CONFLICT (project_id, period) DO UPDATE SET lo = excluded.lo WHERE excluded.lo < period_lows.lo";
+
+/** SQL: the project's marks, one row: whether its main tables are marked (MAIN_COMMIT_SQL), and its periods' low marks (PERIOD_LOW_SQL) as a JSON object by period. */
+export const MARKS_SQL =
+  "SELECT EXISTS (SELECT 1 FROM main_commits WHERE project_id = ?1) AS main, (SELECT json_group_object(period, lo) FROM period_lows WHERE project_id = ?1) AS lows";
+
+/** The project's marks as MARKS_SQL reads them. */
+export interface ArmMarks {
+  main: boolean;
+  /** Each period's low mark, by its number. */
+  lows: Record<string, string>;
+}
+
+/** ArmMarks from a row of MARKS_SQL's columns. */
+export function armMarks(row: { main: number; lows: string | null }): ArmMarks {
+  return { main: row.main === 1, lows: row.lows === null ? {} : (JSON.parse(row.lows) as Record<string, string>) };
+}
+
+/**
+ * Whether reading `spans` may be wrong for commits that landed since they
+ * were read, which marks looked at later tell (markedSpans): main tables
+ * taken for settled, or a growing period with a lowest occurred_at.
+ */
+export function marksMatter(spans: readonly ArmSpan[]): boolean {
+  return spans.some((s) => (s.arm === null ? !s.growing : s.growing && s.from !== undefined));
+}
+
+/**
+ * `spans` as `marks` looked at since say they are: the main tables growing
+ * once marked, a growing period's lowest occurred_at lowered to its mark.
+ * With none (null: a reader that cannot see the marks), the main tables
+ * growing and every growing period unbounded. The same array when nothing
+ * changes.
+ */
+export function markedSpans(spans: ArmSpan[], marks: ArmMarks | null): ArmSpan[] {
+  let changed = false;
+  const marked = spans.map((s): ArmSpan => {
+    if (s.arm === null) {
+      if (s.growing || (marks !== null && !marks.main)) return s;
+      changed = true;
+      return { ...s, growing: true };
+    }
+    if (!s.growing || s.from === undefined) return s;
+    const low = marks === null ? null : marks.lows[String(s.arm)];
+    if (low === undefined || (low !== null && s.from !== null && s.from <= low)) return s;
+    changed = true;
+    if (low === null) {
+      const { from: _, ...unbounded } = s;
+      return unbounded;
+    }
+    return { ...s, from: low };
+  });
+  return changed ? marked : spans;
+}
 
 /** Whether rows may land in period `arm` between `now` and `now + keepMs`: commits stamp their own clock, which may be ARM_LEAD_MS ahead. (The main tables' mark says it of them: armSpans.) */
 export function armGrowing(arm: number, now: number, keepMs: number, length: number): boolean {
@@ -594,9 +669,10 @@ export const ARM_SPAN_SQL =
 /**
  * Each arm's span of a project's rows (ArmSpan), read now in one batch, kept
  * `keepMs` by the caller. The main tables of a shard with periods are read
- * as a settled arm when the project has no main tables' mark: a read that
- * keeps this answer finds a mark set since in its own first batch
- * (storage/shards.ts, withProjectArmSpans).
+ * as a settled arm when the project has no main tables' mark, and a growing
+ * period holds rows from the least of its span's lowest and its low mark
+ * up: a read that keeps this answer finds a mark set or lowered since in its
+ * own first batch (storage/shards.ts, withProjectArmSpans).
  */
 export async function armSpans(db: D1Database, projectId: string, arms: Arm[], now: number, keepMs: number, length: number): Promise<ArmSpan[]> {
   // Without periods, the main tables are the one arm: nothing to bound, nothing read, as before periods.
@@ -606,16 +682,24 @@ export async function armSpans(db: D1Database, projectId: string, arms: Arm[], n
   // periods growing for more than their grace, for whether they hold a row of the project at all (a row landing
   // after the reading only leaves one taken for empty: the first read then reaches a settled arm as well).
   const aged = arms.map((arm, k) => growing[k] && arm !== null && now >= arm * length + armGrace(length));
-  const spanned = arms.filter((_, k) => !growing[k] || aged[k]);
+  // Every period's span is read, a growing one's for its lowest occurred_at (with its mark: from), and whether
+  // it held rows.
+  const spanned = arms.filter((arm, k) => !growing[k] || arm !== null);
   const together = compounding(db);
-  const [mark, read] = await Promise.all([
-    periods && arms.includes(null) ? together(null).prepare(MAIN_MARK_SQL).bind(projectId).first() : null,
+  const [row, read] = await Promise.all([
+    periods ? together(null).prepare(MARKS_SQL).bind(projectId).first<{ main: number; lows: string | null }>() : null,
     Promise.all(spanned.map((arm) => together(arm).prepare(ARM_SPAN_SQL).bind(projectId).first<{ hi: string | null; lo: string | null }>())),
   ]);
-  if (mark !== null) growing[arms.indexOf(null)] = true;
+  const marks = row === null ? null : armMarks(row);
+  if (marks?.main === true && arms.includes(null)) growing[arms.indexOf(null)] = true;
   return arms.map((arm, k) => {
     const span = read[spanned.indexOf(arm)] ?? null;
-    if (growing[k]) return { arm, hi: null, lo: null, growing: true, ...(aged[k] && span?.lo != null ? { heldFrom: span.lo } : {}) };
+    if (growing[k] && arm === null) return { arm, hi: null, lo: null, growing: true };
+    if (growing[k]) {
+      const lows = [span?.lo ?? null, marks?.lows[String(arm)] ?? null].filter((l): l is string => l !== null);
+      const from = lows.length === 0 ? null : lows.reduce((m, l) => (l < m ? l : m));
+      return { arm, hi: null, lo: null, growing: true, from, ...(aged[k] && span?.lo != null ? { heldFrom: span.lo } : {}) };
+    }
     return { arm, hi: span?.hi ?? null, lo: span?.lo ?? null, growing: false };
   });
 }
@@ -633,7 +717,9 @@ export const SEQ_ABOVE_ALL = 999_999_999_999_999;
 /**
  * A page in list order after `after` (null: from the newest) over arms
  * whose spans are known, reading as few arms as the spans allow: first the
- * growing arms and the settled arm that reaches highest (none past a week's
+ * growing arms (but a growing period that holds no row of the project, or
+ * none at or below where the page starts: ArmSpan.from) and the settled arm
+ * that reaches highest (none past a week's
  * first day: the current period, holding rows of the project from below
  * where the page starts, counts as that arm, ArmSpan.heldFrom), then only the
  * settled arms that reach above where those stopped, or, where they ran out
@@ -671,7 +757,11 @@ export async function pageOverSpans<R extends Listed>(
   const below: Cursor | null = dateTo !== null && (after === null || dateTo < after.occurredAt) ? { occurredAt: dateTo, seq: SEQ_ABOVE_ALL } : after;
   // An arm's highest instant the page can take from it; null: none.
   const top = (s: ArmSpan): string | null => {
-    if (s.growing) return below?.occurredAt ?? "\uffff";
+    if (s.growing) {
+      // A growing period holds no row of the project (from: null), or none at or below where the page starts.
+      if (s.from === null || (s.from !== undefined && below !== null && s.from > below.occurredAt)) return null;
+      return below?.occurredAt ?? "\uffff";
+    }
     if (s.hi === null || s.lo === null) return null;
     if (below !== null && s.lo > below.occurredAt) return null;
     if (dateFrom !== null && s.hi < dateFrom) return null;

@@ -54,7 +54,7 @@ export async function pageOverArms<R extends Listed>(
 /** The first arm's answer that is not null (an event is in one arm), in arm order; arms known to hold no row of the project are not read. */
 export async function firstOverArms<T>(env: Env, projectId: string, db: D1Database, read: (db: D1Database) => Promise<T | null>): Promise<T | null> {
   return withProjectArmSpans(env, projectId, db, async (spans) => {
-    const arms = spans.filter((s) => s.growing || s.hi !== null).map((s) => s.arm);
+    const arms = spans.filter((s) => (s.growing ? s.from !== null : s.hi !== null)).map((s) => s.arm);
     return (await overArms(db, read, arms)).find((r) => r !== null) ?? null;
   });
 }

@@ -1,4 +1,4 @@
-import { MAIN_MARK_SQL } from "../model/periods";
+import { armMarks, MARKS_SQL, type ArmMarks } from "../model/periods";
 
 /**
  * Reads that see a project's own writes while its ledger answers appends
@@ -29,12 +29,15 @@ import { MAIN_MARK_SQL } from "../model/periods";
  * measurable in one batch (test/bench/README.md, "A journal in the ledger's
  * own SQLite").
  *
- * The same statement looks for the project's main tables' mark (migration
- * 0049, model/periods.ts): a snapshot that has it holds a commit written to
- * the main tables, so a read that took them for a settled arm reads them
- * again (shards.ts, withProjectArmSpans). Marks are only ever added, so once
- * seen it holds for the request; one not there in the first batch was not
- * there for any commit answered before the request began.
+ * The same statement reads the project's arms' marks (model/periods.ts,
+ * MARKS_SQL): the main tables' (migration 0049), which a commit written
+ * there sets, and each period's low mark (migration 0050), which a commit
+ * written there lowers to its lowest occurred_at. A read that took the
+ * main tables for a settled arm, or a growing period for holding nothing
+ * below some instant, reads again when they say otherwise (shards.ts,
+ * withProjectArmSpans). Marks are only ever added or lowered, so what the
+ * first batch saw holds for the request: a commit answered before the
+ * request began had set them by then.
  */
 
 /** How long a read waits for the ledger to index its backlog before it answers 429 with Retry-After. */
@@ -51,14 +54,16 @@ export function markStatement(db: D1Database, projectId: string): D1PreparedStat
   return db.prepare(BACKLOG_MARK_SQL).bind(projectId);
 }
 
-/** The first batch's look: one row, whether the backlog mark is set and whether the main tables are marked. */
+/** The first batch's look: one row, whether the backlog mark is set, and the arms' marks (MARKS_SQL's columns). */
 function lookStatement(db: D1Database, projectId: string): D1PreparedStatement {
-  return db.prepare(`SELECT EXISTS (${BACKLOG_MARK_SQL}) AS marked, EXISTS (${MAIN_MARK_SQL}) AS main`).bind(projectId);
+  return db.prepare(`SELECT EXISTS (${BACKLOG_MARK_SQL}) AS marked, m.* FROM (${MARKS_SQL}) m`).bind(projectId);
 }
 
+type Look = { marked: number; main: number; lows: string | null };
+
 class OwnWrites {
-  /** Whether the project's main tables are marked, from the first batch's snapshot (or the one after indexing); undefined before it. */
-  main: boolean | undefined;
+  /** The project's arms' marks, from the first batch's snapshot (or the one after indexing); undefined before it. */
+  marks: ArmMarks | undefined;
 
   constructor(
     readonly db: D1Database,
@@ -88,16 +93,16 @@ class OwnWrites {
   async batch<T>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]> {
     if (this.settled) return this.db.batch<T>(statements);
     const [look, ...results] = await this.db.batch([this.look(), ...statements]);
-    const { marked, main } = look.results[0] as { marked: number; main: number };
-    this.main = main === 1;
+    const { marked, ...marks } = look.results[0] as Look;
+    this.marks = armMarks(marks);
     if (marked === 0) {
       this.settled = true;
       return results as D1Result<T>[];
     }
     await this.caughtUp();
-    // Indexing the backlog may have written to the main tables: their mark is looked at again with the rows.
+    // Indexing the backlog has written to the arms: their marks are looked at again with the rows.
     const [again, ...indexed] = await this.db.batch([this.look(), ...statements]);
-    this.main = (again.results[0] as { main: number }).main === 1;
+    this.marks = armMarks(again.results[0] as Look);
     return indexed as D1Result<T>[];
   }
 
@@ -134,22 +139,22 @@ const innerOf = (s: D1PreparedStatement) => (s as unknown as { inner?: D1Prepare
 const owners = new WeakMap<object, OwnWrites>();
 
 /**
- * Whether a commit answered before the request began went to the project's
- * main tables (migration 0049), as `db`'s first batch saw it, asked now when
- * it has run none; null when `db` does not see its own writes (not made by
- * ownWritesDb), whose reader cannot know.
+ * The project's arms' marks (model/periods.ts, MARKS_SQL) as `db`'s first
+ * batch saw them, holding every commit answered before the request began,
+ * asked now when it has run none; null when `db` does not see its own
+ * writes (not made by ownWritesDb), whose reader cannot know.
  */
-export async function mainTablesMarked(db: D1Database): Promise<boolean | null> {
+export async function marksSeen(db: D1Database): Promise<ArmMarks | null> {
   const own = owners.get(db);
   if (own === undefined) return null;
-  if (own.main === undefined) await own.batch([]);
-  return own.main!;
+  if (own.marks === undefined) await own.batch([]);
+  return own.marks!;
 }
 
-/** What mainTablesMarked would answer without asking D1: undefined before `db`'s first batch. */
-export function mainTablesMarkedYet(db: D1Database): boolean | null | undefined {
+/** What marksSeen would answer without asking D1: undefined before `db`'s first batch. */
+export function marksSeenYet(db: D1Database): ArmMarks | null | undefined {
   const own = owners.get(db);
-  return own === undefined ? null : own.main;
+  return own === undefined ? null : own.marks;
 }
 
 /** The shard's database for reading a project's events, seeing every append answered before the read began. */

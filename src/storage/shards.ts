@@ -6,9 +6,9 @@
  * staged-exports.ts; projects.ts creates a project.
  */
 import { TtlCache } from "../lib/ttl-cache";
-import { armSpans, isGonePeriod, overArms, periodLength, shardArms, type Arm, type ArmSpan } from "../model/periods";
+import { armSpans, isGonePeriod, markedSpans, marksMatter, overArms, periodLength, shardArms, type Arm, type ArmSpan } from "../model/periods";
 import { shardRowKey } from "../model/row-keys";
-import { mainTablesMarked, mainTablesMarkedYet, ownWritesDb } from "./own-writes";
+import { marksSeen, marksSeenYet, ownWritesDb } from "./own-writes";
 
 /**
  * The shard directory. DB is the control database (projects, keys, plans);
@@ -158,26 +158,31 @@ async function againWhenGone<K, T>(projectId: string, known: () => Promise<K>, r
  * `read` with the project's arms and their spans; once more, read again, when
  * a period they named is gone. `db`: the shard as the read sees it. The spans
  * may take the main tables for settled (armSpans: no mark when they were
- * read), which holds for a read whose own first batch finds no mark either
- * (own-writes.ts): when it finds one, a commit went there since, and `read`
- * runs again with them growing, which the spans then keep till they are
- * read again (the daily cron takes a mark away only from a project with no
- * row left there: storage/period-upkeep.ts; reading them as growing
- * meanwhile costs a read, never a row). A database that does not see its
- * own writes cannot tell: it reads them as growing.
+ * read), or a growing period for holding nothing below some instant (its
+ * span and low mark then), which holds for a read whose own first batch
+ * finds the marks as they were (own-writes.ts): when it finds the main
+ * tables marked or a period's mark lower, a commit went there since, and
+ * `read` runs again with the spans the marks say (markedSpans), which are
+ * kept till they are read again (the daily cron takes a main tables' mark
+ * away only from a project with no row left there: storage/period-upkeep.ts;
+ * reading an arm meanwhile costs a read, never a row). A database that does
+ * not see its own writes cannot tell: it reads the main tables and every
+ * growing period whatever they hold.
  */
 export function withProjectArmSpans<T>(env: Env, projectId: string, db: D1Database, read: (spans: ArmSpan[]) => Promise<T>): Promise<T> {
   return againWhenGone(projectId, () => projectArmSpans(env, projectId), async (spans) => {
-    const main = spans.find((s) => s.arm === null);
-    if (main === undefined || main.growing) return read(spans);
-    const growing = spans.map((s) => (s === main ? { ...s, growing: true } : s));
-    const known = mainTablesMarkedYet(db);
-    if (known === null || known === true) return read(growing);
+    if (!marksMatter(spans)) return read(spans);
+    const kept = (marked: ArmSpan[]) => {
+      const place = placeOfProject.get(projectId);
+      if (place?.spans === spans) place.spans = marked;
+      return marked;
+    };
+    const known = marksSeenYet(db);
+    if (known === null) return read(markedSpans(spans, null));
+    if (known !== undefined) return read(kept(markedSpans(spans, known)));
     const answer = await read(spans);
-    if (!(await mainTablesMarked(db))) return answer;
-    const place = placeOfProject.get(projectId);
-    if (place?.spans === spans) place.spans = growing;
-    return read(growing);
+    const marked = markedSpans(spans, (await marksSeen(db))!);
+    return marked === spans ? answer : read(kept(marked));
   });
 }
 

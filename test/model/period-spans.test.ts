@@ -62,11 +62,17 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
       const spans: ArmSpan[] = arms.map((arm) => {
         const list = rows.get(arm)!;
         const growing = arm === null || arm === 6;
-        // A growing arm's reading is no bound; a settled arm's may be wider than its rows (rows deleted since). The
-        // current period may have held rows from anywhere when read (heldFrom): it only chooses the first read.
-        if (growing) return { arm, hi: null, lo: null, growing, ...(arm === 6 && rnd() < 0.5 ? { heldFrom: at(Math.floor(rnd() * 700)) } : {}) };
-        if (list.length === 0) return { arm, hi: null, lo: null, growing };
         const times = list.map((r) => r.occurred_at).sort();
+        // A growing arm's reading is no bound above; a settled arm's may be wider than its rows (rows deleted since).
+        // The current period may have held rows from anywhere when read (heldFrom): it only chooses the first read.
+        // Half the time it knows its lowest occurred_at (from: its span's and mark's least, at or below its rows',
+        // or null when it holds none).
+        if (growing) {
+          const lowest = times.length === 0 ? null : rnd() < 0.5 ? times[0] : at(Math.floor(rnd() * (Date.parse(times[0]) - Date.parse(at(0))) / 60_000));
+          const from = arm === 6 && rnd() < 0.5 ? { from: lowest } : {};
+          return { arm, hi: null, lo: null, growing, ...from, ...(arm === 6 && rnd() < 0.5 ? { heldFrom: at(Math.floor(rnd() * 700)) } : {}) };
+        }
+        if (list.length === 0) return { arm, hi: null, lo: null, growing };
         return { arm, hi: rnd() < 0.2 ? at(800) : times[times.length - 1], lo: times[0], growing };
       });
       // Some walks ask for a stretch of time (date_from and date_to, inclusive), which the arms' reads apply themselves.
@@ -88,7 +94,9 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
           const page = await pageOverSpans(spans, cursor, limit, async (read) => {
             expect(read.filter((a) => seen.includes(a)), "a page reads an arm once").toEqual([]);
             seen.push(...read);
-            expect(read.every((a) => (rows.get(a)!.length > 0 || a === null || a === 6)), "an arm with no row of the project is never read").toBe(true);
+            expect(read.every((a) => (rows.get(a)!.length > 0 || a === null || (a === 6 && spans[6].from !== null))), "an arm with no row of the project is never read").toBe(true);
+            const from = spans[6].from;
+            expect(read.includes(6) && from != null && cursor !== null && from > cursor.occurredAt, "a growing period is not read below its lowest").toBe(false);
             const outside = (a: Arm) => {
               const span = spans.find((x) => x.arm === a)!;
               return !span.growing && within !== undefined && ((within.dateTo !== null && span.lo! > within.dateTo) || (within.dateFrom !== null && span.hi! < within.dateFrom));
@@ -130,6 +138,15 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
     read.length = 0;
     await pageOverSpans(spans, { occurredAt: at(150), seq: null }, 2, full);
     expect(read).toEqual([[null, 1, 4]]);
+    // A growing period whose rows all lie above the cursor (its lowest occurred_at: from) is not read, nor one
+    // known to hold none; above its lowest, it is.
+    read.length = 0;
+    spans[4] = { arm: 4, hi: null, lo: null, growing: true, from: at(160) };
+    await pageOverSpans(spans, { occurredAt: at(150), seq: null }, 2, full);
+    await pageOverSpans(spans, { occurredAt: at(170), seq: null }, 2, full);
+    spans[4] = { arm: 4, hi: null, lo: null, growing: true, from: null };
+    await pageOverSpans(spans, null, 2, full);
+    expect(read).toEqual([[null, 1], [null, 1, 4], [null, 2]]);
   });
 
   it("goes on in the next arm down when the first ran out having found rows, and in every arm left when it found none, telling the read they ran out", async () => {

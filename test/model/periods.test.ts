@@ -4,7 +4,7 @@ import { insertEventsStatements } from "../../src/chain/event-insert";
 import { decodeCursor, type Cursor } from "../../src/model/cursor";
 import { selectionFor, type Selection } from "../../src/model/event-query";
 import { INDEXING_COLUMNS } from "../../src/model/row-indexing";
-import { armDb, armGrace, armSpans, D1_MAX_PARAMS, dropPeriod, makePeriod, overArms, PERIOD_MS, paramStyle, PERIOD_OBJECTS, PERIOD_SCHEMA_SQL, PERIOD_TABLES, type Arm } from "../../src/model/periods";
+import { armDb, armGrace, armSpans, D1_MAX_PARAMS, dropPeriod, makePeriod, overArms, PERIOD_LOW_SQL, PERIOD_MS, paramStyle, PERIOD_OBJECTS, PERIOD_SCHEMA_SQL, PERIOD_TABLES, type Arm } from "../../src/model/periods";
 import { listEvents } from "../../src/reads/event-read";
 import type { EventRow } from "../../src/db/schema";
 import { call, createProject, expectEveryListing, ingestMany, listOrder, listPages, moveIntoPeriod, testArm } from "../helpers";
@@ -104,23 +104,33 @@ describe("periods: a shard's hot events in tables of their own", () => {
       expect(await moveIntoPeriod(p.db, p.id, current, await send([9, 8]))).toBe(2);
       const spans = (now: number, projectId = p.id) => armSpans(p.db, projectId, [older, current], now, 30_000, PERIOD_MS);
       // A day and a moment into the current period: the older one is settled, its span read; the current one is
-      // growing, no bound, but past its first day it says from where it held rows.
+      // growing, no upper bound, its rows from its lowest occurred_at up, and past its first day it says from where
+      // it held rows.
       const past = current * PERIOD_MS + armGrace(PERIOD_MS) + 1;
       expect(await spans(past)).toEqual([
         { arm: older, hi: at(3), lo: at(1), growing: false },
-        { arm: current, hi: null, lo: null, growing: true, heldFrom: at(8) },
+        { arm: current, hi: null, lo: null, growing: true, from: at(8), heldFrom: at(8) },
       ]);
       // In its first day both are growing: the older one, within its grace, holds its whole week; the current one,
-      // not a day old, says nothing.
+      // not a day old, says no more than its lowest.
       expect(await spans(current * PERIOD_MS + 60_000)).toEqual([
-        { arm: older, hi: null, lo: null, growing: true, heldFrom: at(1) },
-        { arm: current, hi: null, lo: null, growing: true },
+        { arm: older, hi: null, lo: null, growing: true, from: at(1), heldFrom: at(1) },
+        { arm: current, hi: null, lo: null, growing: true, from: at(8) },
       ]);
       // A project with no row in them: nothing held, in either.
       expect(await spans(past, "nobody")).toEqual([
         { arm: older, hi: null, lo: null, growing: false },
-        { arm: current, hi: null, lo: null, growing: true },
+        { arm: current, hi: null, lo: null, growing: true, from: null },
       ]);
+
+      // A period's low mark (a commit's lowest occurred_at) says it holds rows from there, if below its span's.
+      const lower = async (projectId: string, day: number) => (await p.db.prepare(PERIOD_LOW_SQL).bind(projectId, current, at(day)).run()).meta.rows_written;
+      expect(await lower(p.id, 5)).toBe(1);
+      // A commit that reaches no lower writes nothing: D1 bills no row for it.
+      expect(await lower(p.id, 7)).toBe(0);
+      expect(await lower("nobody", 9)).toBe(1);
+      expect((await spans(past)).map((s) => s.from)).toEqual([undefined, at(5)]);
+      expect((await spans(past, "nobody")).map((s) => s.from)).toEqual([undefined, at(9)]);
     } finally {
       for (const n of [older, current]) await dropPeriod(p.db, n);
     }

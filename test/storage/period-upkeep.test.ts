@@ -139,6 +139,47 @@ describe("a shard's periods over their life", () => {
     }
   });
 
+  it("skips a growing period that holds nothing of a page, and reads a commit that lands there, or lower in it, at once", async () => {
+    const p = await createProject();
+    const n = periodOf(Date.now());
+    await makePeriod(p.db, n, new Date(Date.now() - 2 * ARM_LEAD_MS));
+    const lows = async () => (await p.db.prepare("SELECT lo FROM period_lows WHERE project_id = ? AND period = ?").bind(p.id, n).all<{ lo: string }>()).results.map((r) => r.lo);
+    try {
+      // This isolate now keeps the project's spans (30 s): the current period holds none of its rows.
+      expect(await listPages(p.key, "/v1/events", "", 5)).toEqual([]);
+      // The first commit there marks the period with its lowest occurred_at, in its own batch: every read shows it
+      // at once, though the spans kept took the period for empty.
+      const first = await ingestMany(p.key, [{ action: "doc.read", actor: { id: "u1" } }]);
+      expect(await rowsIn(p.db, `events_p${n}`, p.id)).toBe(1);
+      expect(await lows()).toEqual([first[0].occurred_at]);
+      expect(await listPages(p.key, "/v1/events", "", 5)).toEqual([first[0].seq]);
+      const got = await call("GET", `/v1/events/${first[0].id}`, { key: p.key });
+      expect(got.status, got.text).toBe(200);
+
+      // The spans kept now say the period holds rows from the first's instant up: a page that starts below it
+      // (date_to days before) skips it. A backdated commit lands below, lowering the mark: it is read at once.
+      const before = new Date(Date.now() - 2 * 86_400_000).toISOString();
+      expect(await listPages(p.key, "/v1/events", `date_to=${before}`, 5)).toEqual([]);
+      const back = await ingestMany(p.key, [
+        { action: "doc.write", actor: { id: "u2" }, occurred_at: new Date(Date.now() - 3 * 86_400_000).toISOString() },
+        { action: "doc.share", actor: { id: "u2" }, occurred_at: new Date(Date.now() - 4 * 86_400_000).toISOString() },
+      ]);
+      expect(await lows()).toEqual([back[1].occurred_at]);
+      expect(await listPages(p.key, "/v1/events", `date_to=${before}`, 1)).toEqual([back[0].seq, back[1].seq]);
+      expect(await listPages(p.key, "/v1/events", "actor_id=u2", 1)).toEqual([back[0].seq, back[1].seq]);
+      expect(await listPages(p.key, "/v1/events", "", 1)).toEqual([first[0].seq, back[0].seq, back[1].seq]);
+      expect(await listPages(p.key, "/v1/events/search", "q=doc.share", 5)).toEqual([back[1].seq]);
+      expect(await exported(p.key)).toEqual([first[0].seq, back[0].seq, back[1].seq]);
+      // A commit no lower leaves the mark as it is: nothing written for it.
+      await ingestMany(p.key, [{ action: "doc.read", actor: { id: "u1" } }]);
+      expect(await lows()).toEqual([back[1].occurred_at]);
+    } finally {
+      await dropPeriod(p.db, n);
+    }
+    // Dropped with the period.
+    expect(await lows()).toEqual([]);
+  });
+
   it("seals a period past the window whatever its projects' windows, keeps its rows till it drops them whole, and every read goes on", async () => {
     const p = await createProject();
     const n = pastArm();
