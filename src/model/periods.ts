@@ -678,12 +678,12 @@ export async function armSpans(db: D1Database, projectId: string, arms: Arm[], n
   // Without periods, the main tables are the one arm: nothing to bound, nothing read, as before periods.
   const periods = arms.some((arm) => arm !== null);
   const growing = arms.map((arm) => (arm === null ? !periods : armGrowing(arm, now, keepMs, length)));
-  // A growing arm's reading would bound nothing: only the settled ones are read (none, without periods), and the
-  // periods growing for more than their grace, for whether they hold a row of the project at all (a row landing
-  // after the reading only leaves one taken for empty: the first read then reaches a settled arm as well).
+  // Every arm's span is read but the growing main tables' (none read without periods): a growing period's for its
+  // lowest occurred_at (`from`, with its mark: a row landing lower after the reading lowers the mark), and, once
+  // it has grown for more than its grace, for whether it holds rows of the project and from where (heldFrom: a
+  // row landing after the reading only leaves one taken for empty, and the first read then reaches a settled arm
+  // as well).
   const aged = arms.map((arm, k) => growing[k] && arm !== null && now >= arm * length + armGrace(length));
-  // Every period's span is read, a growing one's for its lowest occurred_at (with its mark: from), and whether
-  // it held rows.
   const spanned = arms.filter((arm, k) => !growing[k] || arm !== null);
   const together = compounding(db);
   const [row, read] = await Promise.all([

@@ -145,13 +145,14 @@ export function d1Pages(persistDir) {
   return out;
 }
 
-/** Which file holds a project's events (by a row of it), read-only. */
+/** Which file holds a project's events (by a row of it, in the main events table or a period's), read-only. */
 export function d1FileOf(persistDir, projectId) {
   const dir = join(persistDir, "v3", "d1", "miniflare-D1DatabaseObject");
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
     const db = new DatabaseSync(join(dir, file), { readOnly: true });
     try {
-      if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'events'").get() && db.prepare("SELECT 1 FROM events WHERE project_id = ? LIMIT 1").get(projectId)) return file;
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND (name = 'events' OR name GLOB 'events_p[0-9]*')").all();
+      if (tables.some((t) => db.prepare(`SELECT 1 FROM ${t.name} WHERE project_id = ? LIMIT 1`).get(projectId))) return file;
     } finally {
       db.close();
     }

@@ -287,8 +287,8 @@ async function measure({ url, persistDir, report, processes }, runtime) {
   await runCron(url);
   await settledRows(url);
   if (PERIODS) {
-    // The cron made the shard's periods; writers wait a minute after that (ARM_LEAD_MS), then a first commit has the
-    // ledger read them again (storage/commit-arms.ts): it goes to the main tables, the ones after it to the period.
+    // The cron made the shard's periods; writers wait a minute after that (ARM_LEAD_MS), and a ledger reads them at
+    // its start, before its first commit (storage/commit-arms.ts): the warm-up and every commit after go to the period.
     await new Promise((r) => setTimeout(r, 65_000));
     await apiCall(url, key, "POST", "/v1/events", { action: "bench.warmup" });
     await new Promise((r) => setTimeout(r, 2000));
