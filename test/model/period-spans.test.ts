@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decodeCursor, encodeCursor, type Cursor } from "../../src/model/cursor";
-import { armGrace, armGrowing, ARM_LEAD_MS, listOrder, pageOverSpans, PERIOD_MS, type Arm, type ArmSpan, type ListPage, type Listed } from "../../src/model/periods";
+import { armGrace, armGrowing, ARM_LEAD_MS, listOrder, markedSpans, marksMatter, pageOverSpans, PERIOD_MS, type Arm, type ArmSpan, type ListPage, type Listed } from "../../src/model/periods";
 
 /** A small deterministic generator, so a failing case can be read again. */
 function random(seed: number): () => number {
@@ -284,5 +284,34 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
     expect(armGrowing(2950, start + week + armGrace(week) + 1, 30_000, week)).toBe(false);
     expect(armGrace(week)).toBe(24 * 3600 * 1000);
     expect(armGrace(120_000)).toBe(2 * ARM_LEAD_MS);
+  });
+
+  it("takes the spans as the marks a read finds say: main tables once marked, a growing period down to its mark, and every arm that may grow for a reader that cannot see them", () => {
+    const spans: ArmSpan[] = [
+      { arm: null, hi: at(50), lo: at(10), growing: false },
+      { arm: 1, hi: at(199), lo: at(100), growing: false },
+      { arm: 2, hi: null, lo: null, growing: true, from: at(250) },
+      { arm: 3, hi: null, lo: null, growing: true, from: null },
+    ];
+    expect(marksMatter(spans)).toBe(true);
+    // Marks that say nothing new: the same spans, kept as they are.
+    expect(markedSpans(spans, { main: false, lows: { "2": at(250) } })).toBe(spans);
+    expect(markedSpans(spans, { main: false, lows: { "2": at(260), "1": at(0) } })).toBe(spans);
+    // A commit to the main tables, one below period 2's lowest and a first one in period 3: each as it says.
+    expect(markedSpans(spans, { main: true, lows: { "2": at(240), "3": at(300) } })).toEqual([
+      { arm: null, hi: at(50), lo: at(10), growing: true },
+      spans[1],
+      { arm: 2, hi: null, lo: null, growing: true, from: at(240) },
+      { arm: 3, hi: null, lo: null, growing: true, from: at(300) },
+    ]);
+    // A reader that cannot see the marks reads the main tables and every growing period, whatever they held.
+    expect(markedSpans(spans, null)).toEqual([
+      { arm: null, hi: at(50), lo: at(10), growing: true },
+      spans[1],
+      { arm: 2, hi: null, lo: null, growing: true },
+      { arm: 3, hi: null, lo: null, growing: true },
+    ]);
+    // Without a settled main tables or a bounded growing period, no mark can change a page.
+    expect(marksMatter([{ arm: null, hi: null, lo: null, growing: true }, spans[1], { arm: 2, hi: null, lo: null, growing: true }])).toBe(false);
   });
 });
