@@ -690,18 +690,14 @@ export async function armSpans(db: D1Database, projectId: string, arms: Arm[], n
     periods ? together(null).prepare(MARKS_SQL).bind(projectId).first<{ main: number; lows: string | null }>() : null,
     Promise.all(spanned.map((arm) => together(arm).prepare(ARM_SPAN_SQL).bind(projectId).first<{ hi: string | null; lo: string | null }>())),
   ]);
-  const marks = row === null ? null : armMarks(row);
-  if (marks?.main === true && arms.includes(null)) growing[arms.indexOf(null)] = true;
-  return arms.map((arm, k) => {
+  const spans = arms.map((arm, k): ArmSpan => {
     const span = read[spanned.indexOf(arm)] ?? null;
     if (growing[k] && arm === null) return { arm, hi: null, lo: null, growing: true };
-    if (growing[k]) {
-      const lows = [span?.lo ?? null, marks?.lows[String(arm)] ?? null].filter((l): l is string => l !== null);
-      const from = lows.length === 0 ? null : lows.reduce((m, l) => (l < m ? l : m));
-      return { arm, hi: null, lo: null, growing: true, from, ...(aged[k] && span?.lo != null ? { heldFrom: span.lo } : {}) };
-    }
+    if (growing[k]) return { arm, hi: null, lo: null, growing: true, from: span?.lo ?? null, ...(aged[k] && span?.lo != null ? { heldFrom: span.lo } : {}) };
     return { arm, hi: span?.hi ?? null, lo: span?.lo ?? null, growing: false };
   });
+  // The marks as a read's first batch takes them: the main tables growing once marked, a period's mark below its span.
+  return row === null ? spans : markedSpans(spans, armMarks(row));
 }
 
 /** The dates a read asks for, inclusive, as a selection holds them (model/event-query.ts); null: unbounded. */
