@@ -114,6 +114,15 @@ export function keepsEveryRow(sel: Selection): boolean {
 export interface Statement {
   sql: string;
   params: unknown[];
+  /**
+   * The same page as one walk of an index read in place (an actor's), its
+   * rows in list order with neither ORDER BY nor LIMIT, and the LIMIT's
+   * parameter: what a compound over several arms merges in list order and
+   * cuts once (model/periods.ts, orderedOverArms), each arm reading only the
+   * rows the page takes from it. Absent for every other walk, which sorts
+   * or merges walks of its own.
+   */
+  ordered?: { term: string; limit: string };
 }
 
 export interface SelectOptions {
@@ -290,7 +299,9 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   if (actions.length <= 1) {
     if (actions.length === 1) where.push(`e.action = ${actions[0]}`);
     const w = walk(where, limit, actions[0]);
-    return { sql: `SELECT ${options.columns} ${w.from} WHERE ${w.where} ${ORDER} LIMIT ${limit}`, params };
+    const term = `SELECT ${options.columns} ${w.from} WHERE ${w.where}`;
+    const inPlace = w.from.startsWith("FROM events e INDEXED BY");
+    return { sql: `${term} ${ORDER} LIMIT ${limit}`, params, ...(inPlace ? { ordered: { term, limit } } : {}) };
   }
   // Several actions: one walk per action, merged (SQLite cannot walk an IN list in index order). With an address, they
   // are its common walk: its sparse walks take the list once, each row checked.

@@ -154,6 +154,7 @@ export async function shapeCounted(db: D1Database, statement: Statement): Promis
   return { rows: rows.sort(listOrder), count: Number(cells[0].at(-1)) };
 }
 
-function shapeCells(cells: unknown[][]): Promise<ShapeRow[]> {
+/** Raw rows of SHAPE_SELECT's columns (and any after them) as ShapeRows, in their order, scrubbed as their pending erasures say. */
+export function shapeCells(cells: unknown[][]): Promise<ShapeRow[]> {
   return scrubByColumn(cells.map(shapeRowOf), cells, PENDING_AT);
 }

@@ -525,6 +525,37 @@ export function compounding(db: D1Database): (arm: Arm) => D1Database {
     }) as unknown as D1Database;
 }
 
+/** Ordered compounds (orderedOverArms), by the arms they read: one a term and set of arms. */
+const ORDERED = new TextMemo<string>(2_000);
+
+/** The column orderedOverArms adds to each row, last: the arm's place in the list it was given. */
+export const ARM_COLUMN = "__arm";
+
+/**
+ * One statement that reads `term` (a walk in list order, its columns
+ * occurred_at and seq among them: event-query.ts, Statement.ordered) in each
+ * of `arms`, merged in list order and cut at `limit` (a parameter of the
+ * term's, bound once: every arm binds the same values), each row with its
+ * arm's place in `arms` as a last column (ARM_COLUMN). SQLite merges the
+ * arms' walks as they go (a compound's ORDER BY over terms already in that
+ * order sorts nothing), so an arm is read only as far as the page takes rows
+ * from it: an actor's page over four periods reads its 51 rows, where a
+ * statement a period read up to 51 in each, 179 in all
+ * (test/bench/README.md, "An actor's page merged in SQL"). Past
+ * D1_MAX_COMPOUND_TERMS arms, groups of them, each merged and cut alike.
+ */
+export function orderedOverArms(term: string, arms: Arm[], limit: string): string {
+  return ORDERED.of(arms.join(","), term, () => {
+    const merged = (terms: string[]): string => {
+      if (terms.length <= D1_MAX_COMPOUND_TERMS) return `${terms.join(" UNION ALL ")} ORDER BY occurred_at DESC, seq DESC LIMIT ${limit}`;
+      const groups: string[] = [];
+      for (let i = 0; i < terms.length; i += D1_MAX_COMPOUND_TERMS) groups.push(`SELECT * FROM (${merged(terms.slice(i, i + D1_MAX_COMPOUND_TERMS))})`);
+      return merged(groups);
+    };
+    return merged(arms.map((arm, k) => `SELECT *, ${k} AS ${ARM_COLUMN} FROM (${inPeriod(term, arm)})`));
+  });
+}
+
 /**
  * How long after a period's end a row may still land in it: a commit the
  * ledger journaled in the period goes to the arm it was journaled in when it

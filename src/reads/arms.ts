@@ -32,7 +32,9 @@ function reachMemory(projectId: string, key: string): ReachMemory {
  * (pageOverSpans; `reach` arms from the top in the first read, a current
  * period among them, and as many more as the filter's last page needed:
  * `filter` names it, everything the page asks for but the cursor), told when
- * the arms read before ran out short of it, merged (mergePages).
+ * the arms read before ran out short of it, merged (mergePages). `together`:
+ * the pages of several arms read at once, one an arm, or null where the
+ * page cannot be (then `page` reads each arm).
  */
 export async function pageOverArms<R extends Listed>(
   env: Env,
@@ -44,11 +46,12 @@ export async function pageOverArms<R extends Listed>(
   within?: Dates,
   reach?: number,
   filter?: string,
+  together?: (db: D1Database, arms: Arm[]) => Promise<ListPage<R>[] | null>,
 ): Promise<ListPage<R>> {
   const memory = filter === undefined ? undefined : reachMemory(projectId, filter);
-  return withProjectArmSpans(env, projectId, db, (spans) =>
-    pageOverSpans(spans, cursor, limit, (arms: Arm[], ranOut: boolean) => overArms(db, (arm) => page(arm, ranOut), arms), within, reach, memory),
-  );
+  const read = async (arms: Arm[], ranOut: boolean) =>
+    (arms.length > 1 && together !== undefined ? await together(db, arms) : null) ?? overArms(db, (arm) => page(arm, ranOut), arms);
+  return withProjectArmSpans(env, projectId, db, (spans) => pageOverSpans(spans, cursor, limit, read, within, reach, memory));
 }
 
 /** The first arm's answer that is not null (an event is in one arm), in arm order; arms known to hold no row of the project are not read. */

@@ -6,11 +6,12 @@
  */
 import { type Cursor, encodeCursor } from "../model/cursor";
 import { eventsByIdStatement } from "../model/event-lookup";
-import { selectEvents, type Selection } from "../model/event-query";
-import { SHAPE_SELECT, shapeCounted, shapeRows, type ShapeRow } from "../model/event-shape";
+import { MAX_STATEMENT_BYTES, selectEvents, type Selection } from "../model/event-query";
+import { SHAPE_SELECT, shapeCells, shapeCounted, shapeRows, type ShapeRow } from "../model/event-shape";
 import { parsePending, PendingScrub, PENDING_COLUMN, wasScrubbed } from "../model/pending-erasures";
 import { searchExpression } from "../model/search-index";
 import { matchesAll } from "../model/search-query";
+import { orderedOverArms, type Arm } from "../model/periods";
 import { archivedEvent } from "../storage/archive-lookup";
 import { eventsReadDb } from "../storage/shards";
 import { firstOverArms } from "./arms";
@@ -89,6 +90,33 @@ export async function listEvents(db: D1Database, rowKey: number | null, selectio
   const sel = await narrowExclusions(db, selection);
   if (!sel) return EMPTY_PAGE;
   return toPage(await shapeRows(db, selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1 })), limit, stillMatches(sel));
+}
+
+/**
+ * listEvents in each of `arms` at once, when the selection's page is one
+ * walk in list order (an actor's: event-query.ts, Statement.ordered): one
+ * statement that merges the arms' walks in list order and stops at the page
+ * (orderedOverArms), so each arm is read only as far as the page takes rows
+ * from it. Its pages, one an arm in `arms`' order, each hold that arm's rows
+ * of the merged page; when the merge was cut, each has the merged page's
+ * cursor, which every arm's rows below wait for (mergePages then gives the
+ * merged page back whole). Null for any other selection: read an arm at a time.
+ */
+export async function listEventsOverArms(db: D1Database, arms: Arm[], rowKey: number | null, sel: Selection, cursor: Cursor | null, limit: number): Promise<Page[] | null> {
+  if (sel.exclude.length > 0) return null;
+  const { params, ordered } = selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1 });
+  if (ordered === undefined) return null;
+  const sql = orderedOverArms(ordered.term, arms, ordered.limit);
+  if (sql.length > MAX_STATEMENT_BYTES) return null;
+  const cells = await db.prepare(sql).bind(...params).raw();
+  const seen = await shapeCells(cells);
+  const nextCursor = seen.length > limit ? encodeCursor(seen[limit - 1].occurred_at, seen[limit - 1].seq) : null;
+  const keep = stillMatches(sel);
+  const pages: Page[] = arms.map(() => ({ rows: [], nextCursor }));
+  seen.forEach((row, i) => {
+    if (i < limit && (!wasScrubbed(row) || keep())) pages[cells[i].at(-1) as number].rows.push(row);
+  });
+  return pages;
 }
 
 /** Events of the filtered list a search checks itself first: a common term fills its page here. */

@@ -1,6 +1,6 @@
 import { decodeCursor, encodeCursor, type Cursor } from "../model/cursor";
 import type { Selection } from "../model/event-query";
-import { listEvents, searchEvents, type Page } from "./event-read";
+import { listEvents, listEventsOverArms, searchEvents, type Page } from "./event-read";
 import { pageOverArms } from "./arms";
 import type { ShapeRow } from "../model/event-shape";
 import { scrubArchived, wasScrubbed } from "../model/pending-erasures";
@@ -65,7 +65,12 @@ export function listHistory(env: Env, db: D1Database, sel: Selection, cursor: Cu
   const reach = sel.actorId !== null ? 2 : 1;
   // First pages apart: they start where deep ones never do, and need what they need every time.
   const filter = `list ${limit} ${cursor === null ? "first" : "after"} ${JSON.stringify(sel)}`;
-  const hot = projectRowKey(env, sel.projectId).then((rowKey) => pageOverArms(env, sel.projectId, db, cursor, limit, (arm) => listEvents(arm, rowKey, sel, cursor, limit), sel, reach, filter));
+  // An actor's walk is read in every arm at once where several are, merged as SQLite walks them (listEventsOverArms).
+  const hot = projectRowKey(env, sel.projectId).then((rowKey) =>
+    pageOverArms(env, sel.projectId, db, cursor, limit, (arm) => listEvents(arm, rowKey, sel, cursor, limit), sel, reach, filter, (shard, arms) =>
+      listEventsOverArms(shard, arms, rowKey, sel, cursor, limit),
+    ),
+  );
   return historyPage(env, db, sel, [], cursor, limit, hot, () => true, archived, segmentProbe(env, sel));
 }
 

@@ -1,7 +1,11 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { dropPeriod, makePeriod } from "../../src/model/periods";
-import { FIRST_WINDOW, RARE_HITS, searchTuning } from "../../src/reads/event-read";
+import { sha256Hex } from "../../src/lib/crypto";
+import { decodeCursor, type Cursor } from "../../src/model/cursor";
+import type { Selection } from "../../src/model/event-query";
+import { dropPeriod, makePeriod, mergePages, overArms, type Arm } from "../../src/model/periods";
+import { FIRST_WINDOW, listEvents, listEventsOverArms, RARE_HITS, searchTuning, type Page } from "../../src/reads/event-read";
+import { projectRowKey } from "../../src/storage/shards";
 import { EXPORT_BATCH, exportTuning } from "../../src/reads/export-stream";
 import { BASE, call, createProject, expectEveryListing, ingestMany, listOrder, listPages, moveIntoPeriod, pastArm } from "../helpers";
 
@@ -77,6 +81,59 @@ describe("reads over arms: each page from the arms that can hold it", () => {
       }
     } finally {
       for (const n of [older, newer, empty]) await dropPeriod(p.db, n);
+    }
+  });
+
+  it("reads an actor's page in every arm in one statement, the same pages as arm by arm, and goes on past rows an erasure hides", async () => {
+    const p = await createProject();
+    const oldest = pastArm();
+    const arms: Arm[] = [null, oldest, oldest + 100, oldest + 200];
+    for (const n of arms.slice(1)) await makePeriod(p.db, n!);
+    try {
+      // Each arm holds u1's events of January, March and May, on a day of its own: in list order they take turns.
+      const sent: Array<{ seq: number; occurred_at: string; actor: string }> = [];
+      for (const [k, arm] of arms.entries()) {
+        const events = Array.from({ length: 6 }, (_, i) => ({ action: "doc.read", actor: { id: i % 2 ? "u2" : "u1" }, occurred_at: new Date(Date.UTC(2025, i, 1 + k, 12)).toISOString() }));
+        const stored = await ingestMany(p.key, events);
+        stored.forEach((e, i) => sent.push({ seq: e.seq, occurred_at: e.occurred_at, actor: events[i].actor.id }));
+        if (arm !== null) expect(await moveIntoPeriod(p.db, p.id, arm, stored[0].seq - 1)).toBe(6);
+      }
+      const rowKey = await projectRowKey(env, p.id);
+      const sel: Selection = { projectId: p.id, organization: null, actorId: "u1", ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
+      /** Every page of u1 read both ways, the rows listed in order; `same`: each page's rows and cursor as arm by arm. */
+      const walk = async (limit: number, same: boolean) => {
+        const listed: number[] = [];
+        let cursor: Cursor | null = null;
+        do {
+          let statements = 0;
+          const counted = { prepare: (sql: string) => (statements++, p.db.prepare(sql)) } as unknown as D1Database;
+          const together: Page = mergePages((await listEventsOverArms(counted, arms, rowKey, sel, cursor, limit))!, limit);
+          expect(statements, "one statement for every arm").toBe(1);
+          if (same) {
+            const after: Cursor | null = cursor;
+            const alone = mergePages(await overArms(p.db, (arm) => listEvents(arm, rowKey, sel, after, limit), arms), limit);
+            expect(together.rows.map((r) => r.seq)).toEqual(alone.rows.map((r) => r.seq));
+            expect(together.nextCursor).toEqual(alone.nextCursor);
+          }
+          listed.push(...together.rows.map((r) => r.seq));
+          cursor = together.nextCursor === null ? null : decodeCursor(together.nextCursor);
+        } while (cursor !== null);
+        return listed;
+      };
+      for (const limit of [1, 2, 5, 50]) expect(await walk(limit, true), `pages of ${limit}`).toEqual(listOrder(sent, (e) => e.actor === "u1"));
+      // An erasure of u1 accepted and not yet applied: its rows up to the second arm's are served scrubbed, so a list
+      // by u1 leaves them out. A page cut among them holds fewer rows, and the next goes on below them.
+      const through = sent[11].seq;
+      await p.db
+        .prepare("INSERT INTO pending_erasures (project_id, erasure_id, by, subject_sha256, organization, erased_at, through_seq) VALUES (?, 1, 'id', ?, NULL, ?, ?)")
+        .bind(p.id, await sha256Hex("id:u1"), new Date().toISOString(), through)
+        .run();
+      const left = listOrder(sent, (e) => e.actor === "u1" && e.seq > through);
+      expect(left).toHaveLength(6);
+      for (const limit of [1, 2, 5, 50]) expect(await walk(limit, false), `pages of ${limit}, some scrubbed`).toEqual(left);
+      expect(await listPages(p.key, "/v1/events", "actor_id=u1", 2)).toEqual(left);
+    } finally {
+      for (const n of arms.slice(1)) await dropPeriod(p.db, n!);
     }
   });
 
