@@ -529,7 +529,7 @@ export function compounding(db: D1Database): (arm: Arm) => D1Database {
 const ORDERED = new TextMemo<string>(2_000);
 
 /** The column orderedOverArms adds to each row, last: the arm's place in the list it was given. */
-export const ARM_COLUMN = "__arm";
+const ARM_COLUMN = "__arm";
 
 /**
  * One statement that reads `term` (a walk in list order, its columns
