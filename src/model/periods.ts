@@ -392,12 +392,15 @@ function shiftParams(sql: string, by: number): string {
 /** D1 builds SQLite with at most 5 terms in a compound SELECT (SQLite's own default is 500); a sub-select counts its own. */
 export const D1_MAX_COMPOUND_TERMS = 5;
 
-/** `terms` as one UNION ALL, in their order, at most D1_MAX_COMPOUND_TERMS of them to a compound: past that, groups of them in sub-selects. */
-export function unionAll(terms: string[]): string {
-  if (terms.length <= D1_MAX_COMPOUND_TERMS) return terms.join(" UNION ALL ");
+/**
+ * `terms` as one UNION ALL, in their order, at most D1_MAX_COMPOUND_TERMS of them to a compound: past that, groups
+ * of them in sub-selects. `tail` (an ORDER BY and LIMIT) ends the whole and each group alike.
+ */
+export function unionAll(terms: string[], tail = ""): string {
+  if (terms.length <= D1_MAX_COMPOUND_TERMS) return terms.join(" UNION ALL ") + tail;
   const groups: string[] = [];
-  for (let i = 0; i < terms.length; i += D1_MAX_COMPOUND_TERMS) groups.push(`SELECT * FROM (${terms.slice(i, i + D1_MAX_COMPOUND_TERMS).join(" UNION ALL ")})`);
-  return unionAll(groups);
+  for (let i = 0; i < terms.length; i += D1_MAX_COMPOUND_TERMS) groups.push(`SELECT * FROM (${terms.slice(i, i + D1_MAX_COMPOUND_TERMS).join(" UNION ALL ")}${tail})`);
+  return unionAll(groups, tail);
 }
 
 const READ_ONLY = /^\s*(SELECT|WITH)\b/i;
@@ -545,15 +548,12 @@ const ARM_COLUMN = "__arm";
  * D1_MAX_COMPOUND_TERMS arms, groups of them, each merged and cut alike.
  */
 export function orderedOverArms(term: string, arms: Arm[], limit: string): string {
-  return ORDERED.of(arms.join(","), term, () => {
-    const merged = (terms: string[]): string => {
-      if (terms.length <= D1_MAX_COMPOUND_TERMS) return `${terms.join(" UNION ALL ")} ORDER BY occurred_at DESC, seq DESC LIMIT ${limit}`;
-      const groups: string[] = [];
-      for (let i = 0; i < terms.length; i += D1_MAX_COMPOUND_TERMS) groups.push(`SELECT * FROM (${merged(terms.slice(i, i + D1_MAX_COMPOUND_TERMS))})`);
-      return merged(groups);
-    };
-    return merged(arms.map((arm, k) => `SELECT *, ${k} AS ${ARM_COLUMN} FROM (${inPeriod(term, arm)})`));
-  });
+  return ORDERED.of(arms.join(","), term, () =>
+    unionAll(
+      arms.map((arm, k) => `SELECT *, ${k} AS ${ARM_COLUMN} FROM (${inPeriod(term, arm)})`),
+      ` ORDER BY occurred_at DESC, seq DESC LIMIT ${limit}`,
+    ),
+  );
 }
 
 /**

@@ -103,7 +103,9 @@ export async function listEvents(db: D1Database, rowKey: number | null, selectio
  * merged page back whole). Null for any other selection: read an arm at a time.
  */
 export async function listEventsOverArms(db: D1Database, arms: Arm[], rowKey: number | null, sel: Selection, cursor: Cursor | null, limit: number): Promise<Page[] | null> {
-  if (sel.exclude.length > 0) return null;
+  // Only an actor's walk is an index read in place (event-query.ts, indexFor): every other list is not built twice.
+  // Excluded actions are read a window at a time (listEvents), not walked to the page.
+  if (sel.actorId === null || sel.exclude.length > 0) return null;
   const { params, ordered } = selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1 });
   if (ordered === undefined) return null;
   const sql = orderedOverArms(ordered.term, arms, ordered.limit);
