@@ -5,6 +5,7 @@ import type { Cursor } from "./cursor.ts";
 import { inGroup, inOpenGroup, SEARCH_GROUP, SEARCH_TABLE } from "./search-index.ts";
 import { knownKey, knownSeqEdge, seqIndex, seqOrder, seqsOn, type KnownKey } from "./row-keys.ts";
 import { setRowIdsSql, sparseTypeSql } from "./target-type-sets.ts";
+import type { ArmFacts } from "./periods.ts";
 
 /** The filters of one read, resolved against the credential and reduced to what SQL needs. */
 export interface Selection {
@@ -115,7 +116,8 @@ export interface Statement {
   sql: string;
   params: unknown[];
   /**
-   * The same page as one walk of an index read in place (an actor's), its
+   * The same page as one walk of an index read in place (an actor's, or
+   * one an arm's facts leave: inPlaceBy), its
    * rows in list order with neither ORDER BY nor LIMIT, and the LIMIT's
    * parameter: what a compound over several arms merges in list order and
    * cuts once (model/periods.ts, orderedOverArms), each arm reading only the
@@ -147,6 +149,12 @@ export interface SelectOptions {
    * events looked at (one row of nulls and it when none is kept).
    */
   window?: number;
+  /**
+   * What the arm read holds of the project, when it takes no more rows (a
+   * settled arm: model/periods.ts, ArmFacts). A walk of rows it holds none
+   * of is left out, which may leave one index read in place (inPlaceBy).
+   */
+  facts?: ArmFacts;
 }
 
 const ORDER = "ORDER BY e.occurred_at DESC, e.seq DESC";
@@ -166,6 +174,23 @@ function indexFor(sel: Selection, action: boolean): string {
   if (sel.actorId !== null) return "events_actor_time_idx";
   if (sel.organization !== null) return ORG_INDEX;
   return action ? ACTION_INDEX : TIME_INDEX;
+}
+
+/**
+ * Whether `facts` (an arm's, model/periods.ts) make `sel`'s walk there one
+ * index read in place, in list order, where without them it merges several:
+ * - one action, alone (its index) and with no set there: the action index's
+ *   entries are all its rows there (a set holds the rest: setWalk);
+ * - a target id, no event there naming a second target or more: the first
+ *   target's (type, id) index holds all its rows there (targetWalk).
+ * The statement's values are the same either way, so arms walked each way
+ * merge in one statement (orderedOverArms).
+ */
+export function inPlaceBy(sel: Selection, facts: ArmFacts | undefined): boolean {
+  if (facts === undefined || sel.actorId !== null || sel.ipAddress !== null) return false;
+  if ((sel.targetType ?? null) !== null) return sel.targetId != null && !facts.laterTargets;
+  const action = sel.actions?.length === 1 ? sel.actions[0] : null;
+  return action !== null && sel.organization === null && facts.setActions !== null && !facts.setActions.includes(action);
 }
 
 /**
@@ -229,8 +254,10 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
           ? setWalk(ORGANIZATION_SETS, key, conds, spanWhere, organization!, l)
           : `SELECT e.row_id, e.occurred_at, e.seq FROM events e INDEXED BY ${index} WHERE ${conds.join(" AND ")} ${ORDER} LIMIT ${l}`;
   const targetType = sel.targetType ?? null;
+  // What the arm's facts leave out (inPlaceBy); not for a search's or an exclusion's own walks.
+  const inPlace = options.match === undefined && options.window === undefined && inPlaceBy(sel, options.facts);
   if (targetType !== null && options.match === undefined && sel.actorId === null && sel.ipAddress === null) {
-    return targetWalk(sel, targetType, options, params, bind, where, exclude, limit, project, key, listWalk);
+    return targetWalk(sel, targetType, options, params, bind, where, exclude, limit, project, key, listWalk, inPlace);
   }
   if (targetType !== null) {
     const type = bind(targetType);
@@ -298,10 +325,11 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   }
   if (actions.length <= 1) {
     if (actions.length === 1) where.push(`e.action = ${actions[0]}`);
-    const w = walk(where, limit, actions[0]);
+    // An action with no set in the arm: its index's entries alone (inPlaceBy).
+    const w = inPlace ? pageWalk([...where, `e.${ACTION_SETS.mark} = 0`], limit, ACTION_INDEX, () => "", true) : walk(where, limit, actions[0]);
     const term = `SELECT ${options.columns} ${w.from} WHERE ${w.where}`;
-    const inPlace = w.from.startsWith("FROM events e INDEXED BY");
-    return { sql: `${term} ${ORDER} LIMIT ${limit}`, params, ...(inPlace ? { ordered: { term, limit } } : {}) };
+    const ordered = w.from.startsWith("FROM events e INDEXED BY");
+    return { sql: `${term} ${ORDER} LIMIT ${limit}`, params, ...(ordered ? { ordered: { term, limit } } : {}) };
   }
   // Several actions: one walk per action, merged (SQLite cannot walk an IN list in index order). With an address, they
   // are its common walk: its sparse walks take the list once, each row checked.
@@ -527,11 +555,18 @@ function targetWalk(
   project: string,
   key: KnownKey,
   listWalk: ListWalk,
+  inPlace: boolean,
 ): Statement {
   const type = bind(targetType);
   const targetId = sel.targetId != null ? bind(sel.targetId) : null;
   const actions = (sel.actions ?? []).map(bind);
   const onEvent = [...(exclude ? [exclude] : []), ...(actions.length > 0 ? [`e.action IN (${actions.join(", ")})`] : [])];
+  if (inPlace && targetId !== null) {
+    // No event of the arm names a second target (inPlaceBy): the first target's (type, id) index, read in place.
+    const first = INDEXED_TARGETS[0];
+    const term = `SELECT ${options.columns} FROM events e INDEXED BY ${first.byId} WHERE ${[...eventWhere, targetAtIs(first, type, targetId), ...onEvent].join(" AND ")}`;
+    return { sql: `${term} ${ORDER} LIMIT ${limit}`, params, ordered: { term, limit } };
+  }
 
   // The first and second targets: the events table's own indexes, with every other filter on the same row.
   // With an id, its (type, id) index holds every event; with a type only, typeWalks.

@@ -535,22 +535,27 @@ const ORDERED = new TextMemo<string>(2_000);
 const ARM_COLUMN = "__arm";
 
 /**
- * One statement that reads `term` (a walk in list order, its columns
- * occurred_at and seq among them: event-query.ts, Statement.ordered) in each
- * of `arms`, merged in list order and cut at `limit` (a parameter of the
- * term's, bound once: every arm binds the same values), each row with its
- * arm's place in `arms` as a last column (ARM_COLUMN). SQLite merges the
- * arms' walks as they go (a compound's ORDER BY over terms already in that
- * order sorts nothing), so an arm is read only as far as the page takes rows
- * from it: an actor's page over four periods reads its 51 rows, where a
- * statement a period read up to 51 in each, 179 in all
- * (test/bench/README.md, "An actor's page merged in SQL"). Past
- * D1_MAX_COMPOUND_TERMS arms, groups of them, each merged and cut alike.
+ * One statement that reads each of `arms` by its term (`terms`, one an arm,
+ * written against the main tables), merged in list order and cut at `limit`
+ * (a parameter of theirs, bound once: every term binds the same values),
+ * each row with its arm's place in `arms` as a last column (ARM_COLUMN). A
+ * term is a walk in list order without ORDER BY or LIMIT (event-query.ts,
+ * Statement.ordered), or a whole statement, ordered and cut: SQLite merges
+ * the arms' walks as they go (a compound's ORDER BY over terms already in
+ * that order sorts nothing; a cut statement's few rows are sorted), so an
+ * arm walked in place is read only as far as the page takes rows from it:
+ * an actor's page over four periods reads its 51 rows, where a statement a
+ * period read up to 51 in each, 179 in all (test/bench/README.md, "An
+ * actor's page merged in SQL"). Their columns name occurred_at and seq.
+ * Past D1_MAX_COMPOUND_TERMS arms, groups of them, each merged and cut alike.
  */
-export function orderedOverArms(term: string, arms: Arm[], limit: string): string {
-  return ORDERED.of(arms.join(","), term, () =>
+export function orderedOverArms(terms: string[], arms: Arm[], limit: string): string {
+  // Most reads have one term or two (a walk in place and a whole statement), repeated by arm.
+  const distinct = [...new Set(terms)];
+  const kind = `${arms.join(",")}:${terms.map((t) => distinct.indexOf(t)).join(",")}`;
+  return ORDERED.of(kind, distinct.join("\u0000"), () =>
     unionAll(
-      arms.map((arm, k) => `SELECT *, ${k} AS ${ARM_COLUMN} FROM (${inPeriod(term, arm)})`),
+      arms.map((arm, k) => `SELECT *, ${k} AS ${ARM_COLUMN} FROM (${inPeriod(terms[k], arm)})`),
       ` ORDER BY occurred_at DESC, seq DESC LIMIT ${limit}`,
     ),
   );
@@ -597,6 +602,46 @@ export interface ArmSpan {
    * first read reaches). No bound: rows land in it after the reading.
    */
   heldFrom?: string;
+  /** Of a settled arm that held rows of the project when read: what they are (ArmFacts). */
+  facts?: ArmFacts;
+}
+
+/**
+ * What a settled arm's rows of a project are, read with its span: what lets
+ * a read there walk one index in place, in list order, where a growing arm
+ * needs more walks, merged (event-query.ts, selectEvents' `facts`), so that
+ * its page merges with other arms' as they are walked (orderedOverArms).
+ * Rows that land in a settled arm after the reading (none should) are missed
+ * by it as they are by its span.
+ */
+export interface ArmFacts {
+  /** The actions the project has sets of there (action_sets: live-sets.ts), in order; null: more than ARM_SET_ACTIONS. */
+  setActions: string[] | null;
+  /** Whether an event of the project there names a second target or more (its index, event_targets' rows). */
+  laterTargets: boolean;
+}
+
+/** How many actions with sets in an arm ArmFacts lists: an application sends a few dozen actions, and sets hold its most repeated. */
+export const ARM_SET_ACTIONS = 64;
+
+/**
+ * SQL: a project's ArmFacts in the tables it names (an arm's, through
+ * armDb): its actions with sets, a seek each in action_sets' key, up to one
+ * past ARM_SET_ACTIONS, as a JSON array; and whether it has a row in the
+ * second target's index or in event_targets, a seek each.
+ */
+export const ARM_FACTS_SQL =
+  "WITH RECURSIVE acts(a) AS (SELECT (SELECT min(action) FROM action_sets WHERE project_id = ?1) " +
+  "UNION ALL SELECT (SELECT min(action) FROM action_sets WHERE project_id = ?1 AND action > a) FROM acts WHERE a IS NOT NULL " +
+  `LIMIT ${ARM_SET_ACTIONS + 2}) ` +
+  "SELECT (SELECT json_group_array(a) FROM acts WHERE a IS NOT NULL) AS actions, " +
+  "EXISTS (SELECT 1 FROM events INDEXED BY events_second_target_id_idx WHERE project_id = ?1 AND json_array_length(targets) > 1) " +
+  "OR EXISTS (SELECT 1 FROM event_targets WHERE project_id = ?1) AS later";
+
+/** ArmFacts from a row of ARM_FACTS_SQL. */
+export function armFacts(row: { actions: string; later: number }): ArmFacts {
+  const actions = JSON.parse(row.actions) as string[];
+  return { setActions: actions.length > ARM_SET_ACTIONS ? null : actions.sort(), laterTargets: row.later === 1 };
 }
 
 /**
@@ -663,7 +708,9 @@ export function markedSpans(spans: ArmSpan[], marks: ArmMarks | null): ArmSpan[]
     if (s.arm === null) {
       if (s.growing || (marks !== null && !marks.main)) return s;
       changed = true;
-      return { ...s, growing: true };
+      // Growing, its facts say nothing of the rows that land.
+      const { facts: _, ...growing } = s;
+      return { ...growing, growing: true };
     }
     if (!s.growing || s.from === undefined) return s;
     const low = marks === null ? null : marks.lows[String(s.arm)];
@@ -716,16 +763,20 @@ export async function armSpans(db: D1Database, projectId: string, arms: Arm[], n
   // as well).
   const aged = arms.map((arm, k) => growing[k] && arm !== null && now >= arm * length + armGrace(length));
   const spanned = arms.filter((arm, k) => !growing[k] || arm !== null);
+  // And each settled arm's facts, in the same batch (one more compound statement).
+  const settled = arms.filter((_, k) => !growing[k]);
   const together = compounding(db);
-  const [row, read] = await Promise.all([
+  const [row, read, facts] = await Promise.all([
     periods ? together(null).prepare(MARKS_SQL).bind(projectId).first<{ main: number; lows: string | null }>() : null,
     Promise.all(spanned.map((arm) => together(arm).prepare(ARM_SPAN_SQL).bind(projectId).first<{ hi: string | null; lo: string | null }>())),
+    Promise.all(settled.map((arm) => together(arm).prepare(ARM_FACTS_SQL).bind(projectId).first<{ actions: string; later: number }>())),
   ]);
   const spans = arms.map((arm, k): ArmSpan => {
     const span = read[spanned.indexOf(arm)] ?? null;
     if (growing[k] && arm === null) return { arm, hi: null, lo: null, growing: true };
     if (growing[k]) return { arm, hi: null, lo: null, growing: true, from: span?.lo ?? null, ...(aged[k] && span?.lo != null ? { heldFrom: span.lo } : {}) };
-    return { arm, hi: span?.hi ?? null, lo: span?.lo ?? null, growing: false };
+    const held = facts[settled.indexOf(arm)];
+    return { arm, hi: span?.hi ?? null, lo: span?.lo ?? null, growing: false, ...(span?.hi != null && held != null ? { facts: armFacts(held) } : {}) };
   });
   // The marks as a read's first batch takes them: the main tables growing once marked, a period's mark below its span.
   return row === null ? spans : markedSpans(spans, armMarks(row));

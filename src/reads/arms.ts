@@ -8,7 +8,7 @@
  */
 import type { Cursor } from "../model/cursor";
 import { TtlCache } from "../lib/ttl-cache";
-import { overArms, pageOverSpans, type Arm, type Dates, type ListPage, type Listed, type ReachMemory } from "../model/periods";
+import { overArms, pageOverSpans, type Arm, type ArmSpan, type Dates, type ListPage, type Listed, type ReachMemory } from "../model/periods";
 import { withProjectArmSpans } from "../storage/shards";
 
 /**
@@ -33,8 +33,9 @@ function reachMemory(projectId: string, key: string): ReachMemory {
  * period among them, and as many more as the filter's last page needed:
  * `filter` names it, everything the page asks for but the cursor), told when
  * the arms read before ran out short of it, merged (mergePages). `together`:
- * the pages of several arms read at once, one an arm, or null where the
- * page cannot be (then `page` reads each arm).
+ * the pages of several arms read at once, one an arm, given their spans
+ * (and so the facts of settled arms: ArmFacts), or null where the page
+ * cannot be (then `page` reads each arm).
  */
 export async function pageOverArms<R extends Listed>(
   env: Env,
@@ -46,12 +47,16 @@ export async function pageOverArms<R extends Listed>(
   within?: Dates,
   reach?: number,
   filter?: string,
-  together?: (db: D1Database, arms: Arm[]) => Promise<ListPage<R>[] | null>,
+  together?: (db: D1Database, arms: ArmSpan[]) => Promise<ListPage<R>[] | null>,
 ): Promise<ListPage<R>> {
   const memory = filter === undefined ? undefined : reachMemory(projectId, filter);
-  const read = async (arms: Arm[], ranOut: boolean) =>
-    (arms.length > 1 && together !== undefined ? await together(db, arms) : null) ?? overArms(db, (arm) => page(arm, ranOut), arms);
-  return withProjectArmSpans(env, projectId, db, (spans) => pageOverSpans(spans, cursor, limit, read, within, reach, memory));
+  return withProjectArmSpans(env, projectId, db, (spans) => {
+    // `together` is given the arms' spans, their facts among them.
+    const read = async (arms: Arm[], ranOut: boolean) =>
+      (arms.length > 1 && together !== undefined ? await together(db, arms.map((arm) => spans.find((s) => s.arm === arm)!)) : null) ??
+      overArms(db, (arm) => page(arm, ranOut), arms);
+    return pageOverSpans(spans, cursor, limit, read, within, reach, memory);
+  });
 }
 
 /** The first arm's answer that is not null (an event is in one arm), in arm order; arms known to hold no row of the project are not read. */

@@ -6,12 +6,12 @@
  */
 import { type Cursor, encodeCursor } from "../model/cursor";
 import { eventsByIdStatement } from "../model/event-lookup";
-import { MAX_STATEMENT_BYTES, selectEvents, type Selection } from "../model/event-query";
+import { inPlaceBy, MAX_STATEMENT_BYTES, selectEvents, type Selection } from "../model/event-query";
 import { SHAPE_SELECT, shapeCells, shapeCounted, shapeRows, type ShapeRow } from "../model/event-shape";
 import { parsePending, PendingScrub, PENDING_COLUMN, wasScrubbed } from "../model/pending-erasures";
 import { searchExpression } from "../model/search-index";
 import { matchesAll } from "../model/search-query";
-import { orderedOverArms, type Arm } from "../model/periods";
+import { orderedOverArms, type Arm, type ArmFacts } from "../model/periods";
 import { archivedEvent } from "../storage/archive-lookup";
 import { eventsReadDb } from "../storage/shards";
 import { firstOverArms } from "./arms";
@@ -94,21 +94,39 @@ export async function listEvents(db: D1Database, rowKey: number | null, selectio
 
 /**
  * listEvents in each of `arms` at once, when the selection's page is one
- * walk in list order (an actor's: event-query.ts, Statement.ordered): one
- * statement that merges the arms' walks in list order and stops at the page
- * (orderedOverArms), so each arm is read only as far as the page takes rows
- * from it. Its pages, one an arm in `arms`' order, each hold that arm's rows
- * of the merged page; when the merge was cut, each has the merged page's
- * cursor, which every arm's rows below wait for (mergePages then gives the
- * merged page back whole). Null for any other selection: read an arm at a time.
+ * walk in list order in some of them (an actor's everywhere; a rare action
+ * or a target id where a settled arm's facts allow: event-query.ts,
+ * inPlaceBy, Statement.ordered): one statement that merges the arms' walks
+ * in list order and stops at the page (orderedOverArms), so each arm walked
+ * in place is read only as far as the page takes rows from it, and the
+ * others' whole pages merge with them. Its pages, one an arm in `arms`'
+ * order, each hold that arm's rows of the merged page; when the merge was
+ * cut, each has the merged page's cursor, which every arm's rows below wait
+ * for (mergePages then gives the merged page back whole). Null when no arm's
+ * walk is in place: read an arm at a time.
  */
-export async function listEventsOverArms(db: D1Database, arms: Arm[], rowKey: number | null, sel: Selection, cursor: Cursor | null, limit: number): Promise<Page[] | null> {
-  // Only an actor's walk is an index read in place (event-query.ts, indexFor): every other list is not built twice.
-  // Excluded actions are read a window at a time (listEvents), not walked to the page.
-  if (sel.actorId === null || sel.exclude.length > 0) return null;
-  const { params, ordered } = selectEvents(sel, { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1 });
-  if (ordered === undefined) return null;
-  const sql = orderedOverArms(ordered.term, arms, ordered.limit);
+export async function listEventsOverArms(
+  db: D1Database,
+  arms: readonly { arm: Arm; facts?: ArmFacts }[],
+  rowKey: number | null,
+  sel: Selection,
+  cursor: Cursor | null,
+  limit: number,
+): Promise<Page[] | null> {
+  // Excluded actions are read a window at a time (listEvents), not walked to the page. Only an actor's walk is in
+  // place in every arm (event-query.ts, indexFor), another's only where facts allow: no list is built in vain.
+  if (sel.exclude.length > 0) return null;
+  const inPlace = arms.map((a) => inPlaceBy(sel, a.facts));
+  if (sel.actorId === null && !inPlace.includes(true)) return null;
+  // Two statements at most: facts that leave a walk in place leave the same one.
+  const options = { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1 };
+  const plain = inPlace.includes(false) ? selectEvents(sel, options) : null;
+  const placed = inPlace.includes(true) ? selectEvents(sel, { ...options, facts: arms[inPlace.indexOf(true)].facts }) : null;
+  const statements = inPlace.map((p) => (p ? placed! : plain!));
+  const { params } = statements[0];
+  if (!statements.some((s) => s.ordered !== undefined) || (plain !== null && placed !== null && !sameValues(plain.params, placed.params))) return null;
+  const limitParam = statements.find((s) => s.ordered !== undefined)!.ordered!.limit;
+  const sql = orderedOverArms(statements.map((s) => s.ordered?.term ?? s.sql), arms.map((a) => a.arm), limitParam);
   if (sql.length > MAX_STATEMENT_BYTES) return null;
   const cells = await db.prepare(sql).bind(...params).raw();
   const seen = await shapeCells(cells);
@@ -119,6 +137,11 @@ export async function listEventsOverArms(db: D1Database, arms: Arm[], rowKey: nu
     if (i < limit && (!wasScrubbed(row) || keep())) pages[cells[i].at(-1) as number].rows.push(row);
   });
   return pages;
+}
+
+/** Whether two statements bind the same values (a term of one bound with the other's). */
+function sameValues(a: unknown[], b: unknown[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 /** Events of the filtered list a search checks itself first: a common term fills its page here. */

@@ -107,8 +107,9 @@ describe("periods: a shard's hot events in tables of their own", () => {
       // growing, no upper bound, its rows from its lowest occurred_at up, and past its first day it says from where
       // it held rows.
       const past = current * PERIOD_MS + armGrace(PERIOD_MS) + 1;
+      // A settled period's facts too: its rows of the project name one target each, and no set holds them.
       expect(await spans(past)).toEqual([
-        { arm: older, hi: at(3), lo: at(1), growing: false },
+        { arm: older, hi: at(3), lo: at(1), growing: false, facts: { setActions: [], laterTargets: false } },
         { arm: current, hi: null, lo: null, growing: true, from: at(8), heldFrom: at(8) },
       ]);
       // In its first day both are growing: the older one, within its grace, holds its whole week; the current one,

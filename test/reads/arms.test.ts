@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/lib/crypto";
 import { decodeCursor, type Cursor } from "../../src/model/cursor";
 import type { Selection } from "../../src/model/event-query";
-import { dropPeriod, makePeriod, mergePages, overArms, type Arm } from "../../src/model/periods";
+import { armSpans, dropPeriod, makePeriod, mergePages, overArms, PERIOD_MS, type Arm, type ArmFacts, type ArmSpan } from "../../src/model/periods";
 import { FIRST_WINDOW, listEvents, listEventsOverArms, RARE_HITS, searchTuning, type Page } from "../../src/reads/event-read";
 import { projectRowKey } from "../../src/storage/shards";
 import { EXPORT_BATCH, exportTuning } from "../../src/reads/export-stream";
@@ -25,6 +25,30 @@ function sender(p: Awaited<ReturnType<typeof createProject>>, sent: Sent[]) {
     stored.forEach((e, i) => sent.push({ seq: e.seq, occurred_at: e.occurred_at, name: names[i] }));
     if (arm !== null) expect(await moveIntoPeriod(p.db, p.id, arm, stored[0].seq - 1)).toBe(names.length);
   };
+}
+
+/**
+ * Every page of `sel` read by listEventsOverArms over `over` (arms, with a settled one's facts), its rows' seqs in
+ * list order; each page one statement; `same`: each page's rows and cursor as read arm by arm.
+ */
+async function pagesTogether(db: D1Database, over: Array<{ arm: Arm; facts?: ArmFacts }>, rowKey: number | null, sel: Selection, limit: number, same: boolean): Promise<number[]> {
+  const listed: number[] = [];
+  let cursor: Cursor | null = null;
+  do {
+    let statements = 0;
+    const counted = { prepare: (sql: string) => (statements++, db.prepare(sql)) } as unknown as D1Database;
+    const together: Page = mergePages((await listEventsOverArms(counted, over, rowKey, sel, cursor, limit))!, limit);
+    expect(statements, "one statement for every arm").toBe(1);
+    if (same) {
+      const after: Cursor | null = cursor;
+      const alone = mergePages(await overArms(db, (arm) => listEvents(arm, rowKey, sel, after, limit), over.map((a) => a.arm)), limit);
+      expect(together.rows.map((r) => r.seq)).toEqual(alone.rows.map((r) => r.seq));
+      expect(together.nextCursor).toEqual(alone.nextCursor);
+    }
+    listed.push(...together.rows.map((r) => r.seq));
+    cursor = together.nextCursor === null ? null : decodeCursor(together.nextCursor);
+  } while (cursor !== null);
+  return listed;
 }
 
 describe("reads over arms: each page from the arms that can hold it", () => {
@@ -101,26 +125,7 @@ describe("reads over arms: each page from the arms that can hold it", () => {
       }
       const rowKey = await projectRowKey(env, p.id);
       const sel: Selection = { projectId: p.id, organization: null, actorId: "u1", ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
-      /** Every page of u1 read both ways, the rows listed in order; `same`: each page's rows and cursor as arm by arm. */
-      const walk = async (limit: number, same: boolean) => {
-        const listed: number[] = [];
-        let cursor: Cursor | null = null;
-        do {
-          let statements = 0;
-          const counted = { prepare: (sql: string) => (statements++, p.db.prepare(sql)) } as unknown as D1Database;
-          const together: Page = mergePages((await listEventsOverArms(counted, arms, rowKey, sel, cursor, limit))!, limit);
-          expect(statements, "one statement for every arm").toBe(1);
-          if (same) {
-            const after: Cursor | null = cursor;
-            const alone = mergePages(await overArms(p.db, (arm) => listEvents(arm, rowKey, sel, after, limit), arms), limit);
-            expect(together.rows.map((r) => r.seq)).toEqual(alone.rows.map((r) => r.seq));
-            expect(together.nextCursor).toEqual(alone.nextCursor);
-          }
-          listed.push(...together.rows.map((r) => r.seq));
-          cursor = together.nextCursor === null ? null : decodeCursor(together.nextCursor);
-        } while (cursor !== null);
-        return listed;
-      };
+      const walk = (limit: number, same: boolean) => pagesTogether(p.db, arms.map((arm) => ({ arm })), rowKey, sel, limit, same);
       for (const limit of [1, 2, 5, 50]) expect(await walk(limit, true), `pages of ${limit}`).toEqual(listOrder(sent, (e) => e.actor === "u1"));
       // An erasure of u1 accepted and not yet applied: its rows up to the second arm's are served scrubbed, so a list
       // by u1 leaves them out. A page cut among them holds fewer rows, and the next goes on below them.
@@ -135,6 +140,74 @@ describe("reads over arms: each page from the arms that can hold it", () => {
       expect(await listPages(p.key, "/v1/events", "actor_id=u1", 2)).toEqual(left);
     } finally {
       for (const n of arms.slice(1)) await dropPeriod(p.db, n!);
+    }
+  });
+
+  it("reads a rare action's and a target id's pages by one index in place where a settled period's facts allow, merged, and never leaves out a row of its sets or later targets", async () => {
+    const p = await createProject();
+    const oldest = pastArm();
+    // Six arms: the main tables (growing: the project commits there) and five settled periods.
+    const periods = [0, 100, 200, 300, 400].map((k) => oldest + k);
+    const arms: Arm[] = [null, ...periods];
+    for (const n of periods) await makePeriod(p.db, n);
+    try {
+      type Target = { type: string; id: string };
+      const sent: Array<{ seq: number; occurred_at: string; action: string; targets: Target[] }> = [];
+      const d1 = { type: "doc", id: "d1" };
+      const [f1, f2] = [{ type: "folder", id: "f1" }, { type: "folder", id: "f2" }];
+      /** Events of `shapes` ([action, targets]), backdated to days of `month` in 2025 (null: happening when received, in one commit: the live rows sets hold), moved into `arm` (null: left in the main tables). */
+      const send = async (arm: Arm, month: number | null, shapes: Array<[string, Target[]]>) => {
+        const events = shapes.map(([action, targets], i) => ({ action, targets, ...(month === null ? {} : { occurred_at: new Date(Date.UTC(2025, month, 1 + i, 12)).toISOString() }) }));
+        const stored = await ingestMany(p.key, events);
+        stored.forEach((e, i) => sent.push({ seq: e.seq, occurred_at: e.occurred_at, action: shapes[i][0], targets: shapes[i][1] }));
+        if (arm !== null) expect(await moveIntoPeriod(p.db, p.id, arm, stored[0].seq - 1)).toBe(shapes.length);
+      };
+      const rare = (n: number, targets: Target[] = [d1]): Array<[string, Target[]]> => Array.from({ length: n }, () => ["key.rotated", targets]);
+      // Both walks in place: the action has no set there, no event names a second target.
+      await send(periods[0], 0, [...rare(2), ["doc.read", [f1]], ...rare(1, [f2])]);
+      // Live: sets of both actions, whose rows the action's index does not hold. The target's walk is in place.
+      await send(periods[1], null, [...rare(4), ["doc.read", [f1]], ["doc.read", [f1]], ["doc.read", [d1]]]);
+      // A second target and a third (event_targets): the target's walk is not in place, the action's is.
+      await send(periods[2], 2, [...rare(1, [f1, d1]), ["doc.read", [f1, f2, d1]], ...rare(1), ["doc.read", [d1]]]);
+      await send(periods[3], 4, [...rare(3), ["doc.read", [d1]]]);
+      await send(periods[4], 6, [...rare(2, [f1]), ["doc.read", [d1]], ...rare(1)]);
+      await send(null, 8, [...rare(2), ["doc.read", [d1]]]);
+
+      // What the settled periods hold, read with their spans; the main tables are growing, and have none.
+      const spans: ArmSpan[] = await armSpans(p.db, p.id, arms, Date.now(), 30_000, PERIOD_MS);
+      expect(spans.map((s) => s.facts)).toEqual([
+        undefined,
+        { setActions: [], laterTargets: false },
+        { setActions: ["doc.read", "key.rotated"], laterTargets: false },
+        { setActions: [], laterTargets: true },
+        { setActions: [], laterTargets: false },
+        { setActions: [], laterTargets: false },
+      ]);
+      const rowKey = await projectRowKey(env, p.id);
+      const none: Selection = { projectId: p.id, organization: null, actorId: null, ipAddress: null, dateFrom: null, dateTo: null, actions: null, exclude: [] };
+      const walk = (sel: Selection, over: ArmSpan[], limit: number, same: boolean) => pagesTogether(p.db, over, rowKey, sel, limit, same);
+      const action: Selection = { ...none, actions: ["key.rotated"] };
+      const target: Selection = { ...none, targetType: "doc", targetId: "d1" };
+      const ofAction = listOrder(sent, (e) => e.action === "key.rotated");
+      const ofTarget = listOrder(sent, (e) => e.targets.some((t) => t.type === "doc" && t.id === "d1"));
+      expect([ofAction.length, ofTarget.length]).toEqual([17, 20]);
+      for (const limit of [1, 2, 5, 50]) {
+        expect(await walk(action, spans, limit, true), `the action, pages of ${limit}`).toEqual(ofAction);
+        expect(await walk(target, spans, limit, true), `the target, pages of ${limit}`).toEqual(ofTarget);
+      }
+      // Without facts, neither is one walk in place anywhere: read an arm at a time.
+      expect(await listEventsOverArms(p.db, arms.map((arm) => ({ arm })), rowKey, action, null, 5)).toBeNull();
+      expect(await listEventsOverArms(p.db, arms.map((arm) => ({ arm })), rowKey, target, null, 5)).toBeNull();
+      // The pages need the facts as read: taken for an arm of neither sets nor later targets, the second period's set
+      // rows and the third's later targets would be left out.
+      const blind = spans.map((s) => (s.facts === undefined ? s : { ...s, facts: { setActions: [], laterTargets: false } }));
+      expect((await walk(action, blind, 50, false)).length).toBe(ofAction.length - 4);
+      expect((await walk(target, blind, 50, false)).length).toBe(ofTarget.length - 2);
+      // And through the API, as a client pages them.
+      expect(await listPages(p.key, "/v1/events", "action=key.rotated", 3)).toEqual(ofAction);
+      expect(await listPages(p.key, "/v1/events", "target_type=doc&target_id=d1", 3)).toEqual(ofTarget);
+    } finally {
+      for (const n of periods) await dropPeriod(p.db, n);
     }
   });
 
