@@ -326,7 +326,7 @@ export function selectEvents(sel: Selection, options: SelectOptions): Statement 
   if (actions.length <= 1) {
     if (actions.length === 1) where.push(`e.action = ${actions[0]}`);
     // An action with no set in the arm: its index's entries alone (inPlaceBy).
-    const w = inPlace ? pageWalk([...where, `e.${ACTION_SETS.mark} = 0`], limit, ACTION_INDEX, () => "", true) : walk(where, limit, actions[0]);
+    const w = inPlace ? { from: `FROM events e INDEXED BY ${ACTION_INDEX}`, where: [...where, `e.${ACTION_SETS.mark} = 0`].join(" AND ") } : walk(where, limit, actions[0]);
     const term = `SELECT ${options.columns} ${w.from} WHERE ${w.where}`;
     const ordered = w.from.startsWith("FROM events e INDEXED BY");
     return { sql: `${term} ${ORDER} LIMIT ${limit}`, params, ...(ordered ? { ordered: { term, limit } } : {}) };

@@ -633,7 +633,7 @@ export const ARM_SET_ACTIONS = 64;
 export const ARM_FACTS_SQL =
   "WITH RECURSIVE acts(a) AS (SELECT (SELECT min(action) FROM action_sets WHERE project_id = ?1) " +
   "UNION ALL SELECT (SELECT min(action) FROM action_sets WHERE project_id = ?1 AND action > a) FROM acts WHERE a IS NOT NULL " +
-  `LIMIT ${ARM_SET_ACTIONS + 2}) ` +
+  `LIMIT ${ARM_SET_ACTIONS + 1}) ` +
   "SELECT (SELECT json_group_array(a) FROM acts WHERE a IS NOT NULL) AS actions, " +
   "EXISTS (SELECT 1 FROM events INDEXED BY events_second_target_id_idx WHERE project_id = ?1 AND json_array_length(targets) > 1) " +
   "OR EXISTS (SELECT 1 FROM event_targets WHERE project_id = ?1) AS later";

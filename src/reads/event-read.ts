@@ -118,15 +118,16 @@ export async function listEventsOverArms(
   if (sel.exclude.length > 0) return null;
   const inPlace = arms.map((a) => inPlaceBy(sel, a.facts));
   if (sel.actorId === null && !inPlace.includes(true)) return null;
-  // Two statements at most: facts that leave a walk in place leave the same one.
+  // Two statements at most: facts that leave a walk in place all leave the same one, and it binds the same values as
+  // the whole statement (inPlaceBy), so one list of values serves every term.
   const options = { columns: SHAPE_SELECT, rowKey, cursor, limit: limit + 1 };
-  const plain = inPlace.includes(false) ? selectEvents(sel, options) : null;
   const placed = inPlace.includes(true) ? selectEvents(sel, { ...options, facts: arms[inPlace.indexOf(true)].facts }) : null;
-  const statements = inPlace.map((p) => (p ? placed! : plain!));
-  const { params } = statements[0];
-  if (!statements.some((s) => s.ordered !== undefined) || (plain !== null && placed !== null && !sameValues(plain.params, placed.params))) return null;
-  const limitParam = statements.find((s) => s.ordered !== undefined)!.ordered!.limit;
-  const sql = orderedOverArms(statements.map((s) => s.ordered?.term ?? s.sql), arms.map((a) => a.arm), limitParam);
+  const plain = inPlace.includes(false) ? selectEvents(sel, options) : null;
+  const walk = placed?.ordered ?? plain?.ordered;
+  if (walk === undefined) return null;
+  const terms = inPlace.map((p) => (p ? placed!.ordered!.term : (plain!.ordered?.term ?? plain!.sql)));
+  const { params } = (placed ?? plain)!;
+  const sql = orderedOverArms(terms, arms.map((a) => a.arm), walk.limit);
   if (sql.length > MAX_STATEMENT_BYTES) return null;
   const cells = await db.prepare(sql).bind(...params).raw();
   const seen = await shapeCells(cells);
@@ -137,11 +138,6 @@ export async function listEventsOverArms(
     if (i < limit && (!wasScrubbed(row) || keep())) pages[cells[i].at(-1) as number].rows.push(row);
   });
   return pages;
-}
-
-/** Whether two statements bind the same values (a term of one bound with the other's). */
-function sameValues(a: unknown[], b: unknown[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 /** Events of the filtered list a search checks itself first: a common term fills its page here. */
