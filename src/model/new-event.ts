@@ -17,3 +17,11 @@ export interface NewEvent {
   schema_version?: number | null;
   schema_valid?: boolean | null;
 }
+
+/**
+ * How far ahead of the service's clock an occurred_at may be (client clock
+ * skew): the ingest schema refuses one further ahead (schemas/event.ts), so
+ * a period's rows lie below its end plus this (model/periods.ts, armSpans'
+ * ceiling).
+ */
+export const MAX_FUTURE_SKEW_MS = 5 * 60_000;

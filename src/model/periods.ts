@@ -1,5 +1,6 @@
 // .ts extensions: test/migrations/storage-v2.test.mjs runs this file in plain Node.
 import { decodeCursor, encodeCursor, type Cursor } from "./cursor.ts";
+import { MAX_FUTURE_SKEW_MS } from "./new-event.ts";
 
 /**
  * Periods: a shard's hot events in tables of their own per period of arrival
@@ -595,13 +596,21 @@ export interface ArmSpan {
    */
   from?: string | null;
   /**
-   * Of a growing period begun more than its grace ago (a day of a week)
+   * Of a growing period begun more than ARM_HELD_MS ago (an hour of a week)
    * that held rows of the project when read: the oldest occurred_at among
-   * them. It holds the project's newest day or more, a page's likeliest
+   * them. It holds the project's newest hour or more, a page's likeliest
    * source from there up (pageOverSpans counts it as one of the arms a
    * first read reaches). No bound: rows land in it after the reading.
    */
   heldFrom?: string;
+  /**
+   * Of a growing period past its end (in its grace: armGrace): the highest
+   * occurred_at a row in it can have, however many land after the reading
+   * (armCeiling). A bound above, as a settled arm's `hi` is, by which
+   * pageOverSpans ranks it with the settled arms: a first page that the new
+   * period fills above it does not read it.
+   */
+  ceiling?: string;
   /** Of a settled arm that held rows of the project when read: what they are (ArmFacts). */
   facts?: ArmFacts;
 }
@@ -725,6 +734,27 @@ export function markedSpans(spans: ArmSpan[], marks: ArmMarks | null): ArmSpan[]
   return changed ? marked : spans;
 }
 
+/**
+ * How long a growing period must have been begun before its span says
+ * where it holds the project's rows from (ArmSpan.heldFrom), so that a first
+ * read takes it alone: an hour, in which a project sending a page of events
+ * fills a first page there (one sending fewer learns to read the next arm
+ * too: ReachMemory). At most its grace, for periods shorter than a week.
+ */
+export const ARM_HELD_MS = 3600_000;
+
+/**
+ * The highest occurred_at a row in period `arm` can have: a commit goes to
+ * the period of the instant the ledger received it (commitArm), whose clock
+ * may lead a worker's by ARM_LEAD_MS, and no occurred_at more than
+ * MAX_FUTURE_SKEW_MS ahead of the worker's clock is accepted. Rows come into
+ * a period by commits alone: a shard move brings them into the main tables
+ * (storage/shard-copy.ts).
+ */
+export function armCeiling(arm: number, length: number): string {
+  return new Date((arm + 1) * length + ARM_LEAD_MS + MAX_FUTURE_SKEW_MS).toISOString();
+}
+
 /** Whether rows may land in period `arm` between `now` and `now + keepMs`: commits stamp their own clock, which may be ARM_LEAD_MS ahead. (The main tables' mark says it of them: armSpans.) */
 export function armGrowing(arm: number, now: number, keepMs: number, length: number): boolean {
   return arm * length - ARM_LEAD_MS <= now + keepMs && now <= (arm + 1) * length + armGrace(length);
@@ -758,10 +788,11 @@ export async function armSpans(db: D1Database, projectId: string, arms: Arm[], n
   const growing = arms.map((arm) => (arm === null ? !periods : armGrowing(arm, now, keepMs, length)));
   // Every arm's span is read but the growing main tables' (none read without periods): a growing period's for its
   // lowest occurred_at (`from`, with its mark: a row landing lower after the reading lowers the mark), and, once
-  // it has grown for more than its grace, for whether it holds rows of the project and from where (heldFrom: a
-  // row landing after the reading only leaves one taken for empty, and the first read then reaches a settled arm
-  // as well).
-  const aged = arms.map((arm, k) => growing[k] && arm !== null && now >= arm * length + armGrace(length));
+  // it has grown for ARM_HELD_MS, for whether it holds rows of the project and from where (heldFrom: a row landing
+  // after the reading only leaves one taken for empty, and the first read then reaches a settled arm as well).
+  const aged = arms.map((arm, k) => growing[k] && arm !== null && now >= arm * length + Math.min(ARM_HELD_MS, armGrace(length)));
+  // A growing period past its end is bounded above all the same (armCeiling).
+  const ended = arms.map((arm, k) => growing[k] && arm !== null && now >= (arm + 1) * length);
   const spanned = arms.filter((arm, k) => !growing[k] || arm !== null);
   // And each settled arm's facts, in the same batch (one more compound statement).
   const settled = arms.filter((_, k) => !growing[k]);
@@ -774,7 +805,16 @@ export async function armSpans(db: D1Database, projectId: string, arms: Arm[], n
   const spans = arms.map((arm, k): ArmSpan => {
     const span = read[spanned.indexOf(arm)] ?? null;
     if (growing[k] && arm === null) return { arm, hi: null, lo: null, growing: true };
-    if (growing[k]) return { arm, hi: null, lo: null, growing: true, from: span?.lo ?? null, ...(aged[k] && span?.lo != null ? { heldFrom: span.lo } : {}) };
+    if (growing[k])
+      return {
+        arm,
+        hi: null,
+        lo: null,
+        growing: true,
+        from: span?.lo ?? null,
+        ...(aged[k] && span?.lo != null ? { heldFrom: span.lo } : {}),
+        ...(ended[k] ? { ceiling: armCeiling(arm!, length) } : {}),
+      };
     const held = facts[settled.indexOf(arm)];
     return { arm, hi: span?.hi ?? null, lo: span?.lo ?? null, growing: false, ...(span?.hi != null && held != null ? { facts: armFacts(held) } : {}) };
   });
@@ -797,9 +837,10 @@ export const SEQ_ABOVE_ALL = 999_999_999_999_999;
  * whose spans are known, reading as few arms as the spans allow: first the
  * growing arms (but a growing period that holds no row of the project, or
  * none at or below where the page starts: ArmSpan.from) and the settled arm
- * that reaches highest (none past a week's
- * first day: the current period, holding rows of the project from below
- * where the page starts, counts as that arm, ArmSpan.heldFrom), then only the
+ * that reaches highest (none past a week's first hour: the current period,
+ * holding rows of the project from below where the page starts, counts as
+ * that arm, ArmSpan.heldFrom; a period past its end, bounded above by its
+ * ceiling, is ranked with the settled arms: ArmSpan.ceiling), then only the
  * settled arms that reach above where those stopped, or, where they ran out
  * having found rows, the next settled arm down (a period's rows lie in its
  * own stretch of time: the next is where the page most likely goes on),
@@ -838,22 +879,29 @@ export async function pageOverSpans<R extends Listed>(
     if (s.growing) {
       // A growing period holds no row of the project (from: null), or none at or below where the page starts.
       if (s.from === null || (s.from !== undefined && below !== null && s.from > below.occurredAt)) return null;
-      return below?.occurredAt ?? "\uffff";
+      if (s.ceiling === undefined) return below?.occurredAt ?? "\uffff";
+      // A period past its end holds none above its ceiling.
+      if (dateFrom !== null && s.ceiling < dateFrom) return null;
+      return below !== null && s.ceiling > below.occurredAt ? below.occurredAt : s.ceiling;
     }
     if (s.hi === null || s.lo === null) return null;
     if (below !== null && s.lo > below.occurredAt) return null;
     if (dateFrom !== null && s.hi < dateFrom) return null;
     return below !== null && s.hi > below.occurredAt ? below.occurredAt : s.hi;
   };
+  // A period past its end, bounded above by its ceiling, is ranked as the settled arms are, its rows lying from its
+  // lowest up (anywhere below, when it is not known).
   const candidates = spans.flatMap((s) => {
     const t = top(s);
-    return t === null ? [] : [{ arm: s.arm, top: t, lo: s.lo, growing: s.growing }];
+    if (t === null) return [];
+    const bounded = s.growing && s.ceiling !== undefined;
+    return [{ arm: s.arm, top: t, lo: bounded ? (s.from ?? "") : s.lo, growing: s.growing && !bounded }];
   });
   if (candidates.length === 0) return { rows: [], nextCursor: null };
   // The `reach` highest tops among the settled arms (arms tied at one are read together). A current period that held
   // rows of the project at or below where the page starts counts as one of them: a page it fills then reads no
   // settled period's rows for nothing.
-  const current = spans.some((s) => s.growing && s.heldFrom !== undefined && (below === null || s.heldFrom <= below.occurredAt)) ? 1 : 0;
+  const current = spans.some((s) => s.growing && s.ceiling === undefined && s.heldFrom !== undefined && (below === null || s.heldFrom <= below.occurredAt)) ? 1 : 0;
   const own = reach - current;
   // And as many more as the filter's last page needed (ReachMemory).
   const highest = [...new Set(candidates.filter((c) => !c.growing).map((c) => c.top))].sort().reverse().slice(0, own + (memory?.more ?? 0));

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { canonicalize } from "../sealing/canonical";
 import { SELF_AUDIT_PREFIX } from "../model/erasable";
-import type { NewEvent } from "../model/new-event";
+import { MAX_FUTURE_SKEW_MS, type NewEvent } from "../model/new-event";
 import { normalizeTimestamp } from "../model/cursor";
 import { ApiError } from "../lib/errors";
 import { utf8Length } from "../lib/crypto";
@@ -25,9 +25,6 @@ export const CAPS = {
   "target.id": 255,
   "target.name": 255,
 } as const;
-
-/** How far ahead of the service's clock an occurred_at may be (client clock skew). */
-export const MAX_FUTURE_SKEW_MS = 5 * 60_000;
 
 function isFarFuture(text: string): boolean {
   const normalized = normalizeTimestamp(text);

@@ -41,11 +41,19 @@ function threeArms(): { spans: ArmSpan[]; held: Map<Arm, Listed[]> } {
   return { spans, held };
 }
 
+/** A read of each arm's page of `held` after a cursor, recording the arms each read takes. */
+function recording(held: Map<Arm, Listed[]>) {
+  const read: Arm[][] = [];
+  const reader = (c: Cursor | null, limit: number) => (arms: Arm[]) => (read.push(arms), Promise.resolve(arms.map((a) => armPage(held.get(a)!, c, limit, Infinity))));
+  return { read, reader };
+}
+
 describe("pageOverSpans: a page from the arms that can hold it", () => {
   it("walks every row of every arm once, in list order, reading settled arms only where the page reaches them", async () => {
     for (let seed = 1; seed <= 60; seed++) {
       const rnd = random(seed);
-      // Arms of rows in time order, as periods fill (each a stretch of minutes), some backdated rows among them,
+      // Arms of rows in time order, as periods fill (each a stretch of minutes), some backdated rows among them
+      // (anywhere below their period's stretch),
       // a growing main arm and a growing newest period, and settled arms with no row of the project.
       const arms: Arm[] = [null, 1, 2, 3, 4, 5, 6];
       const rows = new Map<Arm, Listed[]>(arms.map((a) => [a, []]));
@@ -54,19 +62,26 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
         const n = Math.floor(rnd() * 12);
         for (let i = 0; i < n; i++) {
           const backdated = rnd() < 0.15;
-          const minute = backdated ? Math.floor(rnd() * 100) : (arm as number) * 100 + Math.floor(rnd() * 100);
+          const minute = backdated ? Math.floor(rnd() * (arm as number) * 100) : (arm as number) * 100 + Math.floor(rnd() * 100);
           rows.get(arm)!.push({ occurred_at: at(minute), seq: ++seq });
         }
       }
       for (let i = 0; i < Math.floor(rnd() * 4); i++) rows.get(null)!.push({ occurred_at: at(Math.floor(rnd() * 700)), seq: ++seq });
+      const graced = rnd() < 0.5;
       const spans: ArmSpan[] = arms.map((arm) => {
         const list = rows.get(arm)!;
-        const growing = arm === null || arm === 6;
+        // Period 5 is sometimes last week's, past its end and in its grace: growing, but no row above its ceiling.
+        const grace = arm === 5 && graced;
+        const growing = arm === null || arm === 6 || grace;
         const times = list.map((r) => r.occurred_at).sort();
         // A growing arm's reading is no bound above; a settled arm's may be wider than its rows (rows deleted since).
         // The current period may have held rows from anywhere when read (heldFrom): it only chooses the first read.
         // Half the time it knows its lowest occurred_at (from: its span's and mark's least, at or below its rows',
         // or null when it holds none).
+        if (grace) {
+          const lowest = times.length === 0 ? null : rnd() < 0.5 ? times[0] : at(Math.floor(rnd() * (Date.parse(times[0]) - Date.parse(at(0))) / 60_000));
+          return { arm, hi: null, lo: null, growing, ...(rnd() < 0.7 ? { from: lowest } : {}), ...(lowest !== null && rnd() < 0.5 ? { heldFrom: lowest } : {}), ceiling: at(600 + Math.floor(rnd() * 7)) };
+        }
         if (growing) {
           const lowest = times.length === 0 ? null : rnd() < 0.5 ? times[0] : at(Math.floor(rnd() * (Date.parse(times[0]) - Date.parse(at(0))) / 60_000));
           const from = arm === 6 && rnd() < 0.5 ? { from: lowest } : {};
@@ -94,7 +109,7 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
           const page = await pageOverSpans(spans, cursor, limit, async (read) => {
             expect(read.filter((a) => seen.includes(a)), "a page reads an arm once").toEqual([]);
             seen.push(...read);
-            expect(read.every((a) => (rows.get(a)!.length > 0 || a === null || (a === 6 && spans[6].from !== null))), "an arm with no row of the project is never read").toBe(true);
+            expect(read.every((a) => rows.get(a)!.length > 0 || a === null || (spans.find((x) => x.arm === a)!.growing && spans.find((x) => x.arm === a)!.from !== null)), "an arm with no row of the project is never read").toBe(true);
             const from = spans[6].from;
             expect(read.includes(6) && from != null && cursor !== null && from > cursor.occurredAt, "a growing period is not read below its lowest").toBe(false);
             const outside = (a: Arm) => {
@@ -241,11 +256,10 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
 
   it("reads a current period that holds rows from below the page's start without a settled arm, unless asked to reach two", async () => {
     const { spans, held } = threeArms();
-    // Period 4 is the current one, past its first day: it held rows from minute 400 up when its span was read.
+    // Period 4 is the current one, past its first hour: it held rows from minute 400 up when its span was read.
     spans.push({ arm: 4, hi: null, lo: null, growing: true, heldFrom: at(400) });
     held.set(4, [{ occurred_at: at(450), seq: 9 }, { occurred_at: at(440), seq: 8 }, { occurred_at: at(430), seq: 7 }]);
-    const read: Arm[][] = [];
-    const reader = (c: Cursor | null, limit: number) => (arms: Arm[]) => (read.push(arms), Promise.resolve(arms.map((a) => armPage(held.get(a)!, c, limit, Infinity))));
+    const { read, reader } = recording(held);
     // It fills a page of 3: period 3's rows are not read for nothing.
     expect((await pageOverSpans(spans, null, 3, reader(null, 3))).rows.map((r) => r.seq)).toEqual([9, 8, 7]);
     expect(read).toEqual([[null, 4]]);
@@ -273,6 +287,60 @@ describe("pageOverSpans: a page from the arms that can hold it", () => {
     read.length = 0;
     await pageOverSpans(spans, null, 3, reader(null, 3));
     expect(read).toEqual([[null, 3, 4]]);
+  });
+
+  it("reads last week's period, growing in its grace, only where a page reaches below its ceiling, as a settled arm", async () => {
+    const { spans, held } = threeArms();
+    // A week's first day: period 4 ended at minute 500 and still takes commits (its grace), none of whose rows can
+    // lie above its ceiling; period 5, the current one, holds rows from minute 510 up.
+    spans.push({ arm: 4, hi: null, lo: null, growing: true, from: at(400), heldFrom: at(400), ceiling: at(506) });
+    spans.push({ arm: 5, hi: null, lo: null, growing: true, from: at(510), heldFrom: at(510) });
+    held.set(4, [{ occurred_at: at(480), seq: 8 }, { occurred_at: at(470), seq: 7 }]);
+    held.set(5, [{ occurred_at: at(530), seq: 11 }, { occurred_at: at(520), seq: 10 }, { occurred_at: at(515), seq: 9 }]);
+    const { read, reader } = recording(held);
+    // The current period fills a page of 3 above the ceiling: last week's period is not read.
+    expect((await pageOverSpans(spans, null, 3, reader(null, 3))).rows.map((r) => r.seq)).toEqual([11, 10, 9]);
+    expect(read).toEqual([[null, 5]]);
+    // A page of 4 runs out in it: last week's period is the next arm down, and the page ends above period 3, unread.
+    read.length = 0;
+    const short = await pageOverSpans(spans, null, 4, reader(null, 4));
+    expect(short.rows.map((r) => r.seq)).toEqual([11, 10, 9, 8]);
+    expect(short.nextCursor).toBe(`${at(480)}~8`);
+    expect(read).toEqual([[null, 5], [4]]);
+    // Every row once, page by page, as reading every arm does.
+    const listed: number[] = [];
+    for (let c: Cursor | null = null, pages = 0; pages < 20; pages++) {
+      const page = await pageOverSpans(spans, c, 2, reader(c, 2));
+      listed.push(...page.rows.map((r) => r.seq));
+      if (page.nextCursor === null) break;
+      c = decodeCursor(page.nextCursor);
+    }
+    expect(listed).toEqual([11, 10, 9, 8, 7, 6, 4, 3, 2]);
+    // An actor's page reaches two: the current period and last week's, ranked as the newest settled arm.
+    read.length = 0;
+    await pageOverSpans(spans, null, 3, reader(null, 3), undefined, 2);
+    expect(read).toEqual([[null, 4, 5]]);
+    // The current period in its first hour (no heldFrom): last week's period is the settled arm its first read takes.
+    spans[5] = { arm: 5, hi: null, lo: null, growing: true, from: at(510) };
+    read.length = 0;
+    await pageOverSpans(spans, null, 3, reader(null, 3));
+    expect(read).toEqual([[null, 4, 5]]);
+    // A cursor below the current period's rows: last week's period is read up to it, with nothing newer.
+    read.length = 0;
+    const cursor = { occurredAt: at(490), seq: null };
+    expect((await pageOverSpans(spans, cursor, 3, reader(cursor, 3))).rows.map((r) => r.seq)).toEqual([8, 7, 6]);
+    expect(read).toEqual([[null, 4], [3]]);
+    // Dates from above its ceiling: it holds none of them.
+    read.length = 0;
+    await pageOverSpans(spans, null, 3, reader(null, 3), { dateFrom: at(508), dateTo: null });
+    expect(read).toEqual([[null, 5]]);
+    // Where its lowest is not known (a reader that cannot see the marks), a page that runs out there reads every
+    // arm below with it.
+    spans[4] = { arm: 4, hi: null, lo: null, growing: true, ceiling: at(506) };
+    spans[5] = { arm: 5, hi: null, lo: null, growing: true, from: at(510), heldFrom: at(510) };
+    read.length = 0;
+    expect((await pageOverSpans(spans, null, 6, reader(null, 6))).rows.map((r) => r.seq)).toEqual([11, 10, 9, 8, 7, 6]);
+    expect(read).toEqual([[null, 5], [1, 2, 3, 4]]);
   });
 
   it("counts a period as growing from a minute before its start till its grace after its end", () => {

@@ -4,7 +4,7 @@ import { insertEventsStatements } from "../../src/chain/event-insert";
 import { decodeCursor, type Cursor } from "../../src/model/cursor";
 import { selectionFor, type Selection } from "../../src/model/event-query";
 import { INDEXING_COLUMNS } from "../../src/model/row-indexing";
-import { armDb, armGrace, armSpans, D1_MAX_PARAMS, dropPeriod, makePeriod, overArms, PERIOD_LOW_SQL, PERIOD_MS, paramStyle, PERIOD_OBJECTS, PERIOD_SCHEMA_SQL, PERIOD_TABLES, type Arm } from "../../src/model/periods";
+import { armCeiling, armDb, armGrace, ARM_HELD_MS, armSpans, D1_MAX_PARAMS, dropPeriod, makePeriod, overArms, PERIOD_LOW_SQL, PERIOD_MS, paramStyle, PERIOD_OBJECTS, PERIOD_SCHEMA_SQL, PERIOD_TABLES, type Arm } from "../../src/model/periods";
 import { listEvents } from "../../src/reads/event-read";
 import type { EventRow } from "../../src/db/schema";
 import { call, createProject, expectEveryListing, ingestMany, listOrder, listPages, moveIntoPeriod, testArm } from "../helpers";
@@ -92,7 +92,7 @@ describe("periods: a shard's hot events in tables of their own", () => {
     expect(left.results).toEqual([]);
   });
 
-  it("reads where a project's rows lie in its settled periods, and from where a current period past its first day holds them", async () => {
+  it("reads where a project's rows lie in its settled periods, from where a current period past its first hour holds them, and below what last week's in its grace does", async () => {
     const p = await createProject();
     const older = testArm();
     const current = older + 1;
@@ -112,11 +112,18 @@ describe("periods: a shard's hot events in tables of their own", () => {
         { arm: older, hi: at(3), lo: at(1), growing: false, facts: { setActions: [], laterTargets: false } },
         { arm: current, hi: null, lo: null, growing: true, from: at(8), heldFrom: at(8) },
       ]);
-      // In its first day both are growing: the older one, within its grace, holds its whole week; the current one,
-      // not a day old, says no more than its lowest.
+      // In its first day both are growing: the older one, within its grace, holds its whole week, and no row above
+      // its end and the skews (its ceiling) however many land; the current one, not an hour old, says no more than
+      // its lowest, and from its first hour, from where it holds rows.
+      const ceiling = armCeiling(older, PERIOD_MS);
+      expect(ceiling).toBe(new Date(current * PERIOD_MS + 6 * 60_000).toISOString());
       expect(await spans(current * PERIOD_MS + 60_000)).toEqual([
-        { arm: older, hi: null, lo: null, growing: true, from: at(1), heldFrom: at(1) },
+        { arm: older, hi: null, lo: null, growing: true, from: at(1), heldFrom: at(1), ceiling },
         { arm: current, hi: null, lo: null, growing: true, from: at(8) },
+      ]);
+      expect(await spans(current * PERIOD_MS + ARM_HELD_MS)).toEqual([
+        { arm: older, hi: null, lo: null, growing: true, from: at(1), heldFrom: at(1), ceiling },
+        { arm: current, hi: null, lo: null, growing: true, from: at(8), heldFrom: at(8) },
       ]);
       // A project with no row in them: nothing held, in either.
       expect(await spans(past, "nobody")).toEqual([
