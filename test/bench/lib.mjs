@@ -191,6 +191,9 @@ export async function startWitness({ port, persistDir, script = null }) {
       // Every request, cron run, Durable Object call and alarm is metered and fails past
       // Cloudflare's per-invocation limits, as in production; GET /__meter reads the counts.
       METER: "enforce",
+      // Without periods unless asked (the default deploys with them on): the floors and the layouts the benches
+      // load are the main tables', and no week-long period is made by a bench's cron.
+      PERIODS: "off",
       // BENCH_PERIODS=1: periods on, two minutes long, and the default window 0 days, so a period is sealed and
       // dropped within minutes of its events (cost.bench.mjs; src/model/periods.ts).
       ...(process.env.BENCH_PERIODS === "1" ? { PERIODS: "on", PERIOD_SECONDS: "120", DEFAULT_HOT_DAYS: "0" } : {}),
