@@ -140,8 +140,8 @@ export async function hotPage(env: Env, db: D1Database, hot: Selection, columns:
         db.prepare(ARCHIVED_THROUGH).bind(hot.projectId),
         ...arms.map((n) => armDb(db, n).prepare(statement.sql).bind(...statement.params)),
       ]);
-      // A second read of arms (settled periods only, which keep sealed rows till they are dropped) keeps to the
-      // first read's seq: the page is the one a single transaction at the first read would have given.
+      // A second read of arms (periods only, settled or past their end, which keep sealed rows till they are dropped)
+      // keeps to the first read's seq: the page is the one a single transaction at the first read would have given.
       archived ??= (through.results[0] as { s: number }).s;
       const sealed = archived;
       // Each arm read at most `limit` rows: one that read that many looked no further than its last. A period keeps the
