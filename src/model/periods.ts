@@ -874,34 +874,30 @@ export async function pageOverSpans<R extends Listed>(
   // a settled arm whose rows all lie before date_from holds none of the page. The arms' reads apply both themselves.
   const { dateFrom, dateTo } = within;
   const below: Cursor | null = dateTo !== null && (after === null || dateTo < after.occurredAt) ? { occurredAt: dateTo, seq: SEQ_ABOVE_ALL } : after;
+  // A period past its end is ranked as the settled arms are, by its ceiling: its rows lie from its lowest (anywhere
+  // below, when that is not known) up to there, however many land.
+  const ranked = spans.map((s): ArmSpan => (s.growing && s.ceiling !== undefined ? { ...s, growing: false, hi: s.from === null ? null : s.ceiling, lo: s.from ?? "" } : s));
   // An arm's highest instant the page can take from it; null: none.
   const top = (s: ArmSpan): string | null => {
     if (s.growing) {
       // A growing period holds no row of the project (from: null), or none at or below where the page starts.
       if (s.from === null || (s.from !== undefined && below !== null && s.from > below.occurredAt)) return null;
-      if (s.ceiling === undefined) return below?.occurredAt ?? "\uffff";
-      // A period past its end holds none above its ceiling.
-      if (dateFrom !== null && s.ceiling < dateFrom) return null;
-      return below !== null && s.ceiling > below.occurredAt ? below.occurredAt : s.ceiling;
+      return below?.occurredAt ?? "\uffff";
     }
     if (s.hi === null || s.lo === null) return null;
     if (below !== null && s.lo > below.occurredAt) return null;
     if (dateFrom !== null && s.hi < dateFrom) return null;
     return below !== null && s.hi > below.occurredAt ? below.occurredAt : s.hi;
   };
-  // A period past its end, bounded above by its ceiling, is ranked as the settled arms are, its rows lying from its
-  // lowest up (anywhere below, when it is not known).
-  const candidates = spans.flatMap((s) => {
+  const candidates = ranked.flatMap((s) => {
     const t = top(s);
-    if (t === null) return [];
-    const bounded = s.growing && s.ceiling !== undefined;
-    return [{ arm: s.arm, top: t, lo: bounded ? (s.from ?? "") : s.lo, growing: s.growing && !bounded }];
+    return t === null ? [] : [{ arm: s.arm, top: t, lo: s.lo, growing: s.growing }];
   });
   if (candidates.length === 0) return { rows: [], nextCursor: null };
   // The `reach` highest tops among the settled arms (arms tied at one are read together). A current period that held
   // rows of the project at or below where the page starts counts as one of them: a page it fills then reads no
   // settled period's rows for nothing.
-  const current = spans.some((s) => s.growing && s.ceiling === undefined && s.heldFrom !== undefined && (below === null || s.heldFrom <= below.occurredAt)) ? 1 : 0;
+  const current = ranked.some((s) => s.growing && s.heldFrom !== undefined && (below === null || s.heldFrom <= below.occurredAt)) ? 1 : 0;
   const own = reach - current;
   // And as many more as the filter's last page needed (ReachMemory).
   const highest = [...new Set(candidates.filter((c) => !c.growing).map((c) => c.top))].sort().reverse().slice(0, own + (memory?.more ?? 0));
